@@ -1,0 +1,22 @@
+# Installs headers, the library and an exported package so that an outside project can
+#   find_package(grove) and link grove::grove.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(DIRECTORY framework/include/grove DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PROJECT_BINARY_DIR}/generated/grove/config.hpp
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/grove)
+install(TARGETS grove EXPORT groveTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT groveTargets NAMESPACE grove::
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/grove)
+
+configure_package_config_file(cmake/groveConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/groveConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/grove)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/groveConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/groveConfig.cmake ${PROJECT_BINARY_DIR}/groveConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/grove)

@@ -1,0 +1,56 @@
+#pragma once
+// The only interface between grove and a message-passing library. Two implementations exist:
+// src/comm/mpi_backend.cpp and src/comm/serial_backend.cpp; CMake compiles exactly one. Element
+// types are reduced to (bytes per element) or (scalar kind, count), so no header needs mpi.h.
+#include <cstddef>
+#include <memory>
+
+namespace grove::detail {
+
+enum class ScalarKind { Int8, UInt8, Int16, UInt16, Int32, UInt32, Int64, UInt64, Float, Double, LongDouble };
+enum class ReduceOp { Sum, Min, Max };
+
+struct CommHandle;     // wraps an MPI communicator (or the serial stand-in)
+struct RequestHandle;  // wraps a pending nonblocking operation
+using CommPtr = std::shared_ptr<CommHandle>;
+
+// Runtime.
+bool backendHasMpi() noexcept;
+void backendInitialize(int* argc, char*** argv, int* provided_thread_level, bool* we_initialized);
+void backendFinalize();
+[[noreturn]] void backendAbortAll(int exit_code) noexcept;
+bool backendIsInitialized() noexcept;
+
+// Communicators.
+CommPtr worldComm();
+CommPtr splitComm(const CommHandle& comm, int color, int key);
+int commRank(const CommHandle& comm);
+int commSize(const CommHandle& comm);
+
+// Collectives. Counts are in elements of elem_bytes bytes each and must fit an int.
+void barrier(const CommHandle& comm);
+void allreduce(const CommHandle& comm, const void* in, void* out, std::size_t count, ScalarKind kind,
+               ReduceOp op);
+void broadcast(const CommHandle& comm, void* buffer, int count, std::size_t elem_bytes, int root);
+void allgather(const CommHandle& comm, const void* in, void* out, std::size_t elem_bytes);
+void allgatherv(const CommHandle& comm, const void* in, int count, void* out, const int* counts,
+                const int* displacements, std::size_t elem_bytes);
+void gatherv(const CommHandle& comm, const void* in, int count, void* out, const int* counts,
+             const int* displacements, std::size_t elem_bytes, int root);
+void alltoall(const CommHandle& comm, const void* in, void* out, std::size_t elem_bytes);
+void alltoallv(const CommHandle& comm, const void* in, const int* send_counts, const int* send_displacements,
+               void* out, const int* recv_counts, const int* recv_displacements, std::size_t elem_bytes);
+
+// Point-to-point.
+// The caller owns the returned request; grove::Request releases it with destroyRequest.
+RequestHandle* isend(const CommHandle& comm, const void* buffer, int count, std::size_t elem_bytes, int dest,
+                     int tag);
+RequestHandle* irecv(const CommHandle& comm, void* buffer, int count, std::size_t elem_bytes, int source, int tag);
+void wait(RequestHandle& request);
+void destroyRequest(RequestHandle* request) noexcept;
+
+struct RequestDeleter {
+  void operator()(RequestHandle* r) const noexcept { destroyRequest(r); }
+};
+
+}  // namespace grove::detail

@@ -1,0 +1,220 @@
+#pragma once
+// grove::Comm: typed collectives and point-to-point messages over trivially copyable types.
+// Every message grove sends goes through this class; with GROVE_MPI=OFF the same calls run on a
+// serial backend with one rank.
+#include <climits>
+#include <cstddef>
+#include <memory>
+#include <numeric>
+#include <span>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "grove/comm/backend.hpp"
+#include "grove/comm/reduction.hpp"
+#include "grove/core/error.hpp"
+
+namespace grove {
+
+template <class T>
+concept Transferable = std::is_trivially_copyable_v<T>;
+
+// A pending nonblocking send or receive. Its buffer must stay alive and untouched until wait().
+// Destroying a pending request waits for it, so a buffer is never freed under a live transfer.
+class Request {
+ public:
+  Request() = default;
+  explicit Request(detail::RequestHandle* handle) : handle_(handle) {}
+  Request(Request&&) noexcept = default;
+  Request& operator=(Request&& other) noexcept {
+    if (this != &other) {
+      wait();
+      handle_ = std::move(other.handle_);
+    }
+    return *this;
+  }
+  ~Request() {
+    // A destructor may not throw; a failure in the backend here has already aborted the run.
+    if (handle_) detail::wait(*handle_);
+  }
+  void wait() {
+    if (handle_) {
+      detail::wait(*handle_);
+      handle_.reset();
+    }
+  }
+  bool pending() const noexcept { return static_cast<bool>(handle_); }
+
+ private:
+  std::unique_ptr<detail::RequestHandle, detail::RequestDeleter> handle_;
+};
+
+inline void waitAll(std::span<Request> requests) {
+  for (auto& r : requests) r.wait();
+}
+
+class Comm {
+ public:
+  // The world communicator (all ranks of the run).
+  Comm() : handle_(detail::worldComm()) {}
+  static Comm world() { return Comm(); }
+
+  int rank() const { return detail::commRank(*handle_); }
+  int size() const { return detail::commSize(*handle_); }
+  bool isRoot() const { return rank() == 0; }
+
+  void barrier() const { detail::barrier(*handle_); }
+
+  // Ranks with equal colour form one new communicator, ordered by key (then by old rank).
+  Comm split(int color, int key) const { return Comm(detail::splitComm(*handle_, color, key)); }
+
+  // ---- reductions: T is arithmetic, Vec3, or has a ReductionLayout -------------------------
+  template <Reducible T>
+  T allreduceSum(const T& value) const { return allreduceOne(value, detail::ReduceOp::Sum); }
+  template <Reducible T>
+  T allreduceMin(const T& value) const { return allreduceOne(value, detail::ReduceOp::Min); }
+  template <Reducible T>
+  T allreduceMax(const T& value) const { return allreduceOne(value, detail::ReduceOp::Max); }
+
+  // Element-wise reductions of a whole array, in place.
+  template <Reducible T>
+  void allreduceSum(std::span<T> values) const { allreduceInPlace(values, detail::ReduceOp::Sum); }
+  template <Reducible T>
+  void allreduceMin(std::span<T> values) const { allreduceInPlace(values, detail::ReduceOp::Min); }
+  template <Reducible T>
+  void allreduceMax(std::span<T> values) const { allreduceInPlace(values, detail::ReduceOp::Max); }
+  template <Reducible T>
+  void allreduceSum(std::vector<T>& values) const { allreduceSum(std::span<T>(values)); }
+  template <Reducible T>
+  void allreduceMin(std::vector<T>& values) const { allreduceMin(std::span<T>(values)); }
+  template <Reducible T>
+  void allreduceMax(std::vector<T>& values) const { allreduceMax(std::span<T>(values)); }
+
+  // ---- broadcast ------------------------------------------------------------------------------
+  template <Transferable T>
+  void broadcast(T& value, int root = 0) const {
+    detail::broadcast(*handle_, &value, 1, sizeof(T), root);
+  }
+  // The root's vector, length included, arrives on every rank.
+  template <Transferable T>
+  void broadcast(std::vector<T>& values, int root = 0) const {
+    std::size_t n = values.size();
+    broadcast(n, root);
+    values.resize(n);
+    detail::broadcast(*handle_, values.data(), checkedCount(n), sizeof(T), root);
+  }
+
+  // ---- gathers ----------------------------------------------------------------------------------
+  // One value from each rank, in rank order, on every rank.
+  template <Transferable T>
+  std::vector<T> allgather(const T& value) const {
+    std::vector<T> out(static_cast<std::size_t>(size()));
+    detail::allgather(*handle_, &value, out.data(), sizeof(T));
+    return out;
+  }
+  // Each rank's array, concatenated in rank order, on every rank. counts_out (optional) gets
+  // each rank's length.
+  template <Transferable T>
+  std::vector<T> allgatherv(std::span<const T> mine, std::vector<int>* counts_out = nullptr) const {
+    const std::vector<int> counts = allgather(checkedCount(mine.size()));
+    const std::vector<int> displacements = exclusiveScan(counts);
+    std::vector<T> out(static_cast<std::size_t>(displacements.back() + counts.back()));
+    detail::allgatherv(*handle_, mine.data(), counts[static_cast<std::size_t>(rank())], out.data(),
+                       counts.data(), displacements.data(), sizeof(T));
+    if (counts_out) *counts_out = counts;
+    return out;
+  }
+  // Each rank's array, concatenated in rank order, on root only (empty elsewhere).
+  template <Transferable T>
+  std::vector<T> gatherv(std::span<const T> mine, int root = 0, std::vector<int>* counts_out = nullptr) const {
+    const int my_count = checkedCount(mine.size());
+    std::vector<int> counts = allgather(my_count);
+    const std::vector<int> displacements = exclusiveScan(counts);
+    std::vector<T> out;
+    if (rank() == root) out.resize(static_cast<std::size_t>(displacements.back() + counts.back()));
+    detail::gatherv(*handle_, mine.data(), my_count, out.data(), counts.data(), displacements.data(), sizeof(T),
+                    root);
+    if (counts_out) *counts_out = std::move(counts);
+    return out;
+  }
+
+  // ---- all-to-all -------------------------------------------------------------------------------
+  // send[r] goes to rank r; the result's [r] came from rank r.
+  template <Transferable T>
+  std::vector<T> alltoall(std::span<const T> send) const {
+    require(send.size() == static_cast<std::size_t>(size()), "Comm::alltoall",
+            "needs one element per rank ({}), got {}", size(), send.size());
+    std::vector<T> out(send.size());
+    detail::alltoall(*handle_, send.data(), out.data(), sizeof(T));
+    return out;
+  }
+  // send holds the blocks for ranks 0, 1, ... back to back, send_counts[r] elements for rank r.
+  // Returns the received blocks in rank order; recv_counts_out (optional) gets their lengths.
+  template <Transferable T>
+  std::vector<T> alltoallv(std::span<const T> send, std::span<const int> send_counts,
+                           std::vector<int>* recv_counts_out = nullptr) const {
+    const std::vector<int> recv_counts = alltoall(send_counts);
+    const std::vector<int> send_displacements = exclusiveScan({send_counts.begin(), send_counts.end()});
+    const std::vector<int> recv_displacements = exclusiveScan(recv_counts);
+    require(static_cast<std::size_t>(send_displacements.back() + send_counts.back()) == send.size(),
+            "Comm::alltoallv", "send counts add up to {} but {} elements were given",
+            send_displacements.back() + send_counts.back(), send.size());
+    std::vector<T> out(static_cast<std::size_t>(recv_displacements.back() + recv_counts.back()));
+    detail::alltoallv(*handle_, send.data(), send_counts.data(), send_displacements.data(), out.data(),
+                      recv_counts.data(), recv_displacements.data(), sizeof(T));
+    if (recv_counts_out) *recv_counts_out = recv_counts;
+    return out;
+  }
+
+  // ---- point-to-point (nonblocking) -------------------------------------------------------------
+  template <Transferable T>
+  [[nodiscard]] Request isend(std::span<const T> data, int dest, int tag) const {
+    return Request(detail::isend(*handle_, data.data(), checkedCount(data.size()), sizeof(T), dest, tag));
+  }
+  template <Transferable T>
+  [[nodiscard]] Request irecv(std::span<T> data, int source, int tag) const {
+    return Request(detail::irecv(*handle_, data.data(), checkedCount(data.size()), sizeof(T), source, tag));
+  }
+
+  const detail::CommHandle& handle() const { return *handle_; }
+
+ private:
+  explicit Comm(detail::CommPtr handle) : handle_(std::move(handle)) {}
+
+  template <class T>
+  T allreduceOne(const T& value, detail::ReduceOp op) const {
+    T out{};
+    using Layout = ReductionLayout<T>;
+    detail::allreduce(*handle_, &value, &out, Layout::count,
+                      detail::scalarKindOf<typename Layout::Scalar>(), op);
+    return out;
+  }
+  template <class T>
+  void allreduceInPlace(std::span<T> values, detail::ReduceOp op) const {
+    using Layout = ReductionLayout<T>;
+    std::vector<T> in(values.begin(), values.end());
+    detail::allreduce(*handle_, in.data(), values.data(), values.size() * Layout::count,
+                      detail::scalarKindOf<typename Layout::Scalar>(), op);
+  }
+
+  static int checkedCount(std::size_t n) {
+    require(n <= static_cast<std::size_t>(INT_MAX), "Comm", "message of {} elements exceeds the {} an MPI count holds",
+            n, INT_MAX);
+    return static_cast<int>(n);
+  }
+  static std::vector<int> exclusiveScan(const std::vector<int>& counts) {
+    std::vector<int> displacements(counts.size(), 0);
+    long long total = 0;
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+      displacements[i] = static_cast<int>(total);
+      total += counts[i];
+    }
+    checkedCount(static_cast<std::size_t>(total));
+    return displacements;
+  }
+
+  detail::CommPtr handle_;
+};
+
+}  // namespace grove

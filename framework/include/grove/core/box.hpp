@@ -1,0 +1,55 @@
+#pragma once
+#include <limits>
+
+#include "grove/core/vec3.hpp"
+
+namespace grove {
+
+// An axis-aligned box, half-open: a point p is inside when low <= p < high on every axis.
+// Half-open boxes tile space without overlap, so every position has exactly one owner.
+// Infinite faces are allowed (the outer faces of an open root domain).
+template <std::floating_point T>
+struct Box {
+  Vec3<T> low{};
+  Vec3<T> high{};
+
+  // The empty box: low = +inf, high = -inf, so merging anything into it gives that thing.
+  static constexpr Box empty() {
+    constexpr T inf = std::numeric_limits<T>::infinity();
+    return {Vec3<T>(inf), Vec3<T>(-inf)};
+  }
+  static constexpr Box everything() {
+    constexpr T inf = std::numeric_limits<T>::infinity();
+    return {Vec3<T>(-inf), Vec3<T>(inf)};
+  }
+
+  constexpr bool contains(const Vec3<T>& p) const {
+    return low.x <= p.x && p.x < high.x && low.y <= p.y && p.y < high.y && low.z <= p.z && p.z < high.z;
+  }
+  // Closed-box test: used for bounding boxes of points, where the maximum itself belongs.
+  constexpr bool containsClosed(const Vec3<T>& p) const {
+    return low.x <= p.x && p.x <= high.x && low.y <= p.y && p.y <= high.y && low.z <= p.z && p.z <= high.z;
+  }
+  constexpr bool isEmpty() const { return !(low.x <= high.x && low.y <= high.y && low.z <= high.z); }
+  constexpr Vec3<T> size() const { return high - low; }
+  constexpr Vec3<T> center() const { return (low + high) * T(0.5); }
+  constexpr void merge(const Vec3<T>& p) { low = min(low, p); high = max(high, p); }
+  constexpr void merge(const Box& b) { low = min(low, b.low); high = max(high, b.high); }
+  friend constexpr bool operator==(const Box&, const Box&) = default;
+};
+
+using Boxf = Box<float>;
+using Boxd = Box<double>;
+
+}  // namespace grove
+
+template <class T>
+struct fmt::formatter<grove::Box<T>> : fmt::formatter<grove::Vec3<T>> {
+  auto format(const grove::Box<T>& b, fmt::format_context& ctx) const {
+    auto out = fmt::format_to(ctx.out(), "[");
+    out = fmt::formatter<grove::Vec3<T>>::format(b.low, ctx);
+    out = fmt::format_to(out, ", ");
+    out = fmt::formatter<grove::Vec3<T>>::format(b.high, ctx);
+    return fmt::format_to(out, ")");
+  }
+};

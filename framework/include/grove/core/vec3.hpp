@@ -1,0 +1,78 @@
+#pragma once
+#include <cmath>
+#include <concepts>
+#include <cstddef>
+#include <fmt/format.h>
+
+namespace grove {
+
+// A 3-vector of float or double. Aggregate, trivially copyable, so it travels through
+// grove::Comm and into device buffers as plain bytes.
+template <std::floating_point T>
+struct Vec3 {
+  T x{}, y{}, z{};
+
+  constexpr Vec3() = default;
+  constexpr Vec3(T x_, T y_, T z_) : x(x_), y(y_), z(z_) {}
+  constexpr explicit Vec3(T s) : x(s), y(s), z(s) {}
+  // Widening (float -> double) is implicit; narrowing must be asked for.
+  template <std::floating_point U>
+    requires(!std::same_as<U, T>)
+  constexpr explicit(sizeof(U) > sizeof(T)) Vec3(const Vec3<U>& o)
+      : x(static_cast<T>(o.x)), y(static_cast<T>(o.y)), z(static_cast<T>(o.z)) {}
+
+  constexpr T& operator[](std::size_t i) { return i == 0 ? x : (i == 1 ? y : z); }
+  constexpr const T& operator[](std::size_t i) const { return i == 0 ? x : (i == 1 ? y : z); }
+
+  constexpr Vec3& operator+=(const Vec3& o) { x += o.x; y += o.y; z += o.z; return *this; }
+  constexpr Vec3& operator-=(const Vec3& o) { x -= o.x; y -= o.y; z -= o.z; return *this; }
+  constexpr Vec3& operator*=(T s) { x *= s; y *= s; z *= s; return *this; }
+  constexpr Vec3& operator/=(T s) { x /= s; y /= s; z /= s; return *this; }
+
+  friend constexpr Vec3 operator+(Vec3 a, const Vec3& b) { return a += b; }
+  friend constexpr Vec3 operator-(Vec3 a, const Vec3& b) { return a -= b; }
+  friend constexpr Vec3 operator-(const Vec3& a) { return {-a.x, -a.y, -a.z}; }
+  friend constexpr Vec3 operator*(Vec3 a, T s) { return a *= s; }
+  friend constexpr Vec3 operator*(T s, Vec3 a) { return a *= s; }
+  friend constexpr Vec3 operator/(Vec3 a, T s) { return a /= s; }
+  friend constexpr bool operator==(const Vec3&, const Vec3&) = default;
+};
+
+using Vec3f = Vec3<float>;
+using Vec3d = Vec3<double>;
+
+template <class T>
+constexpr T dot(const Vec3<T>& a, const Vec3<T>& b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+template <class T>
+constexpr Vec3<T> cross(const Vec3<T>& a, const Vec3<T>& b) {
+  return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
+}
+template <class T>
+constexpr T norm2(const Vec3<T>& a) { return dot(a, a); }
+template <class T>
+T norm(const Vec3<T>& a) { return std::sqrt(norm2(a)); }
+template <class T>
+constexpr Vec3<T> min(const Vec3<T>& a, const Vec3<T>& b) {
+  return {a.x < b.x ? a.x : b.x, a.y < b.y ? a.y : b.y, a.z < b.z ? a.z : b.z};
+}
+template <class T>
+constexpr Vec3<T> max(const Vec3<T>& a, const Vec3<T>& b) {
+  return {a.x > b.x ? a.x : b.x, a.y > b.y ? a.y : b.y, a.z > b.z ? a.z : b.z};
+}
+template <class T>
+bool isFinite(const Vec3<T>& a) { return std::isfinite(a.x) && std::isfinite(a.y) && std::isfinite(a.z); }
+
+}  // namespace grove
+
+template <class T>
+struct fmt::formatter<grove::Vec3<T>> : fmt::formatter<T> {
+  auto format(const grove::Vec3<T>& v, fmt::format_context& ctx) const {
+    auto out = fmt::format_to(ctx.out(), "(");
+    out = fmt::formatter<T>::format(v.x, ctx);
+    out = fmt::format_to(out, ", ");
+    out = fmt::formatter<T>::format(v.y, ctx);
+    out = fmt::format_to(out, ", ");
+    out = fmt::formatter<T>::format(v.z, ctx);
+    return fmt::format_to(out, ")");
+  }
+};

@@ -1,0 +1,148 @@
+#pragma once
+// DomainInfo: the root domain, its boundary conditions, and one box per rank. Boxes come from
+// weighted samples of particle positions, cut by multisection (FDPS) or ORB (PKDGRAV).
+//
+//   grove::DomainInfo dinfo;                      // open boundary, multisection, 1000 samples/rank
+//   dinfo.decomposeDomainAll(psys);               // collective: sample, cut, share the cuts
+//   psys.exchangeParticle(dinfo);                 // each particle to the rank whose box holds it
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "grove/comm/agreement.hpp"
+#include "grove/comm/comm.hpp"
+#include "grove/core/box.hpp"
+#include "grove/domain/boundary.hpp"
+#include "grove/domain/cut_tree.hpp"
+#include "grove/domain/decomposition.hpp"
+#include "grove/particles/particle_traits.hpp"
+
+namespace grove {
+
+// How many samples one rank draws, and how much work each stands for.
+struct SamplePlan {
+  std::size_t count = 0;
+  double weight_per_sample = 0.0;
+};
+
+class DomainInfo {
+ public:
+  // Default: 1000 samples per rank. With S samples a domain's share of work is off by about
+  // 1/sqrt(S / ranks); 1000 per rank keeps the worst of 4 domains within a few per cent, and
+  // the total is capped (kMaxTotalSamples) so that rank 0's sort stays under a second at scale.
+  static constexpr int kDefaultSamplesPerRank = 1000;
+  static constexpr std::size_t kMaxTotalSamples = std::size_t{1} << 21;
+
+  explicit DomainInfo(Comm comm = Comm::world());
+
+  // FDPS's initialize: coef_ema in (0, 1] weights the new cuts against the previous ones;
+  // 1 (the default) keeps no memory.
+  void initialize(double coef_ema = 1.0);
+  void setCoefEma(double coef_ema);
+  double getCoefEma() const { return coef_ema_; }
+
+  void setBoundaryCondition(BoundaryCondition bc);
+  BoundaryCondition getBoundaryCondition() const { return boundary_; }
+  // Fixes the root domain [low, high). Required on periodic axes; on open axes it promises
+  // that every particle stays inside (a particle outside is an error).
+  void setPosRootDomain(const Vec3d& low, const Vec3d& high);
+  // The root domain: fixed faces as set, open faces infinite.
+  const Boxd& getPosRootDomain() const { return root_; }
+  bool isRootDomainFixed() const { return root_fixed_; }
+
+  void setDecompositionMethod(DecompositionMethod method);
+  DecompositionMethod getDecompositionMethod() const { return method_; }
+  // Multisection grid; nx * ny * nz must equal the rank count. Unset: chosen at the first
+  // decomposition so that domains are as cubic as possible, then kept.
+  void setNumberOfDomainMultiDimension(int nx, int ny, int nz);
+  std::array<int, 3> getNumberOfDomainMultiDimension() const { return grid_; }
+
+  void setSampleCountPerRank(int samples_per_rank);
+  int getSampleCountPerRank() const { return samples_per_rank_; }
+
+  // Collective. Draws this rank's samples from psys. weight is this rank's work (default: its
+  // particle count; e.g. the last step's force time): ranks with more work per particle send
+  // more samples, so their region is cut finer. clear = false adds to the samples held.
+  template <class PSys>
+  void collectSampleParticle(const PSys& psys, bool clear = true, std::optional<double> weight = std::nullopt);
+  // Collective. Cuts the root domain from the samples held and shares the result.
+  void decomposeDomain();
+  // Collective. collectSampleParticle then decomposeDomain.
+  template <class PSys>
+  void decomposeDomainAll(const PSys& psys, std::optional<double> weight = std::nullopt) {
+    collectSampleParticle(psys, true, weight);
+    decomposeDomain();
+  }
+
+  // Queries, valid on every rank after a decomposition (before one, rank 0 owns everything).
+  const Boxd& getPosDomain(int rank) const { return domain_boxes_.at(static_cast<std::size_t>(rank)); }
+  std::span<const Boxd> domainBoxes() const { return domain_boxes_; }
+  // The owner of a position inside the root domain (check with positionProblem first).
+  int whichRank(const Vec3d& pos) const { return cuts_.ownerOf(pos); }
+  const Comm& comm() const { return comm_; }
+  int rankCount() const { return rank_count_; }
+  std::size_t getSampleCountLocal() const { return samples_.size(); }
+  std::span<const WeightedSample> samplesLocal() const { return samples_; }
+  std::int64_t decompositionCount() const { return decomposition_count_; }
+
+  // Why a position cannot be owned by any rank (non-finite, outside a fixed root face), or
+  // nothing when it can. `particle` is the index used in the message.
+  std::optional<std::string> positionProblem(const Vec3d& pos, std::size_t particle) const;
+  // pos moved by whole periods into [low, high) on every periodic axis.
+  Vec3d wrapIntoRoot(Vec3d pos) const;
+
+  // Collective: how many samples this rank draws for a given weight (exposed for tests).
+  SamplePlan planSamples(std::size_t local_particles, std::optional<double> weight) const;
+
+ private:
+  void resetToSingleOwner();
+  CutTree computeCuts(std::vector<WeightedSample>& all_samples);
+
+  Comm comm_;
+  int rank_count_ = 1;
+  BoundaryCondition boundary_ = BoundaryCondition::OPEN;
+  Boxd root_ = Boxd::everything();
+  bool root_fixed_ = false;
+  DecompositionMethod method_ = DecompositionMethod::MULTISECTION;
+  std::array<int, 3> grid_{0, 0, 0};  // {0,0,0}: not chosen yet
+  bool grid_from_user_ = false;
+  int samples_per_rank_ = kDefaultSamplesPerRank;
+  double coef_ema_ = 1.0;
+  std::vector<WeightedSample> samples_;
+  std::uint64_t sample_draws_ = 0;
+  CutTree cuts_;
+  std::vector<Boxd> domain_boxes_;
+  std::int64_t decomposition_count_ = 0;
+};
+
+namespace detail {
+// count distinct indices in [0, n), one drawn uniformly from each of count equal strata, so
+// the samples follow the particles wherever they are stored; reproducible from the seed.
+std::vector<std::size_t> stratifiedSampleIndices(std::size_t n, std::size_t count, std::uint64_t seed);
+}  // namespace detail
+
+template <class PSys>
+void DomainInfo::collectSampleParticle(const PSys& psys, bool clear, std::optional<double> weight) {
+  static_assert(HasGetPos<typename PSys::value_type>,
+                "grove::DomainInfo: the particle type needs `getPos() const` returning a 3-vector");
+  if (clear) samples_.clear();
+  const std::size_t n = psys.size();
+  const SamplePlan plan = planSamples(n, weight);
+  const auto picks = detail::stratifiedSampleIndices(
+      n, plan.count, (static_cast<std::uint64_t>(comm_.rank()) << 32) ^ (sample_draws_++ * 0x9E3779B97F4A7C15ull));
+  std::optional<std::string> problem;
+  const std::size_t first_new = samples_.size();
+  for (std::size_t i : picks) {
+    const Vec3d pos = positionOf(psys[i]);
+    problem = positionProblem(pos, i);
+    if (problem) break;
+    samples_.push_back({wrapIntoRoot(pos), plan.weight_per_sample});
+  }
+  if (problem) samples_.resize(first_new);
+  throwIfAnyRankFailed(comm_, problem, "DomainInfo::collectSampleParticle");
+}
+
+}  // namespace grove

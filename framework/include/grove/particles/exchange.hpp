@@ -1,0 +1,104 @@
+#pragma once
+// Particle exchange: every particle moves to the rank whose domain box holds it. Ranks swap
+// counts (one integer per rank pair), then payloads travel point-to-point between the ranks
+// that have something for each other. Particles that stay keep their order; arrivals follow
+// in rank order.
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "grove/comm/agreement.hpp"
+#include "grove/comm/comm.hpp"
+#include "grove/domain/domain_info.hpp"
+#include "grove/particles/particle_traits.hpp"
+
+namespace grove {
+
+namespace detail {
+
+inline constexpr int kExchangeTag = 0x6701;
+
+// Destination of each particle; the first unownable particle (lowest index) is reported.
+template <class FP>
+std::vector<int> destinationRanks(std::span<const FP> particles, const DomainInfo& dinfo,
+                                  std::optional<std::string>& problem) {
+  std::vector<int> dest(particles.size());
+  const std::int64_t n = static_cast<std::int64_t>(particles.size());
+  std::int64_t first_bad = n;
+#pragma omp parallel for reduction(min : first_bad) schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const Vec3d pos = positionOf(particles[static_cast<std::size_t>(i)]);
+    if (dinfo.positionProblem(pos, static_cast<std::size_t>(i))) {
+      first_bad = std::min(first_bad, i);
+      dest[static_cast<std::size_t>(i)] = -1;
+    } else {
+      dest[static_cast<std::size_t>(i)] = dinfo.whichRank(pos);
+    }
+  }
+  if (first_bad < n) {
+    const auto i = static_cast<std::size_t>(first_bad);
+    problem = *dinfo.positionProblem(positionOf(particles[i]), i);
+  }
+  return dest;
+}
+
+}  // namespace detail
+
+// Collective. On return every particle of every rank lies in its rank's domain, and the union of
+// particles is unchanged. Throws grove::Error on every rank, with nothing moved, when any rank
+// holds a particle that no rank can own (non-finite position, outside a fixed root domain).
+template <class FP>
+void exchangeParticles(std::vector<FP>& particles, const DomainInfo& dinfo) {
+  static_assert(std::is_trivially_copyable_v<FP>,
+                "grove::exchangeParticle: the particle type must be trivially copyable to travel between ranks");
+  const Comm& comm = dinfo.comm();
+  const int ranks = comm.size(), me = comm.rank();
+
+  std::optional<std::string> problem;
+  const std::vector<int> dest = detail::destinationRanks<FP>(particles, dinfo, problem);
+  throwIfAnyRankFailed(comm, problem, "exchangeParticle");
+
+  // Bucket the leaving particles by destination (counting sort) and compact the staying ones.
+  std::vector<int> send_counts(static_cast<std::size_t>(ranks), 0);
+  for (int d : dest) ++send_counts[static_cast<std::size_t>(d)];
+  const std::size_t staying = static_cast<std::size_t>(send_counts[static_cast<std::size_t>(me)]);
+  send_counts[static_cast<std::size_t>(me)] = 0;
+  std::vector<std::size_t> send_offsets(static_cast<std::size_t>(ranks) + 1, 0);
+  for (int r = 0; r < ranks; ++r)
+    send_offsets[static_cast<std::size_t>(r) + 1] =
+        send_offsets[static_cast<std::size_t>(r)] + static_cast<std::size_t>(send_counts[static_cast<std::size_t>(r)]);
+  std::vector<FP> send_buffer(send_offsets.back());
+  {
+    std::vector<std::size_t> cursor(send_offsets.begin(), send_offsets.end() - 1);
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < particles.size(); ++i) {
+      const auto d = static_cast<std::size_t>(dest[i]);
+      if (dest[i] == me) particles[kept++] = particles[i];
+      else send_buffer[cursor[d]++] = particles[i];
+    }
+  }
+
+  const std::vector<int> recv_counts = comm.alltoall(std::span<const int>(send_counts));
+  std::size_t arriving = 0;
+  for (int c : recv_counts) arriving += static_cast<std::size_t>(c);
+  particles.resize(staying + arriving);
+
+  std::vector<Request> requests;
+  std::size_t recv_offset = staying;
+  for (int r = 0; r < ranks; ++r) {
+    const auto c = static_cast<std::size_t>(recv_counts[static_cast<std::size_t>(r)]);
+    if (c == 0) continue;
+    requests.push_back(comm.irecv(std::span<FP>(particles.data() + recv_offset, c), r, detail::kExchangeTag));
+    recv_offset += c;
+  }
+  for (int r = 0; r < ranks; ++r) {
+    const auto c = static_cast<std::size_t>(send_counts[static_cast<std::size_t>(r)]);
+    if (c == 0) continue;
+    requests.push_back(comm.isend(std::span<const FP>(send_buffer.data() + send_offsets[static_cast<std::size_t>(r)], c),
+                                  r, detail::kExchangeTag));
+  }
+  waitAll(requests);
+}
+
+}  // namespace grove

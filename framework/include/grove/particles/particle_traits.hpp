@@ -1,0 +1,33 @@
+#pragma once
+// What grove needs to know of a user's particle types, stated as concepts so that a missing
+// member is reported in one line naming it (see the static_asserts where they are used).
+#include <concepts>
+
+#include "grove/core/vec3.hpp"
+
+namespace grove {
+
+// Anything with x, y, z convertible to double: grove::Vec3, FDPS's F64vec alias, a user struct.
+template <class V>
+concept VectorLike = requires(const V& v) {
+  { v.x } -> std::convertible_to<double>;
+  { v.y } -> std::convertible_to<double>;
+  { v.z } -> std::convertible_to<double>;
+};
+
+template <class P>
+concept HasGetPos = requires(const P& p) {
+  { p.getPos() } -> VectorLike;
+};
+
+template <class P>
+concept HasSetPos = requires(P& p, const Vec3d& v) { p.setPos(v); };
+
+template <class P>
+  requires HasGetPos<P>
+Vec3d positionOf(const P& p) {
+  const auto v = p.getPos();
+  return {static_cast<double>(v.x), static_cast<double>(v.y), static_cast<double>(v.z)};
+}
+
+}  // namespace grove

@@ -1,0 +1,212 @@
+// The MPI implementation of grove's communication backend. This is the only file in grove that
+// includes mpi.h.
+#include <mpi.h>
+
+#include <climits>
+#include <cstdlib>
+#include <new>
+
+#include "grove/comm/backend.hpp"
+#include "grove/core/error.hpp"
+
+namespace grove::detail {
+
+struct CommHandle {
+  MPI_Comm comm = MPI_COMM_NULL;
+  bool owned = false;
+  ~CommHandle() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (owned && !finalized && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  }
+};
+
+struct RequestHandle {
+  MPI_Request request = MPI_REQUEST_NULL;
+};
+
+namespace {
+
+// A contiguous datatype of elem_bytes bytes, so counts are in elements (and reach 2^31 elements,
+// not 2^31 bytes). Freed when the call returns; MPI keeps it alive for pending operations.
+class ElementType {
+ public:
+  explicit ElementType(std::size_t elem_bytes) {
+    if (elem_bytes > static_cast<std::size_t>(INT_MAX))
+      throw Error("Comm", fmt::format("element of {} bytes is too large", elem_bytes));
+    MPI_Type_contiguous(static_cast<int>(elem_bytes), MPI_BYTE, &type_);
+    MPI_Type_commit(&type_);
+  }
+  ~ElementType() { MPI_Type_free(&type_); }
+  ElementType(const ElementType&) = delete;
+  ElementType& operator=(const ElementType&) = delete;
+  MPI_Datatype get() const { return type_; }
+
+ private:
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
+};
+
+MPI_Datatype toMpi(ScalarKind kind) {
+  switch (kind) {
+    case ScalarKind::Int8: return MPI_INT8_T;
+    case ScalarKind::UInt8: return MPI_UINT8_T;
+    case ScalarKind::Int16: return MPI_INT16_T;
+    case ScalarKind::UInt16: return MPI_UINT16_T;
+    case ScalarKind::Int32: return MPI_INT32_T;
+    case ScalarKind::UInt32: return MPI_UINT32_T;
+    case ScalarKind::Int64: return MPI_INT64_T;
+    case ScalarKind::UInt64: return MPI_UINT64_T;
+    case ScalarKind::Float: return MPI_FLOAT;
+    case ScalarKind::Double: return MPI_DOUBLE;
+    case ScalarKind::LongDouble: return MPI_LONG_DOUBLE;
+  }
+  return MPI_DATATYPE_NULL;
+}
+
+MPI_Op toMpi(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: return MPI_SUM;
+    case ReduceOp::Min: return MPI_MIN;
+    case ReduceOp::Max: return MPI_MAX;
+  }
+  return MPI_OP_NULL;
+}
+
+int toInt(std::size_t n) {
+  if (n > static_cast<std::size_t>(INT_MAX))
+    throw Error("Comm", fmt::format("count {} exceeds the {} an MPI count holds", n, INT_MAX));
+  return static_cast<int>(n);
+}
+
+}  // namespace
+
+bool backendHasMpi() noexcept { return true; }
+
+void backendInitialize(int* argc, char*** argv, int* provided_thread_level, bool* we_initialized) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  *we_initialized = !initialized;
+  if (!initialized) {
+    MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, provided_thread_level);
+  } else {
+    MPI_Query_thread(provided_thread_level);
+  }
+  if (*provided_thread_level < MPI_THREAD_FUNNELED)
+    throw Error("Runtime", fmt::format("the MPI library provides thread level {}, grove needs at least "
+                                       "MPI_THREAD_FUNNELED",
+                                       *provided_thread_level));
+}
+
+void backendFinalize() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+void backendAbortAll(int exit_code) noexcept {
+  if (backendIsInitialized()) MPI_Abort(MPI_COMM_WORLD, exit_code);
+  std::_Exit(exit_code);
+}
+
+bool backendIsInitialized() noexcept {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  return initialized && !finalized;
+}
+
+int worldRankForMessages() noexcept {
+  if (!backendIsInitialized()) return 0;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+CommPtr worldComm() {
+  if (!backendIsInitialized())
+    throw Error("Comm", "MPI is not running: construct a grove::Runtime before any grove::Comm");
+  static const CommPtr world = std::make_shared<CommHandle>(CommHandle{MPI_COMM_WORLD, false});
+  return world;
+}
+
+CommPtr splitComm(const CommHandle& comm, int color, int key) {
+  auto out = std::make_shared<CommHandle>();
+  MPI_Comm_split(comm.comm, color < 0 ? MPI_UNDEFINED : color, key, &out->comm);
+  out->owned = out->comm != MPI_COMM_NULL;
+  return out;
+}
+
+int commRank(const CommHandle& comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm.comm, &rank);
+  return rank;
+}
+
+int commSize(const CommHandle& comm) {
+  int size = 0;
+  MPI_Comm_size(comm.comm, &size);
+  return size;
+}
+
+void barrier(const CommHandle& comm) { MPI_Barrier(comm.comm); }
+
+void allreduce(const CommHandle& comm, const void* in, void* out, std::size_t count, ScalarKind kind,
+               ReduceOp op) {
+  MPI_Allreduce(in, out, toInt(count), toMpi(kind), toMpi(op), comm.comm);
+}
+
+void broadcast(const CommHandle& comm, void* buffer, int count, std::size_t elem_bytes, int root) {
+  ElementType type(elem_bytes);
+  MPI_Bcast(buffer, count, type.get(), root, comm.comm);
+}
+
+void allgather(const CommHandle& comm, const void* in, void* out, std::size_t elem_bytes) {
+  ElementType type(elem_bytes);
+  MPI_Allgather(in, 1, type.get(), out, 1, type.get(), comm.comm);
+}
+
+void allgatherv(const CommHandle& comm, const void* in, int count, void* out, const int* counts,
+                const int* displacements, std::size_t elem_bytes) {
+  ElementType type(elem_bytes);
+  MPI_Allgatherv(in, count, type.get(), out, counts, displacements, type.get(), comm.comm);
+}
+
+void gatherv(const CommHandle& comm, const void* in, int count, void* out, const int* counts,
+             const int* displacements, std::size_t elem_bytes, int root) {
+  ElementType type(elem_bytes);
+  MPI_Gatherv(in, count, type.get(), out, counts, displacements, type.get(), root, comm.comm);
+}
+
+void alltoall(const CommHandle& comm, const void* in, void* out, std::size_t elem_bytes) {
+  ElementType type(elem_bytes);
+  MPI_Alltoall(in, 1, type.get(), out, 1, type.get(), comm.comm);
+}
+
+void alltoallv(const CommHandle& comm, const void* in, const int* send_counts, const int* send_displacements,
+               void* out, const int* recv_counts, const int* recv_displacements, std::size_t elem_bytes) {
+  ElementType type(elem_bytes);
+  MPI_Alltoallv(in, send_counts, send_displacements, type.get(), out, recv_counts, recv_displacements, type.get(),
+                comm.comm);
+}
+
+RequestHandle* isend(const CommHandle& comm, const void* buffer, int count, std::size_t elem_bytes, int dest,
+                     int tag) {
+  ElementType type(elem_bytes);
+  auto* request = new RequestHandle;
+  MPI_Isend(buffer, count, type.get(), dest, tag, comm.comm, &request->request);
+  return request;
+}
+
+RequestHandle* irecv(const CommHandle& comm, void* buffer, int count, std::size_t elem_bytes, int source,
+                     int tag) {
+  ElementType type(elem_bytes);
+  auto* request = new RequestHandle;
+  MPI_Irecv(buffer, count, type.get(), source, tag, comm.comm, &request->request);
+  return request;
+}
+
+void wait(RequestHandle& request) { MPI_Wait(&request.request, MPI_STATUS_IGNORE); }
+
+void destroyRequest(RequestHandle* request) noexcept { delete request; }
+
+}  // namespace grove::detail

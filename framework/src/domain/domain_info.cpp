@@ -1,0 +1,126 @@
+#include "grove/domain/domain_info.hpp"
+
+#include <cmath>
+
+namespace grove {
+
+DomainInfo::DomainInfo(Comm comm) : comm_(std::move(comm)), rank_count_(comm_.size()) { resetToSingleOwner(); }
+
+void DomainInfo::resetToSingleOwner() {
+  cuts_ = CutTree{};
+  cuts_.nodes.push_back({-1, -1, 0, -1, 0});
+  domain_boxes_ = cuts_.boxes(root_, rank_count_);
+}
+
+void DomainInfo::initialize(double coef_ema) { setCoefEma(coef_ema); }
+
+void DomainInfo::setCoefEma(double coef_ema) {
+  require(coef_ema > 0.0 && coef_ema <= 1.0, "DomainInfo::initialize", "coef_ema must lie in (0, 1], got {}",
+          coef_ema);
+  coef_ema_ = coef_ema;
+}
+
+void DomainInfo::setBoundaryCondition(BoundaryCondition bc) {
+  const int v = static_cast<int>(bc);
+  require(v >= 0 && v < 8, "DomainInfo::setBoundaryCondition", "unknown boundary condition {}", v);
+  boundary_ = bc;
+}
+
+void DomainInfo::setPosRootDomain(const Vec3d& low, const Vec3d& high) {
+  for (std::size_t a = 0; a < 3; ++a)
+    require(std::isfinite(low[a]) && std::isfinite(high[a]) && low[a] < high[a], "DomainInfo::setPosRootDomain",
+            "root domain needs finite low < high on every axis, got low {} high {}", low, high);
+  root_ = {low, high};
+  root_fixed_ = true;
+  resetToSingleOwner();
+}
+
+void DomainInfo::setDecompositionMethod(DecompositionMethod method) {
+  method_ = method;
+}
+
+void DomainInfo::setNumberOfDomainMultiDimension(int nx, int ny, int nz) {
+  require(nx > 0 && ny > 0 && nz > 0 && nx * ny * nz == rank_count_, "DomainInfo::setNumberOfDomainMultiDimension",
+          "nx * ny * nz must equal the rank count {}, got {} x {} x {}", rank_count_, nx, ny, nz);
+  grid_ = {nx, ny, nz};
+  grid_from_user_ = true;
+}
+
+void DomainInfo::setSampleCountPerRank(int samples_per_rank) {
+  require(samples_per_rank > 0, "DomainInfo::setSampleCountPerRank", "need at least one sample per rank, got {}",
+          samples_per_rank);
+  samples_per_rank_ = samples_per_rank;
+}
+
+std::optional<std::string> DomainInfo::positionProblem(const Vec3d& pos, std::size_t particle) const {
+  if (!isFinite(pos)) return fmt::format("particle {} has a non-finite position {}", particle, pos);
+  if (!root_fixed_) return std::nullopt;
+  if (!root_.contains(pos)) {
+    for (std::size_t a = 0; a < 3; ++a) {
+      if (root_.low[a] <= pos[a] && pos[a] < root_.high[a]) continue;
+      if (isPeriodic(boundary_, static_cast<int>(a)))
+        return fmt::format("particle {} at {} lies outside the periodic root domain {} along axis {}: call "
+                           "adjustPositionIntoRootDomain first",
+                           particle, pos, root_, "xyz"[a]);
+      return fmt::format("particle {} at {} lies outside the fixed root domain {} (open boundary along {})", particle,
+                         pos, root_, "xyz"[a]);
+    }
+  }
+  return std::nullopt;
+}
+
+Vec3d DomainInfo::wrapIntoRoot(Vec3d pos) const {
+  for (std::size_t a = 0; a < 3; ++a) {
+    if (!isPeriodic(boundary_, static_cast<int>(a)) || !root_fixed_) continue;
+    const double low = root_.low[a], length = root_.high[a] - root_.low[a];
+    double x = pos[a];
+    if (x < low || x >= root_.high[a]) {
+      x = low + std::fmod(x - low, length);
+      if (x < low) x += length;
+      // Rounding can land exactly on the upper face, which belongs to the next period.
+      if (x >= root_.high[a]) x = low;
+      pos[a] = x;
+    }
+  }
+  return pos;
+}
+
+void DomainInfo::decomposeDomain() {
+  std::optional<std::string> problem;
+  for (int a = 0; a < 3; ++a)
+    if (isPeriodic(boundary_, a) && !root_fixed_)
+      problem = fmt::format("boundary {} is periodic along {} but no root domain was set (setPosRootDomain)",
+                            toString(boundary_), "xyz"[a]);
+  throwIfAnyRankFailed(comm_, problem, "DomainInfo::decomposeDomain");
+
+  std::vector<WeightedSample> all = comm_.gatherv(std::span<const WeightedSample>(samples_), 0);
+  CutTree cuts;
+  if (comm_.isRoot()) cuts = computeCuts(all);
+  comm_.broadcast(cuts.nodes, 0);
+  comm_.broadcast(cuts.cuts, 0);
+  comm_.broadcast(grid_, 0);
+  cuts_ = std::move(cuts);
+  domain_boxes_ = cuts_.boxes(root_, rank_count_);
+  ++decomposition_count_;
+}
+
+// Runs on rank 0 with every rank's samples.
+CutTree DomainInfo::computeCuts(std::vector<WeightedSample>& all_samples) {
+  CutTree cuts;
+  if (method_ == DecompositionMethod::MULTISECTION) {
+    if (!grid_from_user_ && grid_[0] == 0) {
+      Boxd extent_box = Boxd::empty();
+      for (const auto& s : all_samples) extent_box.merge(s.pos);
+      for (std::size_t a = 0; a < 3; ++a)
+        if (std::isfinite(root_.low[a])) extent_box.low[a] = root_.low[a], extent_box.high[a] = root_.high[a];
+      grid_ = chooseMultisectionGrid(rank_count_, extent_box.size());
+    }
+    cuts = decomposeMultisection(all_samples, grid_, root_);
+  } else {
+    cuts = decomposeOrb(all_samples, rank_count_, root_);
+  }
+  if (coef_ema_ < 1.0 && decomposition_count_ > 0 && cuts.sameShapeAs(cuts_)) cuts.blendWith(cuts_, coef_ema_);
+  return cuts;
+}
+
+}  // namespace grove
