@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what grove needs to build and test, from Debian's packages, only where missing
+# (safe to run again), then configures and builds into ${GROVE_BUILD_DIR:-build}.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(g++ cmake make libopenmpi-dev openmpi-bin libfmt-dev libgtest-dev libcli11-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "grove setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}"
+fi
+
+build_dir=${GROVE_BUILD_DIR:-build}
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release ${GROVE_CMAKE_ARGS:-}
+cmake --build "$build_dir" -j "$(nproc)"
