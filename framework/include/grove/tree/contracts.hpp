@@ -1,0 +1,42 @@
+#pragma once
+// The user-type contracts of the force trees (FDPS 7.1 member names), as concepts. The trees
+// check them with one static_assert per member, so a missing member reads as one line:
+//   "grove: the EPJ type needs `getCharge() const` (long-range trees)".
+#include <concepts>
+
+#include "grove/particles/particle_traits.hpp"
+
+namespace grove {
+
+template <class FP, class Force>
+concept HasCopyFromForce = requires(FP& fp, const Force& f) { fp.copyFromForce(f); };
+
+template <class EP, class FP>
+concept HasCopyFromFP = requires(EP& ep, const FP& fp) { ep.copyFromFP(fp); };
+
+template <class P>
+concept HasGetCharge = requires(const P& p) {
+  { p.getCharge() } -> std::convertible_to<double>;
+};
+
+template <class F>
+concept HasClear = requires(F& f) { f.clear(); };
+
+// True when every contract holds; each failing one has already produced its own message.
+template <class FP, class Force, class EPI, class EPJ>
+consteval bool checkLongRangeContracts() {
+  static_assert(HasGetPos<FP>, "grove: the FP (full particle) type needs `getPos() const` returning a 3-vector");
+  static_assert(HasCopyFromForce<FP, Force>, "grove: the FP (full particle) type needs `copyFromForce(const Force&)`");
+  static_assert(HasGetPos<EPI>, "grove: the EPI type needs `getPos() const` returning a 3-vector");
+  static_assert(HasCopyFromFP<EPI, FP>, "grove: the EPI type needs `copyFromFP(const FP&)`");
+  static_assert(HasGetPos<EPJ>, "grove: the EPJ type needs `getPos() const` returning a 3-vector");
+  static_assert(HasCopyFromFP<EPJ, FP>, "grove: the EPJ type needs `copyFromFP(const FP&)`");
+  static_assert(HasGetCharge<EPJ>, "grove: the EPJ type needs `getCharge() const` (long-range trees)");
+  static_assert(HasClear<Force>, "grove: the Force type needs `clear()`");
+  static_assert(std::is_trivially_copyable_v<EPJ>, "grove: the EPJ type must be trivially copyable (it travels in LETs)");
+  return HasGetPos<FP> && HasCopyFromForce<FP, Force> && HasGetPos<EPI> && HasCopyFromFP<EPI, FP> &&
+         HasGetPos<EPJ> && HasCopyFromFP<EPJ, FP> && HasGetCharge<EPJ> && HasClear<Force> &&
+         std::is_trivially_copyable_v<EPJ>;
+}
+
+}  // namespace grove

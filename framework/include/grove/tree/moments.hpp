@@ -1,0 +1,249 @@
+#pragma once
+// Multipole moments of tree cells and the superparticles (SPJ) that carry them into
+// interaction lists and LETs. Names follow FDPS 7.1.
+//
+// Moment contract (a user may supply a pair of their own, see MomentType / SuperParticleType):
+//   init()                     empty moment
+//   accumulateAtLeaf(epj)      pass 1: add one particle
+//   accumulate(child)          pass 1: add a child cell's (or a received superparticle's) moment
+//   set()                      pass 1 done: normalise (e.g. divide the mass-weighted position)
+//   accumulateAtLeaf2(epj)     pass 2: terms that need the expansion centre found in pass 1
+//   accumulate2(child)         pass 2: the same for a child moment
+//   getPos(), getCharge()      expansion centre (used by the opening criterion) and charge
+// SPJ contract: copyFromMoment(m), convertToMoment(), getPos(), getCharge(), clear().
+//
+// Monopole/Quadrupole expand about the centre of mass (for positive charges: masses). The
+// GeometricCenter variants expand about the mean position of the particles, so they work for
+// charges of both signs. Quadrupoles are raw second moments, sum q (x - c)(x - c)^T; a kernel
+// takes their trace where it needs the traceless form.
+#include <concepts>
+#include <cstdint>
+
+#include "grove/core/sym_mat3.hpp"
+#include "grove/particles/particle_traits.hpp"
+
+namespace grove {
+
+template <class EPJ>
+concept ChargedParticle = HasGetPos<EPJ> && requires(const EPJ& p) {
+  { p.getCharge() } -> std::convertible_to<double>;
+};
+
+// ---- centre of mass -----------------------------------------------------------------------------
+
+struct MomentMonopole {
+  double mass = 0.0;
+  Vec3d pos;  // centre of mass (sum m x during pass 1, before set())
+
+  void init() { *this = {}; }
+  Vec3d getPos() const { return pos; }
+  double getCharge() const { return mass; }
+  template <ChargedParticle EPJ>
+  void accumulateAtLeaf(const EPJ& p) {
+    const double m = static_cast<double>(p.getCharge());
+    mass += m;
+    pos += m * positionOf(p);
+  }
+  void accumulate(const MomentMonopole& c) {
+    mass += c.mass;
+    pos += c.mass * c.pos;
+  }
+  void set() { pos = mass != 0.0 ? pos / mass : Vec3d{}; }
+  template <class EPJ>
+  void accumulateAtLeaf2(const EPJ&) {}
+  void accumulate2(const MomentMonopole&) {}
+};
+
+struct MomentQuadrupole {
+  double mass = 0.0;
+  Vec3d pos;
+  SymMat3d quad;  // sum m (x - pos)(x - pos)^T
+
+  void init() { *this = {}; }
+  Vec3d getPos() const { return pos; }
+  double getCharge() const { return mass; }
+  template <ChargedParticle EPJ>
+  void accumulateAtLeaf(const EPJ& p) {
+    const double m = static_cast<double>(p.getCharge());
+    mass += m;
+    pos += m * positionOf(p);
+  }
+  void accumulate(const MomentQuadrupole& c) {
+    mass += c.mass;
+    pos += c.mass * c.pos;
+  }
+  void set() { pos = mass != 0.0 ? pos / mass : Vec3d{}; }
+  template <ChargedParticle EPJ>
+  void accumulateAtLeaf2(const EPJ& p) {
+    const Vec3d d = positionOf(p) - pos;
+    quad += symmetricOuter(d, d, static_cast<double>(p.getCharge()));
+  }
+  // Parallel-axis theorem: the child's quadrupole about its own centre, moved to ours.
+  void accumulate2(const MomentQuadrupole& c) {
+    const Vec3d d = c.pos - pos;
+    quad += c.quad + symmetricOuter(d, d, c.mass);
+  }
+};
+
+// ---- geometric centre (charges of both signs) ---------------------------------------------------
+
+struct MomentMonopoleGeometricCenter {
+  double charge = 0.0;
+  Vec3d pos;  // mean particle position (sum x during pass 1)
+  std::int64_t n_ptcl = 0;
+
+  void init() { *this = {}; }
+  Vec3d getPos() const { return pos; }
+  double getCharge() const { return charge; }
+  template <ChargedParticle EPJ>
+  void accumulateAtLeaf(const EPJ& p) {
+    charge += static_cast<double>(p.getCharge());
+    pos += positionOf(p);
+    ++n_ptcl;
+  }
+  void accumulate(const MomentMonopoleGeometricCenter& c) {
+    charge += c.charge;
+    pos += static_cast<double>(c.n_ptcl) * c.pos;
+    n_ptcl += c.n_ptcl;
+  }
+  void set() { pos = n_ptcl > 0 ? pos / static_cast<double>(n_ptcl) : Vec3d{}; }
+  template <class EPJ>
+  void accumulateAtLeaf2(const EPJ&) {}
+  void accumulate2(const MomentMonopoleGeometricCenter&) {}
+};
+
+struct MomentDipoleGeometricCenter : MomentMonopoleGeometricCenter {
+  Vec3d dipole;  // sum q (x - pos)
+
+  void init() { *this = {}; }
+  void accumulate(const MomentDipoleGeometricCenter& c) { MomentMonopoleGeometricCenter::accumulate(c); }
+  template <ChargedParticle EPJ>
+  void accumulateAtLeaf2(const EPJ& p) {
+    dipole += static_cast<double>(p.getCharge()) * (positionOf(p) - pos);
+  }
+  void accumulate2(const MomentDipoleGeometricCenter& c) { dipole += c.dipole + c.charge * (c.pos - pos); }
+};
+
+struct MomentQuadrupoleGeometricCenter : MomentMonopoleGeometricCenter {
+  Vec3d dipole;   // sum q (x - pos)
+  SymMat3d quad;  // sum q (x - pos)(x - pos)^T
+
+  void init() { *this = {}; }
+  void accumulate(const MomentQuadrupoleGeometricCenter& c) { MomentMonopoleGeometricCenter::accumulate(c); }
+  template <ChargedParticle EPJ>
+  void accumulateAtLeaf2(const EPJ& p) {
+    const double q = static_cast<double>(p.getCharge());
+    const Vec3d d = positionOf(p) - pos;
+    dipole += q * d;
+    quad += symmetricOuter(d, d, q);
+  }
+  // Shifting by s = c.pos - pos: sum q (d + s)(d + s)^T = Q + 2 sym(s p^T) + q s s^T.
+  void accumulate2(const MomentQuadrupoleGeometricCenter& c) {
+    const Vec3d s = c.pos - pos;
+    dipole += c.dipole + c.charge * s;
+    quad += c.quad + symmetricOuter(s, c.dipole, 2.0) + symmetricOuter(s, s, c.charge);
+  }
+};
+
+// ---- superparticles -----------------------------------------------------------------------------
+
+struct SPJMonopole {
+  double mass = 0.0;
+  Vec3d pos;
+
+  void copyFromMoment(const MomentMonopole& m) { mass = m.mass, pos = m.pos; }
+  MomentMonopole convertToMoment() const { return {mass, pos}; }
+  Vec3d getPos() const { return pos; }
+  void setPos(const Vec3d& p) { pos = p; }
+  double getCharge() const { return mass; }
+  void clear() { *this = {}; }
+};
+
+struct SPJQuadrupole {
+  double mass = 0.0;
+  Vec3d pos;
+  SymMat3d quad;
+
+  void copyFromMoment(const MomentQuadrupole& m) { mass = m.mass, pos = m.pos, quad = m.quad; }
+  MomentQuadrupole convertToMoment() const { return {mass, pos, quad}; }
+  Vec3d getPos() const { return pos; }
+  void setPos(const Vec3d& p) { pos = p; }
+  double getCharge() const { return mass; }
+  void clear() { *this = {}; }
+};
+
+struct SPJMonopoleGeometricCenter {
+  double charge = 0.0;
+  Vec3d pos;
+  std::int64_t n_ptcl = 0;
+
+  void copyFromMoment(const MomentMonopoleGeometricCenter& m) { charge = m.charge, pos = m.pos, n_ptcl = m.n_ptcl; }
+  MomentMonopoleGeometricCenter convertToMoment() const { return {charge, pos, n_ptcl}; }
+  Vec3d getPos() const { return pos; }
+  void setPos(const Vec3d& p) { pos = p; }
+  double getCharge() const { return charge; }
+  void clear() { *this = {}; }
+};
+
+struct SPJDipoleGeometricCenter {
+  double charge = 0.0;
+  Vec3d pos;
+  std::int64_t n_ptcl = 0;
+  Vec3d dipole;
+
+  void copyFromMoment(const MomentDipoleGeometricCenter& m) {
+    charge = m.charge, pos = m.pos, n_ptcl = m.n_ptcl, dipole = m.dipole;
+  }
+  MomentDipoleGeometricCenter convertToMoment() const {
+    MomentDipoleGeometricCenter m;
+    m.charge = charge, m.pos = pos, m.n_ptcl = n_ptcl, m.dipole = dipole;
+    return m;
+  }
+  Vec3d getPos() const { return pos; }
+  void setPos(const Vec3d& p) { pos = p; }
+  double getCharge() const { return charge; }
+  void clear() { *this = {}; }
+};
+
+struct SPJQuadrupoleGeometricCenter {
+  double charge = 0.0;
+  Vec3d pos;
+  std::int64_t n_ptcl = 0;
+  Vec3d dipole;
+  SymMat3d quad;
+
+  void copyFromMoment(const MomentQuadrupoleGeometricCenter& m) {
+    charge = m.charge, pos = m.pos, n_ptcl = m.n_ptcl, dipole = m.dipole, quad = m.quad;
+  }
+  MomentQuadrupoleGeometricCenter convertToMoment() const {
+    MomentQuadrupoleGeometricCenter m;
+    m.charge = charge, m.pos = pos, m.n_ptcl = n_ptcl, m.dipole = dipole, m.quad = quad;
+    return m;
+  }
+  Vec3d getPos() const { return pos; }
+  void setPos(const Vec3d& p) { pos = p; }
+  double getCharge() const { return charge; }
+  void clear() { *this = {}; }
+};
+
+// ---- contracts ------------------------------------------------------------------------------------
+
+template <class M, class EPJ>
+concept MomentType = std::is_trivially_copyable_v<M> && requires(M m, const M& c, const EPJ& p) {
+  m.init();
+  m.accumulateAtLeaf(p);
+  m.accumulate(c);
+  m.set();
+  m.accumulateAtLeaf2(p);
+  m.accumulate2(c);
+  { c.getPos() } -> VectorLike;
+};
+
+template <class S, class M>
+concept SuperParticleType = std::is_trivially_copyable_v<S> && requires(S s, const S& cs, const M& m) {
+  s.copyFromMoment(m);
+  { cs.convertToMoment() } -> std::convertible_to<M>;
+  { cs.getPos() } -> VectorLike;
+};
+
+}  // namespace grove

@@ -1,0 +1,69 @@
+#pragma once
+// Morton (Z-order) keys: 21 bits per axis interleaved into 63 bits of a uint64.
+//
+// Why 64-bit keys: 21 levels resolve 2^-21 ~ 4.8e-7 of the root cube, finer than float
+// positions inside it and enough for the clustering of N-body runs (a leaf only overflows its
+// n_leaf_limit if more than n_leaf_limit particles share a cell 4.8e-7 root lengths wide; such a
+// leaf is kept, larger, and stays correct). 128-bit keys would double the sort traffic, which is
+// a leading cost of every step, for a depth no test case needs.
+#include <cmath>
+#include <cstdint>
+
+#include "grove/core/box.hpp"
+
+namespace grove {
+
+using MortonKey = std::uint64_t;
+
+inline constexpr int kMortonLevels = 21;
+inline constexpr std::uint32_t kMortonCellsPerAxis = 1u << kMortonLevels;
+
+namespace detail {
+// Spreads the low 21 bits of v so that bit i lands on bit 3i.
+constexpr std::uint64_t spreadBits3(std::uint64_t v) {
+  v &= 0x1fffffull;
+  v = (v | (v << 32)) & 0x1f00000000ffffull;
+  v = (v | (v << 16)) & 0x1f0000ff0000ffull;
+  v = (v | (v << 8)) & 0x100f00f00f00f00full;
+  v = (v | (v << 4)) & 0x10c30c30c30c30c3ull;
+  v = (v | (v << 2)) & 0x1249249249249249ull;
+  return v;
+}
+}  // namespace detail
+
+constexpr MortonKey mortonKeyFromCell(std::uint32_t ix, std::uint32_t iy, std::uint32_t iz) {
+  return (detail::spreadBits3(ix) << 2) | (detail::spreadBits3(iy) << 1) | detail::spreadBits3(iz);
+}
+
+// The cube the keys are relative to: a corner and an edge length.
+struct RootCell {
+  Vec3d low;
+  double length = 1.0;
+
+  Boxd box() const { return {low, low + Vec3d(length)}; }
+  Vec3d center() const { return low + Vec3d(0.5 * length); }
+  double cellLength(int level) const { return std::ldexp(length, -level); }
+
+  MortonKey keyOf(const Vec3d& pos) const {
+    const double scale = static_cast<double>(kMortonCellsPerAxis) / length;
+    auto cell = [&](double x, double lo) {
+      const double c = std::floor((x - lo) * scale);
+      return static_cast<std::uint32_t>(c < 0.0 ? 0.0 : (c >= kMortonCellsPerAxis ? kMortonCellsPerAxis - 1 : c));
+    };
+    return mortonKeyFromCell(cell(pos.x, low.x), cell(pos.y, low.y), cell(pos.z, low.z));
+  }
+  // Geometric box of the cell at `level` whose keys start with `prefix` (key >> 3 (21 - level)).
+  Boxd cellBox(MortonKey prefix, int level) const;
+};
+
+// The smallest cube around a bounding box, widened a little so that the maximum falls inside
+// the last cell rather than on the upper face.
+RootCell rootCellAround(const Boxd& bounds);
+
+// First key of the cell (prefix, level) and one past its last.
+constexpr MortonKey cellKeyBegin(MortonKey prefix, int level) { return prefix << (3 * (kMortonLevels - level)); }
+constexpr MortonKey cellKeyEnd(MortonKey prefix, int level) {
+  return (prefix + 1) << (3 * (kMortonLevels - level));
+}
+
+}  // namespace grove

@@ -1,0 +1,21 @@
+#pragma once
+// Thread-parallel LSD radix sort of (Morton key, index) pairs: the tree's first cost every step.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "grove/tree/morton.hpp"
+
+namespace grove {
+
+struct KeyIndex {
+  MortonKey key;
+  std::uint32_t index;
+};
+
+// Sorts by key, stably (equal keys keep their input order, so results are reproducible).
+// Only the digits that differ between the smallest and the largest key are processed.
+// scratch is resized as needed and may be kept between calls to avoid reallocation.
+void radixSortByKey(std::vector<KeyIndex>& items, std::vector<KeyIndex>& scratch);
+
+}  // namespace grove

@@ -1,0 +1,38 @@
+#pragma once
+// The octree's shape: cells over two key-sorted arrays (EPJ keys and SPJ keys), built level by
+// level. A cell covers one Morton prefix; its particles are a contiguous range of each array,
+// its non-empty children are contiguous in the cell array (in Morton order), and cells of one
+// level are contiguous, so every pass over the tree is a parallel loop over a level.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "grove/tree/morton.hpp"
+
+namespace grove {
+
+struct TreeCell {
+  MortonKey prefix = 0;            // the keys of this cell's particles start with these 3*level bits
+  std::uint32_t ep_first = 0;      // range in the key-sorted EPJ array
+  std::uint32_t ep_count = 0;
+  std::uint32_t sp_first = 0;      // range in the key-sorted SPJ array
+  std::uint32_t sp_count = 0;
+  std::int32_t child_first = -1;   // -1: a leaf
+  std::uint8_t child_count = 0;
+  std::uint8_t level = 0;
+
+  bool isLeaf() const { return child_first < 0; }
+  std::uint32_t count() const { return ep_count + sp_count; }
+};
+
+struct TreeShape {
+  std::vector<TreeCell> cells;             // cells[0] is the root
+  std::vector<std::uint32_t> level_begin;  // cells of level l: [level_begin[l], level_begin[l + 1])
+  int levels() const { return static_cast<int>(level_begin.size()) - 1; }
+};
+
+// Links the cells of both sorted key arrays. A cell holding more than n_leaf_limit entries is
+// split into its non-empty octants, down to the deepest Morton level.
+TreeShape linkCells(std::span<const MortonKey> ep_keys, std::span<const MortonKey> sp_keys, int n_leaf_limit);
+
+}  // namespace grove

@@ -1,0 +1,404 @@
+#pragma once
+// TreeForForceLong<Force, EPI, EPJ>::{Monopole, Quadrupole, MonopoleGeometricCenter,
+// DipoleGeometricCenter, QuadrupoleGeometricCenter}: long-range forces (gravity, Coulomb) by
+// Barnes-Hut trees with group walks, across ranks through local essential trees.
+//
+//   grove::TreeForForceLong<Force, EPI, EPJ>::Monopole tree(n_hint, theta, n_leaf, n_group);
+//   tree.calcForceAllAndWriteBack(kernel_ep_ep, kernel_ep_sp, psys, dinfo);
+//
+// One call runs the stages of DESIGN.md: root cell, keys, sort, reorder, link, local moments,
+// LET, global tree and moments, groups, walk + kernel, write back. Kernels have FDPS's form
+//   void(const EPI* epi, int n_i, const EPJ* epj, int n_j, Force* force)   (and SPJ for ep-sp)
+// and are called once per group from OpenMP threads; they must add to force[0 .. n_i).
+#include <omp.h>
+
+#include <algorithm>
+#include <span>
+#include <vector>
+
+#include "grove/comm/comm.hpp"
+#include "grove/core/error.hpp"
+#include "grove/domain/domain_info.hpp"
+#include "grove/let/local_essential_tree.hpp"
+#include "grove/tree/contracts.hpp"
+#include "grove/tree/groups.hpp"
+#include "grove/tree/moment_pass.hpp"
+#include "grove/tree/moments.hpp"
+#include "grove/tree/morton.hpp"
+#include "grove/tree/profile.hpp"
+#include "grove/tree/radix_sort.hpp"
+#include "grove/tree/tree_cells.hpp"
+#include "grove/walk/opening_criterion.hpp"
+
+namespace grove {
+
+namespace detail {
+
+// A tree's particles in key order with their cells, moments and per-cell superparticles.
+template <class EPJ, class SPJ, class Moment>
+struct BuiltTree {
+  std::vector<MortonKey> ep_keys, sp_keys;
+  std::vector<EPJ> epj;
+  std::vector<SPJ> spj;
+  TreeShape shape;
+  std::vector<Moment> moments;
+  std::vector<SPJ> cell_spj;
+  std::vector<Vec3d> cell_pos;
+
+  void deriveCellSuperParticles() {
+    cell_spj.resize(moments.size());
+    cell_pos.resize(moments.size());
+#pragma omp parallel for schedule(static)
+    for (std::size_t c = 0; c < moments.size(); ++c) {
+      cell_spj[c].copyFromMoment(moments[c]);
+      cell_pos[c] = positionOf(moments[c]);
+    }
+  }
+};
+
+template <class T>
+Boxd boundingBoxOfPositions(std::span<const T> items) {
+  Boxd box = Boxd::empty();
+#pragma omp parallel
+  {
+    Boxd mine = Boxd::empty();
+#pragma omp for schedule(static) nowait
+    for (std::size_t i = 0; i < items.size(); ++i) mine.merge(positionOf(items[i]));
+#pragma omp critical(grove_bounding_box)
+    box.merge(mine);
+  }
+  return box;
+}
+
+}  // namespace detail
+
+template <class Force, class EPI, class EPJ, class Moment, class SPJ>
+class TreeForForceLongWith {
+  static_assert(MomentType<Moment, EPJ>, "grove: the moment type does not meet the moment contract (moments.hpp)");
+  static_assert(SuperParticleType<SPJ, Moment>, "grove: the SPJ type does not meet the superparticle contract");
+
+ public:
+  using ForceType = Force;
+  using EpiType = EPI;
+  using EpjType = EPJ;
+  using SpjType = SPJ;
+  using MomentType = Moment;
+
+  TreeForForceLongWith() = default;
+  // FDPS defaults: theta 0.7, leaves of 8, groups of 64.
+  explicit TreeForForceLongWith(std::size_t n_hint, double theta = 0.7, int n_leaf_limit = 8,
+                                int n_group_limit = 64) {
+    initialize(n_hint, theta, n_leaf_limit, n_group_limit);
+  }
+
+  void initialize(std::size_t n_hint, double theta = 0.7, int n_leaf_limit = 8, int n_group_limit = 64) {
+    require(theta >= 0.0 && std::isfinite(theta), "TreeForForceLong::initialize", "theta must be >= 0, got {}", theta);
+    require(n_leaf_limit > 0, "TreeForForceLong::initialize", "n_leaf_limit must be positive, got {}", n_leaf_limit);
+    require(n_group_limit > 0, "TreeForForceLong::initialize", "n_group_limit must be positive, got {}",
+            n_group_limit);
+    theta_ = theta;
+    n_leaf_limit_ = n_leaf_limit;
+    n_group_limit_ = n_group_limit;
+    keys_.reserve(n_hint);
+    initialized_ = true;
+  }
+
+  void setLetExchangeMode(LetExchangeMode mode) { let_mode_ = mode; }
+  LetExchangeMode getLetExchangeMode() const { return let_mode_; }
+  double getTheta() const { return theta_; }
+  int getNLeafLimit() const { return n_leaf_limit_; }
+  int getNGroupLimit() const { return n_group_limit_; }
+
+  // Forces on psys's particles, written back with FP::copyFromForce. With clear = false the
+  // kernels add to the forces of the previous call (same particles, any order).
+  template <class EpKernel, class SpKernel, class PSys>
+  void calcForceAllAndWriteBack(EpKernel&& kernel_ep, SpKernel&& kernel_sp, PSys& psys, const DomainInfo& dinfo,
+                                bool clear = true) {
+    if constexpr (checkLongRangeContracts<typename PSys::value_type, Force, EPI, EPJ>()) {
+      calcForceAll(kernel_ep, kernel_sp, psys, dinfo, clear);
+      writeBack(psys);
+    }
+  }
+
+  // Forces kept in the tree: getForce(i) for psys[i].
+  template <class EpKernel, class SpKernel, class PSys>
+  void calcForceAll(EpKernel&& kernel_ep, SpKernel&& kernel_sp, const PSys& psys, const DomainInfo& dinfo,
+                    bool clear = true) {
+    if constexpr (checkLongRangeContracts<typename PSys::value_type, Force, EPI, EPJ>()) {
+      require(initialized_, "TreeForForceLong::calcForceAll", "call initialize(n, theta, n_leaf, n_group) first");
+      profile_ = {};
+      profile_.n_local = static_cast<std::int64_t>(psys.size());
+      const Comm& comm = dinfo.comm();
+      buildLocalTree(psys, comm, clear);
+      if (comm.size() > 1) buildGlobalTree(comm);
+      makeInteractionGroups();
+      walkAndCompute(kernel_ep, kernel_sp);
+    }
+  }
+
+  const Force& getForce(std::size_t i) const { return force_[sorted_of_original_.at(i)]; }
+  std::size_t size() const { return order_.size(); }
+  const TreeProfile& profile() const { return profile_; }
+  std::int64_t getNumberOfInteractionEPEPLocal() const { return profile_.n_ep_ep; }
+  std::int64_t getNumberOfInteractionEPSPLocal() const { return profile_.n_ep_sp; }
+  const RootCell& rootCell() const { return root_; }
+  // Bytes held by the tree's arrays (capacity), for memory accounting.
+  std::size_t memoryBytes() const;
+
+ private:
+  using Built = detail::BuiltTree<EPJ, SPJ, Moment>;
+
+  template <class PSys>
+  void buildLocalTree(const PSys& psys, const Comm& comm, bool clear);
+  void buildGlobalTree(const Comm& comm);
+  void makeInteractionGroups();
+  template <class EpKernel, class SpKernel>
+  void walkAndCompute(EpKernel& kernel_ep, SpKernel& kernel_sp);
+  template <class PSys>
+  void writeBack(PSys& psys) const {
+    const double start = omp_get_wtime();
+    const auto n = static_cast<std::int64_t>(psys.size());
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i)
+      psys[static_cast<std::size_t>(i)].copyFromForce(force_[sorted_of_original_[static_cast<std::size_t>(i)]]);
+    profile_.write_back = omp_get_wtime() - start;
+  }
+  const Built& walkTreeSource() const { return global_built_ ? global_ : local_; }
+
+  double theta_ = 0.7;
+  int n_leaf_limit_ = 8;
+  int n_group_limit_ = 64;
+  bool initialized_ = false;
+  LetExchangeMode let_mode_ = LetExchangeMode::POINT_TO_POINT;
+
+  RootCell root_;
+  OpeningCriterion criterion_;
+  std::vector<KeyIndex> keys_, sort_scratch_;
+  std::vector<std::uint32_t> order_;               // sorted position -> psys index
+  std::vector<std::uint32_t> sorted_of_original_;  // psys index -> sorted position
+  std::vector<EPI> epi_;
+  std::vector<Force> force_;
+  Built local_, global_;
+  bool global_built_ = false;
+  std::vector<InteractionGroup> groups_;
+  mutable TreeProfile profile_;
+};
+
+// ---- stage implementations ----------------------------------------------------------------------
+
+template <class Force, class EPI, class EPJ, class Moment, class SPJ>
+template <class PSys>
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildLocalTree(const PSys& psys, const Comm& comm,
+                                                                         bool clear) {
+  const std::size_t n = psys.size();
+  require(n < (std::size_t{1} << 32), "TreeForForceLong", "{} local particles exceed the 2^32 a tree indexes", n);
+  double t = omp_get_wtime();
+
+  // 1. Root cell: the bounding cube of every rank's particles, so that cells agree across ranks.
+  Boxd bounds = detail::boundingBoxOfPositions(psys.particles());
+  bounds.low = comm.allreduceMin(bounds.low);
+  bounds.high = comm.allreduceMax(bounds.high);
+  root_ = rootCellAround(bounds);
+  criterion_ = OpeningCriterion(root_, theta_);
+  profile_.root_cell = omp_get_wtime() - t;
+
+  // 2. Keys and sort.
+  t = omp_get_wtime();
+  keys_.resize(n);
+  const auto ni = static_cast<std::int64_t>(n);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < ni; ++i)
+    keys_[static_cast<std::size_t>(i)] = {root_.keyOf(positionOf(psys[static_cast<std::size_t>(i)])),
+                                          static_cast<std::uint32_t>(i)};
+  profile_.keys = omp_get_wtime() - t;
+  t = omp_get_wtime();
+  radixSortByKey(keys_, sort_scratch_);
+  profile_.sort = omp_get_wtime() - t;
+
+  // 3. Reorder into EPI/EPJ arrays (and carry forces along when they accumulate).
+  t = omp_get_wtime();
+  std::vector<Force> previous_force;
+  std::vector<std::uint32_t> previous_sorted_of_original;
+  if (!clear) {
+    require(force_.size() == n, "TreeForForceLong::calcForceAll",
+            "clear = false needs the same particles as the previous call ({} then, {} now)", force_.size(), n);
+    previous_force.swap(force_);
+    previous_sorted_of_original.swap(sorted_of_original_);
+  }
+  epi_.resize(n);
+  force_.resize(n);
+  order_.resize(n);
+  sorted_of_original_.resize(n);
+  local_.epj.resize(n);
+  local_.ep_keys.resize(n);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t k = 0; k < ni; ++k) {
+    const auto s = static_cast<std::size_t>(k);
+    const std::uint32_t original = keys_[s].index;
+    const auto& fp = psys[original];
+    epi_[s].copyFromFP(fp);
+    local_.epj[s].copyFromFP(fp);
+    local_.ep_keys[s] = keys_[s].key;
+    order_[s] = original;
+    sorted_of_original_[original] = static_cast<std::uint32_t>(k);
+    if (clear) force_[s].clear();
+    else force_[s] = previous_force[previous_sorted_of_original[original]];
+  }
+  profile_.reorder = omp_get_wtime() - t;
+
+  // 4. Cells, then moments.
+  t = omp_get_wtime();
+  local_.sp_keys.clear();
+  local_.spj.clear();
+  local_.shape = linkCells(local_.ep_keys, local_.sp_keys, n_leaf_limit_);
+  profile_.link = omp_get_wtime() - t;
+  t = omp_get_wtime();
+  computeMoments<Moment, EPJ, SPJ>(local_.shape, local_.epj, local_.spj, local_.moments);
+  local_.deriveCellSuperParticles();
+  profile_.local_moments = omp_get_wtime() - t;
+  profile_.n_cells = static_cast<std::int64_t>(local_.shape.cells.size());
+  global_built_ = false;
+}
+
+template <class Force, class EPI, class EPJ, class Moment, class SPJ>
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildGlobalTree(const Comm& comm) {
+  const Boxd my_box = detail::boundingBoxOfPositions(std::span<const EPJ>(local_.epj));
+  ReceivedLet<EPJ, SPJ> let = exchangeLocalEssentialTrees<EPJ, SPJ>(
+      comm, let_mode_, local_.shape, std::span<const EPJ>(local_.epj), std::span<const SPJ>(local_.cell_spj),
+      std::span<const Vec3d>(local_.cell_pos), criterion_, my_box, profile_);
+
+  const double t = omp_get_wtime();
+  // Received EPJs sorted by key, then merged with the (already sorted) local ones.
+  auto sortedKeys = [&](const auto& items) {
+    std::vector<KeyIndex> keyed(items.size());
+    for (std::size_t i = 0; i < items.size(); ++i)
+      keyed[i] = {root_.keyOf(positionOf(items[i])), static_cast<std::uint32_t>(i)};
+    std::vector<KeyIndex> scratch;
+    radixSortByKey(keyed, scratch);
+    return keyed;
+  };
+  const std::vector<KeyIndex> received_ep = sortedKeys(let.epj);
+  const std::size_t n_local = local_.epj.size(), n_total = n_local + let.epj.size();
+  global_.epj.resize(n_total);
+  global_.ep_keys.resize(n_total);
+  {
+    std::size_t a = 0, b = 0, out = 0;
+    while (a < n_local || b < received_ep.size()) {
+      // Ties go to the local particle first: deterministic for a given input.
+      if (b == received_ep.size() || (a < n_local && local_.ep_keys[a] <= received_ep[b].key)) {
+        global_.ep_keys[out] = local_.ep_keys[a];
+        global_.epj[out++] = local_.epj[a++];
+      } else {
+        global_.ep_keys[out] = received_ep[b].key;
+        global_.epj[out++] = let.epj[received_ep[b++].index];
+      }
+    }
+  }
+  const std::vector<KeyIndex> received_sp = sortedKeys(let.spj);
+  global_.spj.resize(received_sp.size());
+  global_.sp_keys.resize(received_sp.size());
+  for (std::size_t i = 0; i < received_sp.size(); ++i) {
+    global_.spj[i] = let.spj[received_sp[i].index];
+    global_.sp_keys[i] = received_sp[i].key;
+  }
+  global_.shape = linkCells(global_.ep_keys, global_.sp_keys, n_leaf_limit_);
+  profile_.global_tree = omp_get_wtime() - t;
+
+  const double tm = omp_get_wtime();
+  computeMoments<Moment, EPJ, SPJ>(global_.shape, global_.epj, global_.spj, global_.moments);
+  global_.deriveCellSuperParticles();
+  profile_.global_moments = omp_get_wtime() - tm;
+  global_built_ = true;
+}
+
+template <class Force, class EPI, class EPJ, class Moment, class SPJ>
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::makeInteractionGroups() {
+  const double t = omp_get_wtime();
+  groups_ = makeGroups(local_.shape, n_group_limit_);
+  const auto ng = static_cast<std::int64_t>(groups_.size());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t g = 0; g < ng; ++g) {
+    InteractionGroup& group = groups_[static_cast<std::size_t>(g)];
+    for (std::uint32_t i = group.first; i < group.first + group.count; ++i) group.box.merge(positionOf(epi_[i]));
+  }
+  profile_.n_groups = ng;
+  profile_.groups = omp_get_wtime() - t;
+}
+
+template <class Force, class EPI, class EPJ, class Moment, class SPJ>
+template <class EpKernel, class SpKernel>
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::walkAndCompute(EpKernel& kernel_ep, SpKernel& kernel_sp) {
+  const Built& tree = walkTreeSource();
+  const double start = omp_get_wtime();
+  double walk_thread_seconds = 0.0, kernel_thread_seconds = 0.0;
+  std::int64_t n_ep_ep = 0, n_ep_sp = 0;
+  const auto ng = static_cast<std::int64_t>(groups_.size());
+#pragma omp parallel reduction(+ : walk_thread_seconds, kernel_thread_seconds, n_ep_ep, n_ep_sp)
+  {
+    std::vector<EPJ> ep_list;
+    std::vector<SPJ> sp_list;
+    std::vector<std::int32_t> stack;
+#pragma omp for schedule(dynamic, 4)
+    for (std::int64_t g = 0; g < ng; ++g) {
+      const InteractionGroup& group = groups_[static_cast<std::size_t>(g)];
+      const double t0 = omp_get_wtime();
+      ep_list.clear();
+      sp_list.clear();
+      walkTree(
+          tree.shape, tree.cell_pos, criterion_, group.box, true, stack,
+          [&](std::int32_t cell) { sp_list.push_back(tree.cell_spj[static_cast<std::size_t>(cell)]); },
+          [&](const TreeCell& leaf) {
+            ep_list.insert(ep_list.end(), tree.epj.begin() + leaf.ep_first,
+                           tree.epj.begin() + leaf.ep_first + leaf.ep_count);
+            sp_list.insert(sp_list.end(), tree.spj.begin() + leaf.sp_first,
+                           tree.spj.begin() + leaf.sp_first + leaf.sp_count);
+          });
+      const double t1 = omp_get_wtime();
+      const auto n_i = static_cast<int>(group.count);
+      kernel_ep(epi_.data() + group.first, n_i, ep_list.data(), static_cast<int>(ep_list.size()),
+                force_.data() + group.first);
+      if (!sp_list.empty())
+        kernel_sp(epi_.data() + group.first, n_i, sp_list.data(), static_cast<int>(sp_list.size()),
+                  force_.data() + group.first);
+      walk_thread_seconds += t1 - t0;
+      kernel_thread_seconds += omp_get_wtime() - t1;
+      n_ep_ep += static_cast<std::int64_t>(group.count) * static_cast<std::int64_t>(ep_list.size());
+      n_ep_sp += static_cast<std::int64_t>(group.count) * static_cast<std::int64_t>(sp_list.size());
+    }
+  }
+  // Walk and kernel interleave on every thread: split the wall time in proportion.
+  const double wall = omp_get_wtime() - start, busy = walk_thread_seconds + kernel_thread_seconds;
+  profile_.walk = busy > 0 ? wall * walk_thread_seconds / busy : 0.0;
+  profile_.kernel = busy > 0 ? wall * kernel_thread_seconds / busy : 0.0;
+  profile_.n_ep_ep = n_ep_ep;
+  profile_.n_ep_sp = n_ep_sp;
+}
+
+template <class Force, class EPI, class EPJ, class Moment, class SPJ>
+std::size_t TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::memoryBytes() const {
+  auto bytes = [](const auto& v) { return v.capacity() * sizeof(typename std::decay_t<decltype(v)>::value_type); };
+  auto built = [&](const Built& b) {
+    return bytes(b.ep_keys) + bytes(b.sp_keys) + bytes(b.epj) + bytes(b.spj) + bytes(b.shape.cells) +
+           bytes(b.shape.level_begin) + bytes(b.moments) + bytes(b.cell_spj) + bytes(b.cell_pos);
+  };
+  return bytes(keys_) + bytes(sort_scratch_) + bytes(order_) + bytes(sorted_of_original_) + bytes(epi_) +
+         bytes(force_) + built(local_) + built(global_) + bytes(groups_);
+}
+
+// FDPS's spelling: TreeForForceLong<Force, EPI, EPJ>::Monopole and friends.
+template <class Force, class EPI, class EPJ>
+struct TreeForForceLong {
+  using Monopole = TreeForForceLongWith<Force, EPI, EPJ, MomentMonopole, SPJMonopole>;
+  using Quadrupole = TreeForForceLongWith<Force, EPI, EPJ, MomentQuadrupole, SPJQuadrupole>;
+  using MonopoleGeometricCenter =
+      TreeForForceLongWith<Force, EPI, EPJ, MomentMonopoleGeometricCenter, SPJMonopoleGeometricCenter>;
+  using DipoleGeometricCenter =
+      TreeForForceLongWith<Force, EPI, EPJ, MomentDipoleGeometricCenter, SPJDipoleGeometricCenter>;
+  using QuadrupoleGeometricCenter =
+      TreeForForceLongWith<Force, EPI, EPJ, MomentQuadrupoleGeometricCenter, SPJQuadrupoleGeometricCenter>;
+  // A user's own moment and superparticle pair.
+  template <class Moment, class SPJ>
+  using WithMoment = TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>;
+};
+
+}  // namespace grove

@@ -1,0 +1,144 @@
+#pragma once
+// Double-precision gravity for the tree tests: particle types, kernels for every moment type,
+// and the direct-summation reference. Charges may be negative (Coulomb-like tests).
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "grove/grove.hpp"
+#include "grove/tree/tree_for_force_long.hpp"
+#include "support/particles.hpp"
+
+namespace grove::testing_support {
+
+struct AccPot {
+  Vec3d acc;
+  double pot = 0.0;
+  void clear() { acc = {}, pot = 0.0; }
+};
+
+struct Charged {
+  std::int64_t id = 0;
+  double charge = 0.0;
+  Vec3d pos;
+  AccPot result;
+
+  Vec3d getPos() const { return pos; }
+  void setPos(const Vec3d& p) { pos = p; }
+  void copyFromForce(const AccPot& f) { result = f; }
+};
+
+struct ChargedEP {
+  Vec3d pos;
+  double charge = 0.0;
+  Vec3d getPos() const { return pos; }
+  void setPos(const Vec3d& p) { pos = p; }
+  double getCharge() const { return charge; }
+  void copyFromFP(const Charged& c) { pos = c.pos, charge = c.charge; }
+};
+
+inline constexpr double kTestEps2 = 1e-6;
+
+// acc += q (x_j - x_i) / r^3, pot -= q / r, with Plummer softening; self pairs skipped.
+struct DirectKernel {
+  template <class Source>
+  void operator()(const ChargedEP* epi, int n_i, const Source* src, int n_j, AccPot* f) const {
+    for (int i = 0; i < n_i; ++i)
+      for (int j = 0; j < n_j; ++j) {
+        const Vec3d d = Vec3d(src[j].getPos()) - epi[i].pos;
+        const double r2 = norm2(d);
+        if (r2 == 0.0) continue;
+        const double r_inv = 1.0 / std::sqrt(r2 + kTestEps2), q = src[j].getCharge();
+        f[i].acc += (q * r_inv * r_inv * r_inv) * d;
+        f[i].pot -= q * r_inv;
+      }
+  }
+};
+
+// Expansion about the superparticle's centre p with dipole D and raw second moment Q:
+// phi(r) = -q/r - D.r/r^3 - (3 rQr - r^2 trQ) / (2 r^5), r = x - p.
+inline void addMultipole(const Vec3d& r, double q, const Vec3d& dipole, const SymMat3d& quad, AccPot& f) {
+  const double r2 = norm2(r) + kTestEps2, r_inv = 1.0 / std::sqrt(r2);
+  const double r3 = r_inv * r_inv * r_inv, r5 = r3 * r_inv * r_inv, r7 = r5 * r_inv * r_inv;
+  const Vec3d qr = quad * r;
+  const double rqr = dot(r, qr), dr = dot(dipole, r), tr = quad.trace();
+  f.pot += -q * r_inv - dr * r3 - 1.5 * rqr * r5 + 0.5 * tr * r3;
+  f.acc += -q * r3 * r + dipole * r3 - 3.0 * dr * r5 * r + 3.0 * r5 * qr - 7.5 * rqr * r7 * r + 1.5 * tr * r5 * r;
+}
+
+struct MultipoleKernel {
+  template <class SPJ>
+  void operator()(const ChargedEP* epi, int n_i, const SPJ* sp, int n_j, AccPot* f) const {
+    for (int i = 0; i < n_i; ++i)
+      for (int j = 0; j < n_j; ++j) {
+        Vec3d dipole;
+        SymMat3d quad;
+        if constexpr (requires { sp[j].dipole; }) dipole = sp[j].dipole;
+        if constexpr (requires { sp[j].quad; }) quad = sp[j].quad;
+        addMultipole(epi[i].pos - sp[j].getPos(), sp[j].getCharge(), dipole, quad, f[i]);
+      }
+  }
+};
+
+// Direct summation over every rank's particles, for this rank's particles (in psys order).
+inline std::vector<AccPot> directSummation(const ParticleSystem<Charged>& psys) {
+  const auto all = psys.comm().allgatherv(psys.particles());
+  std::vector<AccPot> out(psys.size());
+  const auto n = static_cast<std::int64_t>(psys.size());
+#pragma omp parallel for schedule(dynamic, 16)
+  for (std::int64_t i = 0; i < n; ++i) {
+    AccPot f;
+    ChargedEP target;
+    target.copyFromFP(psys[static_cast<std::size_t>(i)]);
+    for (const Charged& c : all) {
+      if (c.id == psys[static_cast<std::size_t>(i)].id) continue;
+      ChargedEP source;
+      source.copyFromFP(c);
+      DirectKernel{}(&target, 1, &source, 1, &f);
+    }
+    out[static_cast<std::size_t>(i)] = f;
+  }
+  return out;
+}
+
+struct ErrorStats {
+  double median = 0, p99 = 0, max = 0;
+};
+
+// Relative acceleration errors |a - a_ref| / |a_ref| over all ranks.
+inline ErrorStats relativeErrors(const Comm& comm, const std::vector<Vec3d>& acc, const std::vector<AccPot>& ref) {
+  std::vector<double> local(acc.size());
+  for (std::size_t i = 0; i < acc.size(); ++i) local[i] = norm(acc[i] - ref[i].acc) / norm(ref[i].acc);
+  std::vector<double> all = comm.allgatherv(std::span<const double>(local));
+  std::sort(all.begin(), all.end());
+  if (all.empty()) return {};
+  auto at = [&](double q) { return all[static_cast<std::size_t>(q * static_cast<double>(all.size() - 1))]; };
+  return {at(0.5), at(0.99), all.back()};
+}
+
+inline Vec3d coldSpherePosition(std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  Vec3d p;
+  do p = {u(rng), u(rng), u(rng)};
+  while (norm2(p) >= 1.0);
+  return 3.0 * p;
+}
+
+// This rank's share of n bodies of total charge 1 (or of charges +-1/n when bipolar).
+inline void makeSystem(ParticleSystem<Charged>& psys, std::int64_t n, bool plummer_sphere, bool bipolar = false,
+                       std::uint64_t seed = 42) {
+  const int r = psys.comm().rank(), p = psys.comm().size();
+  const std::int64_t begin = n * r / p, end = n * (r + 1) / p;
+  psys.resize(0);
+  for (std::int64_t id = begin; id < end; ++id) {
+    std::mt19937_64 rng(seed * 1000003 + static_cast<std::uint64_t>(id));
+    Charged c;
+    c.id = id;
+    c.pos = plummer_sphere ? plummer(rng) : coldSpherePosition(rng);
+    c.charge = bipolar ? ((id % 2) ? 1.0 : -1.0) / static_cast<double>(n) : 1.0 / static_cast<double>(n);
+    if (bipolar) c.pos.x += (id % 2) ? 0.3 : -0.3;  // separated charges: a strong dipole
+    psys.add(c);
+  }
+}
+
+}  // namespace grove::testing_support

@@ -1,0 +1,56 @@
+#pragma once
+// User template: particle classes for self-gravity (copy this file and edit).
+//
+// FP   the full particle: everything a body carries between steps. Needs getPos() and
+//      copyFromForce(); setPos() too for periodic boundaries. Must be trivially copyable.
+// EPI  what an i-particle (receiving force) needs in the kernel: position (and softening, here
+//      a kernel parameter instead).
+// EPJ  what a j-particle (exerting force) needs: position and mass (getCharge()). EPJs travel
+//      between ranks in local essential trees, so keep them small: floats halve the traffic.
+// Force what the kernel accumulates; clear() zeroes it before each calculation.
+#include <cstdint>
+
+#include "grove/grove.hpp"
+
+namespace user {
+
+struct GravityForce {
+  grove::Vec3f acc;
+  float pot = 0.0f;
+  void clear() { acc = {}, pot = 0.0f; }
+};
+
+struct Body {
+  std::int64_t id = 0;
+  double mass = 0.0;
+  grove::Vec3d pos, vel, acc;
+  double pot = 0.0;
+
+  grove::Vec3d getPos() const { return pos; }
+  void setPos(const grove::Vec3d& p) { pos = p; }
+  double getCharge() const { return mass; }
+  void copyFromForce(const GravityForce& f) {
+    acc = grove::Vec3d(f.acc);
+    pot = f.pot;
+  }
+};
+
+struct GravityEPI {
+  grove::Vec3f pos;
+  grove::Vec3f getPos() const { return pos; }
+  void copyFromFP(const Body& b) { pos = static_cast<grove::Vec3f>(b.pos); }
+};
+
+struct GravityEPJ {
+  grove::Vec3f pos;
+  float mass = 0.0f;
+  grove::Vec3f getPos() const { return pos; }
+  void setPos(const grove::Vec3d& p) { pos = static_cast<grove::Vec3f>(p); }
+  float getCharge() const { return mass; }
+  void copyFromFP(const Body& b) {
+    pos = static_cast<grove::Vec3f>(b.pos);
+    mass = static_cast<float>(b.mass);
+  }
+};
+
+}  // namespace user
