@@ -207,6 +207,12 @@ RequestHandle* irecv(const CommHandle& comm, void* buffer, int count, std::size_
 
 void wait(RequestHandle& request) { MPI_Wait(&request.request, MPI_STATUS_IGNORE); }
 
+void cancel(RequestHandle& request) noexcept {
+  if (request.request == MPI_REQUEST_NULL) return;
+  MPI_Cancel(&request.request);
+  MPI_Request_free(&request.request);
+}
+
 void destroyRequest(RequestHandle* request) noexcept { delete request; }
 
 }  // namespace grove::detail

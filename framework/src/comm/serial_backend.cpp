@@ -155,6 +155,11 @@ void wait(RequestHandle& request) {
                                     request.tag));
 }
 
+void cancel(RequestHandle& request) noexcept {
+  if (request.owner && !request.complete) std::erase(request.owner->unmatched_receives, &request);
+  request.complete = true;
+}
+
 void destroyRequest(RequestHandle* request) noexcept {
   if (request && request->owner && !request->complete) std::erase(request->owner->unmatched_receives, request);
   delete request;

@@ -13,13 +13,7 @@ namespace grove {
 
 inline void throwIfAnyRankFailed(const Comm& comm, const std::optional<std::string>& my_failure,
                                  std::string_view stage) {
-  const int no_failure = comm.size();
-  const int first_failed_rank = comm.allreduceMin(my_failure ? comm.rank() : no_failure);
-  if (first_failed_rank == no_failure) return;
-  if (my_failure) throw Error(stage, *my_failure);
-  throw Error(stage, fmt::format("stopped because rank {} found bad input (its message names it); nothing was "
-                                 "changed here",
-                                 first_failed_rank));
+  comm.throwIfAnyFailed(my_failure, stage);
 }
 
 }  // namespace grove

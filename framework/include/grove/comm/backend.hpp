@@ -47,6 +47,8 @@ RequestHandle* isend(const CommHandle& comm, const void* buffer, int count, std:
                      int tag);
 RequestHandle* irecv(const CommHandle& comm, void* buffer, int count, std::size_t elem_bytes, int source, int tag);
 void wait(RequestHandle& request);
+// Abandons a pending request without waiting (used while an exception unwinds).
+void cancel(RequestHandle& request) noexcept;
 void destroyRequest(RequestHandle* request) noexcept;
 
 struct RequestDeleter {

@@ -5,7 +5,10 @@
 #include <climits>
 #include <cstddef>
 #include <memory>
+#include <exception>
 #include <numeric>
+#include <optional>
+#include <string>
 #include <span>
 #include <type_traits>
 #include <utility>
@@ -35,8 +38,10 @@ class Request {
     return *this;
   }
   ~Request() {
-    // A destructor may not throw; a failure in the backend here has already aborted the run.
-    if (handle_) detail::wait(*handle_);
+    if (!handle_) return;
+    // While an exception unwinds, the matching message may never come: cancel, don't wait.
+    if (std::uncaught_exceptions() > 0) detail::cancel(*handle_);
+    else detail::wait(*handle_);
   }
   void wait() {
     if (handle_) {
@@ -66,8 +71,12 @@ class Comm {
 
   void barrier() const { detail::barrier(*handle_); }
 
-  // Ranks with equal colour form one new communicator, ordered by key (then by old rank).
-  Comm split(int color, int key) const { return Comm(detail::splitComm(*handle_, color, key)); }
+  // Ranks with equal colour (>= 0) form one new communicator, ordered by key (then by old rank).
+  Comm split(int color, int key) const {
+    require(color >= 0, "Comm::split", "colour must be non-negative, got {} (every rank joins some communicator)",
+            color);
+    return Comm(detail::splitComm(*handle_, color, key));
+  }
 
   // ---- reductions: T is arithmetic, Vec3, or has a ReductionLayout -------------------------
   template <Reducible T>
@@ -143,8 +152,10 @@ class Comm {
   // send[r] goes to rank r; the result's [r] came from rank r.
   template <Transferable T>
   std::vector<T> alltoall(std::span<const T> send) const {
-    require(send.size() == static_cast<std::size_t>(size()), "Comm::alltoall",
-            "needs one element per rank ({}), got {}", size(), send.size());
+    std::optional<std::string> problem;
+    if (send.size() != static_cast<std::size_t>(size()))
+      problem = fmt::format("needs one element per rank ({}), got {}", size(), send.size());
+    throwIfAnyFailed(problem, "Comm::alltoall");
     std::vector<T> out(send.size());
     detail::alltoall(*handle_, send.data(), out.data(), sizeof(T));
     return out;
@@ -154,17 +165,54 @@ class Comm {
   template <Transferable T>
   std::vector<T> alltoallv(std::span<const T> send, std::span<const int> send_counts,
                            std::vector<int>* recv_counts_out = nullptr) const {
+    // Checked on every rank before any message, so a bad call stops all ranks, none hangs.
+    std::optional<std::string> problem;
+    long long sent = 0;
+    for (int c : send_counts) sent += c;
+    if (send_counts.size() != static_cast<std::size_t>(size()))
+      problem = fmt::format("needs one send count per rank ({}), got {}", size(), send_counts.size());
+    else if (sent != static_cast<long long>(send.size()))
+      problem = fmt::format("send counts add up to {} but {} elements were given", sent, send.size());
+    throwIfAnyFailed(problem, "Comm::alltoallv");
     const std::vector<int> recv_counts = alltoall(send_counts);
     const std::vector<int> send_displacements = exclusiveScan({send_counts.begin(), send_counts.end()});
     const std::vector<int> recv_displacements = exclusiveScan(recv_counts);
-    require(static_cast<std::size_t>(send_displacements.back() + send_counts.back()) == send.size(),
-            "Comm::alltoallv", "send counts add up to {} but {} elements were given",
-            send_displacements.back() + send_counts.back(), send.size());
     std::vector<T> out(static_cast<std::size_t>(recv_displacements.back() + recv_counts.back()));
     detail::alltoallv(*handle_, send.data(), send_counts.data(), send_displacements.data(), out.data(),
                       recv_counts.data(), recv_displacements.data(), sizeof(T));
     if (recv_counts_out) *recv_counts_out = recv_counts;
     return out;
+  }
+
+  // The same calls for std::vector arguments (a span parameter does not deduce from them).
+  template <Transferable T>
+  std::vector<T> allgatherv(const std::vector<T>& mine, std::vector<int>* counts_out = nullptr) const {
+    return allgatherv(std::span<const T>(mine), counts_out);
+  }
+  template <Transferable T>
+  std::vector<T> gatherv(const std::vector<T>& mine, int root = 0, std::vector<int>* counts_out = nullptr) const {
+    return gatherv(std::span<const T>(mine), root, counts_out);
+  }
+  template <Transferable T>
+  std::vector<T> alltoall(const std::vector<T>& send) const {
+    return alltoall(std::span<const T>(send));
+  }
+  template <Transferable T>
+  std::vector<T> alltoallv(const std::vector<T>& send, const std::vector<int>& send_counts,
+                           std::vector<int>* recv_counts_out = nullptr) const {
+    return alltoallv(std::span<const T>(send), std::span<const int>(send_counts), recv_counts_out);
+  }
+
+  // Collective: when any rank passes a problem, every rank throws grove::Error (the finder
+  // with its own message, the others naming the finder). See also throwIfAnyRankFailed.
+  void throwIfAnyFailed(const std::optional<std::string>& my_problem, std::string_view stage) const {
+    const int no_failure = size();
+    const int first = allreduceMin(my_problem ? rank() : no_failure);
+    if (first == no_failure) return;
+    if (my_problem) throw Error(stage, *my_problem);
+    throw Error(stage, fmt::format("stopped because rank {} found bad input (its message names it); nothing was "
+                                   "changed here",
+                                   first));
   }
 
   // ---- point-to-point (nonblocking) -------------------------------------------------------------

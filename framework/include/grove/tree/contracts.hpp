@@ -22,21 +22,27 @@ concept HasGetCharge = requires(const P& p) {
 template <class F>
 concept HasClear = requires(F& f) { f.clear(); };
 
-// True when every contract holds; each failing one has already produced its own message.
+// Contracts on the tree's own types, checked where the tree type is named.
+template <class Force, class EPI, class EPJ>
+consteval bool checkLongRangeTypeContracts() {
+  static_assert(HasGetPos<EPI>, "grove: the EPI type needs `getPos() const` returning a 3-vector");
+  static_assert(HasGetPos<EPJ>, "grove: the EPJ type needs `getPos() const` returning a 3-vector");
+  static_assert(HasGetCharge<EPJ>, "grove: the EPJ type needs `getCharge() const` (long-range trees)");
+  static_assert(HasClear<Force>, "grove: the Force type needs `clear()`");
+  static_assert(std::is_trivially_copyable_v<EPJ>, "grove: the EPJ type must be trivially copyable (it travels in LETs)");
+  return HasGetPos<EPI> && HasGetPos<EPJ> && HasGetCharge<EPJ> && HasClear<Force> && std::is_trivially_copyable_v<EPJ>;
+}
+
+// Contracts that involve the full particle, checked where a force calculation is called. True
+// when every contract holds; each failing one has produced its own message (once).
 template <class FP, class Force, class EPI, class EPJ>
 consteval bool checkLongRangeContracts() {
   static_assert(HasGetPos<FP>, "grove: the FP (full particle) type needs `getPos() const` returning a 3-vector");
   static_assert(HasCopyFromForce<FP, Force>, "grove: the FP (full particle) type needs `copyFromForce(const Force&)`");
-  static_assert(HasGetPos<EPI>, "grove: the EPI type needs `getPos() const` returning a 3-vector");
   static_assert(HasCopyFromFP<EPI, FP>, "grove: the EPI type needs `copyFromFP(const FP&)`");
-  static_assert(HasGetPos<EPJ>, "grove: the EPJ type needs `getPos() const` returning a 3-vector");
   static_assert(HasCopyFromFP<EPJ, FP>, "grove: the EPJ type needs `copyFromFP(const FP&)`");
-  static_assert(HasGetCharge<EPJ>, "grove: the EPJ type needs `getCharge() const` (long-range trees)");
-  static_assert(HasClear<Force>, "grove: the Force type needs `clear()`");
-  static_assert(std::is_trivially_copyable_v<EPJ>, "grove: the EPJ type must be trivially copyable (it travels in LETs)");
-  return HasGetPos<FP> && HasCopyFromForce<FP, Force> && HasGetPos<EPI> && HasCopyFromFP<EPI, FP> &&
-         HasGetPos<EPJ> && HasCopyFromFP<EPJ, FP> && HasGetCharge<EPJ> && HasClear<Force> &&
-         std::is_trivially_copyable_v<EPJ>;
+  return HasGetPos<FP> && HasCopyFromForce<FP, Force> && HasCopyFromFP<EPI, FP> && HasCopyFromFP<EPJ, FP> &&
+         HasGetPos<EPI> && HasGetPos<EPJ> && HasGetCharge<EPJ> && HasClear<Force> && std::is_trivially_copyable_v<EPJ>;
 }
 
 }  // namespace grove

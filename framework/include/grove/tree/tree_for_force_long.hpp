@@ -74,8 +74,12 @@ Boxd boundingBoxOfPositions(std::span<const T> items) {
 
 template <class Force, class EPI, class EPJ, class Moment, class SPJ>
 class TreeForForceLongWith {
-  static_assert(MomentType<Moment, EPJ>, "grove: the moment type does not meet the moment contract (moments.hpp)");
-  static_assert(SuperParticleType<SPJ, Moment>, "grove: the SPJ type does not meet the superparticle contract");
+  static constexpr bool kTypesValid = checkLongRangeTypeContracts<Force, EPI, EPJ>();
+  // The moment contract is only worth checking once the EPJ contract holds (moments read it).
+  static_assert(!kTypesValid || MomentType<Moment, EPJ>,
+                "grove: the moment type does not meet the moment contract (see grove/tree/moments.hpp)");
+  static_assert(SuperParticleType<SPJ, Moment>,
+                "grove: the SPJ type does not meet the superparticle contract (see grove/tree/moments.hpp)");
 
  public:
   using ForceType = Force;

@@ -1,0 +1,171 @@
+// Tree stages against brute force: keys, sort, cell linking, moments and groups.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "grove/tree/groups.hpp"
+#include "grove/tree/moment_pass.hpp"
+#include "grove/tree/radix_sort.hpp"
+#include "grove/tree/tree_cells.hpp"
+#include "support/gravity.hpp"
+
+using namespace grove;
+using grove::testing_support::ChargedEP;
+
+namespace {
+
+std::vector<Vec3d> clusteredPositions(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Vec3d> out(n);
+  for (auto& p : out) p = grove::testing_support::plummer(rng);
+  // A tight clump of identical positions and a far outlier stress the deepest levels.
+  for (std::size_t i = 0; i < std::min<std::size_t>(n / 10, 50); ++i) out[i] = {0.125, 0.25, -0.5};
+  if (n > 100) out[100] = {40, -40, 40};
+  return out;
+}
+
+}  // namespace
+
+TEST(Morton, KeysInterleaveXYZBitsInThatOrder) {
+  EXPECT_EQ(mortonKeyFromCell(1, 0, 0), 4u);
+  EXPECT_EQ(mortonKeyFromCell(0, 1, 0), 2u);
+  EXPECT_EQ(mortonKeyFromCell(0, 0, 1), 1u);
+  EXPECT_EQ(mortonKeyFromCell(3, 0, 0), 4u + 32u);
+  const std::uint32_t top = kMortonCellsPerAxis - 1;
+  EXPECT_EQ(mortonKeyFromCell(top, top, top), (MortonKey{1} << 63) - 1);
+}
+
+TEST(Morton, CellBoxesContainTheirPointsAtEveryLevel) {
+  const RootCell root = rootCellAround({{-1, -2, -3}, {4, 1, 0}});
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (int i = 0; i < 200; ++i) {
+    const Vec3d p{-1 + 5 * u(rng), -2 + 3 * u(rng), -3 + 3 * u(rng)};
+    const MortonKey key = root.keyOf(p);
+    for (int level : {0, 1, 5, 21}) {
+      const Boxd box = root.cellBox(key >> (3 * (kMortonLevels - level)), level);
+      ASSERT_TRUE(box.containsClosed(p)) << "level " << level;
+      EXPECT_NEAR(box.size().x, root.cellLength(level), 1e-12);
+    }
+  }
+}
+
+TEST(RadixSort, MatchesStableStdSort) {
+  std::mt19937_64 rng(11);
+  for (std::size_t n : {0u, 1u, 7u, 1000u, 100000u}) {
+    std::vector<KeyIndex> items(n);
+    for (std::size_t i = 0; i < n; ++i) items[i] = {rng() >> (i % 3 == 0 ? 40 : 1), static_cast<std::uint32_t>(i)};
+    if (n > 10) items[5].key = items[9].key;  // a tie: stability decides its order
+    auto expected = items;
+    std::stable_sort(expected.begin(), expected.end(), [](auto& a, auto& b) { return a.key < b.key; });
+    std::vector<KeyIndex> scratch;
+    radixSortByKey(items, scratch);
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(items[i].key, expected[i].key);
+      ASSERT_EQ(items[i].index, expected[i].index);
+    }
+  }
+}
+
+TEST(LinkCells, EveryCellHoldsExactlyTheKeysOfItsPrefixAndLeavesRespectTheLimit) {
+  const auto positions = clusteredPositions(20000, 5);
+  Boxd bounds = Boxd::empty();
+  for (const auto& p : positions) bounds.merge(p);
+  const RootCell root = rootCellAround(bounds);
+  std::vector<MortonKey> keys;
+  for (const auto& p : positions) keys.push_back(root.keyOf(p));
+  std::sort(keys.begin(), keys.end());
+  std::vector<MortonKey> sp_keys(keys.begin(), keys.begin() + 300);  // a second array sharing the tree
+  const int leaf_limit = 8;
+  const TreeShape shape = linkCells(keys, sp_keys, leaf_limit);
+  std::size_t leaf_particles = 0;
+  for (int level = 0; level < shape.levels(); ++level) {
+    for (std::uint32_t c = shape.level_begin[static_cast<std::size_t>(level)];
+         c < shape.level_begin[static_cast<std::size_t>(level) + 1]; ++c) {
+      const TreeCell& cell = shape.cells[c];
+      ASSERT_EQ(cell.level, level);
+      const MortonKey lo = cellKeyBegin(cell.prefix, level), hi = cellKeyEnd(cell.prefix, level);
+      // Brute force: the count of keys in [lo, hi).
+      const auto expected = std::count_if(keys.begin(), keys.end(), [&](MortonKey k) { return k >= lo && k < hi; });
+      const auto expected_sp =
+          std::count_if(sp_keys.begin(), sp_keys.end(), [&](MortonKey k) { return k >= lo && k < hi; });
+      ASSERT_EQ(cell.ep_count, static_cast<std::uint32_t>(expected));
+      ASSERT_EQ(cell.sp_count, static_cast<std::uint32_t>(expected_sp));
+      if (cell.isLeaf()) {
+        leaf_particles += cell.ep_count;
+        EXPECT_TRUE(cell.count() <= static_cast<std::uint32_t>(leaf_limit) || level == kMortonLevels);
+      } else {
+        std::uint32_t children = 0;
+        for (int k = 0; k < cell.child_count; ++k) children += shape.cells[static_cast<std::size_t>(cell.child_first + k)].count();
+        EXPECT_EQ(children, cell.count());
+      }
+    }
+  }
+  EXPECT_EQ(leaf_particles, keys.size());
+}
+
+TEST(Moments, QuadrupoleOfEveryCellEqualsTheSumOverItsParticles) {
+  const auto positions = clusteredPositions(3000, 9);
+  Boxd bounds = Boxd::empty();
+  for (const auto& p : positions) bounds.merge(p);
+  const RootCell root = rootCellAround(bounds);
+  std::vector<std::pair<MortonKey, ChargedEP>> keyed;
+  std::mt19937_64 rng(2);
+  for (const auto& p : positions) keyed.push_back({root.keyOf(p), {p, 0.5 + std::uniform_real_distribution<double>(0, 1)(rng)}});
+  std::sort(keyed.begin(), keyed.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  std::vector<MortonKey> keys;
+  std::vector<ChargedEP> epj;
+  for (auto& [k, e] : keyed) keys.push_back(k), epj.push_back(e);
+  const TreeShape shape = linkCells(keys, {}, 4);
+  std::vector<MomentQuadrupole> quad;
+  std::vector<MomentQuadrupoleGeometricCenter> gc;
+  computeMoments<MomentQuadrupole, ChargedEP, SPJQuadrupole>(shape, epj, {}, quad);
+  computeMoments<MomentQuadrupoleGeometricCenter, ChargedEP, SPJQuadrupoleGeometricCenter>(shape, epj, {}, gc);
+  for (std::size_t c = 0; c < shape.cells.size(); c += 7) {
+    const TreeCell& cell = shape.cells[c];
+    double mass = 0;
+    Vec3d com, mean;
+    for (std::uint32_t i = cell.ep_first; i < cell.ep_first + cell.ep_count; ++i)
+      mass += epj[i].charge, com += epj[i].charge * epj[i].pos, mean += epj[i].pos;
+    com /= mass;
+    mean /= static_cast<double>(cell.ep_count);
+    SymMat3d q, q_gc;
+    Vec3d dipole_gc;
+    for (std::uint32_t i = cell.ep_first; i < cell.ep_first + cell.ep_count; ++i) {
+      q += symmetricOuter(epj[i].pos - com, epj[i].pos - com, epj[i].charge);
+      q_gc += symmetricOuter(epj[i].pos - mean, epj[i].pos - mean, epj[i].charge);
+      dipole_gc += epj[i].charge * (epj[i].pos - mean);
+    }
+    const double scale = mass * norm2(bounds.size());
+    ASSERT_NEAR(quad[c].mass, mass, 1e-12 * mass);
+    ASSERT_NEAR(norm(quad[c].pos - com), 0.0, 1e-12 * norm(bounds.size()));
+    for (auto [a, b] : {std::pair{quad[c].quad.xx, q.xx}, {quad[c].quad.yz, q.yz}, {quad[c].quad.xz, q.xz},
+                        {gc[c].quad.xy, q_gc.xy}, {gc[c].quad.zz, q_gc.zz}})
+      ASSERT_NEAR(a, b, 1e-10 * scale) << "cell " << c;
+    ASSERT_NEAR(norm(gc[c].pos - mean), 0.0, 1e-12 * norm(bounds.size()));
+    ASSERT_NEAR(norm(gc[c].dipole - dipole_gc), 0.0, 1e-10 * mass * norm(bounds.size()));
+  }
+}
+
+TEST(Groups, CoverEveryParticleOnceWithinTheLimit) {
+  const auto positions = clusteredPositions(10000, 4);
+  Boxd bounds = Boxd::empty();
+  for (const auto& p : positions) bounds.merge(p);
+  const RootCell root = rootCellAround(bounds);
+  std::vector<MortonKey> keys;
+  for (const auto& p : positions) keys.push_back(root.keyOf(p));
+  std::sort(keys.begin(), keys.end());
+  const TreeShape shape = linkCells(keys, {}, 8);
+  const auto groups = makeGroups(shape, 64);
+  std::uint32_t next = 0;
+  for (const auto& g : groups) {
+    ASSERT_EQ(g.first, next);  // contiguous, in order, no gaps or overlaps
+    next += g.count;
+  }
+  EXPECT_EQ(next, keys.size());
+  // Only the identical-position clump may exceed the limit (it is one deepest-level leaf).
+  std::size_t oversized = 0;
+  for (const auto& g : groups) oversized += g.count > 64;
+  EXPECT_LE(oversized, 0u);
+}
