@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# The main sample: set-up, build, then samples/nbody on ${GROVE_RANKS:-2} MPI ranks.
-# Extra arguments go to the sample (see --help), e.g. tools/run_sample.sh --ic plummer -n 100000
+# The main sample: set-up, build, then samples/nbody on ${GROVE_RANKS:-2} MPI ranks, then a plot
+# of its energy error. Extra arguments go to the sample (see --help), e.g.
+#   tools/run_sample.sh --ic plummer -n 100000 --t-end 2
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/setup.sh
+GROVE_EXTRA_PACKAGES="python3-matplotlib" tools/setup.sh
 source tools/mpi_env.sh
-exec mpirun --oversubscribe -np "${GROVE_RANKS:-2}" "${GROVE_BUILD_DIR:-build}/samples/nbody/nbody" "$@"
+out=nbody_out
+for ((i = 1; i <= $#; i++)); do
+  if [[ "${!i}" == "-o" || "${!i}" == "--output-dir" ]]; then j=$((i + 1)); out="${!j}"; fi
+done
+mpirun --oversubscribe -np "${GROVE_RANKS:-2}" "${GROVE_BUILD_DIR:-build}/samples/nbody/nbody" "$@"
+/usr/bin/python3 tools/plot_energy.py "$out"

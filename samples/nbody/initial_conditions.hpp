@@ -3,11 +3,20 @@
 // the bodies from a per-body random stream, so the system is the same at every rank count.
 #include <cmath>
 #include <random>
+#include <cstdint>
 #include <string>
 
-#include "nbody_particle.hpp"
+#include "grove/core/vec3.hpp"
 
 namespace nbody {
+
+// What an initial condition sets; the sample copies it into its full particle.
+struct Body {
+  std::int64_t id = 0;
+  double mass = 0.0;
+  grove::Vec3d pos;
+  grove::Vec3d vel;
+};
 
 inline std::mt19937_64 streamForBody(std::uint64_t seed, std::int64_t id) {
   std::seed_seq seq{seed, static_cast<std::uint64_t>(id)};

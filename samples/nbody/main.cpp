@@ -1,43 +1,164 @@
-// samples/nbody: generates a cold uniform sphere or a Plummer sphere, then steps it: drift,
-// domain decomposition (every --decompose-every steps) and particle exchange, printing one
-// progress line per step. Forces are not computed yet: bodies move ballistically until the
-// long-range tree lands; the decomposition and exchange are the real ones.
+// samples/nbody: self-gravity of a cold uniform sphere (the Accelerated FDPS paper's collapse
+// test) or a Plummer sphere, with the user-template particle classes and fp32 SIMD kernels.
+// Kick-drift-kick leapfrog; domain decomposition every --decompose-every steps; one progress
+// line per step; an energy log, snapshots, and optionally an accuracy check against direct
+// summation. Plot the energy log with tools/plot_energy.py.
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 
+#include "gravity_kernels.hpp"
 #include "grove/grove.hpp"
+#include "grove/tree/tree_for_force_long.hpp"
 #include "initial_conditions.hpp"
 
 namespace {
 
 struct Options {
-  std::int64_t n = 1 << 16;
+  std::int64_t n = 1 << 14;
   std::string ic = "cold";
+  std::string moment = "monopole";
   std::string method = "multisection";
+  double theta = 0.5;
+  int n_leaf = 8;
+  int n_group = 256;
+  double eps = 1.0 / 32.0;
   double dt = 1.0 / 128.0;
-  double t_end = 0.25;
+  double t_end = 1.0;
   int decompose_every = 4;
-  double coef_ema = 1.0;
-  int samples_per_rank = grove::DomainInfo::kDefaultSamplesPerRank;
+  int snapshot_every = 0;  // steps; 0: only the last
   std::uint64_t seed = 1;
   std::string output_dir = "nbody_out";
+  int check_accuracy = 0;  // particles per rank compared with direct summation at the start
 };
+
+using Kernels = grove::TreeForForceLong<user::GravityForce, user::GravityEPI, user::GravityEPJ>;
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-void generate(grove::ParticleSystem<nbody::Body>& bodies, const Options& opt) {
+void generate(grove::ParticleSystem<user::Body>& bodies, const Options& opt) {
   const int rank = bodies.comm().rank(), ranks = bodies.comm().size();
   const std::int64_t begin = opt.n * rank / ranks, end = opt.n * (rank + 1) / ranks;
-  bodies.resize(static_cast<std::size_t>(end - begin));
-  for (std::int64_t id = begin; id < end; ++id)
-    bodies[static_cast<std::size_t>(id - begin)] =
-        opt.ic == "plummer" ? nbody::plummerSphere(id, opt.n, opt.seed) : nbody::coldUniformSphere(id, opt.n, opt.seed);
+  for (std::int64_t id = begin; id < end; ++id) {
+    const nbody::Body b = opt.ic == "plummer" ? nbody::plummerSphere(id, opt.n, opt.seed)
+                                              : nbody::coldUniformSphere(id, opt.n, opt.seed);
+    user::Body u;
+    u.id = b.id, u.mass = b.mass, u.pos = b.pos, u.vel = b.vel;
+    bodies.add(u);
+  }
+}
+
+struct Energy {
+  double kinetic = 0, potential = 0;
+  double total() const { return kinetic + potential; }
+};
+
+Energy energyOf(const grove::ParticleSystem<user::Body>& bodies, double eps) {
+  double kinetic = 0, potential = 0;
+  for (const auto& b : bodies) {
+    kinetic += 0.5 * b.mass * grove::norm2(b.vel);
+    potential += 0.5 * b.mass * (b.pot + b.mass / eps);  // the kernel's self term is -m/eps
+  }
+  return {bodies.comm().allreduceSum(kinetic), bodies.comm().allreduceSum(potential)};
+}
+
+void writeSnapshot(const grove::ParticleSystem<user::Body>& bodies, const std::filesystem::path& path, double time) {
+  const auto all = bodies.comm().gatherv(bodies.particles(), 0);
+  if (bodies.comm().rank() != 0) return;
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) throw grove::Error("nbody", fmt::format("cannot write snapshot {}", path.string()));
+  fmt::print(f, "# time {} n {}\n# id mass x y z vx vy vz\n", time, all.size());
+  for (const auto& b : all)
+    fmt::print(f, "{} {:.9g} {:.9g} {:.9g} {:.9g} {:.9g} {:.9g} {:.9g}\n", b.id, b.mass, b.pos.x, b.pos.y, b.pos.z,
+               b.vel.x, b.vel.y, b.vel.z);
+  std::fclose(f);
+}
+
+// Relative acceleration error of the first `count` bodies of each rank against direct summation.
+void checkAccuracy(const grove::ParticleSystem<user::Body>& bodies, const Options& opt) {
+  const auto all = bodies.comm().allgatherv(bodies.particles());
+  std::vector<double> errors;
+  const std::size_t count = std::min<std::size_t>(static_cast<std::size_t>(opt.check_accuracy), bodies.size());
+  for (std::size_t i = 0; i < count; ++i) {
+    grove::Vec3d acc;
+    for (const auto& other : all) {
+      if (other.id == bodies[i].id) continue;
+      const grove::Vec3d d = other.pos - bodies[i].pos;
+      const double r2 = grove::norm2(d) + opt.eps * opt.eps;
+      acc += (other.mass / (r2 * std::sqrt(r2))) * d;
+    }
+    errors.push_back(grove::norm(bodies[i].acc - acc) / grove::norm(acc));
+  }
+  auto gathered = bodies.comm().allgatherv(errors);
+  std::sort(gathered.begin(), gathered.end());
+  if (gathered.empty()) return;
+  auto at = [&](double q) { return gathered[static_cast<std::size_t>(q * static_cast<double>(gathered.size() - 1))]; };
+  grove::log("accuracy vs direct summation ({} bodies): median {:.3e}  p99 {:.3e}  max {:.3e}", gathered.size(),
+             at(0.5), at(0.99), gathered.back());
+}
+
+template <class Tree, class SpKernel>
+int run(const grove::Runtime& runtime, const Options& opt, SpKernel sp_kernel_of_eps2) {
+  grove::ParticleSystem<user::Body> bodies;
+  grove::DomainInfo dinfo;
+  dinfo.setDecompositionMethod(opt.method == "orb" ? grove::DecompositionMethod::ORB
+                                                   : grove::DecompositionMethod::MULTISECTION);
+  generate(bodies, opt);
+  dinfo.decomposeDomainAll(bodies);
+  bodies.exchangeParticle(dinfo);
+
+  const float eps2 = static_cast<float>(opt.eps * opt.eps);
+  const user::GravityMonopoleKernel ep_kernel{eps2};
+  const auto sp_kernel = sp_kernel_of_eps2(eps2);
+  Tree tree(bodies.size(), opt.theta, opt.n_leaf, opt.n_group);
+  tree.calcForceAllAndWriteBack(ep_kernel, sp_kernel, bodies, dinfo);
+  if (opt.check_accuracy > 0) checkAccuracy(bodies, opt);
+
+  const std::filesystem::path out(opt.output_dir);
+  std::FILE* energy_log = nullptr;
+  if (runtime.rank() == 0) {
+    std::filesystem::create_directories(out);
+    energy_log = std::fopen((out / "energy.csv").c_str(), "w");
+    if (!energy_log) throw grove::Error("nbody", fmt::format("cannot write {}", (out / "energy.csv").string()));
+    fmt::print(energy_log, "step,time,kinetic,potential,total,relative_error,step_seconds\n");
+  }
+  const Energy e0 = energyOf(bodies, opt.eps);
+  grove::log("t = 0  E = {:.8f} (K = {:.6f}, W = {:.6f})", e0.total(), e0.kinetic, e0.potential);
+
+  const auto n_steps = static_cast<std::int64_t>(std::llround(opt.t_end / opt.dt));
+  double time = 0.0, total_seconds = 0.0;
+  for (std::int64_t step = 1; step <= n_steps; ++step) {
+    const auto start = std::chrono::steady_clock::now();
+    for (auto& b : bodies) {
+      b.vel += (0.5 * opt.dt) * b.acc;
+      b.pos += opt.dt * b.vel;
+    }
+    time += opt.dt;
+    if (step % opt.decompose_every == 0) dinfo.decomposeDomainAll(bodies);
+    bodies.exchangeParticle(dinfo);
+    tree.calcForceAllAndWriteBack(ep_kernel, sp_kernel, bodies, dinfo);
+    for (auto& b : bodies) b.vel += (0.5 * opt.dt) * b.acc;
+    const Energy e = energyOf(bodies, opt.eps);
+    const double step_seconds = bodies.comm().allreduceMax(secondsSince(start));
+    total_seconds += step_seconds;
+    const double relative_error = (e.total() - e0.total()) / std::abs(e0.total());
+    grove::log("step {:5d}  t = {:.4f}  dE/E = {:+.3e}  step {:.3f} s  {:.3e} particles/s", step, time, relative_error,
+               step_seconds, static_cast<double>(opt.n) / step_seconds);
+    if (energy_log)
+      fmt::print(energy_log, "{},{},{},{},{},{},{}\n", step, time, e.kinetic, e.potential, e.total(), relative_error,
+                 step_seconds);
+    if ((opt.snapshot_every > 0 && step % opt.snapshot_every == 0) || step == n_steps)
+      writeSnapshot(bodies, out / fmt::format("snapshot_{:05d}.txt", step), time);
+  }
+  if (energy_log) std::fclose(energy_log);
+  grove::log("done: {} steps, {:.3f} s per step; energy log and snapshots in {}", n_steps,
+             n_steps ? total_seconds / static_cast<double>(n_steps) : 0.0, out.string());
+  grove::log("last step profile: {}", tree.profile().json());
+  return 0;
 }
 
 }  // namespace
@@ -45,72 +166,30 @@ void generate(grove::ParticleSystem<nbody::Body>& bodies, const Options& opt) {
 int main(int argc, char** argv) {
   grove::Runtime runtime(argc, argv);
   Options opt;
-  CLI::App app{"grove N-body sample"};
+  CLI::App app{"grove N-body sample: self-gravity with a Barnes-Hut tree"};
   app.add_option("-n,--particles", opt.n, "number of bodies")->check(CLI::PositiveNumber);
   app.add_option("--ic", opt.ic, "initial condition")->check(CLI::IsMember({"cold", "plummer"}));
+  app.add_option("--moment", opt.moment, "tree moment")->check(CLI::IsMember({"monopole", "quadrupole"}));
   app.add_option("--method", opt.method, "domain decomposition")->check(CLI::IsMember({"multisection", "orb"}));
+  app.add_option("--theta", opt.theta, "opening angle")->check(CLI::NonNegativeNumber);
+  app.add_option("--n-leaf", opt.n_leaf, "most particles in a leaf")->check(CLI::PositiveNumber);
+  app.add_option("--n-group", opt.n_group, "most particles sharing one interaction list")->check(CLI::PositiveNumber);
+  app.add_option("--eps", opt.eps, "Plummer softening length")->check(CLI::PositiveNumber);
   app.add_option("--dt", opt.dt, "time step")->check(CLI::PositiveNumber);
   app.add_option("--t-end", opt.t_end, "end time")->check(CLI::NonNegativeNumber);
   app.add_option("--decompose-every", opt.decompose_every, "steps between decompositions")->check(CLI::PositiveNumber);
-  app.add_option("--coef-ema", opt.coef_ema, "smoothing of domain boundaries, (0, 1]")->check(CLI::Range(1e-6, 1.0));
-  app.add_option("--samples-per-rank", opt.samples_per_rank, "decomposition samples per rank")
-      ->check(CLI::PositiveNumber);
+  app.add_option("--snapshot-every", opt.snapshot_every, "steps between snapshots (0: last only)");
   app.add_option("--seed", opt.seed, "random seed");
-  app.add_option("-o,--output-dir", opt.output_dir, "directory for the progress log");
+  app.add_option("-o,--output-dir", opt.output_dir, "directory for the energy log and snapshots");
+  app.add_option("--check-accuracy", opt.check_accuracy,
+                 "compare this many bodies per rank with direct summation at t = 0");
   CLI11_PARSE(app, argc, argv);
 
-  grove::log("grove nbody: N = {}, ic = {}, {} ranks x {} threads, method = {}, dt = {}, t_end = {}", opt.n, opt.ic,
-             runtime.rankCount(), runtime.threadCount(), opt.method, opt.dt, opt.t_end);
-  grove::log("forces: none yet (ballistic drift); decomposition and exchange are real");
-
-  grove::ParticleSystem<nbody::Body> bodies;
-  grove::DomainInfo dinfo;
-  dinfo.initialize(opt.coef_ema);
-  dinfo.setSampleCountPerRank(opt.samples_per_rank);
-  dinfo.setDecompositionMethod(opt.method == "orb" ? grove::DecompositionMethod::ORB
-                                                   : grove::DecompositionMethod::MULTISECTION);
-  generate(bodies, opt);
-  dinfo.decomposeDomainAll(bodies);
-  bodies.exchangeParticle(dinfo);
-
-  std::FILE* log_file = nullptr;
-  if (runtime.rank() == 0) {
-    std::filesystem::create_directories(opt.output_dir);
-    log_file = std::fopen((std::filesystem::path(opt.output_dir) / "progress.csv").c_str(), "w");
-    if (!log_file) throw grove::Error("nbody", fmt::format("cannot write {}/progress.csv", opt.output_dir));
-    fmt::print(log_file, "step,time,n_global,n_max_rank,imbalance,decompose_s,exchange_s,step_s\n");
-  }
-
-  const grove::Comm& comm = bodies.comm();
-  const auto n_steps = static_cast<std::int64_t>(std::llround(opt.t_end / opt.dt));
-  double time = 0.0;
-  for (std::int64_t step = 1; step <= n_steps; ++step) {
-    const auto step_start = std::chrono::steady_clock::now();
-    for (auto& b : bodies) b.pos += opt.dt * b.vel;
-    time += opt.dt;
-
-    auto t = std::chrono::steady_clock::now();
-    if (step % opt.decompose_every == 0) dinfo.decomposeDomainAll(bodies);
-    const double decompose_s = comm.allreduceMax(secondsSince(t));
-    t = std::chrono::steady_clock::now();
-    bodies.exchangeParticle(dinfo);
-    const double exchange_s = comm.allreduceMax(secondsSince(t));
-    const double step_s = comm.allreduceMax(secondsSince(step_start));
-
-    const auto n_global = bodies.globalCount();
-    if (n_global != opt.n)
-      throw grove::Error("nbody", fmt::format("step {}: {} bodies, expected {}", step, n_global, opt.n));
-    const auto n_max = comm.allreduceMax(static_cast<grove::GlobalCount>(bodies.size()));
-    const double imbalance = static_cast<double>(n_max) * comm.size() / static_cast<double>(n_global);
-    grove::log("step {:4d}  t = {:.4f}  N = {}  max/mean per rank = {:.3f}  decompose {:.2e} s  exchange {:.2e} s  "
-               "step {:.2e} s  {:.3e} particles/s",
-               step, time, n_global, imbalance, decompose_s, exchange_s, step_s,
-               static_cast<double>(n_global) / step_s);
-    if (log_file)
-      fmt::print(log_file, "{},{},{},{},{},{},{},{}\n", step, time, n_global, n_max, imbalance, decompose_s, exchange_s,
-                 step_s);
-  }
-  if (log_file) std::fclose(log_file);
-  grove::log("done: {} steps, progress log in {}/progress.csv", n_steps, opt.output_dir);
-  return 0;
+  grove::log("grove nbody: N = {}, ic = {}, {} moment, theta = {}, leaf {}, group {}, eps = {}, dt = {}, t_end = {}, "
+             "{} ranks x {} threads",
+             opt.n, opt.ic, opt.moment, opt.theta, opt.n_leaf, opt.n_group, opt.eps, opt.dt, opt.t_end,
+             runtime.rankCount(), runtime.threadCount());
+  if (opt.moment == "quadrupole")
+    return run<Kernels::Quadrupole>(runtime, opt, [](float eps2) { return user::GravityQuadrupoleKernel{eps2}; });
+  return run<Kernels::Monopole>(runtime, opt, [](float eps2) { return user::GravityMonopoleKernel{eps2}; });
 }
