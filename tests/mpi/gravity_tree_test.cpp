@@ -176,3 +176,61 @@ TEST(GravityTree, ProfileCountsInteractionsAndPrintsEveryStage) {
                           "mean_ep_list", "let_ep_sent"})
     EXPECT_NE(json.find(fmt::format("\"{}\"", key)), std::string::npos) << key;
 }
+
+namespace {
+
+// A user's own moment: the monopole plus a particle count, carried through LETs by its SPJ.
+struct CountingMoment {
+  double mass = 0;
+  Vec3d pos;
+  std::int64_t count = 0;
+  void init() { *this = {}; }
+  Vec3d getPos() const { return pos; }
+  double getCharge() const { return mass; }
+  void accumulateAtLeaf(const ChargedEP& p) { mass += p.charge, pos += p.charge * p.pos, ++count; }
+  void accumulate(const CountingMoment& c) { mass += c.mass, pos += c.mass * c.pos, count += c.count; }
+  void set() { pos = mass != 0 ? pos / mass : Vec3d{}; }
+  void accumulateAtLeaf2(const ChargedEP&) {}
+  void accumulate2(const CountingMoment&) {}
+};
+
+struct CountingSPJ {
+  double mass = 0;
+  Vec3d pos;
+  std::int64_t count = 0;
+  void copyFromMoment(const CountingMoment& m) { mass = m.mass, pos = m.pos, count = m.count; }
+  CountingMoment convertToMoment() const { return {mass, pos, count}; }
+  Vec3d getPos() const { return pos; }
+  double getCharge() const { return mass; }
+  void clear() { *this = {}; }
+};
+
+}  // namespace
+
+// The user pair gives the monopole's forces exactly, and every particle of every rank is
+// represented exactly once in each particle's interaction lists (directly or inside a
+// superparticle): the counts of an ep list plus the counts in its sp list add up to N.
+TEST(GravityTree, UserSuppliedMomentAndSuperParticleWork) {
+  Prepared& p = prepared(1 << 12, true);
+  using Tree = TreeForForceLong<AccPot, ChargedEP, ChargedEP>::WithMoment<CountingMoment, CountingSPJ>;
+  const auto mono = treeAccelerations<Monopole>(p.psys, p.dinfo, 0.6);
+  Tree tree(p.psys.size(), 0.6, 8, 64);
+  tree.calcForceAllAndWriteBack(DirectKernel{}, MultipoleKernel{}, p.psys, p.dinfo);
+  for (std::size_t i = 0; i < p.psys.size(); ++i) ASSERT_EQ(p.psys[i].result.acc, mono[i]) << "particle " << i;
+
+  auto count_ep = [](const ChargedEP*, int n_i, const ChargedEP*, int n_j, AccPot* f) {
+    for (int i = 0; i < n_i; ++i) f[i].pot += n_j;
+  };
+  auto count_sp = [](const ChargedEP*, int n_i, const CountingSPJ* sp, int n_j, AccPot* f) {
+    double represented = 0;
+    for (int j = 0; j < n_j; ++j) represented += static_cast<double>(sp[j].count);
+    for (int i = 0; i < n_i; ++i) f[i].pot += represented;
+  };
+  const auto n_global = static_cast<double>(p.psys.globalCount());
+  for (double theta : {0.2, 0.6, 1.0}) {
+    Tree counting(p.psys.size(), theta, 8, 64);
+    counting.calcForceAll(count_ep, count_sp, p.psys, p.dinfo);
+    for (std::size_t i = 0; i < p.psys.size(); ++i)
+      ASSERT_EQ(counting.getForce(i).pot, n_global) << "particle " << i << " theta " << theta;
+  }
+}

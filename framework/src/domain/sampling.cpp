@@ -22,7 +22,8 @@ std::vector<std::size_t> stratifiedSampleIndices(std::size_t n, std::size_t coun
 
 }  // namespace detail
 
-SamplePlan DomainInfo::planSamples(std::size_t local_particles, std::optional<double> weight) const {
+SamplePlan DomainInfo::planSamples(std::size_t local_particles, std::optional<double> weight,
+                                   std::optional<int> samples_per_rank) const {
   const double my_weight = weight.value_or(static_cast<double>(local_particles));
   std::optional<std::string> problem;
   if (!std::isfinite(my_weight) || my_weight < 0.0)
@@ -38,8 +39,9 @@ SamplePlan DomainInfo::planSamples(std::size_t local_particles, std::optional<do
   }
   SamplePlan plan;
   if (local_particles == 0 || !(effective_weight > 0.0)) return plan;
-  const double total_samples = static_cast<double>(
-      std::min(kMaxTotalSamples, static_cast<std::size_t>(samples_per_rank_) * static_cast<std::size_t>(rank_count_)));
+  const auto per_rank = static_cast<std::size_t>(samples_per_rank.value_or(samples_per_rank_));
+  const double total_samples =
+      static_cast<double>(std::min(kMaxTotalSamples, per_rank * static_cast<std::size_t>(rank_count_)));
   const double wanted = std::round(total_samples * effective_weight / total_weight);
   plan.count = std::clamp<std::size_t>(static_cast<std::size_t>(wanted), 1, local_particles);
   plan.weight_per_sample = effective_weight / static_cast<double>(plan.count);

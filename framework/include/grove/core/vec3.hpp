@@ -14,7 +14,8 @@ struct Vec3 {
 
   constexpr Vec3() = default;
   constexpr Vec3(T x_, T y_, T z_) : x(x_), y(y_), z(z_) {}
-  constexpr explicit Vec3(T s) : x(s), y(s), z(s) {}
+  // Implicit, as FDPS's vectors: FDPS programs write `F64vec acc = 0.0;` and `acc = 0;`.
+  constexpr Vec3(T s) : x(s), y(s), z(s) {}
   // Widening (float -> double) is implicit; narrowing must be asked for.
   template <std::floating_point U>
     requires(!std::same_as<U, T>)

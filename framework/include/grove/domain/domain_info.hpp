@@ -95,7 +95,9 @@ class DomainInfo {
   Vec3d wrapIntoRoot(Vec3d pos) const;
 
   // Collective: how many samples this rank draws for a given weight (exposed for tests).
-  SamplePlan planSamples(std::size_t local_particles, std::optional<double> weight) const;
+  // samples_per_rank, when given, replaces getSampleCountPerRank() for this draw.
+  SamplePlan planSamples(std::size_t local_particles, std::optional<double> weight,
+                         std::optional<int> samples_per_rank = std::nullopt) const;
 
  private:
   void resetToSingleOwner();
@@ -130,7 +132,12 @@ void DomainInfo::collectSampleParticle(const PSys& psys, bool clear, std::option
                 "grove::DomainInfo: the particle type needs `getPos() const` returning a 3-vector");
   if (clear) samples_.clear();
   const std::size_t n = psys.size();
-  const SamplePlan plan = planSamples(n, weight);
+  // A particle system may carry its own sample count (FDPS's
+  // ParticleSystem::setAverageTargetNumberOfSampleParticlePerProcess).
+  std::optional<int> samples_per_rank;
+  if constexpr (requires { { psys.sampleCountPerRank() } -> std::convertible_to<std::optional<int>>; })
+    samples_per_rank = psys.sampleCountPerRank();
+  const SamplePlan plan = planSamples(n, weight, samples_per_rank);
   const auto picks = detail::stratifiedSampleIndices(
       n, plan.count, (static_cast<std::uint64_t>(comm_.rank()) << 32) ^ (sample_draws_++ * 0x9E3779B97F4A7C15ull));
   std::optional<std::string> problem;

@@ -1,13 +1,20 @@
 #pragma once
 // ParticleSystem<FP>: owns this rank's full particles (the user's FP type) contiguously.
+// grove's own names (size, add, remove, ...) and FDPS 7.1's (getNumberOfParticleLocal,
+// addOneParticle, removeParticle, readParticleAscii, ...) both work; where FDPS's behaviour
+// differs from grove's (removeParticle reorders), the FDPS name has FDPS's behaviour.
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "grove/comm/comm.hpp"
 #include "grove/core/error.hpp"
 #include "grove/core/types.hpp"
 #include "grove/domain/domain_info.hpp"
+#include "grove/io/particle_io.hpp"
 #include "grove/particles/exchange.hpp"
 #include "grove/particles/particle_traits.hpp"
 
@@ -83,6 +90,101 @@ class ParticleSystem {
     }
   }
 
+  // ---- FDPS 7.1 names ------------------------------------------------------------------------------
+  // FDPS requires initialize() before use; grove's ParticleSystem is ready when constructed, so
+  // initialize only reserves room for `capacity` particles (and may be called more than once).
+  void initialize(std::int32_t capacity = 10000) {
+    require(capacity >= 0, "ParticleSystem::initialize", "capacity must not be negative, got {}", capacity);
+    particles_.reserve(static_cast<std::size_t>(capacity));
+  }
+  // Empties the system and reserves room for n_limit particles.
+  void createParticle(std::int32_t n_limit, bool /*clear*/ = true) {
+    require(n_limit >= 0, "ParticleSystem::createParticle", "n_limit must not be negative, got {}", n_limit);
+    particles_.clear();
+    particles_.reserve(static_cast<std::size_t>(n_limit));
+  }
+  // Keeps the first n particles, or appends value-initialised ones up to n.
+  void setNumberOfParticleLocal(std::int32_t n) {
+    require(n >= 0, "ParticleSystem::setNumberOfParticleLocal", "the particle count must not be negative, got {}", n);
+    particles_.resize(static_cast<std::size_t>(n));
+  }
+  std::int32_t getNumberOfParticleLocal() const {
+    require(particles_.size() <= static_cast<std::size_t>(INT32_MAX), "ParticleSystem::getNumberOfParticleLocal",
+            "{} particles do not fit FDPS's 32-bit local count; use size()", particles_.size());
+    return static_cast<std::int32_t>(particles_.size());
+  }
+  // Collective.
+  std::int64_t getNumberOfParticleGlobal() const { return globalCount(); }
+  FP& getParticle(std::int32_t i = 0) { return particles_[static_cast<std::size_t>(i)]; }
+  const FP& getParticle(std::int32_t i = 0) const { return particles_[static_cast<std::size_t>(i)]; }
+
+  void addOneParticle(const FP& p) { particles_.push_back(p); }
+
+  // FDPS's removal: the particles at idx[0..n_remove) go (repeats allowed, any order) and their
+  // slots are refilled from the end of the array, so the survivors do NOT keep their order
+  // (grove's remove() keeps it). Processing the indices from the largest down, each removed slot
+  // swaps with the last live one; the result is FDPS's order exactly. An index out of range is an
+  // error and removes nothing.
+  void removeParticle(const std::int32_t* idx, std::int32_t n_remove) {
+    require(n_remove >= 0 && (n_remove == 0 || idx != nullptr), "ParticleSystem::removeParticle",
+            "needs n_remove >= 0 indices, got n_remove = {}{}", n_remove, idx ? "" : " and a null index array");
+    std::vector<std::int32_t> doomed(idx, idx + n_remove);
+    for (std::int32_t i : doomed)
+      require(i >= 0 && static_cast<std::size_t>(i) < particles_.size(), "ParticleSystem::removeParticle",
+              "index {} is outside [0, {})", i, particles_.size());
+    std::sort(doomed.begin(), doomed.end());
+    doomed.erase(std::unique(doomed.begin(), doomed.end()), doomed.end());
+    std::size_t last = particles_.size();
+    for (auto it = doomed.rbegin(); it != doomed.rend(); ++it) {
+      --last;
+      std::swap(particles_[static_cast<std::size_t>(*it)], particles_[last]);
+    }
+    particles_.resize(last);
+  }
+
+  // FDPS draws this many samples per rank from this particle system in
+  // DomainInfo::collectSampleParticle; grove does the same (overriding the DomainInfo's
+  // setSampleCountPerRank for this system's samples).
+  void setAverageTargetNumberOfSampleParticlePerProcess(const std::int32_t& n_per_process) {
+    require(n_per_process > 0, "ParticleSystem::setAverageTargetNumberOfSampleParticlePerProcess",
+            "needs at least one sample per process, got {}", n_per_process);
+    sample_count_per_rank_ = n_per_process;
+  }
+  std::optional<int> sampleCountPerRank() const { return sample_count_per_rank_; }
+
+  // FDPS's flag asks for serialised particles, which FDPS itself does not support.
+  void exchangeParticle(const DomainInfo& dinfo, bool flag_serialize) {
+    require(!flag_serialize, "ParticleSystem::exchangeParticle", "serialized exchange is not supported (nor in FDPS)");
+    exchangeParticle(dinfo);
+  }
+
+  template <class Compare>
+  void sortParticle(Compare comp) { std::sort(particles_.begin(), particles_.end(), comp); }
+  template <class Compare>
+  void sortParticleStable(Compare comp) { std::stable_sort(particles_.begin(), particles_.end(), comp); }
+
+  // ---- particle files (grove/io/particle_io.hpp) ------------------------------------------------
+  // Collective. args, each optional, in this order: a file-name format for one file per rank
+  // ("%s_%03d_%03d.dat", filled with filename, rank count, rank), a header object, and a member
+  // function of FP to use instead of readAscii/writeAscii/readBinary/writeBinary. Reading replaces
+  // this rank's particles (unchanged if it throws).
+  template <class... Args>
+  void readParticleAscii(const std::string& filename, Args&&... args) {
+    particles_ = io::readParticlesFdps<FileEncoding::Ascii, FP>(comm_, filename, "readParticleAscii", args...);
+  }
+  template <class... Args>
+  void readParticleBinary(const std::string& filename, Args&&... args) {
+    particles_ = io::readParticlesFdps<FileEncoding::Binary, FP>(comm_, filename, "readParticleBinary", args...);
+  }
+  template <class... Args>
+  void writeParticleAscii(const std::string& filename, Args&&... args) const {
+    io::writeParticlesFdps<FileEncoding::Ascii, FP>(comm_, particles(), filename, "writeParticleAscii", args...);
+  }
+  template <class... Args>
+  void writeParticleBinary(const std::string& filename, Args&&... args) const {
+    io::writeParticlesFdps<FileEncoding::Binary, FP>(comm_, particles(), filename, "writeParticleBinary", args...);
+  }
+
   const Comm& comm() const { return comm_; }
 
  private:
@@ -93,6 +195,7 @@ class ParticleSystem {
 
   Comm comm_;
   std::vector<FP> particles_;
+  std::optional<int> sample_count_per_rank_;
 };
 
 }  // namespace grove

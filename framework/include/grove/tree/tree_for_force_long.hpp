@@ -18,6 +18,7 @@
 
 #include "grove/comm/comm.hpp"
 #include "grove/core/error.hpp"
+#include "grove/core/list_mode.hpp"
 #include "grove/domain/domain_info.hpp"
 #include "grove/let/local_essential_tree.hpp"
 #include "grove/tree/contracts.hpp"
@@ -108,6 +109,7 @@ class TreeForForceLongWith {
   }
 
   void setLetExchangeMode(LetExchangeMode mode) { let_mode_ = mode; }
+  void setExchangeLETMode(LetExchangeMode mode) { let_mode_ = mode; }  // FDPS's spelling
   LetExchangeMode getLetExchangeMode() const { return let_mode_; }
   double getTheta() const { return theta_; }
   int getNLeafLimit() const { return n_leaf_limit_; }
@@ -115,11 +117,13 @@ class TreeForForceLongWith {
 
   // Forces on psys's particles, written back with FP::copyFromForce. With clear = false the
   // kernels add to the forces of the previous call (same particles, any order).
+  // list_mode: MAKE_LIST builds the interaction lists afresh (the only mode of the CPU path
+  // so far; list reuse arrives with the accelerator work and is refused clearly until then).
   template <class EpKernel, class SpKernel, class PSys>
   void calcForceAllAndWriteBack(EpKernel&& kernel_ep, SpKernel&& kernel_sp, PSys& psys, const DomainInfo& dinfo,
-                                bool clear = true) {
+                                bool clear = true, InteractionListMode list_mode = MAKE_LIST) {
     if constexpr (checkLongRangeContracts<typename PSys::value_type, Force, EPI, EPJ>()) {
-      calcForceAll(kernel_ep, kernel_sp, psys, dinfo, clear);
+      calcForceAll(kernel_ep, kernel_sp, psys, dinfo, clear, list_mode);
       writeBack(psys);
     }
   }
@@ -127,9 +131,13 @@ class TreeForForceLongWith {
   // Forces kept in the tree: getForce(i) for psys[i].
   template <class EpKernel, class SpKernel, class PSys>
   void calcForceAll(EpKernel&& kernel_ep, SpKernel&& kernel_sp, const PSys& psys, const DomainInfo& dinfo,
-                    bool clear = true) {
+                    bool clear = true, InteractionListMode list_mode = MAKE_LIST) {
     if constexpr (checkLongRangeContracts<typename PSys::value_type, Force, EPI, EPJ>()) {
       require(initialized_, "TreeForForceLong::calcForceAll", "call initialize(n, theta, n_leaf, n_group) first");
+      require(list_mode == MAKE_LIST, "TreeForForceLong::calcForceAll",
+              "interaction-list reuse (MAKE_LIST_FOR_REUSE / REUSE_LIST) is not available in this version of "
+              "grove's CPU path; use MAKE_LIST");
+      comm_ = dinfo.comm();
       profile_ = {};
       profile_.n_local = static_cast<std::int64_t>(psys.size());
       const Comm& comm = dinfo.comm();
@@ -145,6 +153,10 @@ class TreeForForceLongWith {
   const TreeProfile& profile() const { return profile_; }
   std::int64_t getNumberOfInteractionEPEPLocal() const { return profile_.n_ep_ep; }
   std::int64_t getNumberOfInteractionEPSPLocal() const { return profile_.n_ep_sp; }
+  // Collective: summed over the ranks of the last calculation.
+  std::int64_t getNumberOfInteractionEPEPGlobal() const { return comm_.allreduceSum(profile_.n_ep_ep); }
+  std::int64_t getNumberOfInteractionEPSPGlobal() const { return comm_.allreduceSum(profile_.n_ep_sp); }
+  std::size_t getMemSizeUsed() const { return memoryBytes(); }  // FDPS's spelling
   const RootCell& rootCell() const { return root_; }
   // Bytes held by the tree's arrays (capacity), for memory accounting.
   std::size_t memoryBytes() const;
@@ -174,6 +186,7 @@ class TreeForForceLongWith {
   int n_group_limit_ = 64;
   bool initialized_ = false;
   LetExchangeMode let_mode_ = LetExchangeMode::POINT_TO_POINT;
+  Comm comm_;
 
   RootCell root_;
   OpeningCriterion criterion_;
