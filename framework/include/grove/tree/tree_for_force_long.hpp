@@ -28,6 +28,7 @@
 #include "grove/tree/morton.hpp"
 #include "grove/tree/profile.hpp"
 #include "grove/tree/radix_sort.hpp"
+#include "grove/tree/sorted_particles.hpp"
 #include "grove/tree/tree_cells.hpp"
 #include "grove/walk/opening_criterion.hpp"
 
@@ -56,20 +57,6 @@ struct BuiltTree {
     }
   }
 };
-
-template <class T>
-Boxd boundingBoxOfPositions(std::span<const T> items) {
-  Boxd box = Boxd::empty();
-#pragma omp parallel
-  {
-    Boxd mine = Boxd::empty();
-#pragma omp for schedule(static) nowait
-    for (std::size_t i = 0; i < items.size(); ++i) mine.merge(positionOf(items[i]));
-#pragma omp critical(grove_bounding_box)
-    box.merge(mine);
-  }
-  return box;
-}
 
 }  // namespace detail
 
@@ -104,7 +91,7 @@ class TreeForForceLongWith {
     theta_ = theta;
     n_leaf_limit_ = n_leaf_limit;
     n_group_limit_ = n_group_limit;
-    keys_.reserve(n_hint);
+    sorted_.epi.reserve(n_hint);
     initialized_ = true;
   }
 
@@ -148,8 +135,8 @@ class TreeForForceLongWith {
     }
   }
 
-  const Force& getForce(std::size_t i) const { return force_[sorted_of_original_.at(i)]; }
-  std::size_t size() const { return order_.size(); }
+  const Force& getForce(std::size_t i) const { return sorted_.forceOf(i); }
+  std::size_t size() const { return sorted_.order.size(); }
   const TreeProfile& profile() const { return profile_; }
   std::int64_t getNumberOfInteractionEPEPLocal() const { return profile_.n_ep_ep; }
   std::int64_t getNumberOfInteractionEPSPLocal() const { return profile_.n_ep_sp; }
@@ -172,12 +159,7 @@ class TreeForForceLongWith {
   void walkAndCompute(EpKernel& kernel_ep, SpKernel& kernel_sp);
   template <class PSys>
   void writeBack(PSys& psys) const {
-    const double start = omp_get_wtime();
-    const auto n = static_cast<std::int64_t>(psys.size());
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i)
-      psys[static_cast<std::size_t>(i)].copyFromForce(force_[sorted_of_original_[static_cast<std::size_t>(i)]]);
-    profile_.write_back = omp_get_wtime() - start;
+    sorted_.writeBack(psys, profile_);
   }
   const Built& walkTreeSource() const { return global_built_ ? global_ : local_; }
 
@@ -190,11 +172,7 @@ class TreeForForceLongWith {
 
   RootCell root_;
   OpeningCriterion criterion_;
-  std::vector<KeyIndex> keys_, sort_scratch_;
-  std::vector<std::uint32_t> order_;               // sorted position -> psys index
-  std::vector<std::uint32_t> sorted_of_original_;  // psys index -> sorted position
-  std::vector<EPI> epi_;
-  std::vector<Force> force_;
+  SortedParticles<EPI, EPJ, Force> sorted_;
   Built local_, global_;
   bool global_built_ = false;
   std::vector<InteractionGroup> groups_;
@@ -207,61 +185,18 @@ template <class Force, class EPI, class EPJ, class Moment, class SPJ>
 template <class PSys>
 void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildLocalTree(const PSys& psys, const Comm& comm,
                                                                          bool clear) {
-  const std::size_t n = psys.size();
-  require(n < (std::size_t{1} << 32), "TreeForForceLong", "{} local particles exceed the 2^32 a tree indexes", n);
   double t = omp_get_wtime();
 
   // 1. Root cell: the bounding cube of every rank's particles, so that cells agree across ranks.
-  Boxd bounds = detail::boundingBoxOfPositions(psys.particles());
+  Boxd bounds = boundingBoxOfPositions(psys.particles());
   bounds.low = comm.allreduceMin(bounds.low);
   bounds.high = comm.allreduceMax(bounds.high);
   root_ = rootCellAround(bounds);
   criterion_ = OpeningCriterion(root_, theta_);
   profile_.root_cell = omp_get_wtime() - t;
 
-  // 2. Keys and sort.
-  t = omp_get_wtime();
-  keys_.resize(n);
-  const auto ni = static_cast<std::int64_t>(n);
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < ni; ++i)
-    keys_[static_cast<std::size_t>(i)] = {root_.keyOf(positionOf(psys[static_cast<std::size_t>(i)])),
-                                          static_cast<std::uint32_t>(i)};
-  profile_.keys = omp_get_wtime() - t;
-  t = omp_get_wtime();
-  radixSortByKey(keys_, sort_scratch_);
-  profile_.sort = omp_get_wtime() - t;
-
-  // 3. Reorder into EPI/EPJ arrays (and carry forces along when they accumulate).
-  t = omp_get_wtime();
-  std::vector<Force> previous_force;
-  std::vector<std::uint32_t> previous_sorted_of_original;
-  if (!clear) {
-    require(force_.size() == n, "TreeForForceLong::calcForceAll",
-            "clear = false needs the same particles as the previous call ({} then, {} now)", force_.size(), n);
-    previous_force.swap(force_);
-    previous_sorted_of_original.swap(sorted_of_original_);
-  }
-  epi_.resize(n);
-  force_.resize(n);
-  order_.resize(n);
-  sorted_of_original_.resize(n);
-  local_.epj.resize(n);
-  local_.ep_keys.resize(n);
-#pragma omp parallel for schedule(static)
-  for (std::int64_t k = 0; k < ni; ++k) {
-    const auto s = static_cast<std::size_t>(k);
-    const std::uint32_t original = keys_[s].index;
-    const auto& fp = psys[original];
-    epi_[s].copyFromFP(fp);
-    local_.epj[s].copyFromFP(fp);
-    local_.ep_keys[s] = keys_[s].key;
-    order_[s] = original;
-    sorted_of_original_[original] = static_cast<std::uint32_t>(k);
-    if (clear) force_[s].clear();
-    else force_[s] = previous_force[previous_sorted_of_original[original]];
-  }
-  profile_.reorder = omp_get_wtime() - t;
+  // 2-3. Keys, sort, and the EPI/EPJ arrays in key order.
+  sorted_.build(psys, root_, clear, local_.epj, local_.ep_keys, profile_);
 
   // 4. Cells, then moments.
   t = omp_get_wtime();
@@ -279,7 +214,7 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildLocalTree(const PS
 
 template <class Force, class EPI, class EPJ, class Moment, class SPJ>
 void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildGlobalTree(const Comm& comm) {
-  const Boxd my_box = detail::boundingBoxOfPositions(std::span<const EPJ>(local_.epj));
+  const Boxd my_box = boundingBoxOfPositions(std::span<const EPJ>(local_.epj));
   ReceivedLet<EPJ, SPJ> let = exchangeLocalEssentialTrees<EPJ, SPJ>(
       comm, let_mode_, local_.shape, std::span<const EPJ>(local_.epj), std::span<const SPJ>(local_.cell_spj),
       std::span<const Vec3d>(local_.cell_pos), criterion_, my_box, profile_);
@@ -336,7 +271,7 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::makeInteractionGroups()
 #pragma omp parallel for schedule(static)
   for (std::int64_t g = 0; g < ng; ++g) {
     InteractionGroup& group = groups_[static_cast<std::size_t>(g)];
-    for (std::uint32_t i = group.first; i < group.first + group.count; ++i) group.box.merge(positionOf(epi_[i]));
+    for (std::uint32_t i = group.first; i < group.first + group.count; ++i) group.box.merge(positionOf(sorted_.epi[i]));
   }
   profile_.n_groups = ng;
   profile_.groups = omp_get_wtime() - t;
@@ -372,11 +307,11 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::walkAndCompute(EpKernel
           });
       const double t1 = omp_get_wtime();
       const auto n_i = static_cast<int>(group.count);
-      kernel_ep(epi_.data() + group.first, n_i, ep_list.data(), static_cast<int>(ep_list.size()),
-                force_.data() + group.first);
+      kernel_ep(sorted_.epi.data() + group.first, n_i, ep_list.data(), static_cast<int>(ep_list.size()),
+                sorted_.force.data() + group.first);
       if (!sp_list.empty())
-        kernel_sp(epi_.data() + group.first, n_i, sp_list.data(), static_cast<int>(sp_list.size()),
-                  force_.data() + group.first);
+        kernel_sp(sorted_.epi.data() + group.first, n_i, sp_list.data(), static_cast<int>(sp_list.size()),
+                  sorted_.force.data() + group.first);
       walk_thread_seconds += t1 - t0;
       kernel_thread_seconds += omp_get_wtime() - t1;
       n_ep_ep += static_cast<std::int64_t>(group.count) * static_cast<std::int64_t>(ep_list.size());
@@ -398,8 +333,7 @@ std::size_t TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::memoryBytes() co
     return bytes(b.ep_keys) + bytes(b.sp_keys) + bytes(b.epj) + bytes(b.spj) + bytes(b.shape.cells) +
            bytes(b.shape.level_begin) + bytes(b.moments) + bytes(b.cell_spj) + bytes(b.cell_pos);
   };
-  return bytes(keys_) + bytes(sort_scratch_) + bytes(order_) + bytes(sorted_of_original_) + bytes(epi_) +
-         bytes(force_) + built(local_) + built(global_) + bytes(groups_);
+  return sorted_.memoryBytes() + built(local_) + built(global_) + bytes(groups_);
 }
 
 // FDPS's spelling: TreeForForceLong<Force, EPI, EPJ>::Monopole and friends.

@@ -1,0 +1,112 @@
+#pragma once
+// The first stages every tree shares: Morton keys of the user's particles, a radix sort, and the
+// EPI / EPJ / Force arrays in key order; and, at the end, the write-back in the user's order.
+#include <omp.h>
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "grove/core/error.hpp"
+#include "grove/tree/morton.hpp"
+#include "grove/tree/profile.hpp"
+#include "grove/tree/radix_sort.hpp"
+
+namespace grove {
+
+template <class EPI, class EPJ, class Force>
+class SortedParticles {
+ public:
+  std::vector<EPI> epi;                            // key order
+  std::vector<Force> force;                        // key order
+  std::vector<std::uint32_t> order;                // key position -> psys index
+  std::vector<std::uint32_t> sorted_of_original;   // psys index -> key position
+
+  // Keys relative to `root`, sort, then FP -> EPI and FP -> EPJ (into epj / ep_keys, which the
+  // caller's tree owns). With clear = false the previous forces follow their particles.
+  template <class PSys>
+  void build(const PSys& psys, const RootCell& root, bool clear, std::vector<EPJ>& epj,
+             std::vector<MortonKey>& ep_keys, TreeProfile& profile) {
+    const std::size_t n = psys.size();
+    require(n < (std::size_t{1} << 32), "tree", "{} local particles exceed the 2^32 a tree indexes", n);
+    const auto ni = static_cast<std::int64_t>(n);
+    double t = omp_get_wtime();
+    keys_.resize(n);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < ni; ++i)
+      keys_[static_cast<std::size_t>(i)] = {root.keyOf(positionOf(psys[static_cast<std::size_t>(i)])),
+                                            static_cast<std::uint32_t>(i)};
+    profile.keys = omp_get_wtime() - t;
+    t = omp_get_wtime();
+    radixSortByKey(keys_, scratch_);
+    profile.sort = omp_get_wtime() - t;
+
+    t = omp_get_wtime();
+    std::vector<Force> previous_force;
+    std::vector<std::uint32_t> previous_sorted_of_original;
+    if (!clear) {
+      require(force.size() == n, "calcForceAll",
+              "clear = false needs the same particles as the previous call ({} then, {} now)", force.size(), n);
+      previous_force.swap(force);
+      previous_sorted_of_original.swap(sorted_of_original);
+    }
+    epi.resize(n);
+    force.resize(n);
+    order.resize(n);
+    sorted_of_original.resize(n);
+    epj.resize(n);
+    ep_keys.resize(n);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t k = 0; k < ni; ++k) {
+      const auto s = static_cast<std::size_t>(k);
+      const std::uint32_t original = keys_[s].index;
+      const auto& fp = psys[original];
+      epi[s].copyFromFP(fp);
+      epj[s].copyFromFP(fp);
+      ep_keys[s] = keys_[s].key;
+      order[s] = original;
+      sorted_of_original[original] = static_cast<std::uint32_t>(k);
+      if (clear) force[s].clear();
+      else force[s] = previous_force[previous_sorted_of_original[original]];
+    }
+    profile.reorder = omp_get_wtime() - t;
+  }
+
+  template <class PSys>
+  void writeBack(PSys& psys, TreeProfile& profile) const {
+    const double start = omp_get_wtime();
+    const auto n = static_cast<std::int64_t>(psys.size());
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i)
+      psys[static_cast<std::size_t>(i)].copyFromForce(force[sorted_of_original[static_cast<std::size_t>(i)]]);
+    profile.write_back = omp_get_wtime() - start;
+  }
+
+  const Force& forceOf(std::size_t original) const { return force[sorted_of_original.at(original)]; }
+
+  std::size_t memoryBytes() const {
+    return keys_.capacity() * sizeof(KeyIndex) + scratch_.capacity() * sizeof(KeyIndex) +
+           order.capacity() * 4 + sorted_of_original.capacity() * 4 + epi.capacity() * sizeof(EPI) +
+           force.capacity() * sizeof(Force);
+  }
+
+ private:
+  std::vector<KeyIndex> keys_, scratch_;
+};
+
+// The bounding box of items' positions (parallel).
+template <class T>
+Boxd boundingBoxOfPositions(std::span<const T> items) {
+  Boxd box = Boxd::empty();
+#pragma omp parallel
+  {
+    Boxd mine = Boxd::empty();
+#pragma omp for schedule(static) nowait
+    for (std::size_t i = 0; i < items.size(); ++i) mine.merge(positionOf(items[i]));
+#pragma omp critical(grove_bounding_box)
+    box.merge(mine);
+  }
+  return box;
+}
+
+}  // namespace grove
