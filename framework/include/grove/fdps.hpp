@@ -60,6 +60,7 @@
 #include "grove/comm/comm.hpp"
 #include "grove/comm/reduction.hpp"
 #include "grove/tree/tree_for_force_long.hpp"
+#include "grove/tree/tree_for_force_short.hpp"
 #include "grove/core/box.hpp"
 #include "grove/core/error.hpp"
 #include "grove/core/list_mode.hpp"
@@ -330,6 +331,9 @@ using ::grove::SPJMonopole;
 using ::grove::SPJMonopoleGeometricCenter;
 using ::grove::SPJQuadrupole;
 using ::grove::SPJQuadrupoleGeometricCenter;
+
+template <class Force, class EPI, class EPJ>
+using TreeForForceShort = ::grove::TreeForForceShort<Force, EPI, EPJ>;
 
 // FDPS's LET exchange modes; both point-to-point flavours map to grove's point-to-point mode,
 // which is exact (far ranks enter as their root superparticle, as the criterion allows).

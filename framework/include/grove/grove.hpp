@@ -12,3 +12,5 @@
 #include "grove/io/particle_io.hpp"
 #include "grove/particles/particle_system.hpp"
 #include "grove/runtime/runtime.hpp"
+#include "grove/tree/tree_for_force_long.hpp"
+#include "grove/tree/tree_for_force_short.hpp"

@@ -124,8 +124,9 @@ class Comm {
   }
   // Each rank's array, concatenated in rank order, on every rank. counts_out (optional) gets
   // each rank's length.
-  template <Transferable T>
-  std::vector<T> allgatherv(std::span<const T> mine, std::vector<int>* counts_out = nullptr) const {
+  template <class E, class T = std::remove_const_t<E>>
+    requires Transferable<T>
+  std::vector<T> allgatherv(std::span<E> mine, std::vector<int>* counts_out = nullptr) const {
     const std::vector<int> counts = allgather(checkedCount(mine.size()));
     const std::vector<int> displacements = exclusiveScan(counts);
     std::vector<T> out(static_cast<std::size_t>(displacements.back() + counts.back()));
@@ -135,8 +136,9 @@ class Comm {
     return out;
   }
   // Each rank's array, concatenated in rank order, on root only (empty elsewhere).
-  template <Transferable T>
-  std::vector<T> gatherv(std::span<const T> mine, int root = 0, std::vector<int>* counts_out = nullptr) const {
+  template <class E, class T = std::remove_const_t<E>>
+    requires Transferable<T>
+  std::vector<T> gatherv(std::span<E> mine, int root = 0, std::vector<int>* counts_out = nullptr) const {
     const int my_count = checkedCount(mine.size());
     std::vector<int> counts = allgather(my_count);
     const std::vector<int> displacements = exclusiveScan(counts);
@@ -216,9 +218,10 @@ class Comm {
   }
 
   // ---- point-to-point (nonblocking) -------------------------------------------------------------
-  template <Transferable T>
-  [[nodiscard]] Request isend(std::span<const T> data, int dest, int tag) const {
-    return Request(detail::isend(*handle_, data.data(), checkedCount(data.size()), sizeof(T), dest, tag));
+  template <class E>
+    requires Transferable<std::remove_const_t<E>>
+  [[nodiscard]] Request isend(std::span<E> data, int dest, int tag) const {
+    return Request(detail::isend(*handle_, data.data(), checkedCount(data.size()), sizeof(E), dest, tag));
   }
   template <Transferable T>
   [[nodiscard]] Request irecv(std::span<T> data, int source, int tag) const {

@@ -24,6 +24,7 @@
 #include "grove/tree/contracts.hpp"
 #include "grove/tree/groups.hpp"
 #include "grove/tree/moment_pass.hpp"
+#include "grove/tree/merge_sorted.hpp"
 #include "grove/tree/moments.hpp"
 #include "grove/tree/morton.hpp"
 #include "grove/tree/profile.hpp"
@@ -220,39 +221,10 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildGlobalTree(const C
       std::span<const Vec3d>(local_.cell_pos), criterion_, my_box, profile_);
 
   const double t = omp_get_wtime();
-  // Received EPJs sorted by key, then merged with the (already sorted) local ones.
-  auto sortedKeys = [&](const auto& items) {
-    std::vector<KeyIndex> keyed(items.size());
-    for (std::size_t i = 0; i < items.size(); ++i)
-      keyed[i] = {root_.keyOf(positionOf(items[i])), static_cast<std::uint32_t>(i)};
-    std::vector<KeyIndex> scratch;
-    radixSortByKey(keyed, scratch);
-    return keyed;
-  };
-  const std::vector<KeyIndex> received_ep = sortedKeys(let.epj);
-  const std::size_t n_local = local_.epj.size(), n_total = n_local + let.epj.size();
-  global_.epj.resize(n_total);
-  global_.ep_keys.resize(n_total);
-  {
-    std::size_t a = 0, b = 0, out = 0;
-    while (a < n_local || b < received_ep.size()) {
-      // Ties go to the local particle first: deterministic for a given input.
-      if (b == received_ep.size() || (a < n_local && local_.ep_keys[a] <= received_ep[b].key)) {
-        global_.ep_keys[out] = local_.ep_keys[a];
-        global_.epj[out++] = local_.epj[a++];
-      } else {
-        global_.ep_keys[out] = received_ep[b].key;
-        global_.epj[out++] = let.epj[received_ep[b++].index];
-      }
-    }
-  }
-  const std::vector<KeyIndex> received_sp = sortedKeys(let.spj);
-  global_.spj.resize(received_sp.size());
-  global_.sp_keys.resize(received_sp.size());
-  for (std::size_t i = 0; i < received_sp.size(); ++i) {
-    global_.spj[i] = let.spj[received_sp[i].index];
-    global_.sp_keys[i] = received_sp[i].key;
-  }
+  // Received EPJs merged into the (already sorted) local ones; received SPJs sorted by key.
+  mergeIntoSorted(root_, std::span<const MortonKey>(local_.ep_keys), std::span<const EPJ>(local_.epj),
+                  std::span<const EPJ>(let.epj), global_.ep_keys, global_.epj);
+  sortByKey(root_, std::span<const SPJ>(let.spj), global_.sp_keys, global_.spj);
   global_.shape = linkCells(global_.ep_keys, global_.sp_keys, n_leaf_limit_);
   profile_.global_tree = omp_get_wtime() - t;
 

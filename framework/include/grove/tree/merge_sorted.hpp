@@ -1,0 +1,51 @@
+#pragma once
+// Key-sorting received particles and merging them into an already key-sorted local array: how
+// the global tree gets its particles without sorting the local ones again.
+#include <span>
+#include <vector>
+
+#include "grove/tree/morton.hpp"
+#include "grove/tree/radix_sort.hpp"
+
+namespace grove {
+
+// items in key order (keys relative to root), with their keys.
+template <class P>
+void sortByKey(const RootCell& root, std::span<const P> items, std::vector<MortonKey>& keys_out,
+               std::vector<P>& out) {
+  std::vector<KeyIndex> keyed(items.size()), scratch;
+  for (std::size_t i = 0; i < items.size(); ++i)
+    keyed[i] = {root.keyOf(positionOf(items[i])), static_cast<std::uint32_t>(i)};
+  radixSortByKey(keyed, scratch);
+  keys_out.resize(items.size());
+  out.resize(items.size());
+  for (std::size_t i = 0; i < keyed.size(); ++i) {
+    keys_out[i] = keyed[i].key;
+    out[i] = items[keyed[i].index];
+  }
+}
+
+// sorted (with sorted_keys) merged with `extra` (any order) into out / keys_out. Ties put the
+// sorted array's element first, so the result is deterministic.
+template <class P>
+void mergeIntoSorted(const RootCell& root, std::span<const MortonKey> sorted_keys, std::span<const P> sorted,
+                     std::span<const P> extra, std::vector<MortonKey>& keys_out, std::vector<P>& out) {
+  std::vector<MortonKey> extra_keys;
+  std::vector<P> extra_sorted;
+  sortByKey(root, extra, extra_keys, extra_sorted);
+  const std::size_t na = sorted.size(), nb = extra_sorted.size();
+  keys_out.resize(na + nb);
+  out.resize(na + nb);
+  std::size_t a = 0, b = 0, o = 0;
+  while (a < na || b < nb) {
+    if (b == nb || (a < na && sorted_keys[a] <= extra_keys[b])) {
+      keys_out[o] = sorted_keys[a];
+      out[o++] = sorted[a++];
+    } else {
+      keys_out[o] = extra_keys[b];
+      out[o++] = extra_sorted[b++];
+    }
+  }
+}
+
+}  // namespace grove

@@ -1,0 +1,351 @@
+#pragma once
+// TreeForForceShort<Force, EPI, EPJ>::{Gather, Scatter, Symmetry}: short-range interactions
+// (SPH, molecular dynamics, contacts). A group's interaction list holds every EPJ within the
+// search radius (of the i-particle for Gather, of the j-particle for Scatter, of either for
+// Symmetry), and possibly a few more: kernels test the distance themselves. With periodic
+// boundaries the list holds shifted images, so kernels use plain position differences.
+//
+//   grove::TreeForForceShort<Force, EPI, EPJ>::Gather tree(n_hint, 0.0, n_leaf, n_group);
+//   tree.calcForceAllAndWriteBack(kernel, psys, dinfo);   // kernel(epi, n_i, epj, n_j, force)
+//   EPJ* neighbours; int n = tree.getNeighborListOneParticle(particle, neighbours);
+#include <omp.h>
+
+#include <algorithm>
+#include <queue>
+#include <span>
+#include <vector>
+
+#include "grove/comm/comm.hpp"
+#include "grove/core/error.hpp"
+#include "grove/core/list_mode.hpp"
+#include "grove/domain/domain_info.hpp"
+#include "grove/let/short_range_let.hpp"
+#include "grove/tree/contracts.hpp"
+#include "grove/tree/groups.hpp"
+#include "grove/tree/merge_sorted.hpp"
+#include "grove/tree/profile.hpp"
+#include "grove/tree/sorted_particles.hpp"
+#include "grove/tree/tree_cells.hpp"
+#include "grove/walk/short_range_search.hpp"
+
+namespace grove {
+
+template <class FP, class Force, class EPI, class EPJ, SearchMode M>
+consteval bool checkShortRangeContracts() {
+  static_assert(HasGetPos<FP>, "grove: the FP (full particle) type needs `getPos() const` returning a 3-vector");
+  static_assert(HasCopyFromForce<FP, Force>, "grove: the FP (full particle) type needs `copyFromForce(const Force&)`");
+  static_assert(HasGetPos<EPI>, "grove: the EPI type needs `getPos() const` returning a 3-vector");
+  static_assert(HasCopyFromFP<EPI, FP>, "grove: the EPI type needs `copyFromFP(const FP&)`");
+  static_assert(HasGetPos<EPJ>, "grove: the EPJ type needs `getPos() const` returning a 3-vector");
+  static_assert(HasCopyFromFP<EPJ, FP>, "grove: the EPJ type needs `copyFromFP(const FP&)`");
+  static_assert(M == SearchMode::SCATTER || HasRSearch<EPI>,
+                "grove: the EPI type needs `getRSearch() const` (Gather and Symmetry search)");
+  static_assert(M == SearchMode::GATHER || HasRSearch<EPJ>,
+                "grove: the EPJ type needs `getRSearch() const` (Scatter and Symmetry search)");
+  static_assert(HasClear<Force>, "grove: the Force type needs `clear()`");
+  static_assert(std::is_trivially_copyable_v<EPJ>, "grove: the EPJ type must be trivially copyable (it travels in LETs)");
+  return HasGetPos<FP> && HasCopyFromForce<FP, Force> && HasGetPos<EPI> && HasCopyFromFP<EPI, FP> &&
+         HasGetPos<EPJ> && HasCopyFromFP<EPJ, FP> && (M == SearchMode::SCATTER || HasRSearch<EPI>) &&
+         (M == SearchMode::GATHER || HasRSearch<EPJ>) && HasClear<Force> && std::is_trivially_copyable_v<EPJ>;
+}
+
+template <class Force, class EPI, class EPJ, SearchMode M>
+class TreeForForceShortWith {
+ public:
+  using ForceType = Force;
+  using EpiType = EPI;
+  using EpjType = EPJ;
+  static constexpr SearchMode kMode = M;
+
+  TreeForForceShortWith() = default;
+  // theta is accepted for FDPS's signature and unused by short-range search.
+  explicit TreeForForceShortWith(std::size_t n_hint, double theta = 0.0, int n_leaf_limit = 8,
+                                 int n_group_limit = 64) {
+    initialize(n_hint, theta, n_leaf_limit, n_group_limit);
+  }
+
+  void initialize(std::size_t n_hint, double /*theta*/ = 0.0, int n_leaf_limit = 8, int n_group_limit = 64) {
+    require(n_leaf_limit > 0, "TreeForForceShort::initialize", "n_leaf_limit must be positive, got {}", n_leaf_limit);
+    require(n_group_limit > 0, "TreeForForceShort::initialize", "n_group_limit must be positive, got {}",
+            n_group_limit);
+    n_leaf_limit_ = n_leaf_limit;
+    n_group_limit_ = n_group_limit;
+    sorted_.epi.reserve(n_hint);
+    initialized_ = true;
+  }
+
+  template <class Kernel, class PSys>
+  void calcForceAllAndWriteBack(Kernel&& kernel, PSys& psys, const DomainInfo& dinfo, bool clear = true,
+                                InteractionListMode list_mode = MAKE_LIST) {
+    if constexpr (checkShortRangeContracts<typename PSys::value_type, Force, EPI, EPJ, M>()) {
+      calcForceAll(kernel, psys, dinfo, clear, list_mode);
+      sorted_.writeBack(psys, profile_);
+    }
+  }
+
+  template <class Kernel, class PSys>
+  void calcForceAll(Kernel&& kernel, const PSys& psys, const DomainInfo& dinfo, bool clear = true,
+                    InteractionListMode list_mode = MAKE_LIST) {
+    if constexpr (checkShortRangeContracts<typename PSys::value_type, Force, EPI, EPJ, M>()) {
+      require(initialized_, "TreeForForceShort::calcForceAll", "call initialize(n, theta, n_leaf, n_group) first");
+      require(list_mode == MAKE_LIST, "TreeForForceShort::calcForceAll",
+              "interaction-list reuse (MAKE_LIST_FOR_REUSE / REUSE_LIST) is not available in this version of "
+              "grove's CPU path; use MAKE_LIST");
+      profile_ = {};
+      profile_.n_local = static_cast<std::int64_t>(psys.size());
+      buildTrees(psys, dinfo, clear);
+      makeInteractionGroups();
+      walkAndCompute(kernel);
+    }
+  }
+
+  const Force& getForce(std::size_t i) const { return sorted_.forceOf(i); }
+  const TreeProfile& profile() const { return profile_; }
+  std::int64_t getNumberOfInteractionEPEPLocal() const { return profile_.n_ep_ep; }
+
+  // The EPJs within the search radius of `particle` (by this tree's mode: the particle's radius
+  // for Gather, the EPJ's for Scatter, the larger for Symmetry; strictly closer than it), from
+  // the last force calculation's tree, periodic images included. Thread-safe; the list stays
+  // valid until this thread's next call.
+  template <class P>
+  int getNeighborListOneParticle(const P& particle, EPJ*& list) const {
+    thread_local std::vector<EPJ> found;
+    thread_local std::vector<std::int32_t> stack;
+    found.clear();
+    const Vec3d x = positionOf(particle);
+    double r_i = 0.0;
+    if constexpr (M != SearchMode::SCATTER) r_i = static_cast<double>(particle.getRSearch());
+    const SearchReach target{{x, x}, {x - Vec3d(r_i), x + Vec3d(r_i)}};
+    const Built& t = searchSource();
+    searchTree<M>(t.shape, t.boxes, std::span<const EPJ>(t.epj), target, Vec3d{}, stack, [&](std::uint32_t j) {
+      double r = r_i;
+      if constexpr (M != SearchMode::GATHER) r = std::max(r, static_cast<double>(t.epj[j].getRSearch()));
+      if constexpr (M == SearchMode::SCATTER) r = static_cast<double>(t.epj[j].getRSearch());
+      if (norm2(positionOf(t.epj[j]) - x) < r * r) found.push_back(t.epj[j]);
+    });
+    list = found.data();
+    return static_cast<int>(found.size());
+  }
+
+  // The k EPJs nearest to pos among those the last calculation's tree holds (on several ranks:
+  // this rank's particles and every particle within its particles' search reach), nearest
+  // first; fewer if the tree holds fewer. Thread-safe.
+  int getNeighborListKNearest(const Vec3d& pos, int k, EPJ*& list) const {
+    thread_local std::vector<EPJ> found;
+    found.clear();
+    const Built& t = searchSource();
+    if (k <= 0 || t.shape.cells.empty() || t.shape.cells[0].ep_count == 0) {
+      list = found.data();
+      return 0;
+    }
+    // Best-first: cells by their distance to pos; a max-heap keeps the k best particles.
+    using Entry = std::pair<double, std::uint32_t>;
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> cells;
+    std::priority_queue<Entry> best;
+    cells.push({0.0, 0});
+    while (!cells.empty()) {
+      const auto [d2, c] = cells.top();
+      cells.pop();
+      if (static_cast<int>(best.size()) == k && d2 > best.top().first) break;
+      const TreeCell& cell = t.shape.cells[c];
+      if (cell.isLeaf()) {
+        for (std::uint32_t j = cell.ep_first; j < cell.ep_first + cell.ep_count; ++j) {
+          const double dj = norm2(positionOf(t.epj[j]) - pos);
+          if (static_cast<int>(best.size()) < k) best.push({dj, j});
+          else if (dj < best.top().first) best.pop(), best.push({dj, j});
+        }
+      } else {
+        for (int i = 0; i < cell.child_count; ++i) {
+          const auto child = static_cast<std::uint32_t>(cell.child_first + i);
+          cells.push({distanceToBoxSq(t.boxes[child].inner, pos), child});
+        }
+      }
+    }
+    found.resize(best.size());
+    for (auto i = static_cast<std::ptrdiff_t>(best.size()) - 1; i >= 0; --i) {
+      found[static_cast<std::size_t>(i)] = t.epj[best.top().second];
+      best.pop();
+    }
+    list = found.data();
+    return static_cast<int>(found.size());
+  }
+
+ private:
+  struct Built {
+    std::vector<MortonKey> ep_keys;
+    std::vector<EPJ> epj;
+    TreeShape shape;
+    std::vector<CellBoxes> boxes;
+  };
+
+  static double distanceToBoxSq(const Boxd& b, const Vec3d& p) {
+    double d2 = 0;
+    for (std::size_t a = 0; a < 3; ++a) {
+      const double d = std::max({b.low[a] - p[a], 0.0, p[a] - b.high[a]});
+      d2 += d * d;
+    }
+    return d2;
+  }
+
+  const Built& searchSource() const { return global_built_ ? global_ : local_; }
+
+  template <class PSys>
+  void buildTrees(const PSys& psys, const DomainInfo& dinfo, bool clear);
+  void makeInteractionGroups();
+  template <class Kernel>
+  void walkAndCompute(Kernel& kernel);
+
+  int n_leaf_limit_ = 8;
+  int n_group_limit_ = 64;
+  bool initialized_ = false;
+  SortedParticles<EPI, EPJ, Force> sorted_;
+  Built local_, global_;
+  bool global_built_ = false;
+  struct ShortGroup {
+    std::uint32_t first = 0, count = 0;
+    SearchReach reach;
+  };
+  std::vector<ShortGroup> groups_;
+  mutable TreeProfile profile_;
+};
+
+template <class Force, class EPI, class EPJ, SearchMode M>
+template <class PSys>
+void TreeForForceShortWith<Force, EPI, EPJ, M>::buildTrees(const PSys& psys, const DomainInfo& dinfo, bool clear) {
+  const Comm& comm = dinfo.comm();
+  double t = omp_get_wtime();
+  // Root: every rank's positions, widened by the largest search radius (where images land).
+  Boxd bounds = boundingBoxOfPositions(psys.particles());
+  double r_max = 0.0;
+  const auto n = static_cast<std::int64_t>(psys.size());
+#pragma omp parallel for reduction(max : r_max) schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto& fp = psys[static_cast<std::size_t>(i)];
+    if constexpr (M != SearchMode::SCATTER) {
+      EPI e;
+      e.copyFromFP(fp);
+      r_max = std::max(r_max, static_cast<double>(e.getRSearch()));
+    }
+    if constexpr (M != SearchMode::GATHER) {
+      EPJ e;
+      e.copyFromFP(fp);
+      r_max = std::max(r_max, static_cast<double>(e.getRSearch()));
+    }
+  }
+  bounds.low = comm.allreduceMin(bounds.low);
+  bounds.high = comm.allreduceMax(bounds.high);
+  r_max = comm.allreduceMax(r_max);
+  const RootCell root = rootCellAround({bounds.low - Vec3d(r_max), bounds.high + Vec3d(r_max)});
+
+  // Periodic images: shifts by whole periods along periodic axes, valid while r < L/2.
+  std::vector<Vec3d> shifts{Vec3d{}};
+  const BoundaryCondition bc = dinfo.getBoundaryCondition();
+  if (isAnyPeriodic(bc)) {
+    require(HasSetPos<EPJ>, "TreeForForceShort", "periodic boundaries need `setPos(const Vec3d&)` on the EPJ type");
+    const Vec3d period = dinfo.getPosRootDomain().size();
+    for (int a = 0; a < 3; ++a) {
+      if (!isPeriodic(bc, a)) continue;
+      require(2.0 * r_max < period[static_cast<std::size_t>(a)], "TreeForForceShort",
+              "a search radius of {} reaches half the periodic length {} along {}: one image per particle would "
+              "not be enough; use a larger box or smaller radii",
+              r_max, period[static_cast<std::size_t>(a)], "xyz"[a]);
+      const std::size_t before = shifts.size();
+      for (std::size_t s = 0; s < before; ++s)
+        for (double sign : {-1.0, 1.0}) {
+          Vec3d shift = shifts[s];
+          shift[static_cast<std::size_t>(a)] += sign * period[static_cast<std::size_t>(a)];
+          shifts.push_back(shift);
+        }
+    }
+  }
+  profile_.root_cell = omp_get_wtime() - t;
+
+  sorted_.build(psys, root, clear, local_.epj, local_.ep_keys, profile_);
+  t = omp_get_wtime();
+  local_.shape = linkCells(local_.ep_keys, {}, n_leaf_limit_);
+  profile_.link = omp_get_wtime() - t;
+  t = omp_get_wtime();
+  computeCellBoxes<M, EPJ>(local_.shape, std::span<const EPJ>(local_.epj), local_.boxes);
+  profile_.local_moments = omp_get_wtime() - t;
+  profile_.n_cells = static_cast<std::int64_t>(local_.shape.cells.size());
+
+  global_built_ = comm.size() > 1 || shifts.size() > 1;
+  if (!global_built_) return;
+  SearchReach my_reach;
+  for (const EPI& e : sorted_.epi) {
+    my_reach.inner.merge(positionOf(e));
+    if constexpr (M != SearchMode::SCATTER) my_reach.outer.merge(searchBoxOf(e));
+  }
+  const std::vector<EPJ> received = exchangeShortRangeLet<M, EPJ>(
+      comm, local_.shape, local_.boxes, std::span<const EPJ>(local_.epj), my_reach, shifts, profile_);
+  t = omp_get_wtime();
+  mergeIntoSorted(root, std::span<const MortonKey>(local_.ep_keys), std::span<const EPJ>(local_.epj),
+                  std::span<const EPJ>(received), global_.ep_keys, global_.epj);
+  global_.shape = linkCells(global_.ep_keys, {}, n_leaf_limit_);
+  profile_.global_tree = omp_get_wtime() - t;
+  t = omp_get_wtime();
+  computeCellBoxes<M, EPJ>(global_.shape, std::span<const EPJ>(global_.epj), global_.boxes);
+  profile_.global_moments = omp_get_wtime() - t;
+}
+
+template <class Force, class EPI, class EPJ, SearchMode M>
+void TreeForForceShortWith<Force, EPI, EPJ, M>::makeInteractionGroups() {
+  const double t = omp_get_wtime();
+  const std::vector<InteractionGroup> cells = makeGroups(local_.shape, n_group_limit_);
+  groups_.resize(cells.size());
+  const auto ng = static_cast<std::int64_t>(cells.size());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t g = 0; g < ng; ++g) {
+    ShortGroup& group = groups_[static_cast<std::size_t>(g)];
+    group = {cells[static_cast<std::size_t>(g)].first, cells[static_cast<std::size_t>(g)].count, {}};
+    for (std::uint32_t i = group.first; i < group.first + group.count; ++i) {
+      group.reach.inner.merge(positionOf(sorted_.epi[i]));
+      if constexpr (M != SearchMode::SCATTER) group.reach.outer.merge(searchBoxOf(sorted_.epi[i]));
+    }
+  }
+  profile_.n_groups = ng;
+  profile_.groups = omp_get_wtime() - t;
+}
+
+template <class Force, class EPI, class EPJ, SearchMode M>
+template <class Kernel>
+void TreeForForceShortWith<Force, EPI, EPJ, M>::walkAndCompute(Kernel& kernel) {
+  const Built& tree = searchSource();
+  const double start = omp_get_wtime();
+  double walk_seconds = 0.0, kernel_seconds = 0.0;
+  std::int64_t n_ep_ep = 0;
+  const auto ng = static_cast<std::int64_t>(groups_.size());
+#pragma omp parallel reduction(+ : walk_seconds, kernel_seconds, n_ep_ep)
+  {
+    std::vector<EPJ> list;
+    std::vector<std::int32_t> stack;
+#pragma omp for schedule(dynamic, 4)
+    for (std::int64_t g = 0; g < ng; ++g) {
+      const ShortGroup& group = groups_[static_cast<std::size_t>(g)];
+      const double t0 = omp_get_wtime();
+      list.clear();
+      searchTree<M>(tree.shape, tree.boxes, std::span<const EPJ>(tree.epj), group.reach, Vec3d{}, stack,
+                    [&](std::uint32_t j) { list.push_back(tree.epj[j]); });
+      const double t1 = omp_get_wtime();
+      kernel(sorted_.epi.data() + group.first, static_cast<int>(group.count), list.data(),
+             static_cast<int>(list.size()), sorted_.force.data() + group.first);
+      walk_seconds += t1 - t0;
+      kernel_seconds += omp_get_wtime() - t1;
+      n_ep_ep += static_cast<std::int64_t>(group.count) * static_cast<std::int64_t>(list.size());
+    }
+  }
+  const double wall = omp_get_wtime() - start, busy = walk_seconds + kernel_seconds;
+  profile_.walk = busy > 0 ? wall * walk_seconds / busy : 0.0;
+  profile_.kernel = busy > 0 ? wall * kernel_seconds / busy : 0.0;
+  profile_.n_ep_ep = n_ep_ep;
+}
+
+// FDPS's spelling: TreeForForceShort<Force, EPI, EPJ>::Gather and friends.
+template <class Force, class EPI, class EPJ>
+struct TreeForForceShort {
+  using Gather = TreeForForceShortWith<Force, EPI, EPJ, SearchMode::GATHER>;
+  using Scatter = TreeForForceShortWith<Force, EPI, EPJ, SearchMode::SCATTER>;
+  using Symmetry = TreeForForceShortWith<Force, EPI, EPJ, SearchMode::SYMMETRY>;
+};
+
+}  // namespace grove

@@ -1,0 +1,112 @@
+#pragma once
+// Short-range search: which j-particles a target (a group of i-particles, or a whole rank) may
+// interact with, by mode:
+//   GATHER   j within the search radius of some i      (j position inside the i search boxes)
+//   SCATTER  i within the search radius of some j      (j search box overlaps the i positions)
+//   SYMMETRY either
+// Cells carry two boxes: `inner` bounds their particles' positions, `outer` their search boxes.
+// All tests use closed boxes, so the selection is a superset of the exact neighbours.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "grove/core/box.hpp"
+#include "grove/particles/particle_traits.hpp"
+#include "grove/tree/tree_cells.hpp"
+
+namespace grove {
+
+enum class SearchMode { GATHER, SCATTER, SYMMETRY };
+
+template <class P>
+concept HasRSearch = requires(const P& p) {
+  { p.getRSearch() } -> std::convertible_to<double>;
+};
+
+struct CellBoxes {
+  Boxd inner = Boxd::empty();  // positions
+  Boxd outer = Boxd::empty();  // positions +- search radius (SCATTER, SYMMETRY)
+};
+
+// The i-side of a search: positions and search boxes of the targets.
+using SearchReach = CellBoxes;
+
+inline bool overlapsClosed(const Boxd& a, const Boxd& b) {
+  return a.low.x <= b.high.x && b.low.x <= a.high.x && a.low.y <= b.high.y && b.low.y <= a.high.y &&
+         a.low.z <= b.high.z && b.low.z <= a.high.z;
+}
+
+inline Boxd shifted(const Boxd& b, const Vec3d& s) { return {b.low + s, b.high + s}; }
+
+template <class P>
+Boxd searchBoxOf(const P& p) {
+  const Vec3d x = positionOf(p);
+  const double r = static_cast<double>(p.getRSearch());
+  return {x - Vec3d(r), x + Vec3d(r)};
+}
+
+template <SearchMode M>
+bool cellNeeded(const CellBoxes& cell, const SearchReach& target, const Vec3d& shift) {
+  const bool gather = M != SearchMode::SCATTER && overlapsClosed(shifted(cell.inner, shift), target.outer);
+  if (gather) return true;
+  return M != SearchMode::GATHER && overlapsClosed(shifted(cell.outer, shift), target.inner);
+}
+
+template <SearchMode M, class EPJ>
+bool particleNeeded(const EPJ& j, const SearchReach& target, const Vec3d& shift) {
+  if constexpr (M != SearchMode::SCATTER)
+    if (target.outer.containsClosed(positionOf(j) + shift)) return true;
+  if constexpr (M != SearchMode::GATHER) return overlapsClosed(shifted(searchBoxOf(j), shift), target.inner);
+  return false;
+}
+
+// Bottom-up cell boxes over the tree's EPJs.
+template <SearchMode M, class EPJ>
+void computeCellBoxes(const TreeShape& shape, std::span<const EPJ> epj, std::vector<CellBoxes>& boxes) {
+  boxes.assign(shape.cells.size(), CellBoxes{});
+  for (int level = shape.levels() - 1; level >= 0; --level) {
+    const auto begin = static_cast<std::int64_t>(shape.level_begin[static_cast<std::size_t>(level)]);
+    const auto end = static_cast<std::int64_t>(shape.level_begin[static_cast<std::size_t>(level) + 1]);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = begin; c < end; ++c) {
+      const TreeCell& cell = shape.cells[static_cast<std::size_t>(c)];
+      CellBoxes& b = boxes[static_cast<std::size_t>(c)];
+      if (cell.isLeaf()) {
+        for (std::uint32_t i = cell.ep_first; i < cell.ep_first + cell.ep_count; ++i) {
+          b.inner.merge(positionOf(epj[i]));
+          if constexpr (M != SearchMode::GATHER) b.outer.merge(searchBoxOf(epj[i]));
+        }
+      } else {
+        for (int k = 0; k < cell.child_count; ++k) {
+          const CellBoxes& child = boxes[static_cast<std::size_t>(cell.child_first + k)];
+          b.inner.merge(child.inner);
+          b.outer.merge(child.outer);
+        }
+      }
+    }
+  }
+}
+
+// Calls on_particle(index) for every EPJ the target may need, with the tree seen shifted by `shift`.
+template <SearchMode M, class EPJ, class OnParticle>
+void searchTree(const TreeShape& shape, std::span<const CellBoxes> boxes, std::span<const EPJ> epj,
+                const SearchReach& target, const Vec3d& shift, std::vector<std::int32_t>& stack,
+                OnParticle&& on_particle) {
+  if (shape.cells.empty() || shape.cells[0].ep_count == 0) return;
+  stack.clear();
+  stack.push_back(0);
+  while (!stack.empty()) {
+    const auto index = static_cast<std::size_t>(stack.back());
+    stack.pop_back();
+    if (!cellNeeded<M>(boxes[index], target, shift)) continue;
+    const TreeCell& cell = shape.cells[index];
+    if (cell.isLeaf()) {
+      for (std::uint32_t i = cell.ep_first; i < cell.ep_first + cell.ep_count; ++i)
+        if (particleNeeded<M>(epj[i], target, shift)) on_particle(i);
+    } else {
+      for (int k = cell.child_count - 1; k >= 0; --k) stack.push_back(cell.child_first + k);
+    }
+  }
+}
+
+}  // namespace grove

@@ -1,0 +1,221 @@
+// Short-range trees against brute-force neighbour search: exact id sets for Gather, Scatter and
+// Symmetry, uniform and clustered particles, radii spanning 30x, open and every periodic
+// combination, at every rank count.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+
+#include "support/particles.hpp"
+
+using namespace grove;
+using namespace grove::testing_support;
+
+namespace {
+
+struct Neighbours {
+  std::vector<std::int64_t> ids;
+  void clear() { ids.clear(); }
+};
+
+struct Searcher {
+  std::int64_t id = 0;
+  Vec3d pos;
+  double r_search = 0.0;
+
+  Vec3d getPos() const { return pos; }
+  void setPos(const Vec3d& p) { pos = p; }
+  double getRSearch() const { return r_search; }
+  void copyFromFP(const Searcher& s) { *this = s; }
+  void copyFromForce(const Neighbours&) {}
+};
+
+using Psys = ParticleSystem<Searcher>;
+
+double exactRadius(SearchMode mode, double r_i, double r_j) {
+  switch (mode) {
+    case SearchMode::GATHER: return r_i;
+    case SearchMode::SCATTER: return r_j;
+    case SearchMode::SYMMETRY: return std::max(r_i, r_j);
+  }
+  return 0;
+}
+
+// Records, for each i, the ids of list entries strictly within the mode's radius.
+template <SearchMode M>
+struct RecordingKernel {
+  void operator()(const Searcher* epi, int n_i, const Searcher* epj, int n_j, Neighbours* out) const {
+    for (int i = 0; i < n_i; ++i)
+      for (int j = 0; j < n_j; ++j) {
+        const double r = exactRadius(M, epi[i].r_search, epj[j].r_search);
+        if (norm2(epj[j].pos - epi[i].pos) < r * r) out[i].ids.push_back(epj[j].id);
+      }
+  }
+};
+
+// Minimum-image difference along periodic axes.
+Vec3d separation(const Vec3d& a, const Vec3d& b, BoundaryCondition bc, const Vec3d& period) {
+  Vec3d d = a - b;
+  for (int ax = 0; ax < 3; ++ax) {
+    if (!isPeriodic(bc, ax)) continue;
+    const auto k = static_cast<std::size_t>(ax);
+    d[k] -= period[k] * std::round(d[k] / period[k]);
+  }
+  return d;
+}
+
+std::vector<std::int64_t> bruteForce(const Searcher& i, const std::vector<Searcher>& all, SearchMode mode,
+                                     BoundaryCondition bc, const Vec3d& period) {
+  std::vector<std::int64_t> ids;
+  for (const Searcher& j : all) {
+    const double r = exactRadius(mode, i.r_search, j.r_search);
+    if (norm2(separation(j.pos, i.pos, bc, period)) < r * r) ids.push_back(j.id);
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+void fill(Psys& psys, std::int64_t n, bool clustered, double r_min, double r_max, std::uint64_t seed) {
+  const int rank = psys.comm().rank(), ranks = psys.comm().size();
+  psys.resize(0);
+  for (std::int64_t id = n * rank / ranks; id < n * (rank + 1) / ranks; ++id) {
+    std::mt19937_64 rng(seed * 7919 + static_cast<std::uint64_t>(id));
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    Searcher s;
+    s.id = id;
+    if (clustered && id % 3 != 0) {
+      // Two tight clumps plus a uniform background.
+      const Vec3d centre = id % 2 ? Vec3d{0.3, 0.3, 0.7} : Vec3d{0.8, 0.6, 0.2};
+      s.pos = centre + 0.03 * Vec3d{u(rng) - 0.5, u(rng) - 0.5, u(rng) - 0.5};
+    } else {
+      s.pos = {u(rng), u(rng), u(rng)};
+    }
+    s.r_search = r_min * std::pow(r_max / r_min, u(rng));  // log-uniform over [r_min, r_max]
+    psys.add(s);
+  }
+}
+
+template <SearchMode M>
+void expectExactNeighbourSets(Psys& psys, DomainInfo& dinfo, const char* what) {
+  using Tree = TreeForForceShortWith<Neighbours, Searcher, Searcher, M>;
+  Tree tree(psys.size(), 0.0, 8, 32);
+  tree.calcForceAll(RecordingKernel<M>{}, psys, dinfo);
+  const auto all = psys.comm().allgatherv(psys.particles());
+  const Vec3d period = dinfo.getPosRootDomain().size();
+  std::size_t mismatches = 0;
+  for (std::size_t i = 0; i < psys.size(); ++i) {
+    std::vector<std::int64_t> got = tree.getForce(i).ids;
+    std::sort(got.begin(), got.end());
+    const auto expected = bruteForce(psys[i], all, M, dinfo.getBoundaryCondition(), period);
+    if (got != expected && mismatches++ < 3)
+      ADD_FAILURE() << what << ": particle " << psys[i].id << " has " << got.size() << " neighbours, brute force "
+                    << expected.size();
+    // The one-particle query gives the same set.
+    Searcher* list = nullptr;
+    const int n = tree.getNeighborListOneParticle(psys[i], list);
+    std::vector<std::int64_t> single;
+    for (int k = 0; k < n; ++k) single.push_back(list[k].id);
+    std::sort(single.begin(), single.end());
+    if (single != expected && mismatches++ < 3)
+      ADD_FAILURE() << what << ": getNeighborListOneParticle for " << psys[i].id << " gives " << single.size()
+                    << ", brute force " << expected.size();
+  }
+  EXPECT_EQ(mismatches, 0u) << what;
+}
+
+struct Case {
+  BoundaryCondition bc;
+  bool clustered;
+};
+
+class ShortRangeNeighbours : public ::testing::TestWithParam<Case> {};
+
+}  // namespace
+
+TEST_P(ShortRangeNeighbours, AllModesMatchBruteForceExactly) {
+  const Case c = GetParam();
+  Psys psys;
+  DomainInfo dinfo;
+  if (c.bc != BoundaryCondition::OPEN) {
+    dinfo.setBoundaryCondition(c.bc);
+    dinfo.setPosRootDomain({0, 0, 0}, {1, 1, 1});
+  }
+  fill(psys, 1500, c.clustered, 0.01, 0.3, 17);  // radii span 30x
+  psys.adjustPositionIntoRootDomain(dinfo);
+  dinfo.decomposeDomainAll(psys);
+  psys.exchangeParticle(dinfo);
+  const std::string what = fmt::format("{} {}", toString(c.bc), c.clustered ? "clustered" : "uniform");
+  expectExactNeighbourSets<SearchMode::GATHER>(psys, dinfo, (what + " gather").c_str());
+  expectExactNeighbourSets<SearchMode::SCATTER>(psys, dinfo, (what + " scatter").c_str());
+  expectExactNeighbourSets<SearchMode::SYMMETRY>(psys, dinfo, (what + " symmetry").c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    BoundariesAndDistributions, ShortRangeNeighbours,
+    ::testing::Values(Case{BoundaryCondition::OPEN, false}, Case{BoundaryCondition::OPEN, true},
+                      Case{BoundaryCondition::PERIODIC_X, false}, Case{BoundaryCondition::PERIODIC_Y, true},
+                      Case{BoundaryCondition::PERIODIC_Z, false}, Case{BoundaryCondition::PERIODIC_XY, true},
+                      Case{BoundaryCondition::PERIODIC_XZ, false}, Case{BoundaryCondition::PERIODIC_YZ, true},
+                      Case{BoundaryCondition::PERIODIC_XYZ, false}, Case{BoundaryCondition::PERIODIC_XYZ, true}),
+    [](const auto& info) {
+      return std::string(toString(info.param.bc)) + (info.param.clustered ? "_clustered" : "_uniform");
+    });
+
+// Radii of 0.45 in a unit periodic box split over up to 4 ranks reach across several domains:
+// the particles still come, straight from the ranks that hold them.
+TEST(ShortRange, RadiusReachingAcrossSeveralDomainsIsHandled) {
+  Psys psys;
+  DomainInfo dinfo;
+  dinfo.setBoundaryCondition(BoundaryCondition::PERIODIC_XYZ);
+  dinfo.setPosRootDomain({0, 0, 0}, {1, 1, 1});
+  dinfo.setNumberOfDomainMultiDimension(psys.comm().size(), 1, 1);  // thin slabs along x
+  fill(psys, 600, false, 0.4, 0.45, 5);
+  dinfo.decomposeDomainAll(psys);
+  psys.exchangeParticle(dinfo);
+  expectExactNeighbourSets<SearchMode::SYMMETRY>(psys, dinfo, "wide radii");
+}
+
+TEST(ShortRange, RadiusOfHalfThePeriodOrMoreIsAClearErrorOnEveryRank) {
+  Psys psys;
+  DomainInfo dinfo;
+  dinfo.setBoundaryCondition(BoundaryCondition::PERIODIC_X);
+  dinfo.setPosRootDomain({0, 0, 0}, {1, 1, 1});
+  fill(psys, 200, false, 0.01, 0.02, 3);
+  if (psys.comm().rank() == psys.comm().size() - 1 && !psys.empty()) psys[0].r_search = 0.5;
+  dinfo.decomposeDomainAll(psys);
+  using Tree = TreeForForceShort<Neighbours, Searcher, Searcher>::Gather;
+  Tree tree(psys.size(), 0.0, 8, 32);
+  try {
+    tree.calcForceAll(RecordingKernel<SearchMode::GATHER>{}, psys, dinfo);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("half the periodic length"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ShortRange, KNearestMatchesBruteForce) {
+  Psys psys;
+  DomainInfo dinfo;
+  // Radii 0.15-0.2 exceed the distance to the 6th neighbour (about 0.09 here), so the tree of
+  // every rank holds each particle's 6 nearest, wherever they live.
+  fill(psys, 2000, true, 0.15, 0.2, 11);
+  dinfo.decomposeDomainAll(psys);
+  psys.exchangeParticle(dinfo);
+  using Tree = TreeForForceShort<Neighbours, Searcher, Searcher>::Gather;
+  Tree tree(psys.size(), 0.0, 8, 32);
+  tree.calcForceAll(RecordingKernel<SearchMode::GATHER>{}, psys, dinfo);
+  const auto all = psys.comm().allgatherv(psys.particles());
+  for (std::size_t i = 0; i < std::min<std::size_t>(psys.size(), 50); ++i) {
+    const int k = 6;
+    Searcher* list = nullptr;
+    const int n = tree.getNeighborListKNearest(psys[i].pos, k, list);
+    ASSERT_EQ(n, k);
+    std::vector<double> d_all;
+    for (const auto& s : all) d_all.push_back(norm2(s.pos - psys[i].pos));
+    std::sort(d_all.begin(), d_all.end());
+    for (int m = 0; m < k; ++m) {
+      ASSERT_DOUBLE_EQ(norm2(list[m].pos - psys[i].pos), d_all[static_cast<std::size_t>(m)]) << "rank in list " << m;
+    }
+  }
+}
