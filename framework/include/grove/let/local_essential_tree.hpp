@@ -11,6 +11,9 @@
 //    whole tree the criterion accepts from my box is "far", and its allgathered root
 //    superparticle stands for it without a message; detailed LETs travel only between near
 //    ranks. Both modes give the same received arrays, in rank order.
+//
+// The decision (planLet) and the payloads (exchangeLet) are separate, so that a step that
+// reuses its interaction lists resends fresh payloads along the same plan.
 #include <omp.h>
 
 #include <array>
@@ -33,59 +36,47 @@ struct ReceivedLet {
   std::vector<SPJ> spj;
 };
 
-namespace detail {
-
-inline constexpr int kLetCountTag = 0x6702, kLetEpjTag = 0x6703, kLetSpjTag = 0x6704;
-
 // What one target needs of my tree: EPJ indices and cell indices (whose SPJs are sent).
 struct LetSelection {
   std::vector<std::uint32_t> ep;
   std::vector<std::int32_t> cells;
 };
 
-inline LetSelection selectLet(const TreeShape& shape, std::span<const Vec3d> cell_pos,
-                              const OpeningCriterion& criterion, const Boxd& target, std::vector<std::int32_t>& stack) {
-  LetSelection s;
-  walkTree(
-      shape, cell_pos, criterion, target, false, stack, [&](std::int32_t cell) { s.cells.push_back(cell); },
-      [&](const TreeCell& leaf) {
-        for (std::uint32_t i = leaf.ep_first; i < leaf.ep_first + leaf.ep_count; ++i) s.ep.push_back(i);
-      });
-  return s;
-}
+struct LetPlan {
+  LetExchangeMode mode = LetExchangeMode::POINT_TO_POINT;
+  std::vector<LetSelection> to;  // per target rank
+  std::vector<char> near_from;   // point-to-point: ranks that send me a detailed LET
+  std::vector<char> far_from;    // point-to-point: ranks whose root superparticle stands in
+};
 
+namespace detail {
+inline constexpr int kLetCountTag = 0x6702, kLetEpjTag = 0x6703, kLetSpjTag = 0x6704;
 }  // namespace detail
 
-// Collective. my_box: bounding box of this rank's particles (empty if none); cell_spj/cell_pos:
-// the superparticle and expansion centre of every cell of my local tree.
-template <class EPJ, class SPJ>
-ReceivedLet<EPJ, SPJ> exchangeLocalEssentialTrees(const Comm& comm, LetExchangeMode mode, const TreeShape& shape,
-                                                  std::span<const EPJ> epj, std::span<const SPJ> cell_spj,
-                                                  std::span<const Vec3d> cell_pos, const OpeningCriterion& criterion,
-                                                  const Boxd& my_box, TreeProfile& profile) {
+// Collective. my_box: bounding box of this rank's particles (empty if none); cell_pos: the
+// expansion centre of every cell of my local tree.
+inline LetPlan planLet(const Comm& comm, LetExchangeMode mode, const TreeShape& shape,
+                       std::span<const Vec3d> cell_pos, const OpeningCriterion& criterion, const Boxd& my_box) {
   const int ranks = comm.size(), me = comm.rank();
   const auto R = static_cast<std::size_t>(ranks);
-  const double build_start = omp_get_wtime();
   const std::vector<Boxd> boxes = comm.allgather(my_box);
   const bool i_have_particles = !shape.cells.empty() && shape.cells[0].count() > 0;
-
-  // Point-to-point: who is near whom, decided identically on both sides from allgathered data.
-  std::vector<SPJ> root_spj;
-  std::vector<Vec3d> root_pos;
-  std::vector<char> near_to(R, 1), near_from(R, 1);
-  std::vector<char> has_particles(R, 1);  // near_to[j]: I send to j; near_from[i]: i sends to me
+  LetPlan plan;
+  plan.mode = mode;
+  plan.to.resize(R);
+  std::vector<char> near_to(R, 1);
+  plan.near_from.assign(R, 1);
+  plan.far_from.assign(R, 0);
   if (mode == LetExchangeMode::POINT_TO_POINT) {
-    root_spj = comm.allgather(i_have_particles ? cell_spj[0] : SPJ{});
-    root_pos = comm.allgather(i_have_particles ? cell_pos[0] : Vec3d{});
-    has_particles = comm.allgather(static_cast<char>(i_have_particles));
+    // Decided identically on both sides from allgathered data.
+    const std::vector<Vec3d> root_pos = comm.allgather(i_have_particles ? cell_pos[0] : Vec3d{});
+    const std::vector<char> has = comm.allgather(static_cast<char>(i_have_particles));
     for (std::size_t r = 0; r < R; ++r) {
       near_to[r] = i_have_particles && !boxes[r].isEmpty() && criterion.opens(boxes[r], cell_pos[0], 0);
-      near_from[r] = has_particles[r] && !my_box.isEmpty() && criterion.opens(my_box, root_pos[r], 0);
+      plan.near_from[r] = has[r] && !my_box.isEmpty() && criterion.opens(my_box, root_pos[r], 0);
+      plan.far_from[r] = static_cast<int>(r) != me && has[r] && !my_box.isEmpty() && !plan.near_from[r];
     }
   }
-
-  // Select what each target needs (in parallel over targets).
-  std::vector<detail::LetSelection> selection(R);
 #pragma omp parallel
   {
     std::vector<std::int32_t> stack;
@@ -93,85 +84,101 @@ ReceivedLet<EPJ, SPJ> exchangeLocalEssentialTrees(const Comm& comm, LetExchangeM
     for (int j = 0; j < ranks; ++j) {
       const auto jj = static_cast<std::size_t>(j);
       if (j == me || !near_to[jj] || boxes[jj].isEmpty() || !i_have_particles) continue;
-      selection[jj] = detail::selectLet(shape, cell_pos, criterion, boxes[jj], stack);
+      LetSelection& s = plan.to[jj];
+      walkTree(
+          shape, cell_pos, criterion, boxes[jj], false, stack, [&](std::int32_t cell) { s.cells.push_back(cell); },
+          [&](const TreeCell& leaf) {
+            for (std::uint32_t i = leaf.ep_first; i < leaf.ep_first + leaf.ep_count; ++i) s.ep.push_back(i);
+          });
     }
   }
+  return plan;
+}
+
+// Collective. Sends the planned payloads (current values of epj and cell_spj) and returns what
+// arrives, in rank order.
+template <class EPJ, class SPJ>
+ReceivedLet<EPJ, SPJ> exchangeLet(const Comm& comm, const LetPlan& plan, std::span<const EPJ> epj,
+                                  std::span<const SPJ> cell_spj, TreeProfile& profile) {
+  const int me = comm.rank();
+  const auto R = plan.to.size();
   std::vector<int> ep_counts(R, 0), sp_counts(R, 0);
   std::size_t ep_total = 0, sp_total = 0;
   for (std::size_t j = 0; j < R; ++j) {
-    ep_counts[j] = static_cast<int>(selection[j].ep.size());
-    sp_counts[j] = static_cast<int>(selection[j].cells.size());
-    ep_total += selection[j].ep.size();
-    sp_total += selection[j].cells.size();
+    ep_counts[j] = static_cast<int>(plan.to[j].ep.size());
+    sp_counts[j] = static_cast<int>(plan.to[j].cells.size());
+    ep_total += plan.to[j].ep.size();
+    sp_total += plan.to[j].cells.size();
   }
   std::vector<EPJ> ep_send(ep_total);
   std::vector<SPJ> sp_send(sp_total);
   {
     std::size_t e = 0, s = 0;
     for (std::size_t j = 0; j < R; ++j) {
-      for (std::uint32_t i : selection[j].ep) ep_send[e++] = epj[i];
-      for (std::int32_t c : selection[j].cells) sp_send[s++] = cell_spj[static_cast<std::size_t>(c)];
+      for (std::uint32_t i : plan.to[j].ep) ep_send[e++] = epj[i];
+      for (std::int32_t c : plan.to[j].cells) sp_send[s++] = cell_spj[static_cast<std::size_t>(c)];
     }
   }
   profile.let_ep_sent = static_cast<std::int64_t>(ep_total);
   profile.let_sp_sent = static_cast<std::int64_t>(sp_total);
-  profile.let_build = omp_get_wtime() - build_start;
 
-  const double exchange_start = omp_get_wtime();
   ReceivedLet<EPJ, SPJ> received;
-  if (mode == LetExchangeMode::ALL_TO_ALL) {
+  if (plan.mode == LetExchangeMode::ALL_TO_ALL) {
     received.epj = comm.alltoallv(std::span<const EPJ>(ep_send), std::span<const int>(ep_counts));
     received.spj = comm.alltoallv(std::span<const SPJ>(sp_send), std::span<const int>(sp_counts));
   } else {
+    const bool i_have_particles = !cell_spj.empty();
+    const std::vector<SPJ> root_spj = comm.allgather(i_have_particles ? cell_spj[0] : SPJ{});
     // Counts first (near pairs only), then payloads.
     std::vector<std::array<int, 2>> send_counts(R), recv_counts(R, {0, 0});
     std::vector<Request> requests;
     for (std::size_t r = 0; r < R; ++r) {
       if (static_cast<int>(r) == me) continue;
-      if (near_from[r])
+      if (plan.near_from[r])
         requests.push_back(comm.irecv(std::span<std::array<int, 2>>(&recv_counts[r], 1), static_cast<int>(r),
                                       detail::kLetCountTag));
-      if (near_to[r]) {
+      if (ep_counts[r] > 0 || sp_counts[r] > 0) {
         send_counts[r] = {ep_counts[r], sp_counts[r]};
-        requests.push_back(comm.isend(std::span<const std::array<int, 2>>(&send_counts[r], 1), static_cast<int>(r),
-                                      detail::kLetCountTag));
+        requests.push_back(comm.isend(std::span<const std::array<int, 2>>(&send_counts[r], 1),
+                                      static_cast<int>(r), detail::kLetCountTag));
       }
     }
     waitAll(requests);
     requests.clear();
-    // Received arrays in rank order; a far rank's root superparticle takes its place in the
-    // SPJ array, exactly where the all-to-all mode puts the same superparticle.
+    // A far rank's root superparticle takes its place in the SPJ array, exactly where the
+    // all-to-all mode puts the same superparticle.
     std::vector<std::size_t> ep_offset(R + 1, 0), sp_offset(R + 1, 0);
     for (std::size_t r = 0; r < R; ++r) {
-      const bool far = static_cast<int>(r) != me && has_particles[r] && !my_box.isEmpty() && !near_from[r];
       ep_offset[r + 1] = ep_offset[r] + static_cast<std::size_t>(recv_counts[r][0]);
-      sp_offset[r + 1] = sp_offset[r] + static_cast<std::size_t>(recv_counts[r][1]) + (far ? 1 : 0);
-      if (far) recv_counts[r][1] = -1;  // marks "use the root superparticle"
+      sp_offset[r + 1] = sp_offset[r] + static_cast<std::size_t>(recv_counts[r][1]) + (plan.far_from[r] ? 1 : 0);
     }
     received.epj.resize(ep_offset[R]);
     received.spj.resize(sp_offset[R]);
     std::size_t ep_sent = 0, sp_sent = 0;
     for (std::size_t r = 0; r < R; ++r) {
       const int rank = static_cast<int>(r);
-      if (recv_counts[r][1] == -1) {
+      if (plan.far_from[r]) {
         received.spj[sp_offset[r]] = root_spj[r];
-      } else if (rank != me && near_from[r]) {
+      } else if (rank != me && plan.near_from[r]) {
         if (recv_counts[r][0] > 0)
-          requests.push_back(comm.irecv(std::span<EPJ>(received.epj.data() + ep_offset[r], static_cast<std::size_t>(recv_counts[r][0])),
-                                        rank, detail::kLetEpjTag));
+          requests.push_back(comm.irecv(
+              std::span<EPJ>(received.epj.data() + ep_offset[r], static_cast<std::size_t>(recv_counts[r][0])), rank,
+              detail::kLetEpjTag));
         if (recv_counts[r][1] > 0)
-          requests.push_back(comm.irecv(std::span<SPJ>(received.spj.data() + sp_offset[r], static_cast<std::size_t>(recv_counts[r][1])),
-                                        rank, detail::kLetSpjTag));
+          requests.push_back(comm.irecv(
+              std::span<SPJ>(received.spj.data() + sp_offset[r], static_cast<std::size_t>(recv_counts[r][1])), rank,
+              detail::kLetSpjTag));
       }
       const auto ne = static_cast<std::size_t>(ep_counts[r]), ns = static_cast<std::size_t>(sp_counts[r]);
-      if (ne > 0) requests.push_back(comm.isend(std::span<const EPJ>(ep_send.data() + ep_sent, ne), rank, detail::kLetEpjTag));
-      if (ns > 0) requests.push_back(comm.isend(std::span<const SPJ>(sp_send.data() + sp_sent, ns), rank, detail::kLetSpjTag));
+      if (ne > 0)
+        requests.push_back(comm.isend(std::span<const EPJ>(ep_send.data() + ep_sent, ne), rank, detail::kLetEpjTag));
+      if (ns > 0)
+        requests.push_back(comm.isend(std::span<const SPJ>(sp_send.data() + sp_sent, ns), rank, detail::kLetSpjTag));
       ep_sent += ne;
       sp_sent += ns;
     }
     waitAll(requests);
   }
-  profile.let_exchange = omp_get_wtime() - exchange_start;
   profile.let_ep_received = static_cast<std::int64_t>(received.epj.size());
   profile.let_sp_received = static_cast<std::int64_t>(received.spj.size());
   return received;

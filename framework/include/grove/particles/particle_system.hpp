@@ -36,7 +36,10 @@ class ParticleSystem {
   bool empty() const { return particles_.empty(); }
   // Collective: the number of particles on all ranks.
   GlobalCount globalCount() const { return comm_.allreduceSum(static_cast<GlobalCount>(particles_.size())); }
-  void resize(std::size_t n) { particles_.resize(n); }
+  void resize(std::size_t n) {
+    particles_.resize(n);
+    ++layout_version_;
+  }
   void reserve(std::size_t n) { particles_.reserve(n); }
 
   // ---- access -----------------------------------------------------------------------------------
@@ -54,8 +57,14 @@ class ParticleSystem {
   auto end() const { return particles_.end(); }
 
   // ---- add and remove ---------------------------------------------------------------------------
-  void add(const FP& p) { particles_.push_back(p); }
-  void add(std::span<const FP> ps) { particles_.insert(particles_.end(), ps.begin(), ps.end()); }
+  void add(const FP& p) {
+    particles_.push_back(p);
+    ++layout_version_;
+  }
+  void add(std::span<const FP> ps) {
+    particles_.insert(particles_.end(), ps.begin(), ps.end());
+    ++layout_version_;
+  }
   // Removes the particles at these indices (any order, repeats allowed); the others keep their
   // order. An index out of range is an error and removes nothing.
   void remove(std::span<const LocalIndex> indices) {
@@ -69,11 +78,15 @@ class ParticleSystem {
     for (std::size_t i = 0; i < particles_.size(); ++i)
       if (!doomed[i]) particles_[kept++] = particles_[i];
     particles_.resize(kept);
+    ++layout_version_;
   }
 
   // ---- parallel operations ----------------------------------------------------------------------
   // Collective: sends every particle to the rank whose domain holds it (see exchange.hpp).
-  void exchangeParticle(const DomainInfo& dinfo) { exchangeParticles(particles_, dinfo); }
+  void exchangeParticle(const DomainInfo& dinfo) {
+    exchangeParticles(particles_, dinfo);
+    ++layout_version_;
+  }
 
   // Moves every particle by whole periods into the root domain along its periodic axes.
   // Needs FP::setPos. A non-finite position is an error (the particle is left as it was).
@@ -101,12 +114,14 @@ class ParticleSystem {
   void createParticle(std::int32_t n_limit, bool /*clear*/ = true) {
     require(n_limit >= 0, "ParticleSystem::createParticle", "n_limit must not be negative, got {}", n_limit);
     particles_.clear();
+    ++layout_version_;
     particles_.reserve(static_cast<std::size_t>(n_limit));
   }
   // Keeps the first n particles, or appends value-initialised ones up to n.
   void setNumberOfParticleLocal(std::int32_t n) {
     require(n >= 0, "ParticleSystem::setNumberOfParticleLocal", "the particle count must not be negative, got {}", n);
     particles_.resize(static_cast<std::size_t>(n));
+    ++layout_version_;
   }
   std::int32_t getNumberOfParticleLocal() const {
     require(particles_.size() <= static_cast<std::size_t>(INT32_MAX), "ParticleSystem::getNumberOfParticleLocal",
@@ -118,7 +133,10 @@ class ParticleSystem {
   FP& getParticle(std::int32_t i = 0) { return particles_[static_cast<std::size_t>(i)]; }
   const FP& getParticle(std::int32_t i = 0) const { return particles_[static_cast<std::size_t>(i)]; }
 
-  void addOneParticle(const FP& p) { particles_.push_back(p); }
+  void addOneParticle(const FP& p) {
+    particles_.push_back(p);
+    ++layout_version_;
+  }
 
   // FDPS's removal: the particles at idx[0..n_remove) go (repeats allowed, any order) and their
   // slots are refilled from the end of the array, so the survivors do NOT keep their order
@@ -140,6 +158,7 @@ class ParticleSystem {
       std::swap(particles_[static_cast<std::size_t>(*it)], particles_[last]);
     }
     particles_.resize(last);
+    ++layout_version_;
   }
 
   // FDPS draws this many samples per rank from this particle system in
@@ -159,9 +178,15 @@ class ParticleSystem {
   }
 
   template <class Compare>
-  void sortParticle(Compare comp) { std::sort(particles_.begin(), particles_.end(), comp); }
+  void sortParticle(Compare comp) {
+    std::sort(particles_.begin(), particles_.end(), comp);
+    ++layout_version_;
+  }
   template <class Compare>
-  void sortParticleStable(Compare comp) { std::stable_sort(particles_.begin(), particles_.end(), comp); }
+  void sortParticleStable(Compare comp) {
+    std::stable_sort(particles_.begin(), particles_.end(), comp);
+    ++layout_version_;
+  }
 
   // ---- particle files (grove/io/particle_io.hpp) ------------------------------------------------
   // Collective. args, each optional, in this order: a file-name format for one file per rank
@@ -171,10 +196,12 @@ class ParticleSystem {
   template <class... Args>
   void readParticleAscii(const std::string& filename, Args&&... args) {
     particles_ = io::readParticlesFdps<FileEncoding::Ascii, FP>(comm_, filename, "readParticleAscii", args...);
+    ++layout_version_;
   }
   template <class... Args>
   void readParticleBinary(const std::string& filename, Args&&... args) {
     particles_ = io::readParticlesFdps<FileEncoding::Binary, FP>(comm_, filename, "readParticleBinary", args...);
+    ++layout_version_;
   }
   template <class... Args>
   void writeParticleAscii(const std::string& filename, Args&&... args) const {
@@ -187,6 +214,10 @@ class ParticleSystem {
 
   const Comm& comm() const { return comm_; }
 
+  // Changes whenever particles are added, removed, reordered or exchanged (not when their values
+  // change): trees that keep interaction lists for reuse check it.
+  std::uint64_t layoutVersion() const { return layout_version_; }
+
  private:
   FP& checkedAt(std::size_t i) {
     require(i < particles_.size(), "ParticleSystem::at", "index {} is outside [0, {})", i, particles_.size());
@@ -195,6 +226,7 @@ class ParticleSystem {
 
   Comm comm_;
   std::vector<FP> particles_;
+  std::uint64_t layout_version_ = 0;
   std::optional<int> sample_count_per_rank_;
 };
 

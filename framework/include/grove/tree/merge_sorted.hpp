@@ -1,6 +1,7 @@
 #pragma once
 // Key-sorting received particles and merging them into an already key-sorted local array: how
 // the global tree gets its particles without sorting the local ones again.
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -9,39 +10,48 @@
 
 namespace grove {
 
-// items in key order (keys relative to root), with their keys.
+// items in key order (keys relative to root), with their keys. source (optional) gets, for
+// each output position, the input index it came from, so the same order can be replayed.
 template <class P>
 void sortByKey(const RootCell& root, std::span<const P> items, std::vector<MortonKey>& keys_out,
-               std::vector<P>& out) {
+               std::vector<P>& out, std::vector<std::uint32_t>* source = nullptr) {
   std::vector<KeyIndex> keyed(items.size()), scratch;
   for (std::size_t i = 0; i < items.size(); ++i)
     keyed[i] = {root.keyOf(positionOf(items[i])), static_cast<std::uint32_t>(i)};
   radixSortByKey(keyed, scratch);
   keys_out.resize(items.size());
   out.resize(items.size());
+  if (source) source->resize(items.size());
   for (std::size_t i = 0; i < keyed.size(); ++i) {
     keys_out[i] = keyed[i].key;
     out[i] = items[keyed[i].index];
+    if (source) (*source)[i] = keyed[i].index;
   }
 }
 
 // sorted (with sorted_keys) merged with `extra` (any order) into out / keys_out. Ties put the
-// sorted array's element first, so the result is deterministic.
+// sorted array's element first, so the result is deterministic. source (optional) gets, for each
+// output position, i < sorted.size() for sorted[i] or sorted.size() + k for extra[k].
 template <class P>
 void mergeIntoSorted(const RootCell& root, std::span<const MortonKey> sorted_keys, std::span<const P> sorted,
-                     std::span<const P> extra, std::vector<MortonKey>& keys_out, std::vector<P>& out) {
+                     std::span<const P> extra, std::vector<MortonKey>& keys_out, std::vector<P>& out,
+                     std::vector<std::uint32_t>* source = nullptr) {
   std::vector<MortonKey> extra_keys;
   std::vector<P> extra_sorted;
-  sortByKey(root, extra, extra_keys, extra_sorted);
+  std::vector<std::uint32_t> extra_source;
+  sortByKey(root, extra, extra_keys, extra_sorted, source ? &extra_source : nullptr);
   const std::size_t na = sorted.size(), nb = extra_sorted.size();
   keys_out.resize(na + nb);
   out.resize(na + nb);
+  if (source) source->resize(na + nb);
   std::size_t a = 0, b = 0, o = 0;
   while (a < na || b < nb) {
     if (b == nb || (a < na && sorted_keys[a] <= extra_keys[b])) {
+      if (source) (*source)[o] = static_cast<std::uint32_t>(a);
       keys_out[o] = sorted_keys[a];
       out[o++] = sorted[a++];
     } else {
+      if (source) (*source)[o] = static_cast<std::uint32_t>(na + extra_source[b]);
       keys_out[o] = extra_keys[b];
       out[o++] = extra_sorted[b++];
     }

@@ -72,6 +72,22 @@ class SortedParticles {
     profile.reorder = omp_get_wtime() - t;
   }
 
+  // The same particles, same order, new values (list reuse): FP -> EPI/EPJ again.
+  template <class PSys>
+  void refresh(const PSys& psys, bool clear, std::vector<EPJ>& epj, TreeProfile& profile) {
+    const double t = omp_get_wtime();
+    const auto n = static_cast<std::int64_t>(order.size());
+#pragma omp parallel for schedule(static)
+    for (std::int64_t k = 0; k < n; ++k) {
+      const auto s = static_cast<std::size_t>(k);
+      const auto& fp = psys[order[s]];
+      epi[s].copyFromFP(fp);
+      epj[s].copyFromFP(fp);
+      if (clear) force[s].clear();
+    }
+    profile.reorder = omp_get_wtime() - t;
+  }
+
   template <class PSys>
   void writeBack(PSys& psys, TreeProfile& profile) const {
     const double start = omp_get_wtime();

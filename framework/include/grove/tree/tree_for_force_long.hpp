@@ -5,15 +5,25 @@
 //
 //   grove::TreeForForceLong<Force, EPI, EPJ>::Monopole tree(n_hint, theta, n_leaf, n_group);
 //   tree.calcForceAllAndWriteBack(kernel_ep_ep, kernel_ep_sp, psys, dinfo);
+//   tree.calcForceAllAndWriteBackMultiWalkIndex(dispatch, retrieve, tag_max, psys, dinfo,
+//                                               n_walk_limit, true, grove::MAKE_LIST_FOR_REUSE);
 //
 // One call runs the stages of DESIGN.md: root cell, keys, sort, reorder, link, local moments,
-// LET, global tree and moments, groups, walk + kernel, write back. Kernels have FDPS's form
+// LET, global tree and moments, groups, walk + kernel, write back. CPU kernels have FDPS's form
 //   void(const EPI* epi, int n_i, const EPJ* epj, int n_j, Force* force)   (and SPJ for ep-sp)
 // and are called once per group from OpenMP threads; they must add to force[0 .. n_i).
+// Multiwalk hooks (dispatch/retrieve) have FDPS 7.1's signatures; see calcForceAllMultiWalk.
+//
+// list_mode: MAKE_LIST builds everything and keeps nothing; MAKE_LIST_FOR_REUSE also keeps the
+// tree shape, LET plan, groups and interaction lists; REUSE_LIST then skips the root, keys,
+// sort, linking, LET decision, groups and walk: it refreshes EPI/EPJ from the particles (same
+// order), recomputes moments, resends LET payloads along the kept plan and computes forces with
+// the kept lists. Particles must not be added, removed, reordered or exchanged in between.
 #include <omp.h>
 
 #include <algorithm>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "grove/comm/comm.hpp"
@@ -23,41 +33,64 @@
 #include "grove/let/local_essential_tree.hpp"
 #include "grove/tree/contracts.hpp"
 #include "grove/tree/groups.hpp"
-#include "grove/tree/moment_pass.hpp"
 #include "grove/tree/merge_sorted.hpp"
+#include "grove/tree/moment_pass.hpp"
 #include "grove/tree/moments.hpp"
 #include "grove/tree/morton.hpp"
 #include "grove/tree/profile.hpp"
-#include "grove/tree/radix_sort.hpp"
 #include "grove/tree/sorted_particles.hpp"
 #include "grove/tree/tree_cells.hpp"
+#include "grove/walk/interaction_lists.hpp"
 #include "grove/walk/opening_criterion.hpp"
 
 namespace grove {
 
 namespace detail {
 
-// A tree's particles in key order with their cells, moments and per-cell superparticles.
+// A tree's particles in key order with their cells and moments. all_spj holds every cell's
+// superparticle (index = cell) followed by the received superparticles in leaves (index =
+// cells + i): interaction lists index this one array.
 template <class EPJ, class SPJ, class Moment>
 struct BuiltTree {
   std::vector<MortonKey> ep_keys, sp_keys;
   std::vector<EPJ> epj;
-  std::vector<SPJ> spj;
+  std::vector<SPJ> spj;  // received superparticles, key order
   TreeShape shape;
   std::vector<Moment> moments;
-  std::vector<SPJ> cell_spj;
+  std::vector<SPJ> all_spj;
   std::vector<Vec3d> cell_pos;
 
-  void deriveCellSuperParticles() {
-    cell_spj.resize(moments.size());
-    cell_pos.resize(moments.size());
+  std::size_t cells() const { return shape.cells.size(); }
+  void computeMomentsAndSuperParticles() {
+    computeMoments<Moment, EPJ, SPJ>(shape, epj, spj, moments);
+    const std::size_t nc = moments.size();
+    all_spj.resize(nc + spj.size());
+    cell_pos.resize(nc);
 #pragma omp parallel for schedule(static)
-    for (std::size_t c = 0; c < moments.size(); ++c) {
-      cell_spj[c].copyFromMoment(moments[c]);
+    for (std::size_t c = 0; c < nc; ++c) {
+      all_spj[c].copyFromMoment(moments[c]);
       cell_pos[c] = positionOf(moments[c]);
     }
+    std::copy(spj.begin(), spj.end(), all_spj.begin() + static_cast<std::ptrdiff_t>(nc));
   }
 };
+
+// What a MAKE_LIST_FOR_REUSE step keeps besides the lists.
+struct ReuseRecord {
+  bool valid = false;
+  const void* psys = nullptr;
+  std::uint64_t layout_version = 0;
+  std::size_t n_local = 0;
+  int ranks = 0;
+  LetPlan let_plan;
+  std::vector<std::uint32_t> global_ep_source, global_sp_source;  // replay of the global merge
+};
+
+template <class PSys>
+std::uint64_t layoutVersionOf(const PSys& psys) {
+  if constexpr (requires { psys.layoutVersion(); }) return psys.layoutVersion();
+  return 0;
+}
 
 }  // namespace detail
 
@@ -93,6 +126,7 @@ class TreeForForceLongWith {
     n_leaf_limit_ = n_leaf_limit;
     n_group_limit_ = n_group_limit;
     sorted_.epi.reserve(n_hint);
+    reuse_.valid = false;
     initialized_ = true;
   }
 
@@ -103,16 +137,15 @@ class TreeForForceLongWith {
   int getNLeafLimit() const { return n_leaf_limit_; }
   int getNGroupLimit() const { return n_group_limit_; }
 
+  // ---- CPU kernels ------------------------------------------------------------------------------
   // Forces on psys's particles, written back with FP::copyFromForce. With clear = false the
   // kernels add to the forces of the previous call (same particles, any order).
-  // list_mode: MAKE_LIST builds the interaction lists afresh (the only mode of the CPU path
-  // so far; list reuse arrives with the accelerator work and is refused clearly until then).
   template <class EpKernel, class SpKernel, class PSys>
   void calcForceAllAndWriteBack(EpKernel&& kernel_ep, SpKernel&& kernel_sp, PSys& psys, const DomainInfo& dinfo,
                                 bool clear = true, InteractionListMode list_mode = MAKE_LIST) {
     if constexpr (checkLongRangeContracts<typename PSys::value_type, Force, EPI, EPJ>()) {
       calcForceAll(kernel_ep, kernel_sp, psys, dinfo, clear, list_mode);
-      writeBack(psys);
+      sorted_.writeBack(psys, profile_);
     }
   }
 
@@ -121,21 +154,65 @@ class TreeForForceLongWith {
   void calcForceAll(EpKernel&& kernel_ep, SpKernel&& kernel_sp, const PSys& psys, const DomainInfo& dinfo,
                     bool clear = true, InteractionListMode list_mode = MAKE_LIST) {
     if constexpr (checkLongRangeContracts<typename PSys::value_type, Force, EPI, EPJ>()) {
-      require(initialized_, "TreeForForceLong::calcForceAll", "call initialize(n, theta, n_leaf, n_group) first");
-      require(list_mode == MAKE_LIST, "TreeForForceLong::calcForceAll",
-              "interaction-list reuse (MAKE_LIST_FOR_REUSE / REUSE_LIST) is not available in this version of "
-              "grove's CPU path; use MAKE_LIST");
-      comm_ = dinfo.comm();
-      profile_ = {};
-      profile_.n_local = static_cast<std::int64_t>(psys.size());
-      const Comm& comm = dinfo.comm();
-      buildLocalTree(psys, comm, clear);
-      if (comm.size() > 1) buildGlobalTree(comm);
-      makeInteractionGroups();
-      walkAndCompute(kernel_ep, kernel_sp);
+      prepare(psys, dinfo, clear, list_mode, list_mode != MAKE_LIST);
+      computeOnHost(kernel_ep, kernel_sp, list_mode != MAKE_LIST);
     }
   }
 
+  // ---- multiwalk (accelerators), FDPS 7.1 signatures ----------------------------------------------
+  // Plain form: per walk, contiguous copies of its EPJs and SPJs.
+  //   int dispatch(int tag, int n_walk, const EPI** epi, const int* n_epi, const EPJ** epj,
+  //                const int* n_epj, const SPJ** spj, const int* n_spj);
+  //   int retrieve(int tag, int n_walk, const int* n_epi, Force** force);
+  // Walks go in batches of at most n_walk_limit groups, tags cycling through [0, tag_max). With
+  // tag_max >= 2 batch k is dispatched before batch k-1 is retrieved, so the accelerator works
+  // on k while the host packs k + 1.
+  template <class Dispatch, class Retrieve, class PSys>
+  void calcForceAllAndWriteBackMultiWalk(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, PSys& psys,
+                                         const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
+                                         InteractionListMode list_mode = MAKE_LIST) {
+    calcForceAllMultiWalk(dispatch, retrieve, tag_max, psys, dinfo, n_walk_limit, clear, list_mode);
+    sorted_.writeBack(psys, profile_);
+  }
+  template <class Dispatch, class Retrieve, class PSys>
+  void calcForceAllMultiWalk(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, const PSys& psys,
+                             const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
+                             InteractionListMode list_mode = MAKE_LIST) {
+    if constexpr (checkLongRangeContracts<typename PSys::value_type, Force, EPI, EPJ>()) {
+      checkMultiWalkArguments(tag_max, n_walk_limit);
+      prepare(psys, dinfo, clear, list_mode, true);
+      runMultiWalk<false>(dispatch, retrieve, tag_max, n_walk_limit, list_mode);
+    }
+  }
+
+  // Index form (indirect addressing): the tree's whole EPJ and SPJ arrays go to dispatch with
+  // send_flag = true on the step's first call, then each walk's lists are index arrays into them.
+  //   int dispatch(int tag, int n_walk, const EPI** epi, const int* n_epi, const int** id_epj,
+  //                const int* n_epj, const int** id_spj, const int* n_spj, const EPJ* epj,
+  //                int n_epj_total, const SPJ* spj, int n_spj_total, bool send_flag
+  //                [, bool lists_unchanged]);
+  // Grove's addition: a dispatch that takes the trailing lists_unchanged is told, on REUSE_LIST
+  // steps, that every walk's index lists equal those of the preceding MAKE_LIST_FOR_REUSE step
+  // (same batches, same tags), so lists kept on the device need not be sent again.
+  template <class Dispatch, class Retrieve, class PSys>
+  void calcForceAllAndWriteBackMultiWalkIndex(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, PSys& psys,
+                                              const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
+                                              InteractionListMode list_mode = MAKE_LIST) {
+    calcForceAllMultiWalkIndex(dispatch, retrieve, tag_max, psys, dinfo, n_walk_limit, clear, list_mode);
+    sorted_.writeBack(psys, profile_);
+  }
+  template <class Dispatch, class Retrieve, class PSys>
+  void calcForceAllMultiWalkIndex(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, const PSys& psys,
+                                  const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
+                                  InteractionListMode list_mode = MAKE_LIST) {
+    if constexpr (checkLongRangeContracts<typename PSys::value_type, Force, EPI, EPJ>()) {
+      checkMultiWalkArguments(tag_max, n_walk_limit);
+      prepare(psys, dinfo, clear, list_mode, true);
+      runMultiWalk<true>(dispatch, retrieve, tag_max, n_walk_limit, list_mode);
+    }
+  }
+
+  // ---- results ------------------------------------------------------------------------------------
   const Force& getForce(std::size_t i) const { return sorted_.forceOf(i); }
   std::size_t size() const { return sorted_.order.size(); }
   const TreeProfile& profile() const { return profile_; }
@@ -153,16 +230,53 @@ class TreeForForceLongWith {
   using Built = detail::BuiltTree<EPJ, SPJ, Moment>;
 
   template <class PSys>
-  void buildLocalTree(const PSys& psys, const Comm& comm, bool clear);
-  void buildGlobalTree(const Comm& comm);
-  void makeInteractionGroups();
-  template <class EpKernel, class SpKernel>
-  void walkAndCompute(EpKernel& kernel_ep, SpKernel& kernel_sp);
+  void prepare(const PSys& psys, const DomainInfo& dinfo, bool clear, InteractionListMode list_mode, bool keep_lists);
   template <class PSys>
-  void writeBack(PSys& psys) const {
-    sorted_.writeBack(psys, profile_);
+  void buildLocalTree(const PSys& psys, const Comm& comm, bool clear);
+  void buildGlobalTree(const Comm& comm, bool keep_plan);
+  template <class PSys>
+  void refreshForReuse(const PSys& psys, const DomainInfo& dinfo, bool clear);
+  void makeInteractionGroups();
+  void buildLists();
+  // Walks group g's list: on_ep_range(first, count) for runs of tree().epj, on_sp(index) for
+  // single entries of tree().all_spj and on_sp_range(first, count) for runs of it.
+  template <class OnEpRange, class OnSp, class OnSpRange>
+  void visitGroupList(std::size_t g, std::vector<std::int32_t>& stack, OnEpRange&& on_ep_range, OnSp&& on_sp,
+                      OnSpRange&& on_sp_range) const {
+    const Built& t = tree();
+    const auto cells = static_cast<std::uint32_t>(t.cells());
+    walkTree(
+        t.shape, t.cell_pos, criterion_, groups_[g].box, true, stack,
+        [&](std::int32_t cell) { on_sp(static_cast<std::uint32_t>(cell)); },
+        [&](const TreeCell& leaf) {
+          if (leaf.ep_count) on_ep_range(leaf.ep_first, leaf.ep_count);
+          if (leaf.sp_count) on_sp_range(cells + leaf.sp_first, leaf.sp_count);
+        });
   }
-  const Built& walkTreeSource() const { return global_built_ ? global_ : local_; }
+  // Appends group g's list as indices: EPJ indices into tree().epj, SPJ indices into all_spj.
+  void collectGroupList(std::size_t g, std::vector<std::int32_t>& ep, std::vector<std::int32_t>& sp,
+                        std::vector<std::int32_t>& stack) const {
+    visitGroupList(
+        g, stack,
+        [&](std::uint32_t first, std::uint32_t count) {
+          for (std::uint32_t i = first; i < first + count; ++i) ep.push_back(static_cast<std::int32_t>(i));
+        },
+        [&](std::uint32_t i) { sp.push_back(static_cast<std::int32_t>(i)); },
+        [&](std::uint32_t first, std::uint32_t count) {
+          for (std::uint32_t i = first; i < first + count; ++i) sp.push_back(static_cast<std::int32_t>(i));
+        });
+  }
+  template <class EpKernel, class SpKernel>
+  void computeOnHost(EpKernel& kernel_ep, SpKernel& kernel_sp, bool from_kept_lists);
+  template <bool kIndexForm, class Dispatch, class Retrieve>
+  void runMultiWalk(Dispatch& dispatch, Retrieve& retrieve, int tag_max, int n_walk_limit,
+                    InteractionListMode list_mode);
+  void countInteractions();
+  static void checkMultiWalkArguments(int tag_max, int n_walk_limit) {
+    require(tag_max >= 1, "calcForceAllMultiWalk", "tag_max must be at least 1, got {}", tag_max);
+    require(n_walk_limit >= 1, "calcForceAllMultiWalk", "n_walk_limit must be at least 1, got {}", n_walk_limit);
+  }
+  const Built& tree() const { return global_built_ ? global_ : local_; }
 
   double theta_ = 0.7;
   int n_leaf_limit_ = 8;
@@ -177,6 +291,9 @@ class TreeForForceLongWith {
   Built local_, global_;
   bool global_built_ = false;
   std::vector<InteractionGroup> groups_;
+  InteractionLists lists_;
+  detail::ReuseRecord reuse_;
+  int reuse_n_walk_limit_ = 0;
   mutable TreeProfile profile_;
 };
 
@@ -184,10 +301,36 @@ class TreeForForceLongWith {
 
 template <class Force, class EPI, class EPJ, class Moment, class SPJ>
 template <class PSys>
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::prepare(const PSys& psys, const DomainInfo& dinfo,
+                                                                  bool clear, InteractionListMode list_mode,
+                                                                  bool keep_lists) {
+  require(initialized_, "TreeForForceLong", "call initialize(n, theta, n_leaf, n_group) first");
+  profile_ = {};
+  profile_.n_local = static_cast<std::int64_t>(psys.size());
+  comm_ = dinfo.comm();
+  if (list_mode == REUSE_LIST) {
+    refreshForReuse(psys, dinfo, clear);
+    return;
+  }
+  buildLocalTree(psys, comm_, clear);
+  if (comm_.size() > 1) buildGlobalTree(comm_, list_mode == MAKE_LIST_FOR_REUSE);
+  makeInteractionGroups();
+  reuse_.valid = false;
+  if (keep_lists) buildLists();
+  if (list_mode == MAKE_LIST_FOR_REUSE) {
+    reuse_.valid = true;
+    reuse_.psys = &psys;
+    reuse_.layout_version = detail::layoutVersionOf(psys);
+    reuse_.n_local = psys.size();
+    reuse_.ranks = comm_.size();
+  }
+}
+
+template <class Force, class EPI, class EPJ, class Moment, class SPJ>
+template <class PSys>
 void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildLocalTree(const PSys& psys, const Comm& comm,
                                                                          bool clear) {
   double t = omp_get_wtime();
-
   // 1. Root cell: the bounding cube of every rank's particles, so that cells agree across ranks.
   Boxd bounds = boundingBoxOfPositions(psys.particles());
   bounds.low = comm.allreduceMin(bounds.low);
@@ -206,33 +349,81 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildLocalTree(const PS
   local_.shape = linkCells(local_.ep_keys, local_.sp_keys, n_leaf_limit_);
   profile_.link = omp_get_wtime() - t;
   t = omp_get_wtime();
-  computeMoments<Moment, EPJ, SPJ>(local_.shape, local_.epj, local_.spj, local_.moments);
-  local_.deriveCellSuperParticles();
+  local_.computeMomentsAndSuperParticles();
   profile_.local_moments = omp_get_wtime() - t;
-  profile_.n_cells = static_cast<std::int64_t>(local_.shape.cells.size());
+  profile_.n_cells = static_cast<std::int64_t>(local_.cells());
   global_built_ = false;
 }
 
 template <class Force, class EPI, class EPJ, class Moment, class SPJ>
-void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildGlobalTree(const Comm& comm) {
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildGlobalTree(const Comm& comm, bool keep_plan) {
+  double t = omp_get_wtime();
   const Boxd my_box = boundingBoxOfPositions(std::span<const EPJ>(local_.epj));
-  ReceivedLet<EPJ, SPJ> let = exchangeLocalEssentialTrees<EPJ, SPJ>(
-      comm, let_mode_, local_.shape, std::span<const EPJ>(local_.epj), std::span<const SPJ>(local_.cell_spj),
-      std::span<const Vec3d>(local_.cell_pos), criterion_, my_box, profile_);
+  LetPlan plan = planLet(comm, let_mode_, local_.shape, std::span<const Vec3d>(local_.cell_pos), criterion_, my_box);
+  profile_.let_build = omp_get_wtime() - t;
+  t = omp_get_wtime();
+  const std::span<const SPJ> cell_spj(local_.all_spj.data(), local_.cells());
+  ReceivedLet<EPJ, SPJ> let = exchangeLet<EPJ, SPJ>(comm, plan, std::span<const EPJ>(local_.epj), cell_spj, profile_);
+  profile_.let_exchange = omp_get_wtime() - t;
 
-  const double t = omp_get_wtime();
+  t = omp_get_wtime();
   // Received EPJs merged into the (already sorted) local ones; received SPJs sorted by key.
+  std::vector<std::uint32_t>* ep_source = keep_plan ? &reuse_.global_ep_source : nullptr;
+  std::vector<std::uint32_t>* sp_source = keep_plan ? &reuse_.global_sp_source : nullptr;
   mergeIntoSorted(root_, std::span<const MortonKey>(local_.ep_keys), std::span<const EPJ>(local_.epj),
-                  std::span<const EPJ>(let.epj), global_.ep_keys, global_.epj);
-  sortByKey(root_, std::span<const SPJ>(let.spj), global_.sp_keys, global_.spj);
+                  std::span<const EPJ>(let.epj), global_.ep_keys, global_.epj, ep_source);
+  sortByKey(root_, std::span<const SPJ>(let.spj), global_.sp_keys, global_.spj, sp_source);
   global_.shape = linkCells(global_.ep_keys, global_.sp_keys, n_leaf_limit_);
   profile_.global_tree = omp_get_wtime() - t;
 
-  const double tm = omp_get_wtime();
-  computeMoments<Moment, EPJ, SPJ>(global_.shape, global_.epj, global_.spj, global_.moments);
-  global_.deriveCellSuperParticles();
-  profile_.global_moments = omp_get_wtime() - tm;
+  t = omp_get_wtime();
+  global_.computeMomentsAndSuperParticles();
+  profile_.global_moments = omp_get_wtime() - t;
   global_built_ = true;
+  if (keep_plan) reuse_.let_plan = std::move(plan);
+}
+
+template <class Force, class EPI, class EPJ, class Moment, class SPJ>
+template <class PSys>
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::refreshForReuse(const PSys& psys, const DomainInfo& dinfo,
+                                                                          bool clear) {
+  // Every rank checks, then all agree, so a misuse on one rank stops all of them cleanly.
+  std::optional<std::string> problem;
+  if (!reuse_.valid)
+    problem = "REUSE_LIST needs a preceding MAKE_LIST_FOR_REUSE call on this tree";
+  else if (reuse_.psys != &psys)
+    problem = "REUSE_LIST was given a different particle system than the MAKE_LIST_FOR_REUSE call";
+  else if (detail::layoutVersionOf(psys) != reuse_.layout_version || psys.size() != reuse_.n_local)
+    problem = fmt::format("particles were added, removed, reordered or exchanged since MAKE_LIST_FOR_REUSE "
+                          "({} particles then, {} now): call MAKE_LIST_FOR_REUSE again after exchangeParticle",
+                          reuse_.n_local, psys.size());
+  else if (reuse_.ranks != dinfo.comm().size())
+    problem = "REUSE_LIST on a different communicator than MAKE_LIST_FOR_REUSE";
+  dinfo.comm().throwIfAnyFailed(problem, "TreeForForceLong (REUSE_LIST)");
+
+  sorted_.refresh(psys, clear, local_.epj, profile_);
+  double t = omp_get_wtime();
+  local_.computeMomentsAndSuperParticles();
+  profile_.local_moments = omp_get_wtime() - t;
+  if (!global_built_) return;
+  t = omp_get_wtime();
+  const std::span<const SPJ> cell_spj(local_.all_spj.data(), local_.cells());
+  ReceivedLet<EPJ, SPJ> let =
+      exchangeLet<EPJ, SPJ>(comm_, reuse_.let_plan, std::span<const EPJ>(local_.epj), cell_spj, profile_);
+  profile_.let_exchange = omp_get_wtime() - t;
+  t = omp_get_wtime();
+  const std::size_t n_local = local_.epj.size();
+  const auto n_global = static_cast<std::int64_t>(global_.epj.size());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t o = 0; o < n_global; ++o) {
+    const std::uint32_t src = reuse_.global_ep_source[static_cast<std::size_t>(o)];
+    global_.epj[static_cast<std::size_t>(o)] = src < n_local ? local_.epj[src] : let.epj[src - n_local];
+  }
+  for (std::size_t i = 0; i < global_.spj.size(); ++i) global_.spj[i] = let.spj[reuse_.global_sp_source[i]];
+  profile_.global_tree = omp_get_wtime() - t;
+  t = omp_get_wtime();
+  global_.computeMomentsAndSuperParticles();
+  profile_.global_moments = omp_get_wtime() - t;
 }
 
 template <class Force, class EPI, class EPJ, class Moment, class SPJ>
@@ -243,16 +434,42 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::makeInteractionGroups()
 #pragma omp parallel for schedule(static)
   for (std::int64_t g = 0; g < ng; ++g) {
     InteractionGroup& group = groups_[static_cast<std::size_t>(g)];
-    for (std::uint32_t i = group.first; i < group.first + group.count; ++i) group.box.merge(positionOf(sorted_.epi[i]));
+    for (std::uint32_t i = group.first; i < group.first + group.count; ++i)
+      group.box.merge(positionOf(sorted_.epi[i]));
   }
   profile_.n_groups = ng;
   profile_.groups = omp_get_wtime() - t;
 }
 
 template <class Force, class EPI, class EPJ, class Moment, class SPJ>
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildLists() {
+  const double t = omp_get_wtime();
+  const Built& tr = tree();
+  require(tr.epj.size() < (std::size_t{1} << 31) && tr.all_spj.size() < (std::size_t{1} << 31), "TreeForForceLong",
+          "{} EPJs and {} SPJs exceed the int32 indices of interaction lists", tr.epj.size(), tr.all_spj.size());
+  lists_ = buildInteractionLists(groups_.size(), [&](std::size_t g, auto& ep, auto& sp) {
+    thread_local std::vector<std::int32_t> stack;
+    collectGroupList(g, ep, sp, stack);
+  });
+  profile_.walk = omp_get_wtime() - t;
+}
+
+template <class Force, class EPI, class EPJ, class Moment, class SPJ>
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::countInteractions() {
+  std::int64_t n_ep_ep = 0, n_ep_sp = 0;
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    n_ep_ep += static_cast<std::int64_t>(groups_[g].count) * static_cast<std::int64_t>(lists_.ep(g).size());
+    n_ep_sp += static_cast<std::int64_t>(groups_[g].count) * static_cast<std::int64_t>(lists_.sp(g).size());
+  }
+  profile_.n_ep_ep = n_ep_ep;
+  profile_.n_ep_sp = n_ep_sp;
+}
+
+template <class Force, class EPI, class EPJ, class Moment, class SPJ>
 template <class EpKernel, class SpKernel>
-void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::walkAndCompute(EpKernel& kernel_ep, SpKernel& kernel_sp) {
-  const Built& tree = walkTreeSource();
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::computeOnHost(EpKernel& kernel_ep, SpKernel& kernel_sp,
+                                                                        bool from_kept_lists) {
+  const Built& t = tree();
   const double start = omp_get_wtime();
   double walk_thread_seconds = 0.0, kernel_thread_seconds = 0.0;
   std::int64_t n_ep_ep = 0, n_ep_sp = 0;
@@ -264,19 +481,30 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::walkAndCompute(EpKernel
     std::vector<std::int32_t> stack;
 #pragma omp for schedule(dynamic, 4)
     for (std::int64_t g = 0; g < ng; ++g) {
-      const InteractionGroup& group = groups_[static_cast<std::size_t>(g)];
+      const auto gg = static_cast<std::size_t>(g);
+      const InteractionGroup& group = groups_[gg];
       const double t0 = omp_get_wtime();
-      ep_list.clear();
-      sp_list.clear();
-      walkTree(
-          tree.shape, tree.cell_pos, criterion_, group.box, true, stack,
-          [&](std::int32_t cell) { sp_list.push_back(tree.cell_spj[static_cast<std::size_t>(cell)]); },
-          [&](const TreeCell& leaf) {
-            ep_list.insert(ep_list.end(), tree.epj.begin() + leaf.ep_first,
-                           tree.epj.begin() + leaf.ep_first + leaf.ep_count);
-            sp_list.insert(sp_list.end(), tree.spj.begin() + leaf.sp_first,
-                           tree.spj.begin() + leaf.sp_first + leaf.sp_count);
-          });
+      if (from_kept_lists) {
+        const auto ep = lists_.ep(gg), sp = lists_.sp(gg);
+        ep_list.resize(ep.size());
+        sp_list.resize(sp.size());
+        for (std::size_t k = 0; k < ep.size(); ++k) ep_list[k] = t.epj[static_cast<std::size_t>(ep[k])];
+        for (std::size_t k = 0; k < sp.size(); ++k) sp_list[k] = t.all_spj[static_cast<std::size_t>(sp[k])];
+      } else {
+        // Straight from the walk: leaves are contiguous runs, copied as such (same order as the
+        // kept lists, so both paths give bitwise the same forces).
+        ep_list.clear();
+        sp_list.clear();
+        visitGroupList(
+            gg, stack,
+            [&](std::uint32_t first, std::uint32_t count) {
+              ep_list.insert(ep_list.end(), t.epj.begin() + first, t.epj.begin() + first + count);
+            },
+            [&](std::uint32_t i) { sp_list.push_back(t.all_spj[i]); },
+            [&](std::uint32_t first, std::uint32_t count) {
+              sp_list.insert(sp_list.end(), t.all_spj.begin() + first, t.all_spj.begin() + first + count);
+            });
+      }
       const double t1 = omp_get_wtime();
       const auto n_i = static_cast<int>(group.count);
       kernel_ep(sorted_.epi.data() + group.first, n_i, ep_list.data(), static_cast<int>(ep_list.size()),
@@ -292,10 +520,124 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::walkAndCompute(EpKernel
   }
   // Walk and kernel interleave on every thread: split the wall time in proportion.
   const double wall = omp_get_wtime() - start, busy = walk_thread_seconds + kernel_thread_seconds;
-  profile_.walk = busy > 0 ? wall * walk_thread_seconds / busy : 0.0;
+  profile_.walk += busy > 0 ? wall * walk_thread_seconds / busy : 0.0;
   profile_.kernel = busy > 0 ? wall * kernel_thread_seconds / busy : 0.0;
   profile_.n_ep_ep = n_ep_ep;
   profile_.n_ep_sp = n_ep_sp;
+}
+
+template <class Force, class EPI, class EPJ, class Moment, class SPJ>
+template <bool kIndexForm, class Dispatch, class Retrieve>
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::runMultiWalk(Dispatch& dispatch, Retrieve& retrieve,
+                                                                       int tag_max, int n_walk_limit,
+                                                                       InteractionListMode list_mode) {
+  const Built& t = tree();
+  const double start = omp_get_wtime();
+  countInteractions();
+  const std::size_t ng = groups_.size();
+  const auto batch_size = static_cast<std::size_t>(n_walk_limit);
+  const bool lists_unchanged = list_mode == REUSE_LIST && reuse_n_walk_limit_ == n_walk_limit;
+  if (list_mode != REUSE_LIST) reuse_n_walk_limit_ = n_walk_limit;
+
+  // Per batch: the arrays of pointers and counts dispatch reads (and, for the plain form, the
+  // packed copies); the previous batch's counts and force pointers wait for its retrieve.
+  struct Batch {
+    int tag = 0, n_walk = 0;
+    std::vector<const EPI*> epi;
+    std::vector<int> n_epi, n_epj, n_spj;
+    std::vector<Force*> force;
+    std::vector<const std::int32_t*> id_epj, id_spj;
+    std::vector<const EPJ*> epj;
+    std::vector<const SPJ*> spj;
+    std::vector<EPJ> epj_copies;
+    std::vector<SPJ> spj_copies;
+  };
+  Batch batches[2];
+  bool send_flag = true;
+  double dispatch_seconds = 0.0, retrieve_seconds = 0.0, pack_seconds = 0.0;
+  auto retrieveBatch = [&](Batch& b) {
+    const double r0 = omp_get_wtime();
+    retrieve(b.tag, b.n_walk, b.n_epi.data(), b.force.data());
+    retrieve_seconds += omp_get_wtime() - r0;
+  };
+  const std::size_t n_batches = (ng + batch_size - 1) / batch_size;
+  for (std::size_t k = 0; k < n_batches; ++k) {
+    Batch& b = batches[k % 2];
+    const double p0 = omp_get_wtime();
+    const std::size_t g0 = k * batch_size, g1 = std::min(ng, g0 + batch_size);
+    const auto nw = static_cast<std::size_t>(g1 - g0);
+    b.tag = static_cast<int>(k % static_cast<std::size_t>(tag_max));
+    b.n_walk = static_cast<int>(nw);
+    b.epi.resize(nw), b.n_epi.resize(nw), b.n_epj.resize(nw), b.n_spj.resize(nw), b.force.resize(nw);
+    for (std::size_t w = 0; w < nw; ++w) {
+      const InteractionGroup& group = groups_[g0 + w];
+      b.epi[w] = sorted_.epi.data() + group.first;
+      b.force[w] = sorted_.force.data() + group.first;
+      b.n_epi[w] = static_cast<int>(group.count);
+      b.n_epj[w] = static_cast<int>(lists_.ep(g0 + w).size());
+      b.n_spj[w] = static_cast<int>(lists_.sp(g0 + w).size());
+    }
+    if constexpr (kIndexForm) {
+      b.id_epj.resize(nw), b.id_spj.resize(nw);
+      for (std::size_t w = 0; w < nw; ++w) {
+        b.id_epj[w] = lists_.ep(g0 + w).data();
+        b.id_spj[w] = lists_.sp(g0 + w).data();
+      }
+    } else {
+      // Plain form: pack each walk's sources contiguously (in parallel over walks).
+      std::vector<std::size_t> ep_at(nw + 1, 0), sp_at(nw + 1, 0);
+      for (std::size_t w = 0; w < nw; ++w) {
+        ep_at[w + 1] = ep_at[w] + static_cast<std::size_t>(b.n_epj[w]);
+        sp_at[w + 1] = sp_at[w] + static_cast<std::size_t>(b.n_spj[w]);
+      }
+      b.epj_copies.resize(ep_at[nw]);
+      b.spj_copies.resize(sp_at[nw]);
+#pragma omp parallel for schedule(dynamic, 4)
+      for (std::int64_t w = 0; w < static_cast<std::int64_t>(nw); ++w) {
+        const auto ww = static_cast<std::size_t>(w);
+        const auto ep = lists_.ep(g0 + ww);
+        const auto sp = lists_.sp(g0 + ww);
+        for (std::size_t m = 0; m < ep.size(); ++m) b.epj_copies[ep_at[ww] + m] = t.epj[static_cast<std::size_t>(ep[m])];
+        for (std::size_t m = 0; m < sp.size(); ++m)
+          b.spj_copies[sp_at[ww] + m] = t.all_spj[static_cast<std::size_t>(sp[m])];
+      }
+      b.epj.resize(nw), b.spj.resize(nw);
+      for (std::size_t w = 0; w < nw; ++w) {
+        b.epj[w] = b.epj_copies.data() + ep_at[w];
+        b.spj[w] = b.spj_copies.data() + sp_at[w];
+      }
+    }
+    pack_seconds += omp_get_wtime() - p0;
+
+    // With one tag, the previous batch must come back before its buffers are reused.
+    if (tag_max == 1 && k > 0) retrieveBatch(batches[(k - 1) % 2]);
+    const double d0 = omp_get_wtime();
+    if constexpr (kIndexForm) {
+      const auto n_epj_total = static_cast<int>(t.epj.size());
+      const auto n_spj_total = static_cast<int>(t.all_spj.size());
+      if constexpr (std::is_invocable_v<Dispatch&, int, int, const EPI**, const int*, const std::int32_t**,
+                                        const int*, const std::int32_t**, const int*, const EPJ*, int, const SPJ*,
+                                        int, bool, bool>) {
+        dispatch(b.tag, b.n_walk, b.epi.data(), b.n_epi.data(), b.id_epj.data(), b.n_epj.data(), b.id_spj.data(),
+                 b.n_spj.data(), t.epj.data(), n_epj_total, t.all_spj.data(), n_spj_total, send_flag,
+                 lists_unchanged);
+      } else {
+        dispatch(b.tag, b.n_walk, b.epi.data(), b.n_epi.data(), b.id_epj.data(), b.n_epj.data(), b.id_spj.data(),
+                 b.n_spj.data(), t.epj.data(), n_epj_total, t.all_spj.data(), n_spj_total, send_flag);
+      }
+    } else {
+      dispatch(b.tag, b.n_walk, b.epi.data(), b.n_epi.data(), b.epj.data(), b.n_epj.data(), b.spj.data(),
+               b.n_spj.data());
+    }
+    send_flag = false;
+    dispatch_seconds += omp_get_wtime() - d0;
+    if (tag_max > 1 && k > 0) retrieveBatch(batches[(k - 1) % 2]);
+  }
+  if (n_batches > 0) retrieveBatch(batches[(n_batches - 1) % 2]);
+  profile_.walk += pack_seconds;
+  profile_.kernel = omp_get_wtime() - start - pack_seconds;  // dispatch + retrieve: the accelerator's share
+  (void)dispatch_seconds;
+  (void)retrieve_seconds;
 }
 
 template <class Force, class EPI, class EPJ, class Moment, class SPJ>
@@ -303,9 +645,9 @@ std::size_t TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::memoryBytes() co
   auto bytes = [](const auto& v) { return v.capacity() * sizeof(typename std::decay_t<decltype(v)>::value_type); };
   auto built = [&](const Built& b) {
     return bytes(b.ep_keys) + bytes(b.sp_keys) + bytes(b.epj) + bytes(b.spj) + bytes(b.shape.cells) +
-           bytes(b.shape.level_begin) + bytes(b.moments) + bytes(b.cell_spj) + bytes(b.cell_pos);
+           bytes(b.shape.level_begin) + bytes(b.moments) + bytes(b.all_spj) + bytes(b.cell_pos);
   };
-  return sorted_.memoryBytes() + built(local_) + built(global_) + bytes(groups_);
+  return sorted_.memoryBytes() + built(local_) + built(global_) + bytes(groups_) + lists_.memoryBytes();
 }
 
 // FDPS's spelling: TreeForForceLong<Force, EPI, EPJ>::Monopole and friends.

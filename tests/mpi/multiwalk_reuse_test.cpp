@@ -1,0 +1,237 @@
+// Interaction-list reuse and the multiwalk hooks, with a host "device": dispatch/retrieve
+// functors that compute with the same double kernels as the CPU path. On every rank count.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "support/gravity.hpp"
+
+using namespace grove;
+using namespace grove::testing_support;
+
+namespace {
+
+using Psys = ParticleSystem<Charged>;
+using Quadrupole = TreeForForceLong<AccPot, ChargedEP, ChargedEP>::Quadrupole;
+
+void prepare(Psys& psys, DomainInfo& dinfo, std::int64_t n) {
+  makeSystem(psys, n, true);
+  dinfo.decomposeDomainAll(psys);
+  psys.exchangeParticle(dinfo);
+}
+
+std::vector<Vec3d> accelerations(const Psys& psys) {
+  std::vector<Vec3d> out;
+  for (const auto& c : psys) out.push_back(c.result.acc);
+  return out;
+}
+
+// A stand-in accelerator: dispatch computes the batch at once into per-tag result buffers,
+// retrieve copies them out. It records what grove told it.
+struct HostDevice {
+  std::map<int, std::vector<std::vector<AccPot>>> results;  // tag -> walk -> forces
+  std::vector<bool> send_flags, unchanged_flags;
+  int dispatches = 0, retrieves = 0;
+
+  void compute(int tag, int n_walk, const ChargedEP** epi, const int* n_epi,
+               const std::function<void(int w, AccPot* out)>& kernels) {
+    auto& r = results[tag];
+    r.assign(static_cast<std::size_t>(n_walk), {});
+    for (int w = 0; w < n_walk; ++w) {
+      r[static_cast<std::size_t>(w)].assign(static_cast<std::size_t>(n_epi[w]), AccPot{});
+      kernels(w, r[static_cast<std::size_t>(w)].data());
+    }
+    (void)epi;
+    ++dispatches;
+  }
+  int retrieve(int tag, int n_walk, const int* n_epi, AccPot** force) {
+    auto& r = results.at(tag);
+    EXPECT_EQ(static_cast<int>(r.size()), n_walk);
+    for (int w = 0; w < n_walk; ++w)
+      for (int i = 0; i < n_epi[w]; ++i) {
+        force[w][i].acc += r[static_cast<std::size_t>(w)][static_cast<std::size_t>(i)].acc;
+        force[w][i].pot += r[static_cast<std::size_t>(w)][static_cast<std::size_t>(i)].pot;
+      }
+    results.erase(tag);
+    ++retrieves;
+    return 0;
+  }
+};
+
+struct PlainDispatch {
+  HostDevice* device;
+  int operator()(int tag, int n_walk, const ChargedEP** epi, const int* n_epi, const ChargedEP** epj,
+                 const int* n_epj, const SPJQuadrupole** spj, const int* n_spj) const {
+    device->compute(tag, n_walk, epi, n_epi, [&](int w, AccPot* out) {
+      DirectKernel{}(epi[w], n_epi[w], epj[w], n_epj[w], out);
+      MultipoleKernel{}(epi[w], n_epi[w], spj[w], n_spj[w], out);
+    });
+    return 0;
+  }
+};
+
+struct IndexDispatch {
+  HostDevice* device;
+  int operator()(int tag, int n_walk, const ChargedEP** epi, const int* n_epi, const std::int32_t** id_epj,
+                 const int* n_epj, const std::int32_t** id_spj, const int* n_spj, const ChargedEP* epj,
+                 int n_epj_total, const SPJQuadrupole* spj, int n_spj_total, bool send_flag,
+                 bool lists_unchanged) const {
+    device->send_flags.push_back(send_flag);
+    device->unchanged_flags.push_back(lists_unchanged);
+    device->compute(tag, n_walk, epi, n_epi, [&](int w, AccPot* out) {
+      std::vector<ChargedEP> ep;
+      std::vector<SPJQuadrupole> sp;
+      for (int k = 0; k < n_epj[w]; ++k) {
+        EXPECT_LT(id_epj[w][k], n_epj_total);
+        ep.push_back(epj[id_epj[w][k]]);
+      }
+      for (int k = 0; k < n_spj[w]; ++k) {
+        EXPECT_LT(id_spj[w][k], n_spj_total);
+        sp.push_back(spj[id_spj[w][k]]);
+      }
+      DirectKernel{}(epi[w], n_epi[w], ep.data(), n_epj[w], out);
+      MultipoleKernel{}(epi[w], n_epi[w], sp.data(), n_spj[w], out);
+    });
+    return 0;
+  }
+};
+
+struct Retrieve {
+  HostDevice* device;
+  int operator()(int tag, int n_walk, const int* n_epi, AccPot** force) const {
+    return device->retrieve(tag, n_walk, n_epi, force);
+  }
+};
+
+}  // namespace
+
+TEST(ListReuse, MakeListForReuseGivesBitwiseTheSameForcesAsMakeList) {
+  Psys psys;
+  DomainInfo dinfo;
+  prepare(psys, dinfo, 1 << 12);
+  Quadrupole tree(psys.size(), 0.5, 8, 64);
+  tree.calcForceAllAndWriteBack(DirectKernel{}, MultipoleKernel{}, psys, dinfo, true, MAKE_LIST);
+  const auto made = accelerations(psys);
+  tree.calcForceAllAndWriteBack(DirectKernel{}, MultipoleKernel{}, psys, dinfo, true, MAKE_LIST_FOR_REUSE);
+  const auto kept = accelerations(psys);
+  tree.calcForceAllAndWriteBack(DirectKernel{}, MultipoleKernel{}, psys, dinfo, true, REUSE_LIST);
+  const auto reused = accelerations(psys);
+  for (std::size_t i = 0; i < made.size(); ++i) {
+    ASSERT_EQ(made[i], kept[i]) << "particle " << i;
+    ASSERT_EQ(made[i], reused[i]) << "particle " << i << " (nothing moved: reuse must be exact)";
+  }
+}
+
+// 16 steps of drift with lists kept from step 0: the reused lists' errors against direct
+// summation stay within 1.5x of freshly built lists' errors.
+TEST(ListReuse, ReusedListsStayCloseToRebuiltListsOverSixteenSteps) {
+  Psys psys;
+  DomainInfo dinfo;
+  prepare(psys, dinfo, 1 << 12);
+  std::vector<Vec3d> velocity;
+  for (const auto& c : psys) velocity.push_back(0.3 * Vec3d{std::sin(double(c.id)), std::cos(double(c.id)), 0.5});
+  Quadrupole reuse_tree(psys.size(), 0.5, 8, 64), fresh_tree(psys.size(), 0.5, 8, 64);
+  reuse_tree.calcForceAllAndWriteBack(DirectKernel{}, MultipoleKernel{}, psys, dinfo, true, MAKE_LIST_FOR_REUSE);
+  const double dt = 1.0 / 128;
+  for (int step = 1; step <= 16; ++step) {
+    for (std::size_t i = 0; i < psys.size(); ++i) psys[i].pos += dt * velocity[i];
+    reuse_tree.calcForceAllAndWriteBack(DirectKernel{}, MultipoleKernel{}, psys, dinfo, true, REUSE_LIST);
+    const auto reused = accelerations(psys);
+    fresh_tree.calcForceAllAndWriteBack(DirectKernel{}, MultipoleKernel{}, psys, dinfo, true, MAKE_LIST);
+    const auto fresh = accelerations(psys);
+    if (step % 8 != 0) continue;
+    const auto direct = directSummation(psys);
+    const auto e_reused = relativeErrors(psys.comm(), reused, direct);
+    const auto e_fresh = relativeErrors(psys.comm(), fresh, direct);
+    grove::log("step {}: reused median {:.3e} p99 {:.3e}; rebuilt median {:.3e} p99 {:.3e}", step, e_reused.median,
+               e_reused.p99, e_fresh.median, e_fresh.p99);
+    EXPECT_LE(e_reused.median, 1.5 * e_fresh.median) << "step " << step;
+    EXPECT_LE(e_reused.p99, 1.5 * e_fresh.p99) << "step " << step;
+  }
+}
+
+TEST(ListReuse, MisuseIsAClearErrorOnEveryRank) {
+  Psys psys;
+  DomainInfo dinfo;
+  prepare(psys, dinfo, 2000);
+  Quadrupole tree(psys.size(), 0.5, 8, 64);
+  auto expectError = [&](const char* needle) {
+    try {
+      tree.calcForceAllAndWriteBack(DirectKernel{}, MultipoleKernel{}, psys, dinfo, true, REUSE_LIST);
+      ADD_FAILURE() << "no error; expected one mentioning " << needle;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expectError("needs a preceding MAKE_LIST_FOR_REUSE");
+  tree.calcForceAllAndWriteBack(DirectKernel{}, MultipoleKernel{}, psys, dinfo, true, MAKE_LIST_FOR_REUSE);
+  psys.exchangeParticle(dinfo);
+  expectError("exchanged");
+  tree.calcForceAllAndWriteBack(DirectKernel{}, MultipoleKernel{}, psys, dinfo, true, MAKE_LIST_FOR_REUSE);
+  if (psys.comm().rank() == 0) {
+    Charged extra;
+    extra.id = 1 << 20, extra.charge = 1e-4, extra.pos = {0.1, 0.2, 0.3};
+    psys.add(extra);
+  }
+  // Rank 0 finds it; the others are stopped with it and name rank 0.
+  expectError(psys.comm().rank() == 0 ? "exchanged" : "rank 0 found bad input");
+}
+
+class MultiWalk : public ::testing::TestWithParam<int> {};  // tag_max
+
+TEST_P(MultiWalk, PlainAndIndexFormsGiveBitwiseTheCpuPathsForces) {
+  const int tag_max = GetParam();
+  Psys psys;
+  DomainInfo dinfo;
+  prepare(psys, dinfo, 1 << 12);
+  Quadrupole tree(psys.size(), 0.5, 8, 64);
+  tree.calcForceAllAndWriteBack(DirectKernel{}, MultipoleKernel{}, psys, dinfo);
+  const auto cpu = accelerations(psys);
+  HostDevice plain_device, index_device;
+  tree.calcForceAllAndWriteBackMultiWalk(PlainDispatch{&plain_device}, Retrieve{&plain_device}, tag_max, psys, dinfo,
+                                         7);
+  const auto plain = accelerations(psys);
+  tree.calcForceAllAndWriteBackMultiWalkIndex(IndexDispatch{&index_device}, Retrieve{&index_device}, tag_max, psys,
+                                              dinfo, 7);
+  const auto index = accelerations(psys);
+  for (std::size_t i = 0; i < cpu.size(); ++i) {
+    ASSERT_EQ(plain[i], cpu[i]) << "particle " << i;
+    ASSERT_EQ(index[i], cpu[i]) << "particle " << i;
+  }
+  EXPECT_EQ(plain_device.dispatches, plain_device.retrieves);
+  EXPECT_EQ(index_device.dispatches, index_device.retrieves);
+  EXPECT_TRUE(plain_device.results.empty());
+  if (!index_device.send_flags.empty()) {
+    EXPECT_TRUE(index_device.send_flags.front());
+    EXPECT_EQ(std::count(index_device.send_flags.begin(), index_device.send_flags.end(), true), 1);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(OneAndSeveralTags, MultiWalk, ::testing::Values(1, 3));
+
+TEST(MultiWalkReuse, DispatchLearnsWhenListsAreUnchangedAndForcesMatch) {
+  Psys psys;
+  DomainInfo dinfo;
+  prepare(psys, dinfo, 1 << 12);
+  Quadrupole tree(psys.size(), 0.5, 8, 64);
+  HostDevice device;
+  tree.calcForceAllAndWriteBackMultiWalkIndex(IndexDispatch{&device}, Retrieve{&device}, 2, psys, dinfo, 5, true,
+                                              MAKE_LIST_FOR_REUSE);
+  const std::size_t first_step_calls = device.unchanged_flags.size();
+  for (bool flag : device.unchanged_flags) EXPECT_FALSE(flag);
+  for (auto& c : psys) c.pos += Vec3d{1e-4, -2e-4, 5e-5};
+  tree.calcForceAllAndWriteBackMultiWalkIndex(IndexDispatch{&device}, Retrieve{&device}, 2, psys, dinfo, 5, true,
+                                              REUSE_LIST);
+  const auto reused_gpu = accelerations(psys);
+  ASSERT_EQ(device.unchanged_flags.size(), 2 * first_step_calls);
+  for (std::size_t k = first_step_calls; k < device.unchanged_flags.size(); ++k) EXPECT_TRUE(device.unchanged_flags[k]);
+  if (first_step_calls > 0) EXPECT_TRUE(device.send_flags[first_step_calls]);  // fresh EPJ/SPJ each step
+  // The CPU path reusing the same lists gives the same forces.
+  Quadrupole cpu_tree(psys.size(), 0.5, 8, 64);
+  for (auto& c : psys) c.pos -= Vec3d{1e-4, -2e-4, 5e-5};
+  cpu_tree.calcForceAllAndWriteBack(DirectKernel{}, MultipoleKernel{}, psys, dinfo, true, MAKE_LIST_FOR_REUSE);
+  for (auto& c : psys) c.pos += Vec3d{1e-4, -2e-4, 5e-5};
+  cpu_tree.calcForceAllAndWriteBack(DirectKernel{}, MultipoleKernel{}, psys, dinfo, true, REUSE_LIST);
+  const auto reused_cpu = accelerations(psys);
+  for (std::size_t i = 0; i < reused_cpu.size(); ++i) ASSERT_EQ(reused_gpu[i], reused_cpu[i]) << "particle " << i;
+}
