@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <random>
+#include <functional>
+#include <map>
 #include <set>
 
 #include "support/particles.hpp"
@@ -218,4 +220,83 @@ TEST(ShortRange, KNearestMatchesBruteForce) {
       ASSERT_DOUBLE_EQ(norm2(list[m].pos - psys[i].pos), d_all[static_cast<std::size_t>(m)]) << "rank in list " << m;
     }
   }
+}
+
+namespace {
+
+// A stand-in accelerator for short-range multiwalk: computes each walk with the recording kernel.
+struct ShortHostDevice {
+  std::map<int, std::vector<std::vector<Neighbours>>> results;
+  void run(int tag, int n_walk, const Searcher** epi, const int* n_epi,
+           const std::function<void(int, Neighbours*)>& kernel) {
+    auto& r = results[tag];
+    r.assign(static_cast<std::size_t>(n_walk), {});
+    for (int w = 0; w < n_walk; ++w) {
+      r[static_cast<std::size_t>(w)].assign(static_cast<std::size_t>(n_epi[w]), Neighbours{});
+      kernel(w, r[static_cast<std::size_t>(w)].data());
+    }
+    (void)epi;
+  }
+  int retrieve(int tag, int n_walk, const int* n_epi, Neighbours** out) {
+    auto& r = results.at(tag);
+    for (int w = 0; w < n_walk; ++w)
+      for (int i = 0; i < n_epi[w]; ++i) out[w][i] = r[static_cast<std::size_t>(w)][static_cast<std::size_t>(i)];
+    results.erase(tag);
+    return 0;
+  }
+};
+
+std::vector<std::vector<std::int64_t>> sortedSets(std::size_t n, const std::function<const Neighbours&(std::size_t)>& f) {
+  std::vector<std::vector<std::int64_t>> out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    out[i] = f(i).ids;
+    std::sort(out[i].begin(), out[i].end());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(ShortRange, ReuseAndMultiwalkGiveTheSameNeighbourSets) {
+  Psys psys;
+  DomainInfo dinfo;
+  dinfo.setBoundaryCondition(BoundaryCondition::PERIODIC_XYZ);
+  dinfo.setPosRootDomain({0, 0, 0}, {1, 1, 1});
+  fill(psys, 1500, true, 0.02, 0.2, 23);
+  dinfo.decomposeDomainAll(psys);
+  psys.exchangeParticle(dinfo);
+  constexpr SearchMode M = SearchMode::SYMMETRY;
+  using Tree = TreeForForceShortWith<Neighbours, Searcher, Searcher, M>;
+  Tree tree(psys.size(), 0.0, 8, 32);
+  auto setsOf = [&](const Tree& t) { return sortedSets(psys.size(), [&](std::size_t i) -> const Neighbours& { return t.getForce(i); }); };
+  tree.calcForceAll(RecordingKernel<M>{}, psys, dinfo, true, MAKE_LIST);
+  const auto made = setsOf(tree);
+  tree.calcForceAll(RecordingKernel<M>{}, psys, dinfo, true, MAKE_LIST_FOR_REUSE);
+  EXPECT_EQ(setsOf(tree), made);
+  tree.calcForceAll(RecordingKernel<M>{}, psys, dinfo, true, REUSE_LIST);
+  EXPECT_EQ(setsOf(tree), made);
+
+  ShortHostDevice device;
+  auto plain = [&](int tag, int n_walk, const Searcher** epi, const int* n_epi, const Searcher** epj, const int* n_epj) {
+    device.run(tag, n_walk, epi, n_epi, [&](int w, Neighbours* out) { RecordingKernel<M>{}(epi[w], n_epi[w], epj[w], n_epj[w], out); });
+    return 0;
+  };
+  auto index = [&](int tag, int n_walk, const Searcher** epi, const int* n_epi, const std::int32_t** id, const int* n_epj,
+                   const Searcher* epj, int, bool) {
+    device.run(tag, n_walk, epi, n_epi, [&](int w, Neighbours* out) {
+      std::vector<Searcher> list;
+      for (int k = 0; k < n_epj[w]; ++k) list.push_back(epj[id[w][k]]);
+      RecordingKernel<M>{}(epi[w], n_epi[w], list.data(), n_epj[w], out);
+    });
+    return 0;
+  };
+  auto retrieve = [&](int tag, int n_walk, const int* n_epi, Neighbours** out) { return device.retrieve(tag, n_walk, n_epi, out); };
+  tree.calcForceAllMultiWalk(plain, retrieve, 2, psys, dinfo, 5);
+  EXPECT_EQ(setsOf(tree), made);
+  tree.calcForceAllMultiWalkIndex(index, retrieve, 3, psys, dinfo, 4, true, MAKE_LIST_FOR_REUSE);
+  EXPECT_EQ(setsOf(tree), made);
+  tree.calcForceAllMultiWalkIndex(index, retrieve, 3, psys, dinfo, 4, true, REUSE_LIST);
+  EXPECT_EQ(setsOf(tree), made);
+  psys.exchangeParticle(dinfo);
+  EXPECT_THROW(tree.calcForceAll(RecordingKernel<M>{}, psys, dinfo, true, REUSE_LIST), Error);
 }

@@ -18,18 +18,26 @@
 
 namespace grove {
 
-template <SearchMode M, class EPJ>
-std::vector<EPJ> exchangeShortRangeLet(const Comm& comm, const TreeShape& shape, std::span<const CellBoxes> boxes,
-                                       std::span<const EPJ> epj, const SearchReach& my_reach,
-                                       std::span<const Vec3d> image_shifts, TreeProfile& profile) {
-  const double build_start = omp_get_wtime();
-  const int ranks = comm.size(), me = comm.rank();
-  const std::vector<SearchReach> reaches = comm.allgather(my_reach);
+// Which of my EPJs each rank gets, with which image shift.
+struct ShortRangeLetPlan {
   struct Pick {
     std::uint32_t index;
     std::uint32_t shift;
   };
-  std::vector<std::vector<Pick>> picks(static_cast<std::size_t>(ranks));
+  std::vector<std::vector<Pick>> to;  // per target rank
+  std::vector<Vec3d> shifts;
+};
+
+// Collective: allgathers every rank's reach and selects what each needs of my tree.
+template <SearchMode M, class EPJ>
+ShortRangeLetPlan planShortRangeLet(const Comm& comm, const TreeShape& shape, std::span<const CellBoxes> boxes,
+                                    std::span<const EPJ> epj, const SearchReach& my_reach,
+                                    std::span<const Vec3d> image_shifts) {
+  const int ranks = comm.size(), me = comm.rank();
+  const std::vector<SearchReach> reaches = comm.allgather(my_reach);
+  ShortRangeLetPlan plan;
+  plan.shifts.assign(image_shifts.begin(), image_shifts.end());
+  plan.to.resize(static_cast<std::size_t>(ranks));
 #pragma omp parallel
   {
     std::vector<std::int32_t> stack;
@@ -37,7 +45,7 @@ std::vector<EPJ> exchangeShortRangeLet(const Comm& comm, const TreeShape& shape,
     for (int t = 0; t < ranks; ++t) {
       const SearchReach& target = reaches[static_cast<std::size_t>(t)];
       if (target.inner.isEmpty() || shape.cells.empty()) continue;
-      auto& mine = picks[static_cast<std::size_t>(t)];
+      auto& mine = plan.to[static_cast<std::size_t>(t)];
       for (std::size_t s = 0; s < image_shifts.size(); ++s) {
         const bool itself = t == me && norm2(image_shifts[s]) == 0.0;
         if (itself || !cellNeeded<M>(boxes[0], target, image_shifts[s])) continue;
@@ -46,28 +54,32 @@ std::vector<EPJ> exchangeShortRangeLet(const Comm& comm, const TreeShape& shape,
       }
     }
   }
-  std::vector<int> counts(static_cast<std::size_t>(ranks));
+  return plan;
+}
+
+// Collective: sends the planned EPJs (current values, images shifted) and returns what arrives,
+// in rank order.
+template <class EPJ>
+std::vector<EPJ> exchangeShortRangeLet(const Comm& comm, const ShortRangeLetPlan& plan, std::span<const EPJ> epj,
+                                       TreeProfile& profile) {
+  std::vector<int> counts(plan.to.size());
   std::size_t total = 0;
-  for (int t = 0; t < ranks; ++t) {
-    counts[static_cast<std::size_t>(t)] = static_cast<int>(picks[static_cast<std::size_t>(t)].size());
-    total += picks[static_cast<std::size_t>(t)].size();
+  for (std::size_t t = 0; t < plan.to.size(); ++t) {
+    counts[t] = static_cast<int>(plan.to[t].size());
+    total += plan.to[t].size();
   }
   std::vector<EPJ> send(total);
   std::size_t out = 0;
-  for (const auto& list : picks)
-    for (const Pick& p : list) {
+  for (const auto& list : plan.to)
+    for (const auto& p : list) {
       send[out] = epj[p.index];
-      if (norm2(image_shifts[p.shift]) != 0.0) {
-        if constexpr (HasSetPos<EPJ>) send[out].setPos(positionOf(epj[p.index]) + image_shifts[p.shift]);
+      if (norm2(plan.shifts[p.shift]) != 0.0) {
+        if constexpr (HasSetPos<EPJ>) send[out].setPos(positionOf(epj[p.index]) + plan.shifts[p.shift]);
       }
       ++out;
     }
   profile.let_ep_sent = static_cast<std::int64_t>(total);
-  profile.let_build = omp_get_wtime() - build_start;
-
-  const double exchange_start = omp_get_wtime();
   std::vector<EPJ> received = comm.alltoallv(std::span<const EPJ>(send), std::span<const int>(counts));
-  profile.let_exchange = omp_get_wtime() - exchange_start;
   profile.let_ep_received = static_cast<std::int64_t>(received.size());
   return received;
 }

@@ -38,9 +38,11 @@
 #include "grove/tree/moments.hpp"
 #include "grove/tree/morton.hpp"
 #include "grove/tree/profile.hpp"
+#include "grove/tree/reuse_guard.hpp"
 #include "grove/tree/sorted_particles.hpp"
 #include "grove/tree/tree_cells.hpp"
 #include "grove/walk/interaction_lists.hpp"
+#include "grove/walk/multiwalk.hpp"
 #include "grove/walk/opening_criterion.hpp"
 
 namespace grove {
@@ -77,20 +79,10 @@ struct BuiltTree {
 
 // What a MAKE_LIST_FOR_REUSE step keeps besides the lists.
 struct ReuseRecord {
-  bool valid = false;
-  const void* psys = nullptr;
-  std::uint64_t layout_version = 0;
-  std::size_t n_local = 0;
-  int ranks = 0;
+  ReuseGuard guard;
   LetPlan let_plan;
   std::vector<std::uint32_t> global_ep_source, global_sp_source;  // replay of the global merge
 };
-
-template <class PSys>
-std::uint64_t layoutVersionOf(const PSys& psys) {
-  if constexpr (requires { psys.layoutVersion(); }) return psys.layoutVersion();
-  return 0;
-}
 
 }  // namespace detail
 
@@ -126,7 +118,7 @@ class TreeForForceLongWith {
     n_leaf_limit_ = n_leaf_limit;
     n_group_limit_ = n_group_limit;
     sorted_.epi.reserve(n_hint);
-    reuse_.valid = false;
+    reuse_.guard.forget();
     initialized_ = true;
   }
 
@@ -272,10 +264,6 @@ class TreeForForceLongWith {
   void runMultiWalk(Dispatch& dispatch, Retrieve& retrieve, int tag_max, int n_walk_limit,
                     InteractionListMode list_mode);
   void countInteractions();
-  static void checkMultiWalkArguments(int tag_max, int n_walk_limit) {
-    require(tag_max >= 1, "calcForceAllMultiWalk", "tag_max must be at least 1, got {}", tag_max);
-    require(n_walk_limit >= 1, "calcForceAllMultiWalk", "n_walk_limit must be at least 1, got {}", n_walk_limit);
-  }
   const Built& tree() const { return global_built_ ? global_ : local_; }
 
   double theta_ = 0.7;
@@ -315,15 +303,9 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::prepare(const PSys& psy
   buildLocalTree(psys, comm_, clear);
   if (comm_.size() > 1) buildGlobalTree(comm_, list_mode == MAKE_LIST_FOR_REUSE);
   makeInteractionGroups();
-  reuse_.valid = false;
+  reuse_.guard.forget();
   if (keep_lists) buildLists();
-  if (list_mode == MAKE_LIST_FOR_REUSE) {
-    reuse_.valid = true;
-    reuse_.psys = &psys;
-    reuse_.layout_version = detail::layoutVersionOf(psys);
-    reuse_.n_local = psys.size();
-    reuse_.ranks = comm_.size();
-  }
+  if (list_mode == MAKE_LIST_FOR_REUSE) reuse_.guard.record(psys, comm_);
 }
 
 template <class Force, class EPI, class EPJ, class Moment, class SPJ>
@@ -387,20 +369,7 @@ template <class Force, class EPI, class EPJ, class Moment, class SPJ>
 template <class PSys>
 void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::refreshForReuse(const PSys& psys, const DomainInfo& dinfo,
                                                                           bool clear) {
-  // Every rank checks, then all agree, so a misuse on one rank stops all of them cleanly.
-  std::optional<std::string> problem;
-  if (!reuse_.valid)
-    problem = "REUSE_LIST needs a preceding MAKE_LIST_FOR_REUSE call on this tree";
-  else if (reuse_.psys != &psys)
-    problem = "REUSE_LIST was given a different particle system than the MAKE_LIST_FOR_REUSE call";
-  else if (detail::layoutVersionOf(psys) != reuse_.layout_version || psys.size() != reuse_.n_local)
-    problem = fmt::format("particles were added, removed, reordered or exchanged since MAKE_LIST_FOR_REUSE "
-                          "({} particles then, {} now): call MAKE_LIST_FOR_REUSE again after exchangeParticle",
-                          reuse_.n_local, psys.size());
-  else if (reuse_.ranks != dinfo.comm().size())
-    problem = "REUSE_LIST on a different communicator than MAKE_LIST_FOR_REUSE";
-  dinfo.comm().throwIfAnyFailed(problem, "TreeForForceLong (REUSE_LIST)");
-
+  reuse_.guard.check(psys, dinfo.comm(), "TreeForForceLong (REUSE_LIST)");
   sorted_.refresh(psys, clear, local_.epj, profile_);
   double t = omp_get_wtime();
   local_.computeMomentsAndSuperParticles();
@@ -531,113 +500,14 @@ template <bool kIndexForm, class Dispatch, class Retrieve>
 void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::runMultiWalk(Dispatch& dispatch, Retrieve& retrieve,
                                                                        int tag_max, int n_walk_limit,
                                                                        InteractionListMode list_mode) {
-  const Built& t = tree();
-  const double start = omp_get_wtime();
   countInteractions();
-  const std::size_t ng = groups_.size();
-  const auto batch_size = static_cast<std::size_t>(n_walk_limit);
   const bool lists_unchanged = list_mode == REUSE_LIST && reuse_n_walk_limit_ == n_walk_limit;
   if (list_mode != REUSE_LIST) reuse_n_walk_limit_ = n_walk_limit;
-
-  // Per batch: the arrays of pointers and counts dispatch reads (and, for the plain form, the
-  // packed copies); the previous batch's counts and force pointers wait for its retrieve.
-  struct Batch {
-    int tag = 0, n_walk = 0;
-    std::vector<const EPI*> epi;
-    std::vector<int> n_epi, n_epj, n_spj;
-    std::vector<Force*> force;
-    std::vector<const std::int32_t*> id_epj, id_spj;
-    std::vector<const EPJ*> epj;
-    std::vector<const SPJ*> spj;
-    std::vector<EPJ> epj_copies;
-    std::vector<SPJ> spj_copies;
-  };
-  Batch batches[2];
-  bool send_flag = true;
-  double dispatch_seconds = 0.0, retrieve_seconds = 0.0, pack_seconds = 0.0;
-  auto retrieveBatch = [&](Batch& b) {
-    const double r0 = omp_get_wtime();
-    retrieve(b.tag, b.n_walk, b.n_epi.data(), b.force.data());
-    retrieve_seconds += omp_get_wtime() - r0;
-  };
-  const std::size_t n_batches = (ng + batch_size - 1) / batch_size;
-  for (std::size_t k = 0; k < n_batches; ++k) {
-    Batch& b = batches[k % 2];
-    const double p0 = omp_get_wtime();
-    const std::size_t g0 = k * batch_size, g1 = std::min(ng, g0 + batch_size);
-    const auto nw = static_cast<std::size_t>(g1 - g0);
-    b.tag = static_cast<int>(k % static_cast<std::size_t>(tag_max));
-    b.n_walk = static_cast<int>(nw);
-    b.epi.resize(nw), b.n_epi.resize(nw), b.n_epj.resize(nw), b.n_spj.resize(nw), b.force.resize(nw);
-    for (std::size_t w = 0; w < nw; ++w) {
-      const InteractionGroup& group = groups_[g0 + w];
-      b.epi[w] = sorted_.epi.data() + group.first;
-      b.force[w] = sorted_.force.data() + group.first;
-      b.n_epi[w] = static_cast<int>(group.count);
-      b.n_epj[w] = static_cast<int>(lists_.ep(g0 + w).size());
-      b.n_spj[w] = static_cast<int>(lists_.sp(g0 + w).size());
-    }
-    if constexpr (kIndexForm) {
-      b.id_epj.resize(nw), b.id_spj.resize(nw);
-      for (std::size_t w = 0; w < nw; ++w) {
-        b.id_epj[w] = lists_.ep(g0 + w).data();
-        b.id_spj[w] = lists_.sp(g0 + w).data();
-      }
-    } else {
-      // Plain form: pack each walk's sources contiguously (in parallel over walks).
-      std::vector<std::size_t> ep_at(nw + 1, 0), sp_at(nw + 1, 0);
-      for (std::size_t w = 0; w < nw; ++w) {
-        ep_at[w + 1] = ep_at[w] + static_cast<std::size_t>(b.n_epj[w]);
-        sp_at[w + 1] = sp_at[w] + static_cast<std::size_t>(b.n_spj[w]);
-      }
-      b.epj_copies.resize(ep_at[nw]);
-      b.spj_copies.resize(sp_at[nw]);
-#pragma omp parallel for schedule(dynamic, 4)
-      for (std::int64_t w = 0; w < static_cast<std::int64_t>(nw); ++w) {
-        const auto ww = static_cast<std::size_t>(w);
-        const auto ep = lists_.ep(g0 + ww);
-        const auto sp = lists_.sp(g0 + ww);
-        for (std::size_t m = 0; m < ep.size(); ++m) b.epj_copies[ep_at[ww] + m] = t.epj[static_cast<std::size_t>(ep[m])];
-        for (std::size_t m = 0; m < sp.size(); ++m)
-          b.spj_copies[sp_at[ww] + m] = t.all_spj[static_cast<std::size_t>(sp[m])];
-      }
-      b.epj.resize(nw), b.spj.resize(nw);
-      for (std::size_t w = 0; w < nw; ++w) {
-        b.epj[w] = b.epj_copies.data() + ep_at[w];
-        b.spj[w] = b.spj_copies.data() + sp_at[w];
-      }
-    }
-    pack_seconds += omp_get_wtime() - p0;
-
-    // With one tag, the previous batch must come back before its buffers are reused.
-    if (tag_max == 1 && k > 0) retrieveBatch(batches[(k - 1) % 2]);
-    const double d0 = omp_get_wtime();
-    if constexpr (kIndexForm) {
-      const auto n_epj_total = static_cast<int>(t.epj.size());
-      const auto n_spj_total = static_cast<int>(t.all_spj.size());
-      if constexpr (std::is_invocable_v<Dispatch&, int, int, const EPI**, const int*, const std::int32_t**,
-                                        const int*, const std::int32_t**, const int*, const EPJ*, int, const SPJ*,
-                                        int, bool, bool>) {
-        dispatch(b.tag, b.n_walk, b.epi.data(), b.n_epi.data(), b.id_epj.data(), b.n_epj.data(), b.id_spj.data(),
-                 b.n_spj.data(), t.epj.data(), n_epj_total, t.all_spj.data(), n_spj_total, send_flag,
-                 lists_unchanged);
-      } else {
-        dispatch(b.tag, b.n_walk, b.epi.data(), b.n_epi.data(), b.id_epj.data(), b.n_epj.data(), b.id_spj.data(),
-                 b.n_spj.data(), t.epj.data(), n_epj_total, t.all_spj.data(), n_spj_total, send_flag);
-      }
-    } else {
-      dispatch(b.tag, b.n_walk, b.epi.data(), b.n_epi.data(), b.epj.data(), b.n_epj.data(), b.spj.data(),
-               b.n_spj.data());
-    }
-    send_flag = false;
-    dispatch_seconds += omp_get_wtime() - d0;
-    if (tag_max > 1 && k > 0) retrieveBatch(batches[(k - 1) % 2]);
-  }
-  if (n_batches > 0) retrieveBatch(batches[(n_batches - 1) % 2]);
-  profile_.walk += pack_seconds;
-  profile_.kernel = omp_get_wtime() - start - pack_seconds;  // dispatch + retrieve: the accelerator's share
-  (void)dispatch_seconds;
-  (void)retrieve_seconds;
+  const Built& t = tree();
+  runMultiWalkBatches<kIndexForm, EPI, EPJ, SPJ, Force>(
+      groups_.size(), [&](std::size_t g) { return std::pair{groups_[g].first, groups_[g].count}; }, lists_,
+      sorted_.epi.data(), sorted_.force.data(), std::span<const EPJ>(t.epj), std::span<const SPJ>(t.all_spj),
+      dispatch, retrieve, tag_max, n_walk_limit, lists_unchanged, profile_);
 }
 
 template <class Force, class EPI, class EPJ, class Moment, class SPJ>

@@ -24,8 +24,11 @@
 #include "grove/tree/groups.hpp"
 #include "grove/tree/merge_sorted.hpp"
 #include "grove/tree/profile.hpp"
+#include "grove/tree/reuse_guard.hpp"
 #include "grove/tree/sorted_particles.hpp"
 #include "grove/tree/tree_cells.hpp"
+#include "grove/walk/interaction_lists.hpp"
+#include "grove/walk/multiwalk.hpp"
 #include "grove/walk/short_range_search.hpp"
 
 namespace grove {
@@ -87,16 +90,39 @@ class TreeForForceShortWith {
   void calcForceAll(Kernel&& kernel, const PSys& psys, const DomainInfo& dinfo, bool clear = true,
                     InteractionListMode list_mode = MAKE_LIST) {
     if constexpr (checkShortRangeContracts<typename PSys::value_type, Force, EPI, EPJ, M>()) {
-      require(initialized_, "TreeForForceShort::calcForceAll", "call initialize(n, theta, n_leaf, n_group) first");
-      require(list_mode == MAKE_LIST, "TreeForForceShort::calcForceAll",
-              "interaction-list reuse (MAKE_LIST_FOR_REUSE / REUSE_LIST) is not available in this version of "
-              "grove's CPU path; use MAKE_LIST");
-      profile_ = {};
-      profile_.n_local = static_cast<std::int64_t>(psys.size());
-      buildTrees(psys, dinfo, clear);
-      makeInteractionGroups();
-      walkAndCompute(kernel);
+      prepare(psys, dinfo, clear, list_mode, list_mode != MAKE_LIST);
+      computeOnHost(kernel, list_mode != MAKE_LIST);
     }
+  }
+
+  // Multiwalk hooks without superparticles (see grove/walk/multiwalk.hpp for the signatures):
+  //   dispatch(tag, n_walk, epi**, n_epi*, epj**, n_epj*)
+  //   dispatch(tag, n_walk, epi**, n_epi*, id_epj**, n_epj*, epj*, n_epj_total, send_flag [, lists_unchanged])
+  template <class Dispatch, class Retrieve, class PSys>
+  void calcForceAllAndWriteBackMultiWalk(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, PSys& psys,
+                                         const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
+                                         InteractionListMode list_mode = MAKE_LIST) {
+    calcForceAllMultiWalk(dispatch, retrieve, tag_max, psys, dinfo, n_walk_limit, clear, list_mode);
+    sorted_.writeBack(psys, profile_);
+  }
+  template <class Dispatch, class Retrieve, class PSys>
+  void calcForceAllMultiWalk(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, const PSys& psys,
+                             const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
+                             InteractionListMode list_mode = MAKE_LIST) {
+    runMultiWalk<false>(dispatch, retrieve, tag_max, psys, dinfo, n_walk_limit, clear, list_mode);
+  }
+  template <class Dispatch, class Retrieve, class PSys>
+  void calcForceAllAndWriteBackMultiWalkIndex(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, PSys& psys,
+                                              const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
+                                              InteractionListMode list_mode = MAKE_LIST) {
+    calcForceAllMultiWalkIndex(dispatch, retrieve, tag_max, psys, dinfo, n_walk_limit, clear, list_mode);
+    sorted_.writeBack(psys, profile_);
+  }
+  template <class Dispatch, class Retrieve, class PSys>
+  void calcForceAllMultiWalkIndex(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, const PSys& psys,
+                                  const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
+                                  InteractionListMode list_mode = MAKE_LIST) {
+    runMultiWalk<true>(dispatch, retrieve, tag_max, psys, dinfo, n_walk_limit, clear, list_mode);
   }
 
   const Force& getForce(std::size_t i) const { return sorted_.forceOf(i); }
@@ -190,10 +216,38 @@ class TreeForForceShortWith {
   const Built& searchSource() const { return global_built_ ? global_ : local_; }
 
   template <class PSys>
-  void buildTrees(const PSys& psys, const DomainInfo& dinfo, bool clear);
+  void prepare(const PSys& psys, const DomainInfo& dinfo, bool clear, InteractionListMode list_mode, bool keep_lists);
+  template <class PSys>
+  void buildTrees(const PSys& psys, const DomainInfo& dinfo, bool clear, bool keep_plan);
+  template <class PSys>
+  void refreshForReuse(const PSys& psys, const DomainInfo& dinfo, bool clear);
   void makeInteractionGroups();
   template <class Kernel>
-  void walkAndCompute(Kernel& kernel);
+  void computeOnHost(Kernel& kernel, bool from_kept_lists);
+  template <bool kIndexForm, class Dispatch, class Retrieve, class PSys>
+  void runMultiWalk(Dispatch& dispatch, Retrieve& retrieve, int tag_max, const PSys& psys, const DomainInfo& dinfo,
+                    int n_walk_limit, bool clear, InteractionListMode list_mode) {
+    if constexpr (checkShortRangeContracts<typename PSys::value_type, Force, EPI, EPJ, M>()) {
+      checkMultiWalkArguments(tag_max, n_walk_limit);
+      prepare(psys, dinfo, clear, list_mode, true);
+      const bool lists_unchanged = list_mode == REUSE_LIST && reuse_n_walk_limit_ == n_walk_limit;
+      if (list_mode != REUSE_LIST) reuse_n_walk_limit_ = n_walk_limit;
+      std::int64_t n_ep_ep = 0;
+      for (std::size_t g = 0; g < groups_.size(); ++g)
+        n_ep_ep += static_cast<std::int64_t>(groups_[g].count) * static_cast<std::int64_t>(lists_.ep(g).size());
+      profile_.n_ep_ep = n_ep_ep;
+      const Built& t = searchSource();
+      runMultiWalkBatches<kIndexForm, EPI, EPJ, NoSuperParticle, Force>(
+          groups_.size(), [&](std::size_t g) { return std::pair{groups_[g].first, groups_[g].count}; }, lists_,
+          sorted_.epi.data(), sorted_.force.data(), std::span<const EPJ>(t.epj), std::span<const NoSuperParticle>(),
+          dispatch, retrieve, tag_max, n_walk_limit, lists_unchanged, profile_);
+    }
+  }
+  void collectGroupList(std::size_t g, std::vector<std::int32_t>& ep, std::vector<std::int32_t>& stack) const {
+    const Built& t = searchSource();
+    searchTree<M>(t.shape, t.boxes, std::span<const EPJ>(t.epj), groups_[g].reach, Vec3d{}, stack,
+                  [&](std::uint32_t j) { ep.push_back(static_cast<std::int32_t>(j)); });
+  }
 
   int n_leaf_limit_ = 8;
   int n_group_limit_ = 64;
@@ -206,12 +260,71 @@ class TreeForForceShortWith {
     SearchReach reach;
   };
   std::vector<ShortGroup> groups_;
+  InteractionLists lists_;
+  // What MAKE_LIST_FOR_REUSE keeps besides the lists.
+  struct Reuse {
+    ReuseGuard guard;
+    ShortRangeLetPlan let_plan;
+    std::vector<std::uint32_t> global_source;
+  } reuse_;
+  int reuse_n_walk_limit_ = 0;
   mutable TreeProfile profile_;
 };
 
 template <class Force, class EPI, class EPJ, SearchMode M>
 template <class PSys>
-void TreeForForceShortWith<Force, EPI, EPJ, M>::buildTrees(const PSys& psys, const DomainInfo& dinfo, bool clear) {
+void TreeForForceShortWith<Force, EPI, EPJ, M>::prepare(const PSys& psys, const DomainInfo& dinfo, bool clear,
+                                                         InteractionListMode list_mode, bool keep_lists) {
+  require(initialized_, "TreeForForceShort", "call initialize(n, theta, n_leaf, n_group) first");
+  profile_ = {};
+  profile_.n_local = static_cast<std::int64_t>(psys.size());
+  if (list_mode == REUSE_LIST) {
+    refreshForReuse(psys, dinfo, clear);
+    return;
+  }
+  buildTrees(psys, dinfo, clear, list_mode == MAKE_LIST_FOR_REUSE);
+  makeInteractionGroups();
+  reuse_.guard.forget();
+  if (keep_lists) {
+    const double t = omp_get_wtime();
+    lists_ = buildInteractionLists(groups_.size(), [&](std::size_t g, auto& ep, auto&) {
+      thread_local std::vector<std::int32_t> stack;
+      collectGroupList(g, ep, stack);
+    });
+    profile_.walk = omp_get_wtime() - t;
+  }
+  if (list_mode == MAKE_LIST_FOR_REUSE) reuse_.guard.record(psys, dinfo.comm());
+}
+
+template <class Force, class EPI, class EPJ, SearchMode M>
+template <class PSys>
+void TreeForForceShortWith<Force, EPI, EPJ, M>::refreshForReuse(const PSys& psys, const DomainInfo& dinfo, bool clear) {
+  reuse_.guard.check(psys, dinfo.comm(), "TreeForForceShort (REUSE_LIST)");
+  sorted_.refresh(psys, clear, local_.epj, profile_);
+  double t = omp_get_wtime();
+  computeCellBoxes<M, EPJ>(local_.shape, std::span<const EPJ>(local_.epj), local_.boxes);
+  profile_.local_moments = omp_get_wtime() - t;
+  if (!global_built_) return;
+  t = omp_get_wtime();
+  const std::vector<EPJ> received =
+      exchangeShortRangeLet(dinfo.comm(), reuse_.let_plan, std::span<const EPJ>(local_.epj), profile_);
+  profile_.let_exchange = omp_get_wtime() - t;
+  t = omp_get_wtime();
+  const std::size_t n_local = local_.epj.size();
+  for (std::size_t o = 0; o < global_.epj.size(); ++o) {
+    const std::uint32_t src = reuse_.global_source[o];
+    global_.epj[o] = src < n_local ? local_.epj[src] : received[src - n_local];
+  }
+  profile_.global_tree = omp_get_wtime() - t;
+  t = omp_get_wtime();
+  computeCellBoxes<M, EPJ>(global_.shape, std::span<const EPJ>(global_.epj), global_.boxes);
+  profile_.global_moments = omp_get_wtime() - t;
+}
+
+template <class Force, class EPI, class EPJ, SearchMode M>
+template <class PSys>
+void TreeForForceShortWith<Force, EPI, EPJ, M>::buildTrees(const PSys& psys, const DomainInfo& dinfo, bool clear,
+                                                            bool keep_plan) {
   const Comm& comm = dinfo.comm();
   double t = omp_get_wtime();
   // Root: every rank's positions, widened by the largest search radius (where images land).
@@ -276,11 +389,18 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::buildTrees(const PSys& psys, con
     my_reach.inner.merge(positionOf(e));
     if constexpr (M != SearchMode::SCATTER) my_reach.outer.merge(searchBoxOf(e));
   }
-  const std::vector<EPJ> received = exchangeShortRangeLet<M, EPJ>(
-      comm, local_.shape, local_.boxes, std::span<const EPJ>(local_.epj), my_reach, shifts, profile_);
+  t = omp_get_wtime();
+  ShortRangeLetPlan plan = planShortRangeLet<M, EPJ>(comm, local_.shape, local_.boxes, std::span<const EPJ>(local_.epj),
+                                                     my_reach, shifts);
+  profile_.let_build = omp_get_wtime() - t;
+  t = omp_get_wtime();
+  const std::vector<EPJ> received = exchangeShortRangeLet(comm, plan, std::span<const EPJ>(local_.epj), profile_);
+  profile_.let_exchange = omp_get_wtime() - t;
   t = omp_get_wtime();
   mergeIntoSorted(root, std::span<const MortonKey>(local_.ep_keys), std::span<const EPJ>(local_.epj),
-                  std::span<const EPJ>(received), global_.ep_keys, global_.epj);
+                  std::span<const EPJ>(received), global_.ep_keys, global_.epj,
+                  keep_plan ? &reuse_.global_source : nullptr);
+  if (keep_plan) reuse_.let_plan = std::move(plan);
   global_.shape = linkCells(global_.ep_keys, {}, n_leaf_limit_);
   profile_.global_tree = omp_get_wtime() - t;
   t = omp_get_wtime();
@@ -309,7 +429,7 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::makeInteractionGroups() {
 
 template <class Force, class EPI, class EPJ, SearchMode M>
 template <class Kernel>
-void TreeForForceShortWith<Force, EPI, EPJ, M>::walkAndCompute(Kernel& kernel) {
+void TreeForForceShortWith<Force, EPI, EPJ, M>::computeOnHost(Kernel& kernel, bool from_kept_lists) {
   const Built& tree = searchSource();
   const double start = omp_get_wtime();
   double walk_seconds = 0.0, kernel_seconds = 0.0;
@@ -321,11 +441,16 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::walkAndCompute(Kernel& kernel) {
     std::vector<std::int32_t> stack;
 #pragma omp for schedule(dynamic, 4)
     for (std::int64_t g = 0; g < ng; ++g) {
-      const ShortGroup& group = groups_[static_cast<std::size_t>(g)];
+      const auto gg = static_cast<std::size_t>(g);
+      const ShortGroup& group = groups_[gg];
       const double t0 = omp_get_wtime();
       list.clear();
-      searchTree<M>(tree.shape, tree.boxes, std::span<const EPJ>(tree.epj), group.reach, Vec3d{}, stack,
-                    [&](std::uint32_t j) { list.push_back(tree.epj[j]); });
+      if (from_kept_lists) {
+        for (std::int32_t j : lists_.ep(gg)) list.push_back(tree.epj[static_cast<std::size_t>(j)]);
+      } else {
+        searchTree<M>(tree.shape, tree.boxes, std::span<const EPJ>(tree.epj), group.reach, Vec3d{}, stack,
+                      [&](std::uint32_t j) { list.push_back(tree.epj[j]); });
+      }
       const double t1 = omp_get_wtime();
       kernel(sorted_.epi.data() + group.first, static_cast<int>(group.count), list.data(),
              static_cast<int>(list.size()), sorted_.force.data() + group.first);
@@ -335,7 +460,7 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::walkAndCompute(Kernel& kernel) {
     }
   }
   const double wall = omp_get_wtime() - start, busy = walk_seconds + kernel_seconds;
-  profile_.walk = busy > 0 ? wall * walk_seconds / busy : 0.0;
+  profile_.walk += busy > 0 ? wall * walk_seconds / busy : 0.0;
   profile_.kernel = busy > 0 ? wall * kernel_seconds / busy : 0.0;
   profile_.n_ep_ep = n_ep_ep;
 }

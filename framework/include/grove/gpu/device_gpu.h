@@ -1,0 +1,39 @@
+#pragma once
+// GPU discovery and selection. Declarations only, with no CUDA header, so that any translation
+// unit (compiled by the host compiler) can ask whether a device is there and pick one.
+// Defined in framework/src/gpu/device.cpp, part of the grove::gpu library.
+#include <cstddef>
+#include <string>
+
+namespace grove::gpu {
+
+// The number of CUDA devices this process can use: 0 when there is none, or when the driver or
+// the runtime is missing or fails. Never throws, so a caller can decide to skip GPU work.
+int deviceCount() noexcept;
+
+struct DeviceInfo {
+  int index = -1;
+  std::string name;
+  int multiprocessors = 0;
+  int compute_major = 0, compute_minor = 0;
+  std::size_t global_memory_bytes = 0;
+  std::size_t l2_cache_bytes = 0;
+};
+
+// Properties of one device. Throws grove::Error when the index is not a usable device.
+DeviceInfo deviceInfo(int device);
+
+// The device the calling thread uses now (cudaGetDevice). Throws grove::Error when none.
+int currentDevice();
+
+// One device per rank, as grove runs (DESIGN: rank % devices): makes device rank % deviceCount()
+// current for the calling thread and returns its index. Throws grove::Error when there is none.
+int selectDeviceForRank(int rank);
+
+// Free and total memory of the current device, in bytes. Throws grove::Error on failure.
+struct DeviceMemory {
+  std::size_t free_bytes = 0, total_bytes = 0;
+};
+DeviceMemory currentDeviceMemory();
+
+}  // namespace grove::gpu

@@ -1,0 +1,56 @@
+#pragma once
+// What a tree remembers of the particles when it keeps interaction lists for reuse
+// (MAKE_LIST_FOR_REUSE), and the check a REUSE_LIST call makes against it. The check is
+// collective: a misuse found on one rank stops every rank with a clear error.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "grove/comm/comm.hpp"
+
+namespace grove {
+
+template <class PSys>
+std::uint64_t layoutVersionOf(const PSys& psys) {
+  if constexpr (requires { psys.layoutVersion(); }) return psys.layoutVersion();
+  return 0;
+}
+
+class ReuseGuard {
+ public:
+  template <class PSys>
+  void record(const PSys& psys, const Comm& comm) {
+    valid_ = true;
+    psys_ = &psys;
+    layout_version_ = layoutVersionOf(psys);
+    n_local_ = psys.size();
+    ranks_ = comm.size();
+  }
+  void forget() { valid_ = false; }
+
+  template <class PSys>
+  void check(const PSys& psys, const Comm& comm, std::string_view stage) const {
+    std::optional<std::string> problem;
+    if (!valid_)
+      problem = "REUSE_LIST needs a preceding MAKE_LIST_FOR_REUSE call on this tree";
+    else if (psys_ != &psys)
+      problem = "REUSE_LIST was given a different particle system than the MAKE_LIST_FOR_REUSE call";
+    else if (layoutVersionOf(psys) != layout_version_ || psys.size() != n_local_)
+      problem = fmt::format("particles were added, removed, reordered or exchanged since MAKE_LIST_FOR_REUSE "
+                            "({} particles then, {} now): call MAKE_LIST_FOR_REUSE again after exchangeParticle",
+                            n_local_, psys.size());
+    else if (ranks_ != comm.size())
+      problem = "REUSE_LIST on a different communicator than MAKE_LIST_FOR_REUSE";
+    comm.throwIfAnyFailed(problem, stage);
+  }
+
+ private:
+  bool valid_ = false;
+  const void* psys_ = nullptr;
+  std::uint64_t layout_version_ = 0;
+  std::size_t n_local_ = 0;
+  int ranks_ = 0;
+};
+
+}  // namespace grove

@@ -1,0 +1,145 @@
+#pragma once
+// The multiwalk driver: hands groups to an accelerator's dispatch/retrieve pair (FDPS 7.1's
+// signatures) in batches of at most n_walk_limit walks, tags cycling through [0, tag_max).
+// With tag_max >= 2 batch k is dispatched before batch k-1 is retrieved, so the accelerator
+// works on k while the host packs k + 1. Long-range trees pass superparticles (kWithSpj),
+// short-range trees do not.
+//
+// Plain form:  dispatch(tag, n_walk, epi**, n_epi*, epj**, n_epj* [, spj**, n_spj*])
+// Index form:  dispatch(tag, n_walk, epi**, n_epi*, id_epj**, n_epj* [, id_spj**, n_spj*],
+//                       epj*, n_epj_total [, spj*, n_spj_total], send_flag [, lists_unchanged])
+// retrieve(tag, n_walk, n_epi*, force**) adds (or writes, when forces were cleared) each walk's
+// forces. send_flag is true on a step's first dispatch only; lists_unchanged (grove's addition,
+// passed when dispatch takes it) is true when every walk's index list equals that of the
+// preceding MAKE_LIST_FOR_REUSE step, batch by batch and tag by tag.
+#include <omp.h>
+
+#include <cstdint>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "grove/core/error.hpp"
+#include "grove/tree/profile.hpp"
+#include "grove/walk/interaction_lists.hpp"
+
+namespace grove {
+
+struct NoSuperParticle {};
+
+inline void checkMultiWalkArguments(int tag_max, int n_walk_limit) {
+  require(tag_max >= 1, "calcForceAllMultiWalk", "tag_max must be at least 1, got {}", tag_max);
+  require(n_walk_limit >= 1, "calcForceAllMultiWalk", "n_walk_limit must be at least 1, got {}", n_walk_limit);
+}
+
+// group_range(g) -> {first, count} in epi/force. spj is ignored when SPJ is NoSuperParticle.
+template <bool kIndexForm, class EPI, class EPJ, class SPJ, class Force, class GroupRange, class Dispatch,
+          class Retrieve>
+void runMultiWalkBatches(std::size_t n_groups, GroupRange&& group_range, const InteractionLists& lists,
+                         const EPI* epi, Force* force, std::span<const EPJ> epj, std::span<const SPJ> spj,
+                         Dispatch& dispatch, Retrieve& retrieve, int tag_max, int n_walk_limit, bool lists_unchanged,
+                         TreeProfile& profile) {
+  constexpr bool kWithSpj = !std::is_same_v<SPJ, NoSuperParticle>;
+  const double start = omp_get_wtime();
+  const auto batch_size = static_cast<std::size_t>(n_walk_limit);
+  struct Batch {
+    int tag = 0, n_walk = 0;
+    std::vector<const EPI*> epi;
+    std::vector<int> n_epi, n_epj, n_spj;
+    std::vector<Force*> force;
+    std::vector<const std::int32_t*> id_epj, id_spj;
+    std::vector<const EPJ*> epj;
+    std::vector<const SPJ*> spj;
+    std::vector<EPJ> epj_copies;
+    std::vector<SPJ> spj_copies;
+  };
+  Batch batches[2];
+  bool send_flag = true;
+  double pack_seconds = 0.0;
+  auto retrieveBatch = [&](Batch& b) { retrieve(b.tag, b.n_walk, b.n_epi.data(), b.force.data()); };
+  const std::size_t n_batches = (n_groups + batch_size - 1) / batch_size;
+  for (std::size_t k = 0; k < n_batches; ++k) {
+    Batch& b = batches[k % 2];
+    const double p0 = omp_get_wtime();
+    const std::size_t g0 = k * batch_size, g1 = std::min(n_groups, g0 + batch_size), nw = g1 - g0;
+    b.tag = static_cast<int>(k % static_cast<std::size_t>(tag_max));
+    b.n_walk = static_cast<int>(nw);
+    b.epi.resize(nw), b.n_epi.resize(nw), b.n_epj.resize(nw), b.n_spj.resize(nw), b.force.resize(nw);
+    for (std::size_t w = 0; w < nw; ++w) {
+      const auto [first, count] = group_range(g0 + w);
+      b.epi[w] = epi + first;
+      b.force[w] = force + first;
+      b.n_epi[w] = static_cast<int>(count);
+      b.n_epj[w] = static_cast<int>(lists.ep(g0 + w).size());
+      b.n_spj[w] = static_cast<int>(lists.sp(g0 + w).size());
+    }
+    if constexpr (kIndexForm) {
+      b.id_epj.resize(nw), b.id_spj.resize(nw);
+      for (std::size_t w = 0; w < nw; ++w) {
+        b.id_epj[w] = lists.ep(g0 + w).data();
+        b.id_spj[w] = lists.sp(g0 + w).data();
+      }
+    } else {
+      // Plain form: each walk's sources packed contiguously (in parallel over walks).
+      std::vector<std::size_t> ep_at(nw + 1, 0), sp_at(nw + 1, 0);
+      for (std::size_t w = 0; w < nw; ++w) {
+        ep_at[w + 1] = ep_at[w] + static_cast<std::size_t>(b.n_epj[w]);
+        sp_at[w + 1] = sp_at[w] + static_cast<std::size_t>(b.n_spj[w]);
+      }
+      b.epj_copies.resize(ep_at[nw]);
+      if constexpr (kWithSpj) b.spj_copies.resize(sp_at[nw]);
+#pragma omp parallel for schedule(dynamic, 4)
+      for (std::int64_t w = 0; w < static_cast<std::int64_t>(nw); ++w) {
+        const auto ww = static_cast<std::size_t>(w);
+        const auto ep = lists.ep(g0 + ww);
+        for (std::size_t m = 0; m < ep.size(); ++m) b.epj_copies[ep_at[ww] + m] = epj[static_cast<std::size_t>(ep[m])];
+        if constexpr (kWithSpj) {
+          const auto sp = lists.sp(g0 + ww);
+          for (std::size_t m = 0; m < sp.size(); ++m)
+            b.spj_copies[sp_at[ww] + m] = spj[static_cast<std::size_t>(sp[m])];
+        }
+      }
+      b.epj.resize(nw), b.spj.resize(nw);
+      for (std::size_t w = 0; w < nw; ++w) {
+        b.epj[w] = b.epj_copies.data() + ep_at[w];
+        b.spj[w] = b.spj_copies.data() + sp_at[w];
+      }
+    }
+    pack_seconds += omp_get_wtime() - p0;
+
+    // With one tag, the previous batch must come back before its tag is reused.
+    if (tag_max == 1 && k > 0) retrieveBatch(batches[(k - 1) % 2]);
+    const auto n_epj_total = static_cast<int>(epj.size());
+    const auto n_spj_total = static_cast<int>(spj.size());
+    if constexpr (kIndexForm && kWithSpj) {
+      if constexpr (std::is_invocable_v<Dispatch&, int, int, const EPI**, const int*, const std::int32_t**,
+                                        const int*, const std::int32_t**, const int*, const EPJ*, int, const SPJ*,
+                                        int, bool, bool>)
+        dispatch(b.tag, b.n_walk, b.epi.data(), b.n_epi.data(), b.id_epj.data(), b.n_epj.data(), b.id_spj.data(),
+                 b.n_spj.data(), epj.data(), n_epj_total, spj.data(), n_spj_total, send_flag, lists_unchanged);
+      else
+        dispatch(b.tag, b.n_walk, b.epi.data(), b.n_epi.data(), b.id_epj.data(), b.n_epj.data(), b.id_spj.data(),
+                 b.n_spj.data(), epj.data(), n_epj_total, spj.data(), n_spj_total, send_flag);
+    } else if constexpr (kIndexForm) {
+      if constexpr (std::is_invocable_v<Dispatch&, int, int, const EPI**, const int*, const std::int32_t**,
+                                        const int*, const EPJ*, int, bool, bool>)
+        dispatch(b.tag, b.n_walk, b.epi.data(), b.n_epi.data(), b.id_epj.data(), b.n_epj.data(), epj.data(),
+                 n_epj_total, send_flag, lists_unchanged);
+      else
+        dispatch(b.tag, b.n_walk, b.epi.data(), b.n_epi.data(), b.id_epj.data(), b.n_epj.data(), epj.data(),
+                 n_epj_total, send_flag);
+    } else if constexpr (kWithSpj) {
+      dispatch(b.tag, b.n_walk, b.epi.data(), b.n_epi.data(), b.epj.data(), b.n_epj.data(), b.spj.data(),
+               b.n_spj.data());
+    } else {
+      dispatch(b.tag, b.n_walk, b.epi.data(), b.n_epi.data(), b.epj.data(), b.n_epj.data());
+    }
+    send_flag = false;
+    if (tag_max > 1 && k > 0) retrieveBatch(batches[(k - 1) % 2]);
+  }
+  if (n_batches > 0) retrieveBatch(batches[(n_batches - 1) % 2]);
+  profile.walk += pack_seconds;
+  profile.kernel = omp_get_wtime() - start - pack_seconds;  // dispatch + retrieve: the accelerator's share
+}
+
+}  // namespace grove
