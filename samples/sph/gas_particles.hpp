@@ -1,0 +1,90 @@
+#pragma once
+// The particle classes of the SPH sample (grove's contracts, FDPS 7.1 member names):
+//   GasParticle      the full particle (FP) the user owns in a ParticleSystem
+//   DensityEPI/EPJ   what the density (gather) pass reads of the particles
+//   HydroEP          what the hydro-force (symmetry) pass reads, as EPI and EPJ
+//   DensityResult, HydroResult   what the passes compute (the Force types)
+// h is the kernel's support radius throughout (W = 0 beyond h).
+#include <cstdint>
+
+#include "grove/core/vec3.hpp"
+
+namespace sph {
+
+using grove::Vec3d;
+
+struct DensityResult {
+  double dens = 0;
+  double h = 0;             // converged support radius, or an estimate when the search was too small
+  double grad_h = 1;        // f = [1 + h/(3 rho) d(rho)/dh]^-1 (Springel & Hernquist 2002)
+  double div_v = 0;
+  double curl_v = 0;        // |curl v|
+  std::int32_t n_neighbours = 0;  // particles within h, itself included
+  std::int32_t search_too_small = 0;  // 1: the neighbour target needs h beyond r_search
+  void clear() { *this = DensityResult{}; }
+};
+
+struct HydroResult {
+  Vec3d acc;
+  double du_dt = 0;
+  double v_signal = 0;  // largest signal velocity over the neighbours (for the time step)
+  void clear() { *this = HydroResult{}; }
+};
+
+struct GasParticle {
+  std::int64_t id = 0;
+  double mass = 0;
+  Vec3d pos, vel, acc;
+  double u = 0, du_dt = 0;  // specific internal energy and its rate
+  double dens = 0, pres = 0, sound = 0;
+  double h = 0;              // support radius
+  double r_search = 0;       // density pass's search radius (>= h)
+  double grad_h = 1;
+  double div_v = 0, curl_v = 0, balsara = 1;
+  double v_signal = 0;
+  std::int32_t n_neighbours = 0;
+  std::int32_t search_too_small = 0;
+  Vec3d vel_half;  // leapfrog half-step values
+  double u_half = 0;
+
+  Vec3d getPos() const { return pos; }
+  void setPos(const Vec3d& p) { pos = p; }
+  void copyFromForce(const DensityResult& r) {
+    dens = r.dens, h = r.h, grad_h = r.grad_h, div_v = r.div_v, curl_v = r.curl_v;
+    n_neighbours = r.n_neighbours, search_too_small = r.search_too_small;
+  }
+  void copyFromForce(const HydroResult& r) { acc = r.acc, du_dt = r.du_dt, v_signal = r.v_signal; }
+};
+
+struct DensityEPI {
+  Vec3d pos, vel;
+  double mass = 0, h = 0, r_search = 0;
+  Vec3d getPos() const { return pos; }
+  double getRSearch() const { return r_search; }
+  void copyFromFP(const GasParticle& p) { pos = p.pos, vel = p.vel, mass = p.mass, h = p.h, r_search = p.r_search; }
+};
+
+struct DensityEPJ {
+  Vec3d pos, vel;
+  double mass = 0, r_search = 0;
+  Vec3d getPos() const { return pos; }
+  void setPos(const Vec3d& p) { pos = p; }
+  double getRSearch() const { return r_search; }
+  void copyFromFP(const GasParticle& p) { pos = p.pos, vel = p.vel, mass = p.mass, r_search = p.r_search; }
+};
+
+// One type serves as EPI and EPJ of the symmetric hydro pass.
+struct HydroEP {
+  Vec3d pos, vel;
+  double mass = 0, dens = 0, sound = 0, h = 0, balsara = 0;
+  double pres_term = 0;  // f P / rho^2
+  Vec3d getPos() const { return pos; }
+  void setPos(const Vec3d& p) { pos = p; }
+  double getRSearch() const { return h; }
+  void copyFromFP(const GasParticle& p) {
+    pos = p.pos, vel = p.vel, mass = p.mass, dens = p.dens, sound = p.sound, h = p.h, balsara = p.balsara;
+    pres_term = p.grad_h * p.pres / (p.dens * p.dens);
+  }
+};
+
+}  // namespace sph
