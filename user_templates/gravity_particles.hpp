@@ -10,7 +10,9 @@
 // Force what the kernel accumulates; clear() zeroes it before each calculation.
 #include <cstdint>
 
-#include "grove/grove.hpp"
+// Only the vector type: CUDA translation units include these classes too (user_templates/cuda),
+// and nvcc must not see all of grove (doc/gpu.md, "what a .cu file may include").
+#include "grove/core/vec3.hpp"
 
 namespace user {
 
@@ -18,6 +20,11 @@ struct GravityForce {
   grove::Vec3f acc;
   float pot = 0.0f;
   void clear() { acc = {}, pot = 0.0f; }
+  // GPU multiwalk retrieve adds the device's forces to these (grove/gpu/multiwalk.hpp).
+  GravityForce& operator+=(const GravityForce& o) {
+    acc += o.acc, pot += o.pot;
+    return *this;
+  }
 };
 
 struct Body {

@@ -1,0 +1,151 @@
+#pragma once
+// Owners of CUDA resources (device arrays, pinned host arrays, streams, events) and the error
+// check that turns a failed CUDA call into grove::Error. Needs the CUDA runtime headers, not
+// nvcc: a host translation unit that links grove::gpu may use it.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace grove::gpu {
+
+// Throws grove::Error naming the call, the CUDA error and its description.
+[[noreturn]] void throwCudaError(cudaError_t code, const std::string& what);
+
+inline void check(cudaError_t code, const char* what) {
+  if (code != cudaSuccess) throwCudaError(code, what);
+}
+
+namespace detail {
+void* allocateDevice(std::size_t bytes);
+void* allocatePinned(std::size_t bytes);
+void freeDevice(void* p) noexcept;
+void freePinned(void* p) noexcept;
+}  // namespace detail
+
+// An array of n trivially copyable T in device (Device = true) or page-locked host memory.
+// allocate() discards the contents: callers size buffers before filling them.
+template <class T, bool Device>
+class CudaArray {
+  static_assert(std::is_trivially_copyable_v<T>, "CUDA arrays hold trivially copyable types");
+
+ public:
+  CudaArray() = default;
+  CudaArray(const CudaArray&) = delete;
+  CudaArray& operator=(const CudaArray&) = delete;
+  CudaArray(CudaArray&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)), capacity_(std::exchange(o.capacity_, 0)) {}
+  CudaArray& operator=(CudaArray&& o) noexcept {
+    if (this != &o) {
+      release();
+      data_ = std::exchange(o.data_, nullptr);
+      capacity_ = std::exchange(o.capacity_, 0);
+    }
+    return *this;
+  }
+  ~CudaArray() { release(); }
+
+  // Exactly n elements (contents lost).
+  void allocate(std::size_t n) {
+    release();
+    if (n == 0) return;
+    void* p = Device ? detail::allocateDevice(n * sizeof(T)) : detail::allocatePinned(n * sizeof(T));
+    data_ = static_cast<T*>(p);
+    capacity_ = n;
+  }
+  // At least n elements: grows by half again when it must, so that slowly growing batches do
+  // not reallocate every call (contents lost when it grows). Returns whether it reallocated.
+  bool reserve(std::size_t n) {
+    if (n <= capacity_) return false;
+    allocate(std::max(n, capacity_ + capacity_ / 2));
+    return true;
+  }
+  void release() noexcept {
+    if (data_) Device ? detail::freeDevice(data_) : detail::freePinned(data_);
+    data_ = nullptr;
+    capacity_ = 0;
+  }
+
+  T* data() const { return data_; }
+  std::size_t capacity() const { return capacity_; }
+  std::size_t bytes() const { return capacity_ * sizeof(T); }
+  T& operator[](std::size_t i) const requires(!Device) { return data_[i]; }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t capacity_ = 0;
+};
+
+template <class T>
+using DeviceArray = CudaArray<T, true>;
+template <class T>
+using PinnedArray = CudaArray<T, false>;
+
+// A non-blocking stream (no implicit ordering with the legacy default stream).
+class Stream {
+ public:
+  Stream() { check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags"); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  Stream(Stream&& o) noexcept : stream_(std::exchange(o.stream_, nullptr)) {}
+  ~Stream() {
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+  cudaStream_t get() const { return stream_; }
+  void synchronize() const { check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
+  // Later work on this stream waits until the event's work is done (no host wait).
+  void waitFor(cudaEvent_t event) const { check(cudaStreamWaitEvent(stream_, event, 0), "cudaStreamWaitEvent"); }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+class Event {
+ public:
+  // timing = false makes a lighter event that only orders work.
+  explicit Event(bool timing = false) {
+    check(cudaEventCreateWithFlags(&event_, timing ? cudaEventDefault : cudaEventDisableTiming),
+          "cudaEventCreateWithFlags");
+  }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  Event(Event&& o) noexcept : event_(std::exchange(o.event_, nullptr)) {}
+  ~Event() {
+    if (event_) cudaEventDestroy(event_);
+  }
+  cudaEvent_t get() const { return event_; }
+  void record(cudaStream_t stream) const { check(cudaEventRecord(event_, stream), "cudaEventRecord"); }
+  void synchronize() const { check(cudaEventSynchronize(event_), "cudaEventSynchronize"); }
+  // Seconds from start to this event (both recorded, both timing events).
+  double secondsSince(const Event& start) const {
+    float ms = 0.0f;
+    check(cudaEventElapsedTime(&ms, start.event_, event_), "cudaEventElapsedTime");
+    return 1e-3 * static_cast<double>(ms);
+  }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+// Makes a device current for a scope and restores the previous one after.
+class ScopedDevice {
+ public:
+  explicit ScopedDevice(int device) {
+    check(cudaGetDevice(&previous_), "cudaGetDevice");
+    if (device != previous_) check(cudaSetDevice(device), "cudaSetDevice");
+  }
+  ScopedDevice(const ScopedDevice&) = delete;
+  ScopedDevice& operator=(const ScopedDevice&) = delete;
+  ~ScopedDevice() {
+    int now = previous_;
+    if (cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
+  }
+
+ private:
+  int previous_ = 0;
+};
+
+}  // namespace grove::gpu

@@ -1,0 +1,150 @@
+#pragma once
+// The multiwalk engine's force kernel (nvcc only). One thread block takes a chunk of one walk's
+// i-particles (a WalkTask), one i-particle per thread (or kIPerThread of them), and streams the
+// walk's sources through shared memory in tiles of kThreads: every thread loads one source of the
+// tile, then each applies the user's interaction to all of them. The sources come either packed
+// per walk (plain form, or index form gathered on the host) or through index lists into arrays
+// that stay on the device (index form): the two differ only in how a tile is loaded, so plain,
+// gathered and indexed runs give bitwise-identical forces.
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <type_traits>
+
+namespace grove::gpu::kernel {
+
+// One walk's slices of a block's arrays (offsets into the block's EPI and force arrays and into
+// its EPJ and SPJ lists).
+struct WalkDesc {
+  int i_begin, n_i, j_begin, n_j, s_begin, n_s;
+};
+
+// One thread block's work: the i-particles [i_first, i_first + chunk) of a walk.
+struct WalkTask {
+  int walk, i_first;
+};
+
+// Loads a T with the widest accesses its size allows. Arrays here start at 256-byte boundaries
+// and are packed, so an element of a type whose size is a multiple of 16 is 16-byte aligned even
+// when the type's own alignment is 4 (a struct of floats): one 16-byte load instead of four.
+template <class T>
+__device__ __forceinline__ T loadWide(const T* p) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  T v;
+  if constexpr (sizeof(T) % 16 == 0) {
+    int4 w[sizeof(T) / 16];
+#pragma unroll
+    for (int k = 0; k < int(sizeof(T) / 16); ++k) w[k] = reinterpret_cast<const int4*>(p)[k];
+    memcpy(&v, w, sizeof(T));
+  } else if constexpr (sizeof(T) % 8 == 0) {
+    int2 w[sizeof(T) / 8];
+#pragma unroll
+    for (int k = 0; k < int(sizeof(T) / 8); ++k) w[k] = reinterpret_cast<const int2*>(p)[k];
+    memcpy(&v, w, sizeof(T));
+  } else if constexpr (sizeof(T) % 4 == 0) {
+    int w[sizeof(T) / 4];
+#pragma unroll
+    for (int k = 0; k < int(sizeof(T) / 4); ++k) w[k] = reinterpret_cast<const int*>(p)[k];
+    memcpy(&v, w, sizeof(T));
+  } else {
+    memcpy(&v, p, sizeof(T));
+  }
+  return v;
+}
+
+template <class T>
+__device__ __forceinline__ void storeWide(T* p, const T& v) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  if constexpr (sizeof(T) % 16 == 0) {
+    int4 w[sizeof(T) / 16];
+    memcpy(w, &v, sizeof(T));
+#pragma unroll
+    for (int k = 0; k < int(sizeof(T) / 16); ++k) reinterpret_cast<int4*>(p)[k] = w[k];
+  } else if constexpr (sizeof(T) % 8 == 0) {
+    int2 w[sizeof(T) / 8];
+    memcpy(w, &v, sizeof(T));
+#pragma unroll
+    for (int k = 0; k < int(sizeof(T) / 8); ++k) reinterpret_cast<int2*>(p)[k] = w[k];
+  } else if constexpr (sizeof(T) % 4 == 0) {
+    int w[sizeof(T) / 4];
+    memcpy(w, &v, sizeof(T));
+#pragma unroll
+    for (int k = 0; k < int(sizeof(T) / 4); ++k) reinterpret_cast<int*>(p)[k] = w[k];
+  } else {
+    memcpy(p, &v, sizeof(T));
+  }
+}
+
+// Sources packed per walk: element k of the block's list.
+template <class T>
+struct PackedSource {
+  const T* __restrict__ list;
+  __device__ __forceinline__ T operator()(int k) const { return loadWide(list + k); }
+};
+
+// Sources through an index list into an array that stays on the device.
+template <class T>
+struct IndexedSource {
+  const T* __restrict__ all;
+  const int* __restrict__ ids;
+  __device__ __forceinline__ T operator()(int k) const { return loadWide(all + ids[k]); }
+};
+
+// Adds the interactions of count sources, source(begin) .. source(begin + count - 1), to each of
+// this thread's i-particles, kThreads sources per shared-memory tile.
+template <int kThreads, int kIPerThread, class T, class Source, class Interaction, class DI, class Force>
+__device__ __forceinline__ void accumulateTiles(T* tile, const Source& source, int begin, int count,
+                                                const Interaction& interact, const DI (&xi)[kIPerThread],
+                                                Force (&f)[kIPerThread]) {
+  for (int base = 0; base < count; base += kThreads) {
+    const int k = base + static_cast<int>(threadIdx.x);
+    if (k < count) storeWide(tile + threadIdx.x, source(begin + k));
+    __syncthreads();
+    const int m = ::min(kThreads, count - base);
+#pragma unroll 4
+    for (int q = 0; q < m; ++q) {
+      const T j = loadWide(tile + q);
+#pragma unroll
+      for (int u = 0; u < kIPerThread; ++u) interact(xi[u], j, f[u]);
+    }
+    __syncthreads();  // the tile is overwritten next
+  }
+}
+
+template <class DJ, class DS>
+constexpr std::size_t tileBytes(int threads) {
+  return static_cast<std::size_t>(threads) * (sizeof(DJ) > sizeof(DS) ? sizeof(DJ) : sizeof(DS));
+}
+
+// kHasSp = false (short range) skips the superparticle phase; DS and Sp are then placeholders.
+template <int kThreads, int kIPerThread, bool kHasSp, class DI, class DJ, class DS, class Force, class Ep,
+          class Sp, class JSource, class SSource>
+__global__ void __launch_bounds__(kThreads)
+    multiwalkKernel(const WalkTask* __restrict__ tasks, const WalkDesc* __restrict__ walks,
+                    const DI* __restrict__ epi, JSource j_source, SSource s_source, Ep ep, Sp sp,
+                    Force* __restrict__ force) {
+  __shared__ alignas(16) unsigned char tile[tileBytes<DJ, DS>(kThreads)];
+  const WalkTask task = tasks[blockIdx.x];
+  const WalkDesc w = walks[task.walk];
+
+  DI xi[kIPerThread];
+  Force f[kIPerThread];
+#pragma unroll
+  for (int u = 0; u < kIPerThread; ++u) {
+    // Threads past the walk's end compute on its last particle and store nothing: every thread
+    // must reach the barriers.
+    const int i = ::min(task.i_first + u * kThreads + static_cast<int>(threadIdx.x), w.n_i - 1);
+    xi[u] = loadWide(epi + w.i_begin + i);
+    f[u] = Force{};
+  }
+  accumulateTiles<kThreads, kIPerThread>(reinterpret_cast<DJ*>(tile), j_source, w.j_begin, w.n_j, ep, xi, f);
+  if constexpr (kHasSp)
+    accumulateTiles<kThreads, kIPerThread>(reinterpret_cast<DS*>(tile), s_source, w.s_begin, w.n_s, sp, xi, f);
+#pragma unroll
+  for (int u = 0; u < kIPerThread; ++u) {
+    const int i = task.i_first + u * kThreads + static_cast<int>(threadIdx.x);
+    if (i < w.n_i) storeWide(force + w.i_begin + i, f[u]);
+  }
+}
+
+}  // namespace grove::gpu::kernel

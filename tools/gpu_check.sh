@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# The GPU check, for a machine with an NVIDIA GPU (written for an H100/H200: sm_90, CUDA 13 in
+# /usr/local/cuda, no package installs): configures grove with CUDA into its own build folder,
+# builds the GPU tests and benchmarks, runs them, and prints a short table at the end.
+#
+#   bash tools/gpu_check.sh            from the repository root
+#
+# Logs, test XML, benchmark JSON lines and the compiler's resource report go to $OUT when it is
+# set (the device tool fetches that folder), else to <build>/gpu_check. Environment knobs:
+#   GROVE_GPU_BUILD_DIR   build folder (default build-gpu-check)
+#   GROVE_GPU_JOBS        parallel build jobs (default 16)
+#   GROVE_GPU_BENCH_ARGS  extra arguments for multiwalk_benchmark (e.g. --quick)
+# Exit status: 0 when everything built and no test failed.
+set -uo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+ROOT=$PWD
+BUILD=${GROVE_GPU_BUILD_DIR:-build-gpu-check}
+JOBS=${GROVE_GPU_JOBS:-16}
+LOGS=${OUT:-$ROOT/$BUILD/gpu_check}
+mkdir -p "$LOGS"
+export PATH=/usr/local/cuda/bin:$PATH
+# OpenMPI (the tests start grove's runtime) refuses root and needs ptrace for single-copy
+# shared memory without these; neither changes what the tests check.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-8}
+
+step() { echo "[gpu_check] $(date +%T) $*"; }
+status=0
+START=$SECONDS
+
+# ---- what machine ---------------------------------------------------------------------------------
+{
+  echo "date: $(date -u +%FT%TZ)"
+  echo "host: $(hostname)"
+  if command -v nvidia-smi > /dev/null; then
+    nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader 2>&1 | sed 's/^/gpu: /'
+  else
+    echo "gpu: none seen (no nvidia-smi)"
+  fi
+  nvcc --version 2>&1 | tail -2 | sed 's/^/nvcc: /'
+  cmake --version 2>&1 | head -1 | sed 's/^/cmake: /'
+  g++ --version 2>&1 | head -1 | sed 's/^/g++: /'
+  echo "git: $(git rev-parse --short HEAD 2>/dev/null) ($(git status --porcelain 2>/dev/null | wc -l) changed files)"
+} > "$LOGS/machine.txt"
+cat "$LOGS/machine.txt"
+
+# ---- configure ------------------------------------------------------------------------------------
+GENERATOR=()
+if [[ ! -f $BUILD/CMakeCache.txt ]] && command -v ninja > /dev/null; then
+  GENERATOR=(-G Ninja)  # ninja prints each command's output in one piece: a readable ptxas report
+fi
+step "configure into $BUILD"
+if ! cmake -S . -B "$BUILD" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release -DGROVE_CUDA=ON \
+    -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DGROVE_CUDA_RESOURCE_USAGE=ON -DGROVE_BUILD_TESTS=ON -DGROVE_BUILD_SAMPLES=ON > "$LOGS/configure.log" 2>&1; then
+  tail -30 "$LOGS/configure.log"
+  step "configure FAILED (log: $LOGS/configure.log)"
+  exit 1
+fi
+if [[ ! -d $BUILD/tests/gpu || ! -d $BUILD/samples/benchmarks/gpu ]]; then
+  step "tests/gpu or samples/benchmarks/gpu is not part of the build: add 'add_subdirectory(gpu)' to"
+  step "tests/CMakeLists.txt and samples/benchmarks/CMakeLists.txt"
+  exit 1
+fi
+
+# ---- build ----------------------------------------------------------------------------------------
+TARGETS=(grove_gpu_tests grove_gpu_tree_tests multiwalk_benchmark gravity_table2)
+step "build ${TARGETS[*]} with -j$JOBS"
+build_ok=1
+if ! cmake --build "$BUILD" -j "$JOBS" --target "${TARGETS[@]}" > "$LOGS/build.log" 2>&1; then
+  # The tree test follows headers that others edit: build what still builds, one target at a time.
+  build_ok=0
+  status=1
+  for t in "${TARGETS[@]}"; do cmake --build "$BUILD" -j "$JOBS" --target "$t" >> "$LOGS/build.log" 2>&1; done
+  grep -E "error" "$LOGS/build.log" | head -20
+fi
+warnings=$(grep -E "warning" "$LOGS/build.log" | grep -vc "ptxas info")
+# The compiler's resource report, one line per kernel: registers, stack, spills, shared memory.
+kernels=?
+spilling=?
+if command -v python3 > /dev/null; then
+  read -r kernels spilling < <(python3 - "$LOGS/build.log" "$LOGS/ptxas.txt" << 'PY'
+import re, subprocess, sys
+rows, name, frame = {}, None, (0, 0, 0)
+for line in open(sys.argv[1], errors="replace"):
+    m = re.search(r"Compiling entry function '([^']+)' for '(sm_\w+)'", line)
+    if m:
+        name, frame = m.group(1) + " " + m.group(2), (0, 0, 0)
+    m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)
+    if m and name:
+        frame = tuple(int(x) for x in m.groups())
+    m = re.search(r"Used (\d+) registers", line)
+    if m and name:
+        s = re.search(r"(\d+) bytes smem", line)
+        rows[name] = (int(m.group(1)), frame, int(s.group(1)) if s else 0)
+        name = None
+def demangle(n):
+    try:
+        return subprocess.run(["c++filt"], input=n, capture_output=True, text=True).stdout.strip() or n
+    except OSError:
+        return n
+with open(sys.argv[2], "w") as out:
+    for n, (regs, (stack, st, ld), smem) in sorted(rows.items()):
+        sym, arch = n.rsplit(" ", 1)
+        out.write("regs %3d  stack %4d  spill st/ld %4d/%4d  smem %6d  %s  %s\n" % (regs, stack, st, ld, smem, arch, demangle(sym)))
+print(len(rows), sum(1 for r in rows.values() if r[1][1] or r[1][2]))
+PY
+  )
+else
+  grep -E "ptxas info|bytes stack frame" "$LOGS/build.log" > "$LOGS/ptxas.txt"
+  kernels=$(grep -c "Used [0-9]* registers" "$LOGS/ptxas.txt")
+  spilling=$(grep "bytes spill" "$LOGS/ptxas.txt" | grep -vc " 0 bytes spill stores, 0 bytes spill loads")
+fi
+
+# ---- tests ----------------------------------------------------------------------------------------
+declare -A passed failed skipped ran
+for t in grove_gpu_tests grove_gpu_tree_tests; do
+  exe=$BUILD/tests/gpu/$t
+  passed[$t]=-; failed[$t]=-; skipped[$t]=-; ran[$t]=no
+  if [[ ! -x $exe ]]; then
+    step "$t was not built"
+    status=1
+    continue
+  fi
+  step "run $t"
+  timeout 300 "$exe" --gtest_output="xml:$LOGS/$t.xml" > "$LOGS/$t.log" 2>&1
+  rc=$?
+  ran[$t]=yes
+  passed[$t]=$(grep -oE '^\[  PASSED  \] [0-9]+' "$LOGS/$t.log" | grep -oE '[0-9]+$' || echo 0)
+  skipped[$t]=$(grep -oE '^\[  SKIPPED \] [0-9]+ test' "$LOGS/$t.log" | grep -oE '[0-9]+' || echo 0)
+  failed[$t]=$(grep -oE '^\[  FAILED  \] [0-9]+ test' "$LOGS/$t.log" | grep -oE '[0-9]+' || echo 0)
+  [[ -z ${passed[$t]} ]] && passed[$t]=0
+  [[ -z ${skipped[$t]} ]] && skipped[$t]=0
+  [[ -z ${failed[$t]} ]] && failed[$t]=0
+  if [[ $rc -ne 0 ]]; then
+    status=1
+    [[ ${failed[$t]} == 0 ]] && failed[$t]="rc=$rc"
+    grep -E "Failure|FAILED|error" "$LOGS/$t.log" | head -20
+  fi
+  grep -E "^  \[|^  engine vs" "$LOGS/$t.log" | head -40
+done
+
+# ---- benchmarks -----------------------------------------------------------------------------------
+bench=$BUILD/samples/benchmarks/gpu/multiwalk_benchmark
+if [[ -x $bench ]]; then
+  step "run multiwalk_benchmark ${GROVE_GPU_BENCH_ARGS:-}"
+  # shellcheck disable=SC2086
+  if ! timeout 300 "$bench" ${GROVE_GPU_BENCH_ARGS:-} > "$LOGS/benchmark.jsonl" 2> "$LOGS/benchmark.err"; then
+    step "multiwalk_benchmark failed or timed out"
+    tail -5 "$LOGS/benchmark.err"
+    status=1
+  fi
+else
+  step "multiwalk_benchmark was not built"
+  status=1
+fi
+
+# The paper's Table 2 for grove: C1/G1/G2/G3 steps on the cold sphere (GROVE_TABLE2_ARGS: N theta
+# n_leaf n_group n_walk steps n_reuse modes).
+table2=$BUILD/samples/benchmarks/gpu/gravity_table2
+if [[ -x $table2 ]]; then
+  step "run gravity_table2 ${GROVE_TABLE2_ARGS:-}"
+  # shellcheck disable=SC2086
+  if ! OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)} timeout 420 "$table2" ${GROVE_TABLE2_ARGS:-} > "$LOGS/table2.log" 2>&1; then
+    step "gravity_table2 failed or timed out"
+    tail -5 "$LOGS/table2.log"
+    status=1
+  fi
+else
+  step "gravity_table2 was not built"
+  status=1
+fi
+
+# ---- the table ------------------------------------------------------------------------------------
+{
+  echo
+  echo "==== grove GPU check ($(grep -m1 '^gpu:' "$LOGS/machine.txt" | cut -d, -f1 | sed 's/^gpu: //'), $((SECONDS - START)) s) ===="
+  echo "build      : $([[ $build_ok == 1 ]] && echo ok || echo FAILED), $warnings compiler warnings, $kernels kernels compiled, $spilling of them spill registers (ptxas.txt)"
+  for t in grove_gpu_tests grove_gpu_tree_tests; do
+    printf "%-20s : passed %s, failed %s, skipped %s\n" "$t" "${passed[$t]}" "${failed[$t]}" "${skipped[$t]}"
+  done
+  echo "benchmark (median of repeats; interactions/s):"
+  if [[ -s $LOGS/benchmark.jsonl ]] && command -v python3 > /dev/null; then
+    python3 - "$LOGS/benchmark.jsonl" << 'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    line = line.strip()
+    if not line.startswith("{"):
+        continue
+    r = json.loads(line)
+    if "skipped" in r:
+        print("  skipped:", r["skipped"]); continue
+    shape = ("n=%d" % r["n"]) if "n" in r else "walks=%d ni=%.0f nj=%.0f nsp=%.0f" % (
+        r["n_walk"], r["mean_n_i"], r["mean_n_j"], r["mean_n_sp"])
+    extra = ""
+    if "kernel_seconds_sum" in r:
+        extra = " step %.2f ms (kernels %.2f ms)" % (1e3 * r["seconds"], 1e3 * r["kernel_seconds_sum"])
+    print("  %-24s %-22s %-10s %10.3e  err %.1e  %s%s" % (r["benchmark"], r["variant"], r.get("expansion", ""),
+          r["interactions_per_s"], r["max_rel_err"], shape, extra))
+PY
+  elif [[ -s $LOGS/benchmark.jsonl ]]; then
+    grep -oE '"(benchmark|variant|expansion|interactions_per_s)":[^,]*' "$LOGS/benchmark.jsonl" | paste -sd' ' | sed 's/"benchmark"/\n  "benchmark"/g'
+    echo
+  else
+    echo "  (no benchmark output)"
+  fi
+  if [[ -s $LOGS/table2.log ]]; then
+    echo "Table 2 (gravity_table2):"
+    sed -n '/^Table 2/,$p' "$LOGS/table2.log" | grep -v '^{' | sed 's/^/  /'
+    grep -E '^\{"summary"' "$LOGS/table2.log" | sed 's/^/  /'
+    grep -E 'median relative error' "$LOGS/table2.log" | sed 's/^/  /'
+  fi
+  echo "logs       : $LOGS"
+  echo "result     : $([[ $status == 0 ]] && echo PASS || echo FAIL)"
+} | tee "$LOGS/summary.txt"
+exit $status

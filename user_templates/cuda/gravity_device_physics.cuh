@@ -1,0 +1,48 @@
+#pragma once
+// User template: the softened gravity of ../gravity_kernels.hpp (Plummer softening, G = 1), one
+// source at a time, for device code. The hand-written multiwalk kernel (gravity_multiwalk.cuh)
+// and the engine's interaction functors (gravity_interactions.cuh) both call these, so the GPU
+// physics is written once. The operation order is the CPU kernels' order; the one difference is
+// rsqrtf (a hardware approximation, within 2 ulp) for 1/sqrt: per-particle forces then agree with
+// the CPU kernels to about 1e-7 relative.
+#include "grove/gpu/device_form.hpp"
+
+namespace user::cuda {
+
+// acc += m (x_j - x_i) / r^3, pot -= m / r, with r^2 = |x_j - x_i|^2 + eps2. A source on top of
+// the target (r = 0) adds -m/eps to the potential and nothing to the acceleration, as on the CPU.
+__device__ __forceinline__ void addMonopole(float xi, float yi, float zi, float xj, float yj, float zj, float mj,
+                                            float eps2, float& ax, float& ay, float& az, float& pot) {
+  const float dx = xj - xi, dy = yj - yi, dz = zj - zi;
+  const float r2 = dx * dx + dy * dy + dz * dz + eps2;
+  const float r_inv = rsqrtf(r2);
+  const float mr_inv = mj * r_inv;
+  const float mr3_inv = mr_inv * r_inv * r_inv;
+  ax += mr3_inv * dx, ay += mr3_inv * dy, az += mr3_inv * dz;
+  pot -= mr_inv;
+}
+
+// A quadrupole superparticle (raw second moment Q about its centre of mass):
+// phi = -M/r - 1.5 rQr/r^5 + 0.5 trQ/r^3, a = -grad phi, with r pointing from the source to the
+// target as in GravityQuadrupoleKernel.
+__device__ __forceinline__ void addQuadrupole(float xi, float yi, float zi, const grove::gpu::DeviceQuadrupole& s,
+                                              float eps2, float& ax, float& ay, float& az, float& pot) {
+  const float dx = xi - s.x, dy = yi - s.y, dz = zi - s.z;
+  const float r2 = dx * dx + dy * dy + dz * dz + eps2;
+  const float r_inv = rsqrtf(r2);
+  const float r2_inv = r_inv * r_inv;
+  const float r3_inv = r2_inv * r_inv;
+  const float r5_inv = r3_inv * r2_inv;
+  const float qrx = s.xx * dx + s.xy * dy + s.xz * dz;
+  const float qry = s.xy * dx + s.yy * dy + s.yz * dz;
+  const float qrz = s.xz * dx + s.yz * dy + s.zz * dz;
+  const float rqr = qrx * dx + qry * dy + qrz * dz;
+  const float rqr_r5 = rqr * r5_inv;
+  pot += -s.mass * r_inv - 1.5f * rqr_r5 + 0.5f * s.trace * r3_inv;
+  const float radial = -s.mass * r3_inv - 7.5f * rqr_r5 * r2_inv + 1.5f * s.trace * r5_inv;
+  ax += radial * dx + 3.0f * qrx * r5_inv;
+  ay += radial * dy + 3.0f * qry * r5_inv;
+  az += radial * dz + 3.0f * qrz * r5_inv;
+}
+
+}  // namespace user::cuda

@@ -1,0 +1,287 @@
+#pragma once
+// User template: CUDA multiwalk dispatch/retrieve for self-gravity, plain and index forms, with
+// monopole (grove::SPJMonopole) or quadrupole (grove::SPJQuadrupole) superparticles. Copy it and
+// edit the kernel (gravity_walk_kernel.cuh) or the physics (gravity_device_physics.cuh).
+//
+// This is the FDPS way: you own the data layout, the transfers and the kernel. If you only need
+// a different pairwise interaction, grove's engine (grove/gpu/multiwalk_engine.cuh; see
+// gravity_interactions.cuh) writes all of this for you and also respects a device-memory budget.
+//
+// What it does, per dispatch (a batch of n_walk walks):
+//   1. takes a batch slot: page-locked (pinned) host buffers that stay untouched until retrieve,
+//      so two batches may be in flight even with one tag (grove dispatches batch k before it
+//      retrieves batch k - 1);
+//   2. packs the walks into them: tasks, walk ranges, i-particles as float4, and the sources:
+//      plain form: each walk's EPJ/SPJ as float images; index form: the index lists;
+//   3. on the tag's own CUDA stream: asynchronous copies to device buffers (grown as needed),
+//      the kernel, and the copy of the forces back into the slot; then records an event.
+// Index form: the whole EPJ/SPJ arrays go to the device once per step (send_flag), and each call's
+// index lists are kept on the device: when grove says lists_unchanged (REUSE_LIST steps), the kept
+// lists are used and nothing but the EPI goes over the bus with the call.
+// retrieve waits for the batch's event and ADDS its forces to the caller's.
+//
+// Compile with nvcc; a host translation unit reaches it through gravity_multiwalk_gpu.h.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../gravity_particles.hpp"
+#include "gravity_walk_kernel.cuh"
+#include "grove/gpu/cuda_resources.hpp"
+#include "grove/gpu/device_form.hpp"
+#include "grove/gpu/device_gpu.h"
+#include "grove/gpu/multiwalk.hpp"
+#include "grove/gpu/multiwalk_plan.hpp"
+
+namespace user::cuda {
+
+template <class SPJ>  // grove::SPJMonopole or grove::SPJQuadrupole
+class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityEPJ, SPJ, GravityForce> {
+ public:
+  using SpjImage = grove::gpu::DeviceFormOf<SPJ>;  // DeviceMonopole or DeviceQuadrupole (floats)
+  static constexpr int kThreads = 128, kIPerThread = 1, kChunk = kThreads * kIPerThread;
+
+  // eps2: the squared softening length. device: -1 for the current device.
+  explicit GravityMultiwalk(float eps2, int device = -1)
+      : eps2_(eps2), device_(device >= 0 ? device : grove::gpu::currentDevice()) {}
+
+  ~GravityMultiwalk() override {
+    for (auto& s : streams_) cudaStreamSynchronize(s->stream.get());  // copies into pinned buffers may run
+  }
+
+  int dispatchPlainWalks(int tag, int n_walk, const GravityEPI** epi, const int* n_epi, const GravityEPJ** epj,
+                         const int* n_epj, const SPJ** spj, const int* n_spj) override {
+    grove::gpu::ScopedDevice guard(device_);
+    Batch& b = startBatch(tag, n_walk, epi, n_epi, n_epj, n_spj);
+    b.epj.reserve(b.n_j), b.spj.reserve(b.n_s);
+#pragma omp parallel for schedule(dynamic, 8)
+    for (int w = 0; w < n_walk; ++w) {
+      const WalkRange r = b.ranges[w];
+      for (int k = 0; k < r.n_j; ++k) b.epj[r.j_begin + k] = toFloat4(epj[w][k]);
+      for (int k = 0; k < r.n_s; ++k) b.spj[r.s_begin + k] = grove::gpu::DeviceForm<SPJ>::make(spj[w][k]);
+    }
+    TagStream& ts = streamOf(tag);
+    grow(ts, ts.epj, b.n_j), grow(ts, ts.spj, b.n_s);
+    copyToDevice(ts.epj.data(), b.epj.data(), b.n_j, ts.stream);
+    copyToDevice(ts.spj.data(), b.spj.data(), b.n_s, ts.stream);
+    run(b, ts, PackedList<float4>{ts.epj.data()}, PackedList<SpjImage>{ts.spj.data()});
+    return 0;
+  }
+
+  int dispatchIndexWalks(int tag, int n_walk, const GravityEPI** epi, const int* n_epi, const int** id_epj,
+                         const int* n_epj, const int** id_spj, const int* n_spj, const GravityEPJ* epj,
+                         int n_epj_total, const SPJ* spj, int n_spj_total, bool send_flag,
+                         bool lists_unchanged) override {
+    grove::gpu::ScopedDevice guard(device_);
+    TagStream& ts = streamOf(tag);
+    if (send_flag) sendWholeArrays(epj, n_epj_total, spj, n_spj_total, ts);
+    if (!arrays_sent_)
+      grove::gpu::throwGpuError("gravity multiwalk", "index-form dispatch before the EPJ/SPJ arrays were sent");
+    Batch& b = startBatch(tag, n_walk, epi, n_epi, n_epj, n_spj);
+    KeptLists& kept = keptLists(call_in_step_++);
+    if (!(lists_unchanged && kept.matches(n_walk, n_epj, n_spj))) {
+      // New lists: pack them (all EPJ ids, then all SPJ ids) and keep them on the device.
+      b.ids.reserve(b.n_j + b.n_s);
+      int* ids = b.ids.data();
+#pragma omp parallel for schedule(dynamic, 8)
+      for (int w = 0; w < n_walk; ++w) {
+        const WalkRange r = b.ranges[w];
+        if (r.n_j) std::memcpy(ids + r.j_begin, id_epj[w], sizeof(int) * r.n_j);
+        if (r.n_s) std::memcpy(ids + b.n_j + r.s_begin, id_spj[w], sizeof(int) * r.n_s);
+      }
+      if (kept.ids.capacity() < b.n_j + b.n_s) {
+        grove::gpu::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");  // an older step may read them
+        kept.ids.reserve(b.n_j + b.n_s);
+      }
+      copyToDevice(kept.ids.data(), ids, b.n_j + b.n_s, ts.stream);
+      kept.remember(n_walk, n_epj, n_spj);
+    } else {
+      ++this->stats_.lists_reused;
+    }
+    ts.stream.waitFor(arrays_sent_->get());  // the whole arrays may have gone on another tag's stream
+    run(b, ts, IndexedList<float4>{epj_all_.data(), kept.ids.data()},
+        IndexedList<SpjImage>{spj_all_.data(), kept.ids.data() + b.n_j});
+    return 0;
+  }
+
+  int retrieveWalks(int tag, int n_walk, const int* n_epi, GravityForce** force) override {
+    grove::gpu::ScopedDevice guard(device_);
+    auto it = std::find_if(pending_.begin(), pending_.end(), [&](const auto& b) { return b->tag == tag; });
+    if (it == pending_.end())
+      grove::gpu::throwGpuError("gravity multiwalk", "retrieve(tag " + std::to_string(tag) + ") without a dispatch");
+    Batch& b = **it;
+    if (n_walk != b.n_walk)
+      grove::gpu::throwGpuError("gravity multiwalk", "retrieve(tag " + std::to_string(tag) + ") for " +
+                                                         std::to_string(n_walk) + " walks; dispatched " +
+                                                         std::to_string(b.n_walk));
+    b.done.synchronize();
+    this->stats_.kernel_seconds += b.kernel_stop.secondsSince(b.kernel_start);
+    const float4* out = b.force.data();
+#pragma omp parallel for schedule(dynamic, 16)
+    for (int w = 0; w < n_walk; ++w)
+      for (int i = 0; i < n_epi[w]; ++i) {  // ADD, as grove's retrieve contract says
+        const float4 f = out[b.ranges[w].i_begin + i];
+        force[w][i].acc.x += f.x, force[w][i].acc.y += f.y, force[w][i].acc.z += f.z;
+        force[w][i].pot += f.w;
+      }
+    free_.push_back(std::move(*it));
+    pending_.erase(it);
+    return 0;
+  }
+
+ private:
+  // One per tag: a stream and the device buffers its batches use, in stream order.
+  struct TagStream {
+    grove::gpu::Stream stream;
+    grove::gpu::DeviceArray<WalkTask> tasks;
+    grove::gpu::DeviceArray<WalkRange> ranges;
+    grove::gpu::DeviceArray<float4> epi, epj, force;
+    grove::gpu::DeviceArray<SpjImage> spj;
+  };
+
+  // One batch in flight: its pinned buffers live until retrieve.
+  struct Batch {
+    int tag = 0, n_walk = 0;
+    std::size_t n_i = 0, n_j = 0, n_s = 0, n_tasks = 0;
+    grove::gpu::PinnedArray<WalkTask> tasks;
+    grove::gpu::PinnedArray<WalkRange> ranges;
+    grove::gpu::PinnedArray<float4> epi, epj, force;
+    grove::gpu::PinnedArray<SpjImage> spj;
+    grove::gpu::PinnedArray<int> ids;
+    grove::gpu::Event done, kernel_start{true}, kernel_stop{true};
+  };
+
+  // Call k's index lists, kept on the device for the next REUSE_LIST steps.
+  struct KeptLists {
+    grove::gpu::DeviceArray<int> ids;
+    std::vector<int> n_epj, n_spj;
+    bool matches(int n_walk, const int* nj, const int* ns) const {
+      if (static_cast<int>(n_epj.size()) != n_walk) return false;
+      for (int w = 0; w < n_walk; ++w)
+        if (n_epj[w] != nj[w] || n_spj[w] != ns[w]) return false;
+      return true;
+    }
+    void remember(int n_walk, const int* nj, const int* ns) {
+      n_epj.assign(nj, nj + n_walk), n_spj.assign(ns, ns + n_walk);
+    }
+  };
+
+  static float4 toFloat4(const GravityEPJ& p) { return make_float4(p.pos.x, p.pos.y, p.pos.z, p.mass); }
+
+  template <class T>
+  static void copyToDevice(T* to, const T* from, std::size_t n, const grove::gpu::Stream& s) {
+    if (n == 0) return;
+    grove::gpu::check(cudaMemcpyAsync(to, from, n * sizeof(T), cudaMemcpyHostToDevice, s.get()), "cudaMemcpyAsync");
+  }
+
+  // Grows a tag's device buffer; a batch before this one on the stream may still use the old one.
+  template <class T>
+  static void grow(TagStream& ts, grove::gpu::DeviceArray<T>& a, std::size_t n) {
+    if (a.capacity() >= n) return;
+    ts.stream.synchronize();
+    a.reserve(n);
+  }
+
+  TagStream& streamOf(int tag) {
+    while (static_cast<int>(streams_.size()) <= tag) streams_.push_back(std::make_unique<TagStream>());
+    return *streams_[tag];
+  }
+
+  KeptLists& keptLists(int k) {
+    if (static_cast<int>(kept_.size()) <= k) kept_.resize(static_cast<std::size_t>(k) + 1);
+    return kept_[k];
+  }
+
+  // Index form, once per step: the whole EPJ and SPJ arrays as float images.
+  void sendWholeArrays(const GravityEPJ* epj, int n_epj, const SPJ* spj, int n_spj, TagStream& ts) {
+    call_in_step_ = 0;
+    // grove sends at the start of a step, when nothing is in flight; wait anyway, since the
+    // device arrays and the staging buffers are about to be overwritten.
+    grove::gpu::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    epj_stage_.reserve(n_epj), spj_stage_.reserve(n_spj);
+    epj_all_.reserve(n_epj), spj_all_.reserve(n_spj);
+#pragma omp parallel for schedule(static)
+    for (int k = 0; k < n_epj; ++k) epj_stage_[k] = toFloat4(epj[k]);
+#pragma omp parallel for schedule(static)
+    for (int k = 0; k < n_spj; ++k) spj_stage_[k] = grove::gpu::DeviceForm<SPJ>::make(spj[k]);
+    copyToDevice(epj_all_.data(), epj_stage_.data(), static_cast<std::size_t>(n_epj), ts.stream);
+    copyToDevice(spj_all_.data(), spj_stage_.data(), static_cast<std::size_t>(n_spj), ts.stream);
+    if (!arrays_sent_) arrays_sent_ = std::make_unique<grove::gpu::Event>();
+    arrays_sent_->record(ts.stream.get());
+    this->stats_.bytes_to_device += n_epj * sizeof(float4) + n_spj * sizeof(SpjImage);
+  }
+
+  // A free slot with the batch's tasks, walk ranges and i-particles packed.
+  Batch& startBatch(int tag, int n_walk, const GravityEPI** epi, const int* n_epi, const int* n_epj,
+                    const int* n_spj) {
+    if (free_.empty()) free_.push_back(std::make_unique<Batch>());
+    pending_.push_back(std::move(free_.back()));
+    free_.pop_back();
+    Batch& b = *pending_.back();
+    b.tag = tag, b.n_walk = n_walk;
+    b.n_i = b.n_j = b.n_s = b.n_tasks = 0;
+    b.ranges.reserve(static_cast<std::size_t>(n_walk));
+    for (int w = 0; w < n_walk; ++w) {  // offsets of each walk's slices: a prefix sum
+      b.ranges[w] = {static_cast<int>(b.n_i), n_epi[w], static_cast<int>(b.n_j), n_epj[w], static_cast<int>(b.n_s),
+                     n_spj[w]};
+      b.n_i += n_epi[w], b.n_j += n_epj[w], b.n_s += n_spj[w];
+      b.n_tasks += (n_epi[w] + kChunk - 1) / kChunk;
+    }
+    b.tasks.reserve(b.n_tasks), b.epi.reserve(b.n_i), b.force.reserve(b.n_i);
+    std::size_t t = 0;
+    for (int w = 0; w < n_walk; ++w)
+      for (int first = 0; first < n_epi[w]; first += kChunk) b.tasks[t++] = {w, first};
+#pragma omp parallel for schedule(dynamic, 8)
+    for (int w = 0; w < n_walk; ++w)
+      for (int i = 0; i < n_epi[w]; ++i) {
+        const grove::Vec3f p = epi[w][i].pos;
+        b.epi[b.ranges[w].i_begin + i] = make_float4(p.x, p.y, p.z, 0.0f);
+      }
+    return b;
+  }
+
+  // The copies, the kernel and the copy back, on the tag's stream.
+  template <class JList, class SList>
+  void run(Batch& b, TagStream& ts, JList j_list, SList s_list) {
+    grow(ts, ts.tasks, b.n_tasks), grow(ts, ts.ranges, static_cast<std::size_t>(b.n_walk));
+    grow(ts, ts.epi, b.n_i), grow(ts, ts.force, b.n_i);
+    copyToDevice(ts.tasks.data(), b.tasks.data(), b.n_tasks, ts.stream);
+    copyToDevice(ts.ranges.data(), b.ranges.data(), static_cast<std::size_t>(b.n_walk), ts.stream);
+    copyToDevice(ts.epi.data(), b.epi.data(), b.n_i, ts.stream);
+    b.kernel_start.record(ts.stream.get());
+    launchGravityWalks<kThreads, kIPerThread, SpjImage>(ts.stream.get(), static_cast<int>(b.n_tasks),
+                                                         ts.tasks.data(), ts.ranges.data(), ts.epi.data(), j_list,
+                                                         s_list, eps2_, ts.force.data());
+    grove::gpu::check(cudaGetLastError(), "gravityWalkKernel launch");
+    b.kernel_stop.record(ts.stream.get());
+    if (b.n_i)
+      grove::gpu::check(cudaMemcpyAsync(b.force.data(), ts.force.data(), b.n_i * sizeof(float4),
+                                        cudaMemcpyDeviceToHost, ts.stream.get()),
+                        "cudaMemcpyAsync");
+    b.done.record(ts.stream.get());
+    ++this->stats_.batches, ++this->stats_.blocks;
+    this->stats_.walks += b.n_walk;
+    for (int w = 0; w < b.n_walk; ++w)
+      this->stats_.interactions += static_cast<std::int64_t>(b.ranges[w].n_i) * (b.ranges[w].n_j + b.ranges[w].n_s);
+  }
+
+  float eps2_;
+  int device_;
+  std::vector<std::unique_ptr<TagStream>> streams_;
+  std::deque<std::unique_ptr<Batch>> pending_;  // in dispatch order: retrieve takes the oldest of a tag
+  std::vector<std::unique_ptr<Batch>> free_;
+  grove::gpu::DeviceArray<float4> epj_all_;
+  grove::gpu::DeviceArray<SpjImage> spj_all_;
+  grove::gpu::PinnedArray<float4> epj_stage_;
+  grove::gpu::PinnedArray<SpjImage> spj_stage_;
+  std::unique_ptr<grove::gpu::Event> arrays_sent_;  // made on device_, at the first send
+  std::vector<KeptLists> kept_;
+  int call_in_step_ = 0;
+};
+
+}  // namespace user::cuda
