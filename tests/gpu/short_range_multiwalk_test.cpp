@@ -121,10 +121,15 @@ TEST_F(ShortRangeEngineTest, NeighbourCountsAndDensitiesMatchCpuLoop) {
       const DensityForce& f = got[at++];
       EXPECT_GE(f.neighbours, certain);
       EXPECT_LE(f.neighbours, certain + borderline);
-      if (density > 0) max_rel = std::max(max_rel, std::abs(f.density - density) / density);
+      // The device sums n positive fp32 terms one after another: the classical bound on the
+      // relative rounding error of such a sum is n u / (1 - n u), u = 2^-24, plus a few u for
+      // each term's own evaluation. (A flat 1e-5 failed on the H100 at 1.4e-5: summation order,
+      // not a wrong result.)
+      const double u = std::ldexp(1.0, -24), n = certain + borderline + 4.0;
+      if (density > 0) max_rel = std::max(max_rel, std::abs(f.density - density) / density / (n * u / (1 - n * u)));
       total_neighbours += certain;
     }
-  EXPECT_LE(max_rel, 1e-5);
+  EXPECT_LE(max_rel, 1.0);  // every particle within its own summation bound
   EXPECT_GT(total_neighbours, 1000);  // the test exercises real neighbours
 }
 

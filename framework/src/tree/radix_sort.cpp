@@ -1,5 +1,7 @@
 #include "grove/tree/radix_sort.hpp"
 
+#include "grove/core/error.hpp"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -8,13 +10,16 @@
 namespace grove {
 
 namespace {
-constexpr int kDigitBits = 8;
+// 11-bit digits: the 63 bits of a Morton key in 6 passes (8-bit digits would take 8); the
+// per-thread histograms (2048 counters) still sit in L1/L2.
+constexpr int kDigitBits = 11;
 constexpr std::size_t kBuckets = std::size_t{1} << kDigitBits;
 }  // namespace
 
 void radixSortByKey(std::vector<KeyIndex>& items, std::vector<KeyIndex>& scratch) {
   const std::size_t n = items.size();
   if (n < 2) return;
+  require(n < (std::size_t{1} << 32), "radixSortByKey", "{} items exceed the 2^32 its counters hold", n);
   MortonKey all_or = 0, all_and = ~MortonKey{0};
 #pragma omp parallel for reduction(| : all_or) reduction(& : all_and) schedule(static)
   for (std::size_t i = 0; i < n; ++i) {
@@ -25,7 +30,7 @@ void radixSortByKey(std::vector<KeyIndex>& items, std::vector<KeyIndex>& scratch
   scratch.resize(n);
 
   const int threads = omp_get_max_threads();
-  std::vector<std::array<std::size_t, kBuckets>> offsets(static_cast<std::size_t>(threads));
+  std::vector<std::array<std::uint32_t, kBuckets>> offsets(static_cast<std::size_t>(threads));
   KeyIndex* src = items.data();
   KeyIndex* dst = scratch.data();
   for (int shift = 0; shift < 64; shift += kDigitBits) {
@@ -42,10 +47,10 @@ void radixSortByKey(std::vector<KeyIndex>& items, std::vector<KeyIndex>& scratch
 #pragma omp single
       {
         // Bucket-major, thread-minor prefix sum keeps the sort stable.
-        std::size_t running = 0;
+        std::uint32_t running = 0;
         for (std::size_t b = 0; b < kBuckets; ++b)
           for (std::size_t th = 0; th < nt; ++th) {
-            const std::size_t c = offsets[th][b];
+            const std::uint32_t c = offsets[th][b];
             offsets[th][b] = running;
             running += c;
           }

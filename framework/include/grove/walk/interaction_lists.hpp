@@ -4,6 +4,7 @@
 // as FDPS's index-form dispatch takes them.
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -28,49 +29,46 @@ struct InteractionLists {
 };
 
 // Builds the lists of n_groups groups in parallel. collect(g, ep, sp) appends group g's indices.
-// Each thread fills a contiguous run of groups; the runs are joined in group order.
+// Chunks of consecutive groups go to threads dynamically (lists differ in length); each chunk
+// keeps its own output, and the chunks are joined in group order.
 template <class Collect>
 InteractionLists buildInteractionLists(std::size_t n_groups, Collect&& collect) {
-  InteractionLists lists;
-  const int threads = omp_get_max_threads();
-  struct Run {
-    std::vector<std::size_t> ep_count, sp_count;
+  constexpr std::size_t kChunk = 16;
+  const std::size_t n_chunks = (n_groups + kChunk - 1) / kChunk;
+  struct Chunk {
+    std::vector<std::uint32_t> ep_count, sp_count;
     std::vector<std::int32_t> ep, sp;
   };
-  std::vector<Run> runs(static_cast<std::size_t>(threads));
-  std::vector<std::size_t> run_begin(static_cast<std::size_t>(threads) + 1);
-  for (int t = 0; t <= threads; ++t)
-    run_begin[static_cast<std::size_t>(t)] = n_groups * static_cast<std::size_t>(t) / static_cast<std::size_t>(threads);
-#pragma omp parallel num_threads(threads)
-  {
-    const auto t = static_cast<std::size_t>(omp_get_thread_num());
-    Run& run = runs[t];
-    for (std::size_t g = run_begin[t]; g < run_begin[t + 1]; ++g) {
-      const std::size_t e0 = run.ep.size(), s0 = run.sp.size();
-      collect(g, run.ep, run.sp);
-      run.ep_count.push_back(run.ep.size() - e0);
-      run.sp_count.push_back(run.sp.size() - s0);
+  std::vector<Chunk> chunks(n_chunks);
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::int64_t c = 0; c < static_cast<std::int64_t>(n_chunks); ++c) {
+    Chunk& chunk = chunks[static_cast<std::size_t>(c)];
+    const std::size_t g0 = static_cast<std::size_t>(c) * kChunk, g1 = std::min(n_groups, g0 + kChunk);
+    for (std::size_t g = g0; g < g1; ++g) {
+      const std::size_t e0 = chunk.ep.size(), s0 = chunk.sp.size();
+      collect(g, chunk.ep, chunk.sp);
+      chunk.ep_count.push_back(static_cast<std::uint32_t>(chunk.ep.size() - e0));
+      chunk.sp_count.push_back(static_cast<std::uint32_t>(chunk.sp.size() - s0));
     }
   }
+  InteractionLists lists;
   lists.ep_offset.assign(n_groups + 1, 0);
   lists.sp_offset.assign(n_groups + 1, 0);
-  std::vector<std::size_t> ep_start(runs.size()), sp_start(runs.size());
-  std::size_t g = 0;
-  for (std::size_t t = 0; t < runs.size(); ++t) {
-    ep_start[t] = lists.ep_offset[g];
-    sp_start[t] = lists.sp_offset[g];
-    for (std::size_t k = 0; k < runs[t].ep_count.size(); ++k, ++g) {
-      lists.ep_offset[g + 1] = lists.ep_offset[g] + runs[t].ep_count[k];
-      lists.sp_offset[g + 1] = lists.sp_offset[g] + runs[t].sp_count[k];
+  for (std::size_t c = 0, g = 0; c < n_chunks; ++c)
+    for (std::size_t k = 0; k < chunks[c].ep_count.size(); ++k, ++g) {
+      lists.ep_offset[g + 1] = lists.ep_offset[g] + chunks[c].ep_count[k];
+      lists.sp_offset[g + 1] = lists.sp_offset[g] + chunks[c].sp_count[k];
     }
-  }
   lists.ep_index.resize(lists.ep_offset[n_groups]);
   lists.sp_index.resize(lists.sp_offset[n_groups]);
-#pragma omp parallel for schedule(static, 1) num_threads(threads)
-  for (int t = 0; t < threads; ++t) {
-    const auto& run = runs[static_cast<std::size_t>(t)];
-    std::copy(run.ep.begin(), run.ep.end(), lists.ep_index.begin() + static_cast<std::ptrdiff_t>(ep_start[static_cast<std::size_t>(t)]));
-    std::copy(run.sp.begin(), run.sp.end(), lists.sp_index.begin() + static_cast<std::ptrdiff_t>(sp_start[static_cast<std::size_t>(t)]));
+#pragma omp parallel for schedule(dynamic, 4)
+  for (std::int64_t c = 0; c < static_cast<std::int64_t>(n_chunks); ++c) {
+    const auto cc = static_cast<std::size_t>(c);
+    const std::size_t g0 = cc * kChunk;
+    std::copy(chunks[cc].ep.begin(), chunks[cc].ep.end(),
+              lists.ep_index.begin() + static_cast<std::ptrdiff_t>(lists.ep_offset[g0]));
+    std::copy(chunks[cc].sp.begin(), chunks[cc].sp.end(),
+              lists.sp_index.begin() + static_cast<std::ptrdiff_t>(lists.sp_offset[g0]));
   }
   return lists;
 }
