@@ -11,6 +11,10 @@
 
 #include "gravity_kernels.hpp"
 #include "grove/grove.hpp"
+#if GROVE_NBODY_GPU
+#include "cuda/gravity_multiwalk_gpu.h"
+#include "grove/gpu/device_gpu.h"
+#endif
 #include "grove/tree/tree_for_force_long.hpp"
 #include "initial_conditions.hpp"
 
@@ -32,6 +36,11 @@ struct Options {
   std::uint64_t seed = 1;
   std::string output_dir = "nbody_out";
   int check_accuracy = 0;  // particles per rank compared with direct summation at the start
+  std::string gpu = "none";   // none, template (user_templates/cuda), engine (grove/gpu)
+  std::string gpu_form = "index";
+  int n_reuse = 1;            // steps per interaction-list build (1: build every step)
+  int n_walk = 1000;
+  int tag_max = 4;
 };
 
 using Kernels = grove::TreeForForceLong<user::GravityForce, user::GravityEPI, user::GravityEPJ>;
@@ -115,7 +124,30 @@ int run(const grove::Runtime& runtime, const Options& opt, SpKernel sp_kernel_of
   const user::GravityMonopoleKernel ep_kernel{eps2};
   const auto sp_kernel = sp_kernel_of_eps2(eps2);
   Tree tree(bodies.size(), opt.theta, opt.n_leaf, opt.n_group);
-  tree.calcForceAllAndWriteBack(ep_kernel, sp_kernel, bodies, dinfo);
+  // The force calculation: CPU kernels, or a GPU multiwalk (hand-written template or engine).
+#if GROVE_NBODY_GPU
+  using SPJ = typename Tree::SpjType;
+  std::unique_ptr<user::cuda::GravityMultiwalkInterface<SPJ>> gpu;
+  if (opt.gpu != "none") {
+    grove::gpu::selectDeviceForRank(runtime.rank());
+    gpu = opt.gpu == "engine" ? user::cuda::makeGravityEngine<SPJ>(eps2) : user::cuda::makeGravityMultiwalk<SPJ>(eps2);
+  }
+#else
+  if (opt.gpu != "none") throw grove::Error("nbody", "--gpu needs a build with CUDA (GROVE_CUDA=ON)");
+#endif
+  auto computeForces = [&](grove::InteractionListMode list_mode) {
+#if GROVE_NBODY_GPU
+    if (gpu && opt.gpu_form == "plain")
+      return tree.calcForceAllAndWriteBackMultiWalk(gpu->dispatchPlain(), gpu->retrieve(), opt.tag_max, bodies, dinfo,
+                                                    opt.n_walk, true, list_mode);
+    if (gpu)
+      return tree.calcForceAllAndWriteBackMultiWalkIndex(gpu->dispatch(), gpu->retrieve(), opt.tag_max, bodies, dinfo,
+                                                         opt.n_walk, true, list_mode);
+#endif
+    tree.calcForceAllAndWriteBack(ep_kernel, sp_kernel, bodies, dinfo, true, list_mode);
+  };
+  const auto build_mode = opt.n_reuse > 1 ? grove::MAKE_LIST_FOR_REUSE : grove::MAKE_LIST;
+  computeForces(build_mode);
   if (opt.check_accuracy > 0) checkAccuracy(bodies, opt);
 
   const std::filesystem::path out(opt.output_dir);
@@ -138,9 +170,13 @@ int run(const grove::Runtime& runtime, const Options& opt, SpKernel sp_kernel_of
       b.pos += opt.dt * b.vel;
     }
     time += opt.dt;
-    if (step % opt.decompose_every == 0) dinfo.decomposeDomainAll(bodies);
-    bodies.exchangeParticle(dinfo);
-    tree.calcForceAllAndWriteBack(ep_kernel, sp_kernel, bodies, dinfo);
+    // Lists are rebuilt every n_reuse steps; particles move between ranks only then.
+    const bool rebuild = step % opt.n_reuse == 0;
+    if (rebuild) {
+      if (step % opt.decompose_every == 0) dinfo.decomposeDomainAll(bodies);
+      bodies.exchangeParticle(dinfo);
+    }
+    computeForces(rebuild ? build_mode : grove::REUSE_LIST);
     for (auto& b : bodies) b.vel += (0.5 * opt.dt) * b.acc;
     const Energy e = energyOf(bodies, opt.eps);
     const double step_seconds = bodies.comm().allreduceMax(secondsSince(start));
@@ -183,12 +219,20 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output-dir", opt.output_dir, "directory for the energy log and snapshots");
   app.add_option("--check-accuracy", opt.check_accuracy,
                  "compare this many bodies per rank with direct summation at t = 0");
+  app.add_option("--gpu", opt.gpu, "force calculation on the GPU: the hand-written template or grove's engine")
+      ->check(CLI::IsMember({"none", "template", "engine"}));
+  app.add_option("--gpu-form", opt.gpu_form, "multiwalk form")->check(CLI::IsMember({"plain", "index"}));
+  app.add_option("--n-reuse", opt.n_reuse, "steps per interaction-list build (reuse in between)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--n-walk", opt.n_walk, "walks per multiwalk batch")->check(CLI::PositiveNumber);
+  app.add_option("--tag-max", opt.tag_max, "multiwalk tags (batches in flight)")->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
 
   grove::log("grove nbody: N = {}, ic = {}, {} moment, theta = {}, leaf {}, group {}, eps = {}, dt = {}, t_end = {}, "
-             "{} ranks x {} threads",
+             "{} ranks x {} threads, forces on {}{}, lists rebuilt every {} steps",
              opt.n, opt.ic, opt.moment, opt.theta, opt.n_leaf, opt.n_group, opt.eps, opt.dt, opt.t_end,
-             runtime.rankCount(), runtime.threadCount());
+             runtime.rankCount(), runtime.threadCount(), opt.gpu == "none" ? "the CPU" : "the GPU (" + opt.gpu,
+             opt.gpu == "none" ? "" : ", " + opt.gpu_form + " form)", opt.n_reuse);
   if (opt.moment == "quadrupole")
     return run<Kernels::Quadrupole>(runtime, opt, [](float eps2) { return user::GravityQuadrupoleKernel{eps2}; });
   return run<Kernels::Monopole>(runtime, opt, [](float eps2) { return user::GravityMonopoleKernel{eps2}; });

@@ -298,6 +298,8 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::prepare(const PSys& psy
   comm_ = dinfo.comm();
   if (list_mode == REUSE_LIST) {
     refreshForReuse(psys, dinfo, clear);
+    profile_.n_groups = static_cast<std::int64_t>(groups_.size());
+    profile_.n_cells = static_cast<std::int64_t>(local_.shape.cells.size());
     return;
   }
   buildLocalTree(psys, comm_, clear);

@@ -280,6 +280,8 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::prepare(const PSys& psys, const 
   profile_.n_local = static_cast<std::int64_t>(psys.size());
   if (list_mode == REUSE_LIST) {
     refreshForReuse(psys, dinfo, clear);
+    profile_.n_groups = static_cast<std::int64_t>(groups_.size());
+    profile_.n_cells = static_cast<std::int64_t>(local_.shape.cells.size());
     return;
   }
   buildTrees(psys, dinfo, clear, list_mode == MAKE_LIST_FOR_REUSE);
