@@ -280,6 +280,8 @@ class TreeForForceLongWith {
   bool global_built_ = false;
   std::vector<InteractionGroup> groups_;
   InteractionLists lists_;
+  std::vector<ListChunk> list_chunks_;
+  MultiwalkBuffers<EPI, EPJ, SPJ, Force> multiwalk_buffers_;
   detail::ReuseRecord reuse_;
   int reuse_n_walk_limit_ = 0;
   mutable TreeProfile profile_;
@@ -418,10 +420,13 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildLists() {
   const Built& tr = tree();
   require(tr.epj.size() < (std::size_t{1} << 31) && tr.all_spj.size() < (std::size_t{1} << 31), "TreeForForceLong",
           "{} EPJs and {} SPJs exceed the int32 indices of interaction lists", tr.epj.size(), tr.all_spj.size());
-  lists_ = buildInteractionLists(groups_.size(), [&](std::size_t g, auto& ep, auto& sp) {
-    thread_local std::vector<std::int32_t> stack;
-    collectGroupList(g, ep, sp, stack);
-  });
+  buildInteractionLists(
+      groups_.size(),
+      [&](std::size_t g, auto& ep, auto& sp) {
+        thread_local std::vector<std::int32_t> stack;
+        collectGroupList(g, ep, sp, stack);
+      },
+      lists_, list_chunks_);
   profile_.walk = omp_get_wtime() - t;
 }
 
@@ -509,7 +514,7 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::runMultiWalk(Dispatch& 
   runMultiWalkBatches<kIndexForm, EPI, EPJ, SPJ, Force>(
       groups_.size(), [&](std::size_t g) { return std::pair{groups_[g].first, groups_[g].count}; }, lists_,
       sorted_.epi.data(), sorted_.force.data(), std::span<const EPJ>(t.epj), std::span<const SPJ>(t.all_spj),
-      dispatch, retrieve, tag_max, n_walk_limit, lists_unchanged, profile_);
+      dispatch, retrieve, tag_max, n_walk_limit, lists_unchanged, multiwalk_buffers_, profile_);
 }
 
 template <class Force, class EPI, class EPJ, class Moment, class SPJ>

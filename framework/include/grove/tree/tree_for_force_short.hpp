@@ -240,7 +240,7 @@ class TreeForForceShortWith {
       runMultiWalkBatches<kIndexForm, EPI, EPJ, NoSuperParticle, Force>(
           groups_.size(), [&](std::size_t g) { return std::pair{groups_[g].first, groups_[g].count}; }, lists_,
           sorted_.epi.data(), sorted_.force.data(), std::span<const EPJ>(t.epj), std::span<const NoSuperParticle>(),
-          dispatch, retrieve, tag_max, n_walk_limit, lists_unchanged, profile_);
+          dispatch, retrieve, tag_max, n_walk_limit, lists_unchanged, multiwalk_buffers_, profile_);
     }
   }
   void collectGroupList(std::size_t g, std::vector<std::int32_t>& ep, std::vector<std::int32_t>& stack) const {
@@ -261,6 +261,8 @@ class TreeForForceShortWith {
   };
   std::vector<ShortGroup> groups_;
   InteractionLists lists_;
+  std::vector<ListChunk> list_chunks_;
+  MultiwalkBuffers<EPI, EPJ, NoSuperParticle, Force> multiwalk_buffers_;
   // What MAKE_LIST_FOR_REUSE keeps besides the lists.
   struct Reuse {
     ReuseGuard guard;
@@ -289,10 +291,13 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::prepare(const PSys& psys, const 
   reuse_.guard.forget();
   if (keep_lists) {
     const double t = omp_get_wtime();
-    lists_ = buildInteractionLists(groups_.size(), [&](std::size_t g, auto& ep, auto&) {
-      thread_local std::vector<std::int32_t> stack;
-      collectGroupList(g, ep, stack);
-    });
+    buildInteractionLists(
+        groups_.size(),
+        [&](std::size_t g, auto& ep, auto&) {
+          thread_local std::vector<std::int32_t> stack;
+          collectGroupList(g, ep, stack);
+        },
+        lists_, list_chunks_);
     profile_.walk = omp_get_wtime() - t;
   }
   if (list_mode == MAKE_LIST_FOR_REUSE) reuse_.guard.record(psys, dinfo.comm());

@@ -27,21 +27,11 @@ namespace grove {
 
 struct NoSuperParticle {};
 
-inline void checkMultiWalkArguments(int tag_max, int n_walk_limit) {
-  require(tag_max >= 1, "calcForceAllMultiWalk", "tag_max must be at least 1, got {}", tag_max);
-  require(n_walk_limit >= 1, "calcForceAllMultiWalk", "n_walk_limit must be at least 1, got {}", n_walk_limit);
-}
-
-// group_range(g) -> {first, count} in epi/force. spj is ignored when SPJ is NoSuperParticle.
-template <bool kIndexForm, class EPI, class EPJ, class SPJ, class Force, class GroupRange, class Dispatch,
-          class Retrieve>
-void runMultiWalkBatches(std::size_t n_groups, GroupRange&& group_range, const InteractionLists& lists,
-                         const EPI* epi, Force* force, std::span<const EPJ> epj, std::span<const SPJ> spj,
-                         Dispatch& dispatch, Retrieve& retrieve, int tag_max, int n_walk_limit, bool lists_unchanged,
-                         TreeProfile& profile) {
-  constexpr bool kWithSpj = !std::is_same_v<SPJ, NoSuperParticle>;
-  const double start = omp_get_wtime();
-  const auto batch_size = static_cast<std::size_t>(n_walk_limit);
+// What one batch hands to dispatch (pointer and count arrays, and the plain form's packed copies)
+// and what its retrieve needs later. Two batches, kept by the tree between steps so that their
+// memory (tens of MB of copies at millions of particles) is reused rather than faulted in anew.
+template <class EPI, class EPJ, class SPJ, class Force>
+struct MultiwalkBuffers {
   struct Batch {
     int tag = 0, n_walk = 0;
     std::vector<const EPI*> epi;
@@ -54,8 +44,27 @@ void runMultiWalkBatches(std::size_t n_groups, GroupRange&& group_range, const I
     std::vector<SPJ> spj_copies;
   };
   Batch batches[2];
+};
+
+inline void checkMultiWalkArguments(int tag_max, int n_walk_limit) {
+  require(tag_max >= 1, "calcForceAllMultiWalk", "tag_max must be at least 1, got {}", tag_max);
+  require(n_walk_limit >= 1, "calcForceAllMultiWalk", "n_walk_limit must be at least 1, got {}", n_walk_limit);
+}
+
+// group_range(g) -> {first, count} in epi/force. spj is ignored when SPJ is NoSuperParticle.
+template <bool kIndexForm, class EPI, class EPJ, class SPJ, class Force, class GroupRange, class Dispatch,
+          class Retrieve>
+void runMultiWalkBatches(std::size_t n_groups, GroupRange&& group_range, const InteractionLists& lists,
+                         const EPI* epi, Force* force, std::span<const EPJ> epj, std::span<const SPJ> spj,
+                         Dispatch& dispatch, Retrieve& retrieve, int tag_max, int n_walk_limit, bool lists_unchanged,
+                         MultiwalkBuffers<EPI, EPJ, SPJ, Force>& buffers, TreeProfile& profile) {
+  constexpr bool kWithSpj = !std::is_same_v<SPJ, NoSuperParticle>;
+  const double start = omp_get_wtime();
+  const auto batch_size = static_cast<std::size_t>(n_walk_limit);
+  auto& batches = buffers.batches;
   bool send_flag = true;
   double pack_seconds = 0.0;
+  using Batch = typename MultiwalkBuffers<EPI, EPJ, SPJ, Force>::Batch;
   auto retrieveBatch = [&](Batch& b) { retrieve(b.tag, b.n_walk, b.n_epi.data(), b.force.data()); };
   const std::size_t n_batches = (n_groups + batch_size - 1) / batch_size;
   for (std::size_t k = 0; k < n_batches; ++k) {
