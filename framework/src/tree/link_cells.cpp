@@ -11,6 +11,10 @@ namespace {
 std::array<std::uint32_t, 9> octantBounds(std::span<const MortonKey> keys, std::uint32_t first, std::uint32_t count,
                                           const TreeCell& cell) {
   std::array<std::uint32_t, 9> bounds{};
+  if (count == 0) {  // e.g. the superparticle array of a local tree: nothing to search
+    bounds.fill(first);
+    return bounds;
+  }
   const auto begin = keys.begin() + first, end = begin + count;
   bounds[0] = first;
   bounds[8] = first + count;
@@ -39,21 +43,25 @@ TreeShape linkCells(std::span<const MortonKey> ep_keys, std::span<const MortonKe
   shape.level_begin = {0, 1};
 
   std::vector<std::uint32_t> child_offset;
+  std::vector<std::array<std::uint32_t, 9>> ep_bounds, sp_bounds;  // this level's octant bounds
   for (int level = 0; level < kMortonLevels; ++level) {
     const std::uint32_t begin = shape.level_begin[static_cast<std::size_t>(level)];
     const std::uint32_t end = shape.level_begin[static_cast<std::size_t>(level) + 1];
     const auto n = static_cast<std::int64_t>(end - begin);
-    // Pass 1: how many non-empty children each cell of this level has.
+    // Pass 1: each splitting cell's octant bounds and its number of non-empty children.
     child_offset.assign(static_cast<std::size_t>(n) + 1, 0);
+    ep_bounds.resize(static_cast<std::size_t>(n));
+    sp_bounds.resize(static_cast<std::size_t>(n));
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
-      const TreeCell& c = shape.cells[begin + static_cast<std::size_t>(i)];
+      const auto ii = static_cast<std::size_t>(i);
+      const TreeCell& c = shape.cells[begin + ii];
       if (!splits(c, n_leaf_limit)) continue;
-      const auto ep = octantBounds(ep_keys, c.ep_first, c.ep_count, c);
-      const auto sp = octantBounds(sp_keys, c.sp_first, c.sp_count, c);
+      const auto& ep = ep_bounds[ii] = octantBounds(ep_keys, c.ep_first, c.ep_count, c);
+      const auto& sp = sp_bounds[ii] = octantBounds(sp_keys, c.sp_first, c.sp_count, c);
       std::uint32_t children = 0;
       for (int o = 0; o < 8; ++o) children += (ep[o + 1] > ep[o]) || (sp[o + 1] > sp[o]);
-      child_offset[static_cast<std::size_t>(i) + 1] = children;
+      child_offset[ii + 1] = children;
     }
     for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) child_offset[i + 1] += child_offset[i];
     const std::uint32_t new_cells = child_offset[static_cast<std::size_t>(n)];
@@ -62,14 +70,14 @@ TreeShape linkCells(std::span<const MortonKey> ep_keys, std::span<const MortonKe
     // Pass 2: write the children, contiguous per parent, in Morton order.
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
-      TreeCell& c = shape.cells[begin + static_cast<std::size_t>(i)];
+      const auto ii = static_cast<std::size_t>(i);
+      TreeCell& c = shape.cells[begin + ii];
       if (!splits(c, n_leaf_limit)) continue;
-      const auto ep = octantBounds(ep_keys, c.ep_first, c.ep_count, c);
-      const auto sp = octantBounds(sp_keys, c.sp_first, c.sp_count, c);
-      std::uint32_t out = end + child_offset[static_cast<std::size_t>(i)];
+      const auto& ep = ep_bounds[ii];
+      const auto& sp = sp_bounds[ii];
+      std::uint32_t out = end + child_offset[ii];
       c.child_first = static_cast<std::int32_t>(out);
-      c.child_count = static_cast<std::uint8_t>(child_offset[static_cast<std::size_t>(i) + 1] -
-                                                child_offset[static_cast<std::size_t>(i)]);
+      c.child_count = static_cast<std::uint8_t>(child_offset[ii + 1] - child_offset[ii]);
       for (int o = 0; o < 8; ++o) {
         if (ep[o + 1] == ep[o] && sp[o + 1] == sp[o]) continue;
         TreeCell& child = shape.cells[out++];

@@ -69,13 +69,17 @@ void exchangeParticles(std::vector<FP>& particles, const DomainInfo& dinfo) {
     send_offsets[static_cast<std::size_t>(r) + 1] =
         send_offsets[static_cast<std::size_t>(r)] + static_cast<std::size_t>(send_counts[static_cast<std::size_t>(r)]);
   std::vector<FP> send_buffer(send_offsets.back());
-  {
+  if (send_offsets.back() > 0) {  // usually most particles stay: move only what must move
     std::vector<std::size_t> cursor(send_offsets.begin(), send_offsets.end() - 1);
     std::size_t kept = 0;
     for (std::size_t i = 0; i < particles.size(); ++i) {
       const auto d = static_cast<std::size_t>(dest[i]);
-      if (dest[i] == me) particles[kept++] = particles[i];
-      else send_buffer[cursor[d]++] = particles[i];
+      if (dest[i] != me) {
+        send_buffer[cursor[d]++] = particles[i];
+      } else {
+        if (kept != i) particles[kept] = particles[i];
+        ++kept;
+      }
     }
   }
 
