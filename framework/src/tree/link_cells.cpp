@@ -43,22 +43,20 @@ TreeShape linkCells(std::span<const MortonKey> ep_keys, std::span<const MortonKe
   shape.level_begin = {0, 1};
 
   std::vector<std::uint32_t> child_offset;
-  std::vector<std::array<std::uint32_t, 9>> ep_bounds, sp_bounds;  // this level's octant bounds
   for (int level = 0; level < kMortonLevels; ++level) {
     const std::uint32_t begin = shape.level_begin[static_cast<std::size_t>(level)];
     const std::uint32_t end = shape.level_begin[static_cast<std::size_t>(level) + 1];
     const auto n = static_cast<std::int64_t>(end - begin);
-    // Pass 1: each splitting cell's octant bounds and its number of non-empty children.
+    // Pass 1: how many non-empty children each splitting cell has. (Pass 2 searches again:
+    // keeping 72 bytes of bounds per cell costs more, in fresh memory, than the searches.)
     child_offset.assign(static_cast<std::size_t>(n) + 1, 0);
-    ep_bounds.resize(static_cast<std::size_t>(n));
-    sp_bounds.resize(static_cast<std::size_t>(n));
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
       const auto ii = static_cast<std::size_t>(i);
       const TreeCell& c = shape.cells[begin + ii];
       if (!splits(c, n_leaf_limit)) continue;
-      const auto& ep = ep_bounds[ii] = octantBounds(ep_keys, c.ep_first, c.ep_count, c);
-      const auto& sp = sp_bounds[ii] = octantBounds(sp_keys, c.sp_first, c.sp_count, c);
+      const auto ep = octantBounds(ep_keys, c.ep_first, c.ep_count, c);
+      const auto sp = octantBounds(sp_keys, c.sp_first, c.sp_count, c);
       std::uint32_t children = 0;
       for (int o = 0; o < 8; ++o) children += (ep[o + 1] > ep[o]) || (sp[o + 1] > sp[o]);
       child_offset[ii + 1] = children;
@@ -73,8 +71,8 @@ TreeShape linkCells(std::span<const MortonKey> ep_keys, std::span<const MortonKe
       const auto ii = static_cast<std::size_t>(i);
       TreeCell& c = shape.cells[begin + ii];
       if (!splits(c, n_leaf_limit)) continue;
-      const auto& ep = ep_bounds[ii];
-      const auto& sp = sp_bounds[ii];
+      const auto ep = octantBounds(ep_keys, c.ep_first, c.ep_count, c);
+      const auto sp = octantBounds(sp_keys, c.sp_first, c.sp_count, c);
       std::uint32_t out = end + child_offset[ii];
       c.child_first = static_cast<std::int32_t>(out);
       c.child_count = static_cast<std::uint8_t>(child_offset[ii + 1] - child_offset[ii]);
