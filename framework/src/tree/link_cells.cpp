@@ -34,15 +34,21 @@ bool splits(const TreeCell& c, int n_leaf_limit) {
 
 }  // namespace
 
-TreeShape linkCells(std::span<const MortonKey> ep_keys, std::span<const MortonKey> sp_keys, int n_leaf_limit) {
-  TreeShape shape;
+void linkCells(std::span<const MortonKey> ep_keys, std::span<const MortonKey> sp_keys, int n_leaf_limit,
+               TreeShape& shape) {
+  // Trees of leaf limit 8 or so have well under one cell per entry; reserving that avoids
+  // regrowing (and faulting in) the cell array level by level. (Chains of single-child cells
+  // can exceed it; the array then grows as usual.)
+  shape.cells.clear();
+  shape.cells.reserve(ep_keys.size() + sp_keys.size() + kMortonLevels + 1);
+  shape.level_begin.clear();
   TreeCell root;
   root.ep_count = static_cast<std::uint32_t>(ep_keys.size());
   root.sp_count = static_cast<std::uint32_t>(sp_keys.size());
   shape.cells.push_back(root);
-  shape.level_begin = {0, 1};
+  shape.level_begin.assign({0, 1});
 
-  std::vector<std::uint32_t> child_offset;
+  std::vector<std::uint32_t> child_offset;  // read by every thread of the level loops
   for (int level = 0; level < kMortonLevels; ++level) {
     const std::uint32_t begin = shape.level_begin[static_cast<std::size_t>(level)];
     const std::uint32_t end = shape.level_begin[static_cast<std::size_t>(level) + 1];
@@ -89,7 +95,6 @@ TreeShape linkCells(std::span<const MortonKey> ep_keys, std::span<const MortonKe
     }
     shape.level_begin.push_back(end + new_cells);
   }
-  return shape;
 }
 
 }  // namespace grove

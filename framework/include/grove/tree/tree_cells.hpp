@@ -33,6 +33,13 @@ struct TreeShape {
 
 // Links the cells of both sorted key arrays. A cell holding more than n_leaf_limit entries is
 // split into its non-empty octants, down to the deepest Morton level.
-TreeShape linkCells(std::span<const MortonKey> ep_keys, std::span<const MortonKey> sp_keys, int n_leaf_limit);
+// `shape` is rebuilt in place: its memory is reused from step to step.
+void linkCells(std::span<const MortonKey> ep_keys, std::span<const MortonKey> sp_keys, int n_leaf_limit,
+               TreeShape& shape);
+inline TreeShape linkCells(std::span<const MortonKey> ep_keys, std::span<const MortonKey> sp_keys, int n_leaf_limit) {
+  TreeShape shape;
+  linkCells(ep_keys, sp_keys, n_leaf_limit, shape);
+  return shape;
+}
 
 }  // namespace grove

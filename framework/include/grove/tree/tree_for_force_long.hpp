@@ -332,7 +332,7 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildLocalTree(const PS
   t = omp_get_wtime();
   local_.sp_keys.clear();
   local_.spj.clear();
-  local_.shape = linkCells(local_.ep_keys, local_.sp_keys, n_leaf_limit_);
+  linkCells(local_.ep_keys, local_.sp_keys, n_leaf_limit_, local_.shape);
   profile_.link = omp_get_wtime() - t;
   t = omp_get_wtime();
   local_.computeMomentsAndSuperParticles();
@@ -359,7 +359,7 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildGlobalTree(const C
   mergeIntoSorted(root_, std::span<const MortonKey>(local_.ep_keys), std::span<const EPJ>(local_.epj),
                   std::span<const EPJ>(let.epj), global_.ep_keys, global_.epj, ep_source);
   sortByKey(root_, std::span<const SPJ>(let.spj), global_.sp_keys, global_.spj, sp_source);
-  global_.shape = linkCells(global_.ep_keys, global_.sp_keys, n_leaf_limit_);
+  linkCells(global_.ep_keys, global_.sp_keys, n_leaf_limit_, global_.shape);
   profile_.global_tree = omp_get_wtime() - t;
 
   t = omp_get_wtime();

@@ -382,7 +382,7 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::buildTrees(const PSys& psys, con
 
   sorted_.build(psys, root, clear, local_.epj, local_.ep_keys, profile_);
   t = omp_get_wtime();
-  local_.shape = linkCells(local_.ep_keys, {}, n_leaf_limit_);
+  linkCells(local_.ep_keys, {}, n_leaf_limit_, local_.shape);
   profile_.link = omp_get_wtime() - t;
   t = omp_get_wtime();
   computeCellBoxes<M, EPJ>(local_.shape, std::span<const EPJ>(local_.epj), local_.boxes);
@@ -408,7 +408,7 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::buildTrees(const PSys& psys, con
                   std::span<const EPJ>(received), global_.ep_keys, global_.epj,
                   keep_plan ? &reuse_.global_source : nullptr);
   if (keep_plan) reuse_.let_plan = std::move(plan);
-  global_.shape = linkCells(global_.ep_keys, {}, n_leaf_limit_);
+  linkCells(global_.ep_keys, {}, n_leaf_limit_, global_.shape);
   profile_.global_tree = omp_get_wtime() - t;
   t = omp_get_wtime();
   computeCellBoxes<M, EPJ>(global_.shape, std::span<const EPJ>(global_.epj), global_.boxes);
