@@ -37,6 +37,10 @@ struct ModeResult {
   double kernel_seconds_per_step = 0, interactions_per_step = 0;
   double force_median_diff = 0, force_max_diff = 0;  // vs C1 at the same positions (first step)
   double error_vs_direct = 0;                          // median, first step
+  // Sums over the measured steps: the sample's own kick/drift, decomposition + exchange, and the
+  // tree call as a whole (its stages are in `profile`).
+  double outside_force = 0, integrate = 0, domain = 0, force_call = 0;
+  int steps = 1;
 };
 
 void drift(Psys& psys, double dt) {
@@ -170,13 +174,21 @@ int main(int argc, char** argv) {
       const auto list_mode = mode != "G3" ? grove::MAKE_LIST : (rebuild ? grove::MAKE_LIST_FOR_REUSE : grove::REUSE_LIST);
       const double t0 = now();
       drift(psys, dt);
+      const double t1 = now();
       if (rebuild) {
         if (s % 4 == 0) dinfo.decomposeDomainAll(psys);
         psys.exchangeParticle(dinfo);
       }
+      const double t2 = now();
       force(list_mode);
+      const double t3 = now();
       kick(psys, dt);
-      const double step = psys.comm().allreduceMax(now() - t0);
+      const double t4 = now();
+      const double step = psys.comm().allreduceMax(t4 - t0);
+      result.outside_force += (t1 - t0) + (t4 - t3) + (t2 - t1);
+      result.integrate += (t1 - t0) + (t4 - t3);
+      result.domain += t2 - t1;
+      result.force_call += t3 - t2;
       total += step;
       if (mode == "G3" && !rebuild) reuse_total += step, ++reuse_steps;
       if (mode == "G3" && rebuild) result.build_step = step, result.build_profile = tree.profile();
@@ -184,6 +196,7 @@ int main(int argc, char** argv) {
                  grove::toString(list_mode), step, tree.profile().json());
     }
     result.mean_step = total / measured;
+    result.steps = measured;
     result.reuse_step = reuse_steps ? reuse_total / reuse_steps : 0.0;
     result.profile = tree.profile();
     result.interactions_per_step = static_cast<double>(tree.profile().n_ep_ep + tree.profile().n_ep_sp);
@@ -215,6 +228,9 @@ int main(int argc, char** argv) {
   row("kernel / device", [](const ModeResult& r) { return r.profile.kernel; });
   row("write back", [](const ModeResult& r) { return r.profile.write_back; });
   row("step (mean)", [](const ModeResult& r) { return r.mean_step; });
+  row("tree call (whole)", [](const ModeResult& r) { return r.force_call / r.steps; });
+  row("kick + drift", [](const ModeResult& r) { return r.integrate / r.steps; });
+  row("decompose + exchange", [](const ModeResult& r) { return r.domain / r.steps; });
   row("G3 build step", [](const ModeResult& r) { return r.build_step; });
   row("G3 reuse step", [](const ModeResult& r) { return r.reuse_step; });
   row("device kernel s/step", [](const ModeResult& r) { return r.kernel_seconds_per_step; });
