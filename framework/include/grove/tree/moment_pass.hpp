@@ -14,33 +14,27 @@ void computeMoments(const TreeShape& shape, std::span<const EPJ> epj, std::span<
                     std::vector<Moment>& moments) {
   moments.resize(shape.cells.size());
   for (int pass = 1; pass <= 2; ++pass) {
-    for (int level = shape.levels() - 1; level >= 0; --level) {
-      const auto begin = static_cast<std::int64_t>(shape.level_begin[static_cast<std::size_t>(level)]);
-      const auto end = static_cast<std::int64_t>(shape.level_begin[static_cast<std::size_t>(level) + 1]);
-#pragma omp parallel for schedule(static)
-      for (std::int64_t c = begin; c < end; ++c) {
-        const TreeCell& cell = shape.cells[static_cast<std::size_t>(c)];
-        Moment& m = moments[static_cast<std::size_t>(c)];
-        if (pass == 1) m.init();
-        if (cell.isLeaf()) {
-          for (std::uint32_t i = cell.ep_first; i < cell.ep_first + cell.ep_count; ++i) {
-            if (pass == 1) m.accumulateAtLeaf(epj[i]);
-            else m.accumulateAtLeaf2(epj[i]);
-          }
-          for (std::uint32_t i = cell.sp_first; i < cell.sp_first + cell.sp_count; ++i) {
-            if (pass == 1) m.accumulate(spj[i].convertToMoment());
-            else m.accumulate2(spj[i].convertToMoment());
-          }
-        } else {
-          for (int k = 0; k < cell.child_count; ++k) {
-            const Moment& child = moments[static_cast<std::size_t>(cell.child_first + k)];
-            if (pass == 1) m.accumulate(child);
-            else m.accumulate2(child);
-          }
+    forEachCellBottomUp(shape, [&](std::size_t c, const TreeCell& cell) {
+      Moment& m = moments[c];
+      if (pass == 1) m.init();
+      if (cell.isLeaf()) {
+        for (std::uint32_t i = cell.ep_first; i < cell.ep_first + cell.ep_count; ++i) {
+          if (pass == 1) m.accumulateAtLeaf(epj[i]);
+          else m.accumulateAtLeaf2(epj[i]);
         }
-        if (pass == 1) m.set();
+        for (std::uint32_t i = cell.sp_first; i < cell.sp_first + cell.sp_count; ++i) {
+          if (pass == 1) m.accumulate(spj[i].convertToMoment());
+          else m.accumulate2(spj[i].convertToMoment());
+        }
+      } else {
+        for (int k = 0; k < cell.child_count; ++k) {
+          const Moment& child = moments[static_cast<std::size_t>(cell.child_first + k)];
+          if (pass == 1) m.accumulate(child);
+          else m.accumulate2(child);
+        }
       }
-    }
+      if (pass == 1) m.set();
+    });
   }
 }
 

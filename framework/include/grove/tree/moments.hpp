@@ -54,25 +54,12 @@ struct MomentMonopole {
   void accumulate2(const MomentMonopole&) {}
 };
 
-struct MomentQuadrupole {
-  double mass = 0.0;
-  Vec3d pos;
+// The monopole's pass 1 (centre of mass), then the second moment about that centre.
+struct MomentQuadrupole : MomentMonopole {
   SymMat3d quad;  // sum m (x - pos)(x - pos)^T
 
   void init() { *this = {}; }
-  Vec3d getPos() const { return pos; }
-  double getCharge() const { return mass; }
-  template <ChargedParticle EPJ>
-  void accumulateAtLeaf(const EPJ& p) {
-    const double m = static_cast<double>(p.getCharge());
-    mass += m;
-    pos += m * positionOf(p);
-  }
-  void accumulate(const MomentQuadrupole& c) {
-    mass += c.mass;
-    pos += c.mass * c.pos;
-  }
-  void set() { pos = mass != 0.0 ? pos / mass : Vec3d{}; }
+  void accumulate(const MomentQuadrupole& c) { MomentMonopole::accumulate(c); }
   template <ChargedParticle EPJ>
   void accumulateAtLeaf2(const EPJ& p) {
     const Vec3d d = positionOf(p) - pos;
@@ -165,7 +152,11 @@ struct SPJQuadrupole {
   SymMat3d quad;
 
   void copyFromMoment(const MomentQuadrupole& m) { mass = m.mass, pos = m.pos, quad = m.quad; }
-  MomentQuadrupole convertToMoment() const { return {mass, pos, quad}; }
+  MomentQuadrupole convertToMoment() const {
+    MomentQuadrupole m;
+    m.mass = mass, m.pos = pos, m.quad = quad;
+    return m;
+  }
   Vec3d getPos() const { return pos; }
   void setPos(const Vec3d& p) { pos = p; }
   double getCharge() const { return mass; }

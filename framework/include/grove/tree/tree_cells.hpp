@@ -31,6 +31,19 @@ struct TreeShape {
   int levels() const { return static_cast<int>(level_begin.size()) - 1; }
 };
 
+// Calls visit(index, cell) for every cell, deepest level first, each level in parallel: the
+// order of every bottom-up pass (moments, boxes), where a cell needs its children done.
+template <class Visit>
+void forEachCellBottomUp(const TreeShape& shape, Visit&& visit) {
+  for (int level = shape.levels() - 1; level >= 0; --level) {
+    const auto begin = static_cast<std::int64_t>(shape.level_begin[static_cast<std::size_t>(level)]);
+    const auto end = static_cast<std::int64_t>(shape.level_begin[static_cast<std::size_t>(level) + 1]);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = begin; c < end; ++c)
+      visit(static_cast<std::size_t>(c), shape.cells[static_cast<std::size_t>(c)]);
+  }
+}
+
 // Links the cells of both sorted key arrays. A cell holding more than n_leaf_limit entries is
 // split into its non-empty octants, down to the deepest Morton level.
 // `shape` is rebuilt in place: its memory is reused from step to step.

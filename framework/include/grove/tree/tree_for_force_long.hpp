@@ -43,6 +43,7 @@
 #include "grove/tree/tree_cells.hpp"
 #include "grove/walk/interaction_lists.hpp"
 #include "grove/walk/multiwalk.hpp"
+#include "grove/walk/multiwalk_calls.hpp"
 #include "grove/walk/opening_criterion.hpp"
 
 namespace grove {
@@ -87,7 +88,8 @@ struct ReuseRecord {
 }  // namespace detail
 
 template <class Force, class EPI, class EPJ, class Moment, class SPJ>
-class TreeForForceLongWith {
+class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>> {
+  friend class MultiWalkCalls<TreeForForceLongWith>;
   static constexpr bool kTypesValid = checkLongRangeTypeContracts<Force, EPI, EPJ>();
   // The moment contract is only worth checking once the EPJ contract holds (moments read it).
   static_assert(!kTypesValid || MomentType<Moment, EPJ>,
@@ -151,58 +153,15 @@ class TreeForForceLongWith {
     }
   }
 
-  // ---- multiwalk (accelerators), FDPS 7.1 signatures ----------------------------------------------
-  // Plain form: per walk, contiguous copies of its EPJs and SPJs.
-  //   int dispatch(int tag, int n_walk, const EPI** epi, const int* n_epi, const EPJ** epj,
-  //                const int* n_epj, const SPJ** spj, const int* n_spj);
-  //   int retrieve(int tag, int n_walk, const int* n_epi, Force** force);
-  // Walks go in batches of at most n_walk_limit groups, tags cycling through [0, tag_max). With
-  // tag_max >= 2 batch k is dispatched before batch k-1 is retrieved, so the accelerator works
-  // on k while the host packs k + 1.
-  template <class Dispatch, class Retrieve, class PSys>
-  void calcForceAllAndWriteBackMultiWalk(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, PSys& psys,
-                                         const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
-                                         InteractionListMode list_mode = MAKE_LIST) {
-    calcForceAllMultiWalk(dispatch, retrieve, tag_max, psys, dinfo, n_walk_limit, clear, list_mode);
-    sorted_.writeBack(psys, profile_);
-  }
-  template <class Dispatch, class Retrieve, class PSys>
-  void calcForceAllMultiWalk(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, const PSys& psys,
-                             const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
-                             InteractionListMode list_mode = MAKE_LIST) {
-    if constexpr (checkLongRangeContracts<typename PSys::value_type, Force, EPI, EPJ>()) {
-      checkMultiWalkArguments(tag_max, n_walk_limit);
-      prepare(psys, dinfo, clear, list_mode, true);
-      runMultiWalk<false>(dispatch, retrieve, tag_max, n_walk_limit, list_mode);
-    }
-  }
-
-  // Index form (indirect addressing): the tree's whole EPJ and SPJ arrays go to dispatch with
-  // send_flag = true on the step's first call, then each walk's lists are index arrays into them.
-  //   int dispatch(int tag, int n_walk, const EPI** epi, const int* n_epi, const int** id_epj,
-  //                const int* n_epj, const int** id_spj, const int* n_spj, const EPJ* epj,
-  //                int n_epj_total, const SPJ* spj, int n_spj_total, bool send_flag
-  //                [, bool lists_unchanged]);
-  // Grove's addition: a dispatch that takes the trailing lists_unchanged is told, on REUSE_LIST
-  // steps, that every walk's index lists equal those of the preceding MAKE_LIST_FOR_REUSE step
-  // (same batches, same tags), so lists kept on the device need not be sent again.
-  template <class Dispatch, class Retrieve, class PSys>
-  void calcForceAllAndWriteBackMultiWalkIndex(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, PSys& psys,
-                                              const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
-                                              InteractionListMode list_mode = MAKE_LIST) {
-    calcForceAllMultiWalkIndex(dispatch, retrieve, tag_max, psys, dinfo, n_walk_limit, clear, list_mode);
-    sorted_.writeBack(psys, profile_);
-  }
-  template <class Dispatch, class Retrieve, class PSys>
-  void calcForceAllMultiWalkIndex(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, const PSys& psys,
-                                  const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
-                                  InteractionListMode list_mode = MAKE_LIST) {
-    if constexpr (checkLongRangeContracts<typename PSys::value_type, Force, EPI, EPJ>()) {
-      checkMultiWalkArguments(tag_max, n_walk_limit);
-      prepare(psys, dinfo, clear, list_mode, true);
-      runMultiWalk<true>(dispatch, retrieve, tag_max, n_walk_limit, list_mode);
-    }
-  }
+  // ---- multiwalk (accelerators) -----------------------------------------------------------------
+  // calcForceAll[AndWriteBack]MultiWalk[Index] come from MultiWalkCalls (walk/multiwalk_calls.hpp),
+  // with FDPS 7.1's dispatch/retrieve signatures (walk/multiwalk.hpp). Long-range forms:
+  //   plain  dispatch(tag, n_walk, epi**, n_epi*, epj**, n_epj*, spj**, n_spj*)
+  //   index  dispatch(tag, n_walk, epi**, n_epi*, id_epj**, n_epj*, id_spj**, n_spj*, epj*,
+  //                   n_epj_total, spj*, n_spj_total, send_flag [, lists_unchanged])
+  //   retrieve(tag, n_walk, n_epi*, force**)
+  // A dispatch that takes the trailing lists_unchanged is told, on REUSE_LIST steps, that every
+  // walk's index lists equal those of the preceding MAKE_LIST_FOR_REUSE step.
 
   // ---- results ------------------------------------------------------------------------------------
   const Force& getForce(std::size_t i) const { return sorted_.forceOf(i); }
@@ -260,6 +219,19 @@ class TreeForForceLongWith {
   }
   template <class EpKernel, class SpKernel>
   void computeOnHost(EpKernel& kernel_ep, SpKernel& kernel_sp, bool from_kept_lists);
+  template <bool kIndexForm, class Dispatch, class Retrieve, class PSys>
+  void multiWalk(Dispatch& dispatch, Retrieve& retrieve, int tag_max, const PSys& psys, const DomainInfo& dinfo,
+                 int n_walk_limit, bool clear, InteractionListMode list_mode) {
+    if constexpr (checkLongRangeContracts<typename PSys::value_type, Force, EPI, EPJ>()) {
+      checkMultiWalkArguments(tag_max, n_walk_limit);
+      prepare(psys, dinfo, clear, list_mode, true);
+      runMultiWalk<kIndexForm>(dispatch, retrieve, tag_max, n_walk_limit, list_mode);
+    }
+  }
+  template <class PSys>
+  void writeBackForces(PSys& psys) {
+    sorted_.writeBack(psys, profile_);
+  }
   template <bool kIndexForm, class Dispatch, class Retrieve>
   void runMultiWalk(Dispatch& dispatch, Retrieve& retrieve, int tag_max, int n_walk_limit,
                     InteractionListMode list_mode);

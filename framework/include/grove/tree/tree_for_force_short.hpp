@@ -29,6 +29,7 @@
 #include "grove/tree/tree_cells.hpp"
 #include "grove/walk/interaction_lists.hpp"
 #include "grove/walk/multiwalk.hpp"
+#include "grove/walk/multiwalk_calls.hpp"
 #include "grove/walk/short_range_search.hpp"
 
 namespace grove {
@@ -53,7 +54,8 @@ consteval bool checkShortRangeContracts() {
 }
 
 template <class Force, class EPI, class EPJ, SearchMode M>
-class TreeForForceShortWith {
+class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force, EPI, EPJ, M>> {
+  friend class MultiWalkCalls<TreeForForceShortWith>;
  public:
   using ForceType = Force;
   using EpiType = EPI;
@@ -95,35 +97,10 @@ class TreeForForceShortWith {
     }
   }
 
-  // Multiwalk hooks without superparticles (see grove/walk/multiwalk.hpp for the signatures):
+  // Multiwalk calls (calcForceAll[AndWriteBack]MultiWalk[Index]) come from MultiWalkCalls,
+  // without superparticles (see grove/walk/multiwalk.hpp for the signatures):
   //   dispatch(tag, n_walk, epi**, n_epi*, epj**, n_epj*)
   //   dispatch(tag, n_walk, epi**, n_epi*, id_epj**, n_epj*, epj*, n_epj_total, send_flag [, lists_unchanged])
-  template <class Dispatch, class Retrieve, class PSys>
-  void calcForceAllAndWriteBackMultiWalk(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, PSys& psys,
-                                         const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
-                                         InteractionListMode list_mode = MAKE_LIST) {
-    calcForceAllMultiWalk(dispatch, retrieve, tag_max, psys, dinfo, n_walk_limit, clear, list_mode);
-    sorted_.writeBack(psys, profile_);
-  }
-  template <class Dispatch, class Retrieve, class PSys>
-  void calcForceAllMultiWalk(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, const PSys& psys,
-                             const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
-                             InteractionListMode list_mode = MAKE_LIST) {
-    runMultiWalk<false>(dispatch, retrieve, tag_max, psys, dinfo, n_walk_limit, clear, list_mode);
-  }
-  template <class Dispatch, class Retrieve, class PSys>
-  void calcForceAllAndWriteBackMultiWalkIndex(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, PSys& psys,
-                                              const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
-                                              InteractionListMode list_mode = MAKE_LIST) {
-    calcForceAllMultiWalkIndex(dispatch, retrieve, tag_max, psys, dinfo, n_walk_limit, clear, list_mode);
-    sorted_.writeBack(psys, profile_);
-  }
-  template <class Dispatch, class Retrieve, class PSys>
-  void calcForceAllMultiWalkIndex(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, const PSys& psys,
-                                  const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
-                                  InteractionListMode list_mode = MAKE_LIST) {
-    runMultiWalk<true>(dispatch, retrieve, tag_max, psys, dinfo, n_walk_limit, clear, list_mode);
-  }
 
   const Force& getForce(std::size_t i) const { return sorted_.forceOf(i); }
   const TreeProfile& profile() const { return profile_; }
@@ -224,9 +201,13 @@ class TreeForForceShortWith {
   void makeInteractionGroups();
   template <class Kernel>
   void computeOnHost(Kernel& kernel, bool from_kept_lists);
+  template <class PSys>
+  void writeBackForces(PSys& psys) {
+    sorted_.writeBack(psys, profile_);
+  }
   template <bool kIndexForm, class Dispatch, class Retrieve, class PSys>
-  void runMultiWalk(Dispatch& dispatch, Retrieve& retrieve, int tag_max, const PSys& psys, const DomainInfo& dinfo,
-                    int n_walk_limit, bool clear, InteractionListMode list_mode) {
+  void multiWalk(Dispatch& dispatch, Retrieve& retrieve, int tag_max, const PSys& psys, const DomainInfo& dinfo,
+                 int n_walk_limit, bool clear, InteractionListMode list_mode) {
     if constexpr (checkShortRangeContracts<typename PSys::value_type, Force, EPI, EPJ, M>()) {
       checkMultiWalkArguments(tag_max, n_walk_limit);
       prepare(psys, dinfo, clear, list_mode, true);

@@ -64,27 +64,21 @@ bool particleNeeded(const EPJ& j, const SearchReach& target, const Vec3d& shift)
 template <SearchMode M, class EPJ>
 void computeCellBoxes(const TreeShape& shape, std::span<const EPJ> epj, std::vector<CellBoxes>& boxes) {
   boxes.assign(shape.cells.size(), CellBoxes{});
-  for (int level = shape.levels() - 1; level >= 0; --level) {
-    const auto begin = static_cast<std::int64_t>(shape.level_begin[static_cast<std::size_t>(level)]);
-    const auto end = static_cast<std::int64_t>(shape.level_begin[static_cast<std::size_t>(level) + 1]);
-#pragma omp parallel for schedule(static)
-    for (std::int64_t c = begin; c < end; ++c) {
-      const TreeCell& cell = shape.cells[static_cast<std::size_t>(c)];
-      CellBoxes& b = boxes[static_cast<std::size_t>(c)];
-      if (cell.isLeaf()) {
-        for (std::uint32_t i = cell.ep_first; i < cell.ep_first + cell.ep_count; ++i) {
-          b.inner.merge(positionOf(epj[i]));
-          if constexpr (M != SearchMode::GATHER) b.outer.merge(searchBoxOf(epj[i]));
-        }
-      } else {
-        for (int k = 0; k < cell.child_count; ++k) {
-          const CellBoxes& child = boxes[static_cast<std::size_t>(cell.child_first + k)];
-          b.inner.merge(child.inner);
-          b.outer.merge(child.outer);
-        }
+  forEachCellBottomUp(shape, [&](std::size_t c, const TreeCell& cell) {
+    CellBoxes& b = boxes[c];
+    if (cell.isLeaf()) {
+      for (std::uint32_t i = cell.ep_first; i < cell.ep_first + cell.ep_count; ++i) {
+        b.inner.merge(positionOf(epj[i]));
+        if constexpr (M != SearchMode::GATHER) b.outer.merge(searchBoxOf(epj[i]));
+      }
+    } else {
+      for (int k = 0; k < cell.child_count; ++k) {
+        const CellBoxes& child = boxes[static_cast<std::size_t>(cell.child_first + k)];
+        b.inner.merge(child.inner);
+        b.outer.merge(child.outer);
       }
     }
-  }
+  });
 }
 
 // Calls on_particle(index) for every EPJ the target may need, with the tree seen shifted by `shift`.
