@@ -235,3 +235,20 @@ TEST(MultiWalkReuse, DispatchLearnsWhenListsAreUnchangedAndForcesMatch) {
   const auto reused_cpu = accelerations(psys);
   for (std::size_t i = 0; i < reused_cpu.size(); ++i) ASSERT_EQ(reused_gpu[i], reused_cpu[i]) << "particle " << i;
 }
+
+// Lists rebuilt by a CPU MAKE_LIST_FOR_REUSE step are new to the device: a following REUSE_LIST
+// multiwalk must not be told they are unchanged.
+TEST(MultiWalkReuse, ListsRebuiltOnTheHostAreNotReportedUnchanged) {
+  Psys psys;
+  DomainInfo dinfo;
+  prepare(psys, dinfo, 2000);
+  Quadrupole tree(psys.size(), 0.5, 8, 64);
+  HostDevice device;
+  tree.calcForceAllAndWriteBackMultiWalkIndex(IndexDispatch{&device}, Retrieve{&device}, 2, psys, dinfo, 5, true,
+                                              MAKE_LIST_FOR_REUSE);
+  tree.calcForceAllAndWriteBack(DirectKernel{}, MultipoleKernel{}, psys, dinfo, true, MAKE_LIST_FOR_REUSE);
+  device.unchanged_flags.clear();
+  tree.calcForceAllAndWriteBackMultiWalkIndex(IndexDispatch{&device}, Retrieve{&device}, 2, psys, dinfo, 5, true,
+                                              REUSE_LIST);
+  for (bool flag : device.unchanged_flags) EXPECT_FALSE(flag);
+}

@@ -276,6 +276,8 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::prepare(const PSys& psy
     profile_.n_cells = static_cast<std::int64_t>(local_.shape.cells.size());
     return;
   }
+  // New lists: whatever a device kept from an earlier step is stale until a multiwalk sends them.
+  reuse_n_walk_limit_ = 0;
   buildLocalTree(psys, comm_, clear);
   if (comm_.size() > 1) buildGlobalTree(comm_, list_mode == MAKE_LIST_FOR_REUSE);
   makeInteractionGroups();

@@ -267,6 +267,8 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::prepare(const PSys& psys, const 
     profile_.n_cells = static_cast<std::int64_t>(local_.shape.cells.size());
     return;
   }
+  // New lists: whatever a device kept from an earlier step is stale until a multiwalk sends them.
+  reuse_n_walk_limit_ = 0;
   buildTrees(psys, dinfo, clear, list_mode == MAKE_LIST_FOR_REUSE);
   makeInteractionGroups();
   reuse_.guard.forget();
