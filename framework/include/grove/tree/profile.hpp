@@ -20,6 +20,14 @@ struct TreeProfile {
   double meanEpListLength() const { return n_local ? static_cast<double>(n_ep_ep) / static_cast<double>(n_local) : 0.0; }
   double meanSpListLength() const { return n_local ? static_cast<double>(n_ep_sp) / static_cast<double>(n_local) : 0.0; }
   std::string json() const;
+
+  // Walk and kernel interleave on every thread (group by group): the wall time of the loop is
+  // split in proportion to the thread time each took; the walk adds to any list building before.
+  void splitWalkAndKernel(double wall, double walk_thread_seconds, double kernel_thread_seconds) {
+    const double busy = walk_thread_seconds + kernel_thread_seconds;
+    walk += busy > 0 ? wall * walk_thread_seconds / busy : 0.0;
+    kernel = busy > 0 ? wall * kernel_thread_seconds / busy : 0.0;
+  }
 };
 
 }  // namespace grove

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "grove/comm/comm.hpp"
+#include "grove/core/list_mode.hpp"
 
 namespace grove {
 
@@ -27,7 +28,21 @@ class ReuseGuard {
     n_local_ = psys.size();
     ranks_ = comm.size();
   }
-  void forget() { valid_ = false; }
+  // New lists: whatever an accelerator kept from earlier steps is stale as well.
+  void forget() {
+    valid_ = false;
+    device_batch_size_ = 0;
+  }
+
+  // Multiwalk: whether an index dispatch may be told that its lists are those it was sent on
+  // the last list-building step (same batches, so the same n_walk_limit). A list-building
+  // multiwalk call records its batch size.
+  bool deviceListsUnchanged(InteractionListMode list_mode, int n_walk_limit) const {
+    return list_mode == REUSE_LIST && device_batch_size_ == n_walk_limit;
+  }
+  void noteDeviceBatches(InteractionListMode list_mode, int n_walk_limit) {
+    if (list_mode != REUSE_LIST) device_batch_size_ = n_walk_limit;
+  }
 
   template <class PSys>
   void check(const PSys& psys, const Comm& comm, std::string_view stage) const {
@@ -51,6 +66,7 @@ class ReuseGuard {
   std::uint64_t layout_version_ = 0;
   std::size_t n_local_ = 0;
   int ranks_ = 0;
+  int device_batch_size_ = 0;  // n_walk_limit of the lists an accelerator holds; 0: none current
 };
 
 }  // namespace grove

@@ -255,7 +255,6 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   std::vector<ListChunk> list_chunks_;
   MultiwalkBuffers<EPI, EPJ, SPJ, Force> multiwalk_buffers_;
   detail::ReuseRecord reuse_;
-  int reuse_n_walk_limit_ = 0;
   mutable TreeProfile profile_;
 };
 
@@ -276,8 +275,6 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::prepare(const PSys& psy
     profile_.n_cells = static_cast<std::int64_t>(local_.shape.cells.size());
     return;
   }
-  // New lists: whatever a device kept from an earlier step is stale until a multiwalk sends them.
-  reuse_n_walk_limit_ = 0;
   buildLocalTree(psys, comm_, clear);
   if (comm_.size() > 1) buildGlobalTree(comm_, list_mode == MAKE_LIST_FOR_REUSE);
   makeInteractionGroups();
@@ -468,10 +465,7 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::computeOnHost(EpKernel&
       n_ep_sp += static_cast<std::int64_t>(group.count) * static_cast<std::int64_t>(sp_list.size());
     }
   }
-  // Walk and kernel interleave on every thread: split the wall time in proportion.
-  const double wall = omp_get_wtime() - start, busy = walk_thread_seconds + kernel_thread_seconds;
-  profile_.walk += busy > 0 ? wall * walk_thread_seconds / busy : 0.0;
-  profile_.kernel = busy > 0 ? wall * kernel_thread_seconds / busy : 0.0;
+  profile_.splitWalkAndKernel(omp_get_wtime() - start, walk_thread_seconds, kernel_thread_seconds);
   profile_.n_ep_ep = n_ep_ep;
   profile_.n_ep_sp = n_ep_sp;
 }
@@ -482,8 +476,8 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::runMultiWalk(Dispatch& 
                                                                        int tag_max, int n_walk_limit,
                                                                        InteractionListMode list_mode) {
   countInteractions();
-  const bool lists_unchanged = list_mode == REUSE_LIST && reuse_n_walk_limit_ == n_walk_limit;
-  if (list_mode != REUSE_LIST) reuse_n_walk_limit_ = n_walk_limit;
+  const bool lists_unchanged = reuse_.guard.deviceListsUnchanged(list_mode, n_walk_limit);
+  reuse_.guard.noteDeviceBatches(list_mode, n_walk_limit);
   const Built& t = tree();
   runMultiWalkBatches<kIndexForm, EPI, EPJ, SPJ, Force>(
       groups_.size(), [&](std::size_t g) { return std::pair{groups_[g].first, groups_[g].count}; }, lists_,

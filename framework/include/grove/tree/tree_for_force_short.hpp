@@ -211,8 +211,8 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
     if constexpr (checkShortRangeContracts<typename PSys::value_type, Force, EPI, EPJ, M>()) {
       checkMultiWalkArguments(tag_max, n_walk_limit);
       prepare(psys, dinfo, clear, list_mode, true);
-      const bool lists_unchanged = list_mode == REUSE_LIST && reuse_n_walk_limit_ == n_walk_limit;
-      if (list_mode != REUSE_LIST) reuse_n_walk_limit_ = n_walk_limit;
+      const bool lists_unchanged = reuse_.guard.deviceListsUnchanged(list_mode, n_walk_limit);
+      reuse_.guard.noteDeviceBatches(list_mode, n_walk_limit);
       std::int64_t n_ep_ep = 0;
       for (std::size_t g = 0; g < groups_.size(); ++g)
         n_ep_ep += static_cast<std::int64_t>(groups_[g].count) * static_cast<std::int64_t>(lists_.ep(g).size());
@@ -250,7 +250,6 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
     ShortRangeLetPlan let_plan;
     std::vector<std::uint32_t> global_source;
   } reuse_;
-  int reuse_n_walk_limit_ = 0;
   mutable TreeProfile profile_;
 };
 
@@ -267,8 +266,6 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::prepare(const PSys& psys, const 
     profile_.n_cells = static_cast<std::int64_t>(local_.shape.cells.size());
     return;
   }
-  // New lists: whatever a device kept from an earlier step is stale until a multiwalk sends them.
-  reuse_n_walk_limit_ = 0;
   buildTrees(psys, dinfo, clear, list_mode == MAKE_LIST_FOR_REUSE);
   makeInteractionGroups();
   reuse_.guard.forget();
@@ -449,9 +446,7 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::computeOnHost(Kernel& kernel, bo
       n_ep_ep += static_cast<std::int64_t>(group.count) * static_cast<std::int64_t>(list.size());
     }
   }
-  const double wall = omp_get_wtime() - start, busy = walk_seconds + kernel_seconds;
-  profile_.walk += busy > 0 ? wall * walk_seconds / busy : 0.0;
-  profile_.kernel = busy > 0 ? wall * kernel_seconds / busy : 0.0;
+  profile_.splitWalkAndKernel(omp_get_wtime() - start, walk_seconds, kernel_seconds);
   profile_.n_ep_ep = n_ep_ep;
 }
 
