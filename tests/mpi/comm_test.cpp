@@ -24,7 +24,6 @@
 #include <thread>
 #include <vector>
 
-#include "grove/comm/agreement.hpp"
 #include "grove/comm/comm.hpp"
 #include "grove/core/error.hpp"
 #include "grove/core/vec3.hpp"
@@ -771,7 +770,7 @@ TEST(CommAgreement, WhenTheLastRankFailsEveryRankThrowsAndOthersNameIt) {
   std::optional<std::string> caught;
   std::string stage;
   try {
-    grove::throwIfAnyRankFailed(comm, mine, kStage);
+    comm.throwIfAnyFailed(mine, kStage);
   } catch (const grove::Error& e) {
     caught = e.what();
     stage = e.stage();
@@ -800,7 +799,7 @@ TEST(CommAgreement, WhenSeveralRanksFailOthersNameTheLowestFailingRank) {
   if (r % 2 == 1) mine = fmt::format("odd rank {} objects", r);
   std::optional<std::string> caught;
   try {
-    grove::throwIfAnyRankFailed(comm, mine, "comm-agreement-test");
+    comm.throwIfAnyFailed(mine, "comm-agreement-test");
   } catch (const grove::Error& e) {
     caught = e.what();
   }
@@ -821,7 +820,7 @@ TEST(CommAgreement, WhenSeveralRanksFailOthersNameTheLowestFailingRank) {
 
 TEST(CommAgreement, WithNoFailureNoRankThrows) {
   const Comm comm;
-  EXPECT_NO_THROW(grove::throwIfAnyRankFailed(comm, std::nullopt, "comm-agreement-test"));
+  EXPECT_NO_THROW(comm.throwIfAnyFailed(std::nullopt, "comm-agreement-test"));
   // All ranks are still in step: a collective after it agrees.
   EXPECT_EQ(comm.allreduceSum(comm.rank() + 1), comm.size() * (comm.size() + 1) / 2);
 }
@@ -835,7 +834,7 @@ TEST(CommAgreement, InASubCommunicatorOnlyItsMembersAreStopped) {
   if (r % 2 == 1 && sub.rank() == sub.size() - 1) mine = "last odd rank objects";
   bool threw = false;
   try {
-    grove::throwIfAnyRankFailed(sub, mine, "comm-agreement-test");
+    sub.throwIfAnyFailed(mine, "comm-agreement-test");
   } catch (const grove::Error&) {
     threw = true;
   }

@@ -91,7 +91,7 @@ void DomainInfo::decomposeDomain() {
     if (isPeriodic(boundary_, a) && !root_fixed_)
       problem = fmt::format("boundary {} is periodic along {} but no root domain was set (setPosRootDomain)",
                             toString(boundary_), "xyz"[a]);
-  throwIfAnyRankFailed(comm_, problem, "DomainInfo::decomposeDomain");
+  comm_.throwIfAnyFailed(problem, "DomainInfo::decomposeDomain");
 
   std::vector<WeightedSample> all = comm_.gatherv(std::span<const WeightedSample>(samples_), 0);
   CutTree cuts;

@@ -28,7 +28,7 @@ SamplePlan DomainInfo::planSamples(std::size_t local_particles, std::optional<do
   std::optional<std::string> problem;
   if (!std::isfinite(my_weight) || my_weight < 0.0)
     problem = fmt::format("sampling weight must be finite and non-negative, got {}", my_weight);
-  throwIfAnyRankFailed(comm_, problem, "DomainInfo::collectSampleParticle");
+  comm_.throwIfAnyFailed(problem, "DomainInfo::collectSampleParticle");
 
   // Ranks whose weights are all zero still need a decomposition: fall back to particle counts.
   double total_weight = comm_.allreduceSum(my_weight);

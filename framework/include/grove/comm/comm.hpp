@@ -205,8 +205,10 @@ class Comm {
     return alltoallv(std::span<const T>(send), std::span<const int>(send_counts), recv_counts_out);
   }
 
-  // Collective: when any rank passes a problem, every rank throws grove::Error (the finder
-  // with its own message, the others naming the finder). See also throwIfAnyRankFailed.
+  // Collective. When one rank finds bad input inside a collective stage, every rank must leave
+  // the stage together, or the others wait forever in the next message: if any rank passes a
+  // problem, every rank throws grove::Error (the finder with its own message, the others naming
+  // the finder).
   void throwIfAnyFailed(const std::optional<std::string>& my_problem, std::string_view stage) const {
     const int no_failure = size();
     const int first = allreduceMin(my_problem ? rank() : no_failure);

@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "grove/comm/agreement.hpp"
 #include "grove/comm/comm.hpp"
 #include "grove/core/box.hpp"
 #include "grove/domain/boundary.hpp"
@@ -149,7 +148,7 @@ void DomainInfo::collectSampleParticle(const PSys& psys, bool clear, std::option
     samples_.push_back({wrapIntoRoot(pos), plan.weight_per_sample});
   }
   if (problem) samples_.resize(first_new);
-  throwIfAnyRankFailed(comm_, problem, "DomainInfo::collectSampleParticle");
+  comm_.throwIfAnyFailed(problem, "DomainInfo::collectSampleParticle");
 }
 
 }  // namespace grove

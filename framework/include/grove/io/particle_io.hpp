@@ -40,7 +40,6 @@
 #include <utility>
 #include <vector>
 
-#include "grove/comm/agreement.hpp"
 #include "grove/comm/comm.hpp"
 #include "grove/core/error.hpp"
 
@@ -290,7 +289,7 @@ std::vector<FP> readParticles(const Comm& comm, const std::string& filename, con
         mine = detail::readRecords<E, FP>(f.get(), announced, read_record, *name, problem);
       }
     }
-    throwIfAnyRankFailed(comm, problem, fmt::format("{}('{}', format '{}')", stage, filename, *format));
+    comm.throwIfAnyFailed(problem, fmt::format("{}('{}', format '{}')", stage, filename, *format));
     return mine;
   }
 
@@ -300,7 +299,7 @@ std::vector<FP> readParticles(const Comm& comm, const std::string& filename, con
   long long announced = -1;
   if (f) announced = static_cast<long long>(read_header(f.get()));
   if (rank != 0) f.reset();
-  throwIfAnyRankFailed(comm, problem, where);
+  comm.throwIfAnyFailed(problem, where);
 
   std::vector<FP> all;
   std::vector<int> send_counts(static_cast<std::size_t>(ranks), 0);
@@ -311,7 +310,7 @@ std::vector<FP> readParticles(const Comm& comm, const std::string& filename, con
     send_counts[0] += static_cast<int>(n % ranks);
   }
   f.reset();
-  throwIfAnyRankFailed(comm, problem, where);
+  comm.throwIfAnyFailed(problem, where);
   return comm.alltoallv(std::span<const FP>(all), std::span<const int>(send_counts));
 }
 
@@ -330,13 +329,13 @@ void writeParticles(const Comm& comm, std::span<const FP> particles, const std::
       problem = format_problem;
     else
       detail::writeFile<FP>(*name, mode, particles, write_header, write_record, problem);
-    throwIfAnyRankFailed(comm, problem, fmt::format("{}('{}', format '{}')", stage, filename, *format));
+    comm.throwIfAnyFailed(problem, fmt::format("{}('{}', format '{}')", stage, filename, *format));
     return;
   }
   const std::vector<FP> all = comm.gatherv(particles, 0);
   if (comm.rank() == 0)
     detail::writeFile<FP>(filename, mode, std::span<const FP>(all), write_header, write_record, problem);
-  throwIfAnyRankFailed(comm, problem, fmt::format("{}('{}')", stage, filename));
+  comm.throwIfAnyFailed(problem, fmt::format("{}('{}')", stage, filename));
 }
 
 // ---- FDPS argument lists ----------------------------------------------------------------------------

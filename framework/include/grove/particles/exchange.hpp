@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "grove/comm/agreement.hpp"
 #include "grove/comm/comm.hpp"
 #include "grove/domain/domain_info.hpp"
 #include "grove/particles/particle_traits.hpp"
@@ -57,7 +56,7 @@ void exchangeParticles(std::vector<FP>& particles, const DomainInfo& dinfo) {
 
   std::optional<std::string> problem;
   const std::vector<int> dest = detail::destinationRanks<FP>(particles, dinfo, problem);
-  throwIfAnyRankFailed(comm, problem, "exchangeParticle");
+  comm.throwIfAnyFailed(problem, "exchangeParticle");
 
   // Bucket the leaving particles by destination (counting sort) and compact the staying ones.
   std::vector<int> send_counts(static_cast<std::size_t>(ranks), 0);
