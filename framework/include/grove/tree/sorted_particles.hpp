@@ -98,6 +98,17 @@ class SortedParticles {
     profile.write_back = omp_get_wtime() - start;
   }
 
+  // The write-back of groups [g0, g1) (group_range(g) -> {first, count} in key order), in
+  // parallel over groups: the multiwalk driver's, batch by batch as each batch's forces return.
+  template <class PSys, class GroupRange>
+  void writeBackGroups(PSys& psys, std::size_t g0, std::size_t g1, GroupRange&& group_range) const {
+#pragma omp parallel for schedule(dynamic, 16)
+    for (std::int64_t g = static_cast<std::int64_t>(g0); g < static_cast<std::int64_t>(g1); ++g) {
+      const auto [first, count] = group_range(static_cast<std::size_t>(g));
+      for (std::size_t s = first; s < std::size_t{first} + count; ++s) psys[order[s]].copyFromForce(force[s]);
+    }
+  }
+
   const Force& forceOf(std::size_t original) const { return force[sorted_of_original.at(original)]; }
 
   std::size_t memoryBytes() const {

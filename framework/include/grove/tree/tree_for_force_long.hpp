@@ -189,6 +189,8 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   void refreshForReuse(const PSys& psys, const DomainInfo& dinfo, bool clear);
   void makeInteractionGroups();
   void buildLists();
+  // The lists of groups [g0, g1) into lists_ (after lists_.reset).
+  void buildListRange(std::size_t g0, std::size_t g1);
   // Walks group g's list: on_ep_range(first, count) for runs of tree().epj, on_sp(index) for
   // single entries of tree().all_spj and on_sp_range(first, count) for runs of it.
   template <class OnEpRange, class OnSp, class OnSpRange>
@@ -221,20 +223,30 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   void computeOnHost(EpKernel& kernel_ep, SpKernel& kernel_sp, bool from_kept_lists);
   template <bool kIndexForm, class Dispatch, class Retrieve, class PSys>
   void multiWalk(Dispatch& dispatch, Retrieve& retrieve, int tag_max, const PSys& psys, const DomainInfo& dinfo,
-                 int n_walk_limit, bool clear, InteractionListMode list_mode) {
+                 int n_walk_limit, bool clear, InteractionListMode list_mode, PSys* write_back_to) {
     if constexpr (checkLongRangeContracts<typename PSys::value_type, Force, EPI, EPJ>()) {
       checkMultiWalkArguments(tag_max, n_walk_limit);
-      prepare(psys, dinfo, clear, list_mode, true);
-      runMultiWalk<kIndexForm>(dispatch, retrieve, tag_max, n_walk_limit, list_mode);
+      // The lists are built batch by batch inside the driver, overlapping the accelerator.
+      prepare(psys, dinfo, clear, list_mode, false);
+      const bool make_lists = list_mode != REUSE_LIST;
+      if (make_lists) lists_.reset(groups_.size());
+      const bool lists_unchanged = reuse_.guard.deviceListsUnchanged(list_mode, n_walk_limit);
+      reuse_.guard.noteDeviceBatches(list_mode, n_walk_limit);
+      const Built& t = tree();
+      auto group_range = [&](std::size_t g) { return std::pair{groups_[g].first, groups_[g].count}; };
+      runMultiWalkBatches<kIndexForm, EPI, EPJ, SPJ, Force>(
+          groups_.size(), group_range, lists_,
+          [&](std::size_t g0, std::size_t g1) {
+            if (make_lists) buildListRange(g0, g1);
+          },
+          [&](std::size_t g0, std::size_t g1) {
+            if (write_back_to) sorted_.writeBackGroups(*write_back_to, g0, g1, group_range);
+          },
+          sorted_.epi.data(), sorted_.force.data(), std::span<const EPJ>(t.epj), std::span<const SPJ>(t.all_spj),
+          dispatch, retrieve, tag_max, n_walk_limit, lists_unchanged, multiwalk_buffers_, profile_);
+      countInteractions();
     }
   }
-  template <class PSys>
-  void writeBackForces(PSys& psys) {
-    sorted_.writeBack(psys, profile_);
-  }
-  template <bool kIndexForm, class Dispatch, class Retrieve>
-  void runMultiWalk(Dispatch& dispatch, Retrieve& retrieve, int tag_max, int n_walk_limit,
-                    InteractionListMode list_mode);
   void countInteractions();
   const Built& tree() const { return global_built_ ? global_ : local_; }
 
@@ -252,7 +264,6 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   bool global_built_ = false;
   std::vector<InteractionGroup> groups_;
   InteractionLists lists_;
-  std::vector<ListChunk> list_chunks_;
   MultiwalkBuffers<EPI, EPJ, SPJ, Force> multiwalk_buffers_;
   detail::ReuseRecord reuse_;
   mutable TreeProfile profile_;
@@ -388,17 +399,20 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::makeInteractionGroups()
 template <class Force, class EPI, class EPJ, class Moment, class SPJ>
 void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildLists() {
   const double t = omp_get_wtime();
+  lists_.reset(groups_.size());
+  buildListRange(0, groups_.size());
+  profile_.walk = omp_get_wtime() - t;
+}
+
+template <class Force, class EPI, class EPJ, class Moment, class SPJ>
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildListRange(std::size_t g0, std::size_t g1) {
   const Built& tr = tree();
   require(tr.epj.size() < (std::size_t{1} << 31) && tr.all_spj.size() < (std::size_t{1} << 31), "TreeForForceLong",
           "{} EPJs and {} SPJs exceed the int32 indices of interaction lists", tr.epj.size(), tr.all_spj.size());
-  buildInteractionLists(
-      groups_.size(),
-      [&](std::size_t g, auto& ep, auto& sp) {
-        thread_local std::vector<std::int32_t> stack;
-        collectGroupList(g, ep, sp, stack);
-      },
-      lists_, list_chunks_);
-  profile_.walk = omp_get_wtime() - t;
+  lists_.build(g0, g1, [&](std::size_t g, auto& ep, auto& sp) {
+    thread_local std::vector<std::int32_t> stack;
+    collectGroupList(g, ep, sp, stack);
+  });
 }
 
 template <class Force, class EPI, class EPJ, class Moment, class SPJ>
@@ -468,21 +482,6 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::computeOnHost(EpKernel&
   profile_.splitWalkAndKernel(omp_get_wtime() - start, walk_thread_seconds, kernel_thread_seconds);
   profile_.n_ep_ep = n_ep_ep;
   profile_.n_ep_sp = n_ep_sp;
-}
-
-template <class Force, class EPI, class EPJ, class Moment, class SPJ>
-template <bool kIndexForm, class Dispatch, class Retrieve>
-void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::runMultiWalk(Dispatch& dispatch, Retrieve& retrieve,
-                                                                       int tag_max, int n_walk_limit,
-                                                                       InteractionListMode list_mode) {
-  countInteractions();
-  const bool lists_unchanged = reuse_.guard.deviceListsUnchanged(list_mode, n_walk_limit);
-  reuse_.guard.noteDeviceBatches(list_mode, n_walk_limit);
-  const Built& t = tree();
-  runMultiWalkBatches<kIndexForm, EPI, EPJ, SPJ, Force>(
-      groups_.size(), [&](std::size_t g) { return std::pair{groups_[g].first, groups_[g].count}; }, lists_,
-      sorted_.epi.data(), sorted_.force.data(), std::span<const EPJ>(t.epj), std::span<const SPJ>(t.all_spj),
-      dispatch, retrieve, tag_max, n_walk_limit, lists_unchanged, multiwalk_buffers_, profile_);
 }
 
 template <class Force, class EPI, class EPJ, class Moment, class SPJ>

@@ -201,28 +201,41 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
   void makeInteractionGroups();
   template <class Kernel>
   void computeOnHost(Kernel& kernel, bool from_kept_lists);
-  template <class PSys>
-  void writeBackForces(PSys& psys) {
-    sorted_.writeBack(psys, profile_);
-  }
   template <bool kIndexForm, class Dispatch, class Retrieve, class PSys>
   void multiWalk(Dispatch& dispatch, Retrieve& retrieve, int tag_max, const PSys& psys, const DomainInfo& dinfo,
-                 int n_walk_limit, bool clear, InteractionListMode list_mode) {
+                 int n_walk_limit, bool clear, InteractionListMode list_mode, PSys* write_back_to) {
     if constexpr (checkShortRangeContracts<typename PSys::value_type, Force, EPI, EPJ, M>()) {
       checkMultiWalkArguments(tag_max, n_walk_limit);
-      prepare(psys, dinfo, clear, list_mode, true);
+      // The lists are built batch by batch inside the driver, overlapping the accelerator.
+      prepare(psys, dinfo, clear, list_mode, false);
+      const bool make_lists = list_mode != REUSE_LIST;
+      if (make_lists) lists_.reset(groups_.size());
       const bool lists_unchanged = reuse_.guard.deviceListsUnchanged(list_mode, n_walk_limit);
       reuse_.guard.noteDeviceBatches(list_mode, n_walk_limit);
+      const Built& t = searchSource();
+      auto group_range = [&](std::size_t g) { return std::pair{groups_[g].first, groups_[g].count}; };
+      runMultiWalkBatches<kIndexForm, EPI, EPJ, NoSuperParticle, Force>(
+          groups_.size(), group_range, lists_,
+          [&](std::size_t g0, std::size_t g1) {
+            if (make_lists) buildListRange(g0, g1);
+          },
+          [&](std::size_t g0, std::size_t g1) {
+            if (write_back_to) sorted_.writeBackGroups(*write_back_to, g0, g1, group_range);
+          },
+          sorted_.epi.data(), sorted_.force.data(), std::span<const EPJ>(t.epj), std::span<const NoSuperParticle>(),
+          dispatch, retrieve, tag_max, n_walk_limit, lists_unchanged, multiwalk_buffers_, profile_);
       std::int64_t n_ep_ep = 0;
       for (std::size_t g = 0; g < groups_.size(); ++g)
         n_ep_ep += static_cast<std::int64_t>(groups_[g].count) * static_cast<std::int64_t>(lists_.ep(g).size());
       profile_.n_ep_ep = n_ep_ep;
-      const Built& t = searchSource();
-      runMultiWalkBatches<kIndexForm, EPI, EPJ, NoSuperParticle, Force>(
-          groups_.size(), [&](std::size_t g) { return std::pair{groups_[g].first, groups_[g].count}; }, lists_,
-          sorted_.epi.data(), sorted_.force.data(), std::span<const EPJ>(t.epj), std::span<const NoSuperParticle>(),
-          dispatch, retrieve, tag_max, n_walk_limit, lists_unchanged, multiwalk_buffers_, profile_);
     }
+  }
+  // The lists of groups [g0, g1) into lists_ (after lists_.reset).
+  void buildListRange(std::size_t g0, std::size_t g1) {
+    lists_.build(g0, g1, [&](std::size_t g, auto& ep, auto&) {
+      thread_local std::vector<std::int32_t> stack;
+      collectGroupList(g, ep, stack);
+    });
   }
   void collectGroupList(std::size_t g, std::vector<std::int32_t>& ep, std::vector<std::int32_t>& stack) const {
     const Built& t = searchSource();
@@ -242,7 +255,6 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
   };
   std::vector<ShortGroup> groups_;
   InteractionLists lists_;
-  std::vector<ListChunk> list_chunks_;
   MultiwalkBuffers<EPI, EPJ, NoSuperParticle, Force> multiwalk_buffers_;
   // What MAKE_LIST_FOR_REUSE keeps besides the lists.
   struct Reuse {
@@ -271,13 +283,8 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::prepare(const PSys& psys, const 
   reuse_.guard.forget();
   if (keep_lists) {
     const double t = omp_get_wtime();
-    buildInteractionLists(
-        groups_.size(),
-        [&](std::size_t g, auto& ep, auto&) {
-          thread_local std::vector<std::int32_t> stack;
-          collectGroupList(g, ep, stack);
-        },
-        lists_, list_chunks_);
+    lists_.reset(groups_.size());
+    buildListRange(0, groups_.size());
     profile_.walk = omp_get_wtime() - t;
   }
   if (list_mode == MAKE_LIST_FOR_REUSE) reuse_.guard.record(psys, dinfo.comm());

@@ -2,8 +2,8 @@
 // The multiwalk driver: hands groups to an accelerator's dispatch/retrieve pair (FDPS 7.1's
 // signatures) in batches of at most n_walk_limit walks, tags cycling through [0, tag_max).
 // With tag_max >= 2 batch k is dispatched before batch k-1 is retrieved, so the accelerator
-// works on k while the host packs k + 1. Long-range trees pass superparticles (kWithSpj),
-// short-range trees do not.
+// works on k while the host builds and packs k + 1's lists, and writes k - 1's forces back while
+// it computes k + 1. Long-range trees pass superparticles (kWithSpj), short-range trees do not.
 //
 // Plain form:  dispatch(tag, n_walk, epi**, n_epi*, epj**, n_epj* [, spj**, n_spj*])
 // Index form:  dispatch(tag, n_walk, epi**, n_epi*, id_epj**, n_epj* [, id_spj**, n_spj*],
@@ -34,6 +34,7 @@ template <class EPI, class EPJ, class SPJ, class Force>
 struct MultiwalkBuffers {
   struct Batch {
     int tag = 0, n_walk = 0;
+    std::size_t first_group = 0;
     std::vector<const EPI*> epi;
     std::vector<int> n_epi, n_epj, n_spj;
     std::vector<Force*> force;
@@ -52,27 +53,41 @@ inline void checkMultiWalkArguments(int tag_max, int n_walk_limit) {
 }
 
 // group_range(g) -> {first, count} in epi/force. spj is ignored when SPJ is NoSuperParticle.
-template <bool kIndexForm, class EPI, class EPJ, class SPJ, class Force, class GroupRange, class Dispatch,
-          class Retrieve>
+// build_lists(g0, g1) makes the lists of groups [g0, g1) (a no-op when they are kept from an
+// earlier step): it runs for batch k + 1 while the accelerator computes batch k.
+// forces_final(g0, g1) runs once the forces of groups [g0, g1) are complete (after their retrieve),
+// while the accelerator computes the next batch: the write-back goes there.
+template <bool kIndexForm, class EPI, class EPJ, class SPJ, class Force, class GroupRange, class BuildLists,
+          class ForcesFinal, class Dispatch, class Retrieve>
 void runMultiWalkBatches(std::size_t n_groups, GroupRange&& group_range, const InteractionLists& lists,
-                         const EPI* epi, Force* force, std::span<const EPJ> epj, std::span<const SPJ> spj,
-                         Dispatch& dispatch, Retrieve& retrieve, int tag_max, int n_walk_limit, bool lists_unchanged,
+                         BuildLists&& build_lists, ForcesFinal&& forces_final, const EPI* epi, Force* force,
+                         std::span<const EPJ> epj, std::span<const SPJ> spj, Dispatch& dispatch, Retrieve& retrieve,
+                         int tag_max, int n_walk_limit, bool lists_unchanged,
                          MultiwalkBuffers<EPI, EPJ, SPJ, Force>& buffers, TreeProfile& profile) {
   constexpr bool kWithSpj = !std::is_same_v<SPJ, NoSuperParticle>;
   const double start = omp_get_wtime();
   const auto batch_size = static_cast<std::size_t>(n_walk_limit);
   auto& batches = buffers.batches;
   bool send_flag = true;
-  double pack_seconds = 0.0;
+  double walk_seconds = 0.0, pack_seconds = 0.0, write_back_seconds = 0.0;
   using Batch = typename MultiwalkBuffers<EPI, EPJ, SPJ, Force>::Batch;
-  auto retrieveBatch = [&](Batch& b) { retrieve(b.tag, b.n_walk, b.n_epi.data(), b.force.data()); };
+  auto retrieveBatch = [&](Batch& b) {
+    retrieve(b.tag, b.n_walk, b.n_epi.data(), b.force.data());
+    const double t = omp_get_wtime();
+    forces_final(b.first_group, b.first_group + static_cast<std::size_t>(b.n_walk));
+    write_back_seconds += omp_get_wtime() - t;
+  };
   const std::size_t n_batches = (n_groups + batch_size - 1) / batch_size;
   for (std::size_t k = 0; k < n_batches; ++k) {
     Batch& b = batches[k % 2];
-    const double p0 = omp_get_wtime();
     const std::size_t g0 = k * batch_size, g1 = std::min(n_groups, g0 + batch_size), nw = g1 - g0;
+    const double w0 = omp_get_wtime();
+    build_lists(g0, g1);
+    const double p0 = omp_get_wtime();
+    walk_seconds += p0 - w0;
     b.tag = static_cast<int>(k % static_cast<std::size_t>(tag_max));
     b.n_walk = static_cast<int>(nw);
+    b.first_group = g0;
     b.epi.resize(nw), b.n_epi.resize(nw), b.n_epj.resize(nw), b.n_spj.resize(nw), b.force.resize(nw);
     for (std::size_t w = 0; w < nw; ++w) {
       const auto [first, count] = group_range(g0 + w);
@@ -147,8 +162,10 @@ void runMultiWalkBatches(std::size_t n_groups, GroupRange&& group_range, const I
     if (tag_max > 1 && k > 0) retrieveBatch(batches[(k - 1) % 2]);
   }
   if (n_batches > 0) retrieveBatch(batches[(n_batches - 1) % 2]);
-  profile.walk += pack_seconds;
-  profile.kernel = omp_get_wtime() - start - pack_seconds;  // dispatch + retrieve: the accelerator's share
+  profile.walk += walk_seconds + pack_seconds;
+  profile.write_back += write_back_seconds;
+  // dispatch + retrieve: the accelerator's share, and what the host waits for it
+  profile.kernel = omp_get_wtime() - start - walk_seconds - pack_seconds - write_back_seconds;
 }
 
 }  // namespace grove
