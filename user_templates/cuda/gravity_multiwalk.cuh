@@ -120,7 +120,7 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
                                                          std::to_string(n_walk) + " walks; dispatched " +
                                                          std::to_string(b.n_walk));
     b.done.synchronize();
-    this->stats_.kernel_seconds += b.kernel_stop.secondsSince(b.kernel_start);
+    this->stats_.kernel_seconds += busy_clock_.add(b.kernel_start, b.kernel_stop);
     const float4* out = b.force.data();
 #pragma omp parallel for schedule(dynamic, 16)
     for (int w = 0; w < n_walk; ++w)
@@ -253,6 +253,7 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
     copyToDevice(ts.tasks.data(), b.tasks.data(), b.n_tasks, ts.stream);
     copyToDevice(ts.ranges.data(), b.ranges.data(), static_cast<std::size_t>(b.n_walk), ts.stream);
     copyToDevice(ts.epi.data(), b.epi.data(), b.n_i, ts.stream);
+    busy_clock_.beforeLaunch(pending_.size() == 1, ts.stream.get());
     b.kernel_start.record(ts.stream.get());
     launchGravityWalks<kThreads, kIPerThread, SpjImage>(ts.stream.get(), static_cast<int>(b.n_tasks),
                                                          ts.tasks.data(), ts.ranges.data(), ts.epi.data(), j_list,
@@ -282,6 +283,7 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
   std::unique_ptr<grove::gpu::Event> arrays_sent_;  // made on device_, at the first send
   std::vector<KeptLists> kept_;
   int call_in_step_ = 0;
+  grove::gpu::KernelBusyClock busy_clock_;  // stats_.kernel_seconds: union of the kernels' device time
 };
 
 }  // namespace user::cuda

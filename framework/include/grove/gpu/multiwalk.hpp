@@ -75,7 +75,8 @@ struct MultiwalkStats {
   std::int64_t lists_kept = 0;        // index batches whose lists were stored on the device
   std::int64_t lists_reused = 0;      // batches that ran on stored lists (lists_unchanged)
   std::int64_t gathered_batches = 0;  // index batches whose sources were gathered on the host
-  double kernel_seconds = 0.0;        // device time of the force kernels (CUDA events), summed
+  double kernel_seconds = 0.0;        // device time the force kernels kept the GPU busy (CUDA events;
+                                      // kernels overlapping on several streams count once)
 };
 
 // The interface. Implementations override the three *Walks functions; users hand the callables

@@ -139,7 +139,7 @@ class MultiwalkEngine final : public Multiwalk<EPI, EPJ, SPJ, Force> {
     verifyRetrieve(batch, n_walk, n_epi);
     batch.done.synchronize();
     for (int b = 0; b < batch.n_blocks; ++b)
-      this->stats_.kernel_seconds += batch.kernel_stop[b].secondsSince(batch.kernel_start[b]);
+      this->stats_.kernel_seconds += busy_clock_.add(batch.kernel_start[b], batch.kernel_stop[b]);
     const Force* out = batch.output.data();
 #pragma omp parallel for schedule(dynamic, 16)
     for (int w = 0; w < n_walk; ++w) {
@@ -496,6 +496,7 @@ class MultiwalkEngine final : public Multiwalk<EPI, EPJ, SPJ, Force> {
     }
     if (mode == SourceMode::Gathered) ++this->stats_.gathered_batches;
 
+    busy_clock_.beforeLaunch(pending_.size() == 1, lane.stream.get());
     for (std::size_t b = 0; b < layouts.size(); ++b) {
       const BlockLayout& l = layouts[b];
       std::byte* host = batch.input.data() + l.pinned_offset;
@@ -625,6 +626,7 @@ class MultiwalkEngine final : public Multiwalk<EPI, EPJ, SPJ, Force> {
   PinnedArray<DJ> staging_j_;
   PinnedArray<DS> staging_s_;
   bool resident_ = false, step_open_ = false, step_reuses_lists_ = false;
+  KernelBusyClock busy_clock_;
   int call_in_step_ = 0;
   std::vector<KeptLists> kept_;
 
