@@ -53,13 +53,14 @@ TEST(Morton, CellBoxesContainTheirPointsAtEveryLevel) {
 
 TEST(RadixSort, MatchesStableStdSort) {
   std::mt19937_64 rng(11);
-  for (std::size_t n : {0u, 1u, 7u, 1000u, 100000u}) {
-    std::vector<KeyIndex> items(n);
+  // 300000 items (4.8 MB) take LargeVector's huge-page path.
+  for (std::size_t n : {0u, 1u, 7u, 1000u, 100000u, 300000u}) {
+    LargeVector<KeyIndex> items(n);
     for (std::size_t i = 0; i < n; ++i) items[i] = {rng() >> (i % 3 == 0 ? 40 : 1), static_cast<std::uint32_t>(i)};
     if (n > 10) items[5].key = items[9].key;  // a tie: stability decides its order
     auto expected = items;
     std::stable_sort(expected.begin(), expected.end(), [](auto& a, auto& b) { return a.key < b.key; });
-    std::vector<KeyIndex> scratch;
+    LargeVector<KeyIndex> scratch;
     radixSortByKey(items, scratch);
     for (std::size_t i = 0; i < n; ++i) {
       ASSERT_EQ(items[i].key, expected[i].key);

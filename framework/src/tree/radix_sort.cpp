@@ -16,7 +16,7 @@ constexpr int kDigitBits = 11;
 constexpr std::size_t kBuckets = std::size_t{1} << kDigitBits;
 }  // namespace
 
-void radixSortByKey(std::vector<KeyIndex>& items, std::vector<KeyIndex>& scratch) {
+void radixSortByKey(LargeVector<KeyIndex>& items, LargeVector<KeyIndex>& scratch) {
   const std::size_t n = items.size();
   if (n < 2) return;
   require(n < (std::size_t{1} << 32), "radixSortByKey", "{} items exceed the 2^32 its counters hold", n);

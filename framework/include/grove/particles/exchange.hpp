@@ -47,8 +47,8 @@ std::vector<int> destinationRanks(std::span<const FP> particles, const DomainInf
 // Collective. On return every particle of every rank lies in its rank's domain, and the union of
 // particles is unchanged. Throws grove::Error on every rank, with nothing moved, when any rank
 // holds a particle that no rank can own (non-finite position, outside a fixed root domain).
-template <class FP>
-void exchangeParticles(std::vector<FP>& particles, const DomainInfo& dinfo) {
+template <class FP, class Alloc>
+void exchangeParticles(std::vector<FP, Alloc>& particles, const DomainInfo& dinfo) {
   static_assert(std::is_trivially_copyable_v<FP>,
                 "grove::exchangeParticle: the particle type must be trivially copyable to travel between ranks");
   const Comm& comm = dinfo.comm();

@@ -12,6 +12,7 @@
 
 #include "grove/comm/comm.hpp"
 #include "grove/core/error.hpp"
+#include "grove/core/large_vector.hpp"
 #include "grove/core/types.hpp"
 #include "grove/domain/domain_info.hpp"
 #include "grove/io/particle_io.hpp"
@@ -195,12 +196,16 @@ class ParticleSystem {
   // this rank's particles (unchanged if it throws).
   template <class... Args>
   void readParticleAscii(const std::string& filename, Args&&... args) {
-    particles_ = io::readParticlesFdps<FileEncoding::Ascii, FP>(comm_, filename, "readParticleAscii", args...);
+    const std::vector<FP> read =
+        io::readParticlesFdps<FileEncoding::Ascii, FP>(comm_, filename, "readParticleAscii", args...);
+    particles_.assign(read.begin(), read.end());
     ++layout_version_;
   }
   template <class... Args>
   void readParticleBinary(const std::string& filename, Args&&... args) {
-    particles_ = io::readParticlesFdps<FileEncoding::Binary, FP>(comm_, filename, "readParticleBinary", args...);
+    const std::vector<FP> read =
+        io::readParticlesFdps<FileEncoding::Binary, FP>(comm_, filename, "readParticleBinary", args...);
+    particles_.assign(read.begin(), read.end());
     ++layout_version_;
   }
   template <class... Args>
@@ -225,7 +230,7 @@ class ParticleSystem {
   }
 
   Comm comm_;
-  std::vector<FP> particles_;
+  LargeVector<FP> particles_;  // huge pages: trees gather from it through a permutation
   std::uint64_t layout_version_ = 0;
   std::optional<int> sample_count_per_rank_;
 };

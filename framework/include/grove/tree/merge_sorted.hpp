@@ -12,10 +12,10 @@ namespace grove {
 
 // items in key order (keys relative to root), with their keys. source (optional) gets, for
 // each output position, the input index it came from, so the same order can be replayed.
-template <class P>
+template <class P, class Alloc>
 void sortByKey(const RootCell& root, std::span<const P> items, std::vector<MortonKey>& keys_out,
-               std::vector<P>& out, std::vector<std::uint32_t>* source = nullptr) {
-  std::vector<KeyIndex> keyed(items.size()), scratch;
+               std::vector<P, Alloc>& out, std::vector<std::uint32_t>* source = nullptr) {
+  LargeVector<KeyIndex> keyed(items.size()), scratch;
   for (std::size_t i = 0; i < items.size(); ++i)
     keyed[i] = {root.keyOf(positionOf(items[i])), static_cast<std::uint32_t>(i)};
   radixSortByKey(keyed, scratch);
@@ -32,9 +32,9 @@ void sortByKey(const RootCell& root, std::span<const P> items, std::vector<Morto
 // sorted (with sorted_keys) merged with `extra` (any order) into out / keys_out. Ties put the
 // sorted array's element first, so the result is deterministic. source (optional) gets, for each
 // output position, i < sorted.size() for sorted[i] or sorted.size() + k for extra[k].
-template <class P>
+template <class P, class Alloc>
 void mergeIntoSorted(const RootCell& root, std::span<const MortonKey> sorted_keys, std::span<const P> sorted,
-                     std::span<const P> extra, std::vector<MortonKey>& keys_out, std::vector<P>& out,
+                     std::span<const P> extra, std::vector<MortonKey>& keys_out, std::vector<P, Alloc>& out,
                      std::vector<std::uint32_t>* source = nullptr) {
   std::vector<MortonKey> extra_keys;
   std::vector<P> extra_sorted;

@@ -4,6 +4,7 @@
 #include <span>
 #include <vector>
 
+#include "grove/core/large_vector.hpp"
 #include "grove/tree/morton.hpp"
 
 namespace grove {
@@ -16,6 +17,6 @@ struct KeyIndex {
 // Sorts by key, stably (equal keys keep their input order, so results are reproducible).
 // Only the digits that differ between the smallest and the largest key are processed.
 // scratch is resized as needed and may be kept between calls to avoid reallocation.
-void radixSortByKey(std::vector<KeyIndex>& items, std::vector<KeyIndex>& scratch);
+void radixSortByKey(LargeVector<KeyIndex>& items, LargeVector<KeyIndex>& scratch);
 
 }  // namespace grove

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "grove/core/error.hpp"
+#include "grove/core/large_vector.hpp"
 #include "grove/tree/morton.hpp"
 #include "grove/tree/profile.hpp"
 #include "grove/tree/radix_sort.hpp"
@@ -17,15 +18,15 @@ namespace grove {
 template <class EPI, class EPJ, class Force>
 class SortedParticles {
  public:
-  std::vector<EPI> epi;                            // key order
-  std::vector<Force> force;                        // key order
-  std::vector<std::uint32_t> order;                // key position -> psys index
-  std::vector<std::uint32_t> sorted_of_original;   // psys index -> key position
+  LargeVector<EPI> epi;                            // key order
+  LargeVector<Force> force;                        // key order
+  LargeVector<std::uint32_t> order;                // key position -> psys index
+  LargeVector<std::uint32_t> sorted_of_original;   // psys index -> key position
 
   // Keys relative to `root`, sort, then FP -> EPI and FP -> EPJ (into epj / ep_keys, which the
   // caller's tree owns). With clear = false the previous forces follow their particles.
   template <class PSys>
-  void build(const PSys& psys, const RootCell& root, bool clear, std::vector<EPJ>& epj,
+  void build(const PSys& psys, const RootCell& root, bool clear, LargeVector<EPJ>& epj,
              std::vector<MortonKey>& ep_keys, TreeProfile& profile) {
     const std::size_t n = psys.size();
     require(n < (std::size_t{1} << 32), "tree", "{} local particles exceed the 2^32 a tree indexes", n);
@@ -42,8 +43,8 @@ class SortedParticles {
     profile.sort = omp_get_wtime() - t;
 
     t = omp_get_wtime();
-    std::vector<Force> previous_force;
-    std::vector<std::uint32_t> previous_sorted_of_original;
+    LargeVector<Force> previous_force;
+    LargeVector<std::uint32_t> previous_sorted_of_original;
     if (!clear) {
       require(force.size() == n, "calcForceAll",
               "clear = false needs the same particles as the previous call ({} then, {} now)", force.size(), n);
@@ -74,7 +75,7 @@ class SortedParticles {
 
   // The same particles, same order, new values (list reuse): FP -> EPI/EPJ again.
   template <class PSys>
-  void refresh(const PSys& psys, bool clear, std::vector<EPJ>& epj, TreeProfile& profile) {
+  void refresh(const PSys& psys, bool clear, LargeVector<EPJ>& epj, TreeProfile& profile) {
     const double t = omp_get_wtime();
     const auto n = static_cast<std::int64_t>(order.size());
 #pragma omp parallel for schedule(static)
@@ -118,7 +119,7 @@ class SortedParticles {
   }
 
  private:
-  std::vector<KeyIndex> keys_, scratch_;
+  LargeVector<KeyIndex> keys_, scratch_;
 };
 
 // The bounding box of items' positions (parallel).

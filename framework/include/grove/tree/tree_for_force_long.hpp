@@ -56,7 +56,7 @@ namespace detail {
 template <class EPJ, class SPJ, class Moment>
 struct BuiltTree {
   std::vector<MortonKey> ep_keys, sp_keys;
-  std::vector<EPJ> epj;
+  LargeVector<EPJ> epj;
   std::vector<SPJ> spj;  // received superparticles, key order
   TreeShape shape;
   std::vector<Moment> moments;

@@ -176,7 +176,7 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
  private:
   struct Built {
     std::vector<MortonKey> ep_keys;
-    std::vector<EPJ> epj;
+    LargeVector<EPJ> epj;
     TreeShape shape;
     std::vector<CellBoxes> boxes;
   };
