@@ -44,7 +44,10 @@ template <class SPJ>  // grove::SPJMonopole or grove::SPJQuadrupole
 class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityEPJ, SPJ, GravityForce> {
  public:
   using SpjImage = grove::gpu::DeviceFormOf<SPJ>;  // DeviceMonopole or DeviceQuadrupole (floats)
-  static constexpr int kThreads = 128, kIPerThread = 1, kChunk = kThreads * kIPerThread;
+  // 64 threads per block, one i-particle each: groups hold a few hundred particles and a walk's
+  // last block is partly idle, so smaller blocks waste fewer threads (the kernel benchmark in
+  // samples/benchmarks/gpu compares 64, 128 and 256).
+  static constexpr int kThreads = 64, kIPerThread = 1, kChunk = kThreads * kIPerThread;
 
   // eps2: the squared softening length. device: -1 for the current device.
   explicit GravityMultiwalk(float eps2, int device = -1)

@@ -335,7 +335,7 @@ void benchEngineKernel(const Walks<SPJ>& g, const Options& o) {
     calls.step(*engine, g, 1, true);
     t.push_back(engine->stats().kernel_seconds);
   }
-  printLine("multiwalk_index_kernel", "engine_128x1", g, median(t), sampledError(g, calls.forces));
+  printLine("multiwalk_index_kernel", "engine_64x1", g, median(t), sampledError(g, calls.forces));
 }
 
 // Whole steps, host clock: packing, transfers and kernels overlapped as grove overlaps them.
