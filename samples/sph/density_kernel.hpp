@@ -9,21 +9,17 @@
 // h = r_search holds too few neighbours the particle is flagged (search_too_small) with an
 // estimate of the h it needs, and the caller repeats the pass with a larger r_search.
 // With h found, the kernel also gives the grad-h factor and div v, |curl v| (for the Balsara
-// switch).
+// switch). The per-neighbour terms and the h iteration's steps are sph_physics.hpp's, which the
+// GPU paths share.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "gas_particles.hpp"
+#include "sph_physics.hpp"
 #include "wendland_c2.hpp"
 
 namespace sph {
-
-struct DensityParameters {
-  double n_neighbours = 200;  // target (4 pi / 3) h^3 rho / m
-  double tolerance = 1e-9;    // relative, on the neighbour number
-  int max_iterations = 100;   // Newton steps fall back to bisection, so 100 is never reached in practice
-};
 
 namespace detail {
 
@@ -48,56 +44,37 @@ struct DensityScratch {
 };
 
 // S0 = sum m w(q) and S1 = sum m q w'(q) at support h: (4 pi/3) h^3 rho = 14 S0 and
-// d(S0)/dh = -S1 / h.
-struct ShapeSums {
-  double s0 = 0, s1 = 0;
-};
-
-inline ShapeSums shapeSums(const double* r2, const double* m, int n, double h) {
+// d(S0)/dh = -S1 / h. Written into sums.s0, sums.s1.
+inline void computeShapeSums(const double* r2, const double* m, int n, double h, DensitySums& sums) {
   const double inv_h2 = 1.0 / (h * h);
   double s0 = 0, s1 = 0;
 #pragma omp simd reduction(+ : s0, s1)
   for (int k = 0; k < n; ++k) {
-    const double q2 = r2[k] * inv_h2;
-    const double q = std::sqrt(q2);
-    const double a = std::max(1.0 - q, 0.0);
-    const double a3 = a * a * a;
-    s0 += m[k] * (a3 * a * (1.0 + 4.0 * q));
-    s1 += m[k] * (-20.0 * q2 * a3);
+    const ShapeTerms t = shapeTerms(r2[k], inv_h2);
+    s0 += m[k] * t.w;
+    s1 += m[k] * t.q_dw;
   }
-  return {s0, s1};
+  sums.s0 = s0, sums.s1 = s1;
 }
 
 struct SupportSolution {
   double h = 0;
-  ShapeSums sums;
+  DensitySums sums;  // s0, s1 at h
   bool search_too_small = false;
 };
 
-// Newton on g(h) = S0(h) - target (g rises with h), kept inside the bracket [lo, hi] by
-// bisection; hi starts at r_search, which is only trusted once g(r_search) >= 0 was seen.
 inline SupportSolution solveSupportRadius(const double* r2, const double* m, int n, double h_guess, double r_search,
                                           double target, const DensityParameters& p) {
-  double lo = 0.0, hi = r_search;
-  bool hi_bracketed = false;
-  double h = (h_guess > 0.0 && h_guess < r_search) ? h_guess : r_search;
-  ShapeSums sums;
-  for (int iteration = 0; iteration < p.max_iterations; ++iteration) {
-    sums = shapeSums(r2, m, n, h);
-    const double g = sums.s0 - target;
-    if (std::abs(g) <= p.tolerance * target) return {h, sums, false};
-    if (g < 0.0) {
-      if (h >= r_search) return {r_search * std::cbrt(target / sums.s0), sums, true};
-      lo = h;
-    } else {
-      hi = h, hi_bracketed = true;
-    }
-    const double slope = -sums.s1 / h;
-    double next = slope > 0.0 ? h - g / slope : -1.0;
-    if (!(next > lo && next < hi)) next = hi_bracketed ? 0.5 * (lo + hi) : r_search;
-    h = next;
+  SupportSearch search = SupportSearch::start(h_guess, r_search);
+  SupportSolution sol;
+  for (;;) {
+    computeShapeSums(r2, m, n, search.h, sol.sums);
+    const auto status = search.advance(sol.sums.s0, sol.sums.s1, target, p);
+    if (status == SupportSearch::kContinue) continue;
+    sol.h = search.h;
+    sol.search_too_small = status == SupportSearch::kSearchTooSmall;
+    return sol;
   }
-  return {h, shapeSums(r2, m, n, h), false};
 }
 
 }  // namespace detail
@@ -115,17 +92,10 @@ class DensityKernel {
  private:
   DensityResult densityOf(const DensityEPI& pi, int n_j, detail::DensityScratch& s) const {
     const int n = gatherWithin(pi.pos, pi.r_search, n_j, s);
-    const double target = p_.n_neighbours * pi.mass / wendland_c2::kNeighboursPerShape;
-    const auto sol = detail::solveSupportRadius(s.near_r2.data(), s.near_m.data(), n, pi.h, pi.r_search, target, p_);
-    DensityResult r;
-    r.h = sol.h;
-    r.search_too_small = sol.search_too_small;
-    if (sol.search_too_small) return r;
-    const double h3 = sol.h * sol.h * sol.h;
-    r.dens = wendland_c2::kNorm * sol.sums.s0 / h3;
-    r.grad_h = sol.sums.s1 < 0.0 ? -3.0 * sol.sums.s0 / sol.sums.s1 : 1.0;
-    addVelocityDerivatives(pi, n, sol.h, s, r);
-    return r;
+    auto sol = detail::solveSupportRadius(s.near_r2.data(), s.near_m.data(), n, pi.h, pi.r_search,
+                                          neighbourTarget(pi.mass, p_), p_);
+    if (!sol.search_too_small) addVelocityDerivatives(pi, n, sol.h, s, sol.sums);
+    return densityResultOf(sol.h, sol.search_too_small, sol.sums);
   }
 
   // Fills s.near* with the EPJs closer than r: the tree's list is a superset.
@@ -153,31 +123,46 @@ class DensityKernel {
 
   // rho div v = -sum m_j v_ij . grad_i W_ij,  rho curl v = sum m_j v_ij x grad_i W_ij.
   static void addVelocityDerivatives(const DensityEPI& pi, int n, double h, const detail::DensityScratch& s,
-                                     DensityResult& r) {
-    const double h2 = h * h, inv_h = 1.0 / h, norm5 = wendland_c2::kNorm / (h2 * h2 * h);
+                                     DensitySums& sums) {
+    const DensityIAtH i = densityIAtH(pi.pos.x, pi.pos.y, pi.pos.z, pi.vel.x, pi.vel.y, pi.vel.z, h);
     const int* near = s.near.data();
     double div = 0, cx = 0, cy = 0, cz = 0;
     int count = 0;
 #pragma omp simd reduction(+ : div, cx, cy, cz, count)
     for (int k = 0; k < n; ++k) {
       const int j = near[k];
-      const double q = std::sqrt(s.near_r2[k]) * inv_h;
-      const double a = std::max(1.0 - q, 0.0);
-      const double f = s.m[j] * norm5 * (-20.0 * a * a * a);
-      const double dx = pi.pos.x - s.x[j], dy = pi.pos.y - s.y[j], dz = pi.pos.z - s.z[j];
-      const double dvx = pi.vel.x - s.vx[j], dvy = pi.vel.y - s.vy[j], dvz = pi.vel.z - s.vz[j];
-      div += f * (dvx * dx + dvy * dy + dvz * dz);
-      cx += f * (dvy * dz - dvz * dy);
-      cy += f * (dvz * dx - dvx * dz);
-      cz += f * (dvx * dy - dvy * dx);
-      count += s.near_r2[k] < h2;
+      const double f = s.m[j] * i.norm5 * wendland_c2::slopeOverQ(std::sqrt(s.near_r2[k]) * i.inv_h);
+      const VelocityTerms v =
+          velocityTerms(f, i.x - s.x[j], i.y - s.y[j], i.z - s.z[j], i.vx - s.vx[j], i.vy - s.vy[j], i.vz - s.vz[j]);
+      div += v.div;
+      cx += v.curl_x;
+      cy += v.curl_y;
+      cz += v.curl_z;
+      count += s.near_r2[k] < i.h2;
     }
-    r.div_v = -div / r.dens;
-    r.curl_v = std::sqrt(cx * cx + cy * cy + cz * cz) / r.dens;
-    r.n_neighbours = count;
+    sums.div = div, sums.curl_x = cx, sums.curl_y = cy, sums.curl_z = cz;
+    sums.n_neighbours = count;
   }
 
   DensityParameters p_;
+};
+
+// The GPU engine path's density pass on the CPU: every particle's DensitySums at its current h,
+// neighbour by neighbour in list order with the engine functor's own function. The sample does
+// not use it; the tests run the engine path's host iteration (sph_solver.hpp,
+// computeDensityBySums) on it without a GPU.
+struct DensitySumsKernel {
+  void operator()(const DensityEPI* epi, int n_i, const DensityEPJ* epj, int n_j, DensitySums* out) const {
+    thread_local std::vector<DensityJImage> j_images;
+    j_images.resize(static_cast<std::size_t>(n_j));
+    for (int j = 0; j < n_j; ++j) j_images[j] = densityJImageOf(epj[j]);
+    for (int i = 0; i < n_i; ++i) {
+      const DensityIAtH pi = densityIAtHOf(epi[i]);
+      DensitySums s;
+      for (int j = 0; j < n_j; ++j) addDensityNeighbour(pi, j_images[j], s);
+      out[i] = s;
+    }
+  }
 };
 
 }  // namespace sph

@@ -4,6 +4,8 @@
 //   DensityEPI/EPJ   what the density (gather) pass reads of the particles
 //   HydroEP          what the hydro-force (symmetry) pass reads, as EPI and EPJ
 //   DensityResult, HydroResult   what the passes compute (the Force types)
+//   DensitySums      what the GPU engine's density pass computes instead (sums at the current h;
+//                    the host iterates h, see sph_solver.hpp and doc/sph.md)
 // h is the kernel's support radius throughout (W = 0 beyond h).
 #include <cstdint>
 
@@ -31,6 +33,29 @@ struct HydroResult {
   void clear() { *this = HydroResult{}; }
 };
 
+// One particle's sums over its neighbours at its current h (q = r / h):
+//   s0 = sum m_j w(q_j), s1 = sum m_j q_j w'(q_j)        the density and d(rho)/dh, and the h iteration
+//   div, curl_x/y/z = sums of m_j (1/r) dW/dr times (v_i - v_j) . (x_i - x_j), and x (x_i - x_j)
+// The density pass's result follows from them (densityResultOf in sph_physics.hpp).
+struct DensitySums {
+  double s0 = 0, s1 = 0;
+  double div = 0, curl_x = 0, curl_y = 0, curl_z = 0;
+  std::int32_t n_neighbours = 0;  // within h, itself included
+  void clear() { *this = DensitySums{}; }
+};
+
+// A GPU multiwalk's retrieve adds its results to the caller's Force with addForce (found here by
+// argument-dependent lookup; grove/gpu/multiwalk.hpp). Sums add; the signal velocity is a maximum.
+inline void addForce(DensitySums& into, const DensitySums& add) {
+  into.s0 += add.s0, into.s1 += add.s1, into.div += add.div;
+  into.curl_x += add.curl_x, into.curl_y += add.curl_y, into.curl_z += add.curl_z;
+  into.n_neighbours += add.n_neighbours;
+}
+inline void addForce(HydroResult& into, const HydroResult& add) {
+  into.acc += add.acc, into.du_dt += add.du_dt;
+  into.v_signal = into.v_signal > add.v_signal ? into.v_signal : add.v_signal;
+}
+
 struct GasParticle {
   std::int64_t id = 0;
   double mass = 0;
@@ -46,6 +71,7 @@ struct GasParticle {
   std::int32_t search_too_small = 0;
   Vec3d vel_half;  // leapfrog half-step values
   double u_half = 0;
+  DensitySums density_sums;  // GPU engine path only: the last sums pass's sums at h
 
   Vec3d getPos() const { return pos; }
   void setPos(const Vec3d& p) { pos = p; }
@@ -54,6 +80,7 @@ struct GasParticle {
     n_neighbours = r.n_neighbours, search_too_small = r.search_too_small;
   }
   void copyFromForce(const HydroResult& r) { acc = r.acc, du_dt = r.du_dt, v_signal = r.v_signal; }
+  void copyFromForce(const DensitySums& s) { density_sums = s; }
 };
 
 struct DensityEPI {

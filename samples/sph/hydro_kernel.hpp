@@ -9,19 +9,17 @@
 //   v_sig = c_i + c_j - 3 w_ij,  rho_ij = (rho_i + rho_j)/2,  gW_ij = (gW(h_i) + gW(h_j))/2.
 //
 // The pair term is antisymmetric in i and j, so the total momentum is conserved to rounding.
-// Everything is double precision: the kernels' float rounding would show in that sum.
+// Everything is double precision: the kernels' float rounding would show in that sum. The pair
+// terms are sph_physics.hpp's hydroPair, which the GPU paths share.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "gas_particles.hpp"
+#include "sph_physics.hpp"
 #include "wendland_c2.hpp"
 
 namespace sph {
-
-struct HydroParameters {
-  double alpha = 1.0;  // artificial viscosity strength
-};
 
 namespace detail {
 
@@ -61,29 +59,24 @@ class HydroKernel {
  private:
   HydroResult forceOn(const HydroEP& pi, int n_j, detail::HydroScratch& s) const {
     const int n = pairsOf(pi, n_j, s);
-    const double hi2 = pi.h * pi.h, inv_hi = 1.0 / pi.h, norm5_i = wendland_c2::kNorm * inv_hi / (hi2 * hi2);
+    const HydroSide i = hydroSideOf(pi);
     const double half_alpha = 0.5 * p_.alpha;
     const int* near = s.near.data();
     double ax = 0, ay = 0, az = 0, du = 0, v_signal = 0;
 #pragma omp simd reduction(+ : ax, ay, az, du) reduction(max : v_signal)
     for (int k = 0; k < n; ++k) {
       const int j = near[k];
-      const double dx = pi.pos.x - s.x[j], dy = pi.pos.y - s.y[j], dz = pi.pos.z - s.z[j];
-      const double r = std::sqrt(dx * dx + dy * dy + dz * dz);
-      const double gi = norm5_i * wendland_c2::slopeOverQ(r * inv_hi);
-      const double gj = s.norm5[j] * wendland_c2::slopeOverQ(r * s.inv_h[j]);
-      const double dvx = pi.vel.x - s.vx[j], dvy = pi.vel.y - s.vy[j], dvz = pi.vel.z - s.vz[j];
-      const double vr = dvx * dx + dvy * dy + dvz * dz;
-      const double w = std::min(vr, 0.0) / r;
-      const double vsig = pi.sound + s.sound[j] - 3.0 * w;
-      const double visc = -half_alpha * vsig * w * (pi.balsara + s.balsara[j]) / (pi.dens + s.dens[j]);
-      const double g_mean = 0.5 * (gi + gj);
-      const double coef = s.m[j] * (pi.pres_term * gi + s.pres_term[j] * gj + visc * g_mean);
-      ax -= coef * dx;
-      ay -= coef * dy;
-      az -= coef * dz;
-      du += s.m[j] * (pi.pres_term * gi + 0.5 * visc * g_mean) * vr;
-      v_signal = std::max(v_signal, vsig);
+      // Only the fields hydroPair reads of j (position and velocity enter as differences).
+      const HydroSide sj{0, 0, 0, 0, 0, 0, s.m[j], s.dens[j], s.sound[j], s.balsara[j], s.pres_term[j], 0,
+                         s.inv_h[j], s.norm5[j]};
+      const double dx = i.x - s.x[j], dy = i.y - s.y[j], dz = i.z - s.z[j];
+      const HydroPairTerms t = hydroPair(dx, dy, dz, dx * dx + dy * dy + dz * dz, i.vx - s.vx[j], i.vy - s.vy[j],
+                                         i.vz - s.vz[j], i, sj, half_alpha);
+      ax -= t.coef * dx;
+      ay -= t.coef * dy;
+      az -= t.coef * dz;
+      du += t.du;
+      v_signal = std::max(v_signal, t.v_signal);
     }
     HydroResult r;
     r.acc = {ax, ay, az};

@@ -5,9 +5,12 @@
 //   W(r, H) = 21 / (2 pi H^3) * (1 - q)^4 (1 + 4 q),   q = r / H < 1.
 //
 // Every function is branch-free (the support enters through max(1 - q, 0)) so the loops that
-// call them vectorise.
+// call them vectorise, and host and device code share them (SPH_HOST_DEVICE).
 #include <algorithm>
+#include <cmath>
 #include <numbers>
+
+#include "host_device.hpp"
 
 namespace sph::wendland_c2 {
 
@@ -18,23 +21,23 @@ inline constexpr double kNorm = 21.0 / (2.0 * std::numbers::pi);
 inline constexpr double kNeighboursPerShape = 4.0 * std::numbers::pi / 3.0 * kNorm;  // = 14
 
 // w(q) = (1 - q)^4 (1 + 4 q)
-inline double shape(double q) {
+SPH_HOST_DEVICE inline double shape(double q) {
   const double a = std::max(1.0 - q, 0.0);
   const double a2 = a * a;
   return a2 * a2 * (1.0 + 4.0 * q);
 }
 
 // w'(q) / q = -20 (1 - q)^3: regular at q = 0, so gradients need no division by r.
-inline double slopeOverQ(double q) {
+SPH_HOST_DEVICE inline double slopeOverQ(double q) {
   const double a = std::max(1.0 - q, 0.0);
   return -20.0 * a * a * a;
 }
 
-inline double value(double r, double h) { return kNorm / (h * h * h) * shape(r / h); }
+SPH_HOST_DEVICE inline double value(double r, double h) { return kNorm / (h * h * h) * shape(r / h); }
 
 // (1 / r) dW/dr = kNorm / H^5 * w'(q) / q: times the separation vector x_i - x_j it is the
 // gradient of W with respect to x_i.
-inline double gradientOverR(double r, double h) {
+SPH_HOST_DEVICE inline double gradientOverR(double r, double h) {
   const double h2 = h * h;
   return kNorm / (h2 * h2 * h) * slopeOverQ(r / h);
 }
