@@ -1,0 +1,238 @@
+// The SPH sample's density and hydro passes on the GPU (user_templates/cuda/sph_*: the
+// hand-written template and grove's engine) through grove's short-range trees and the sample's
+// own solver functions, against the CPU kernels through the same trees: template and engine equal
+// the CPU to rounding, the template's index and plain forms (and the engine's) are bitwise equal,
+// and passes on kept lists (REUSE_LIST) are bitwise equal to passes on new lists. Single process;
+// skips where no CUDA device is present.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <numbers>
+#include <string>
+
+#include "cuda/sph_multiwalk_gpu.h"
+#include "grove/gpu/device_gpu.h"
+#include "grove/tree/tree_for_force_short.hpp"
+#include "shock_tube.hpp"
+#include "sph_comparison.hpp"
+#include "sph_scenarios.hpp"
+
+namespace {
+
+using namespace sph;
+using namespace sph::testing;
+using DensityTree = grove::TreeForForceShort<DensityResult, DensityEPI, DensityEPJ>::Gather;
+using SumsTree = grove::TreeForForceShort<DensitySums, DensityEPI, DensityEPJ>::Gather;
+using HydroTree = grove::TreeForForceShort<HydroResult, HydroEP, HydroEP>::Symmetry;
+
+constexpr int kLeaf = 8, kGroup = 64;
+// Two tags (batch k dispatched before batch k - 1 is retrieved) and small batches, so that every
+// pass runs several batches in flight.
+const MultiwalkSettings kIndex{2, 64, true};
+
+struct Scene {
+  std::string name;
+  Gas gas;
+  grove::DomainInfo dinfo;
+  SolverParameters p;
+};
+
+// A 16^3 periodic lattice with random displacements, velocities (viscosity and the Balsara switch
+// at work) and energies, 64 neighbours, h guessed guess_factor times the lattice value: 1.3 makes
+// every particle take several Newton steps, 0.5 makes every search radius too small at first.
+Scene disorderedLattice(double guess_factor) {
+  LatticeSpec spec = disorderedSpec();
+  spec.n_side = 16;
+  spec.h = guess_factor * std::cbrt(3.0 * 64 / (4.0 * std::numbers::pi)) * spec.spacing();
+  Scene s{"disordered lattice, h guess x" + std::to_string(guess_factor).substr(0, 3), latticeGas(spec),
+          periodicCube(spec.side), {}};
+  distribute(s.gas, s.dinfo);
+  s.p = parametersFor(64, s.dinfo);
+  return s;
+}
+
+// The sample's problem at nx = 64 (18,432 particles, 200 neighbours): the density jump of 8 and
+// the two interfaces.
+Scene shockTube() {
+  const ShockTube tube(64);
+  Scene s{"shock tube nx 64", Gas{}, grove::DomainInfo{}, {}};
+  for (std::int64_t id = 0; id < tube.count(); ++id) s.gas.add(tube.particle(id, 200));
+  s.dinfo.setBoundaryCondition(grove::BoundaryCondition::PERIODIC_XYZ);
+  s.dinfo.setPosRootDomain({0.0, 0.0, 0.0}, tube.box);
+  distribute(s.gas, s.dinfo);
+  s.p = parametersFor(200, s.dinfo);
+  return s;
+}
+
+// Scene k of the three above.
+Scene scene(int k) { return k == 0 ? disorderedLattice(1.3) : k == 1 ? disorderedLattice(0.5) : shockTube(); }
+
+class SphGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (grove::gpu::deviceCount() == 0) GTEST_SKIP() << "no CUDA device";
+  }
+};
+
+// Density through the template (h iterated in the kernel) and the engine (sums on the device, h
+// iterated on the host between REUSE_LIST passes) against the CPU kernel.
+//
+// Bounds: both GPU paths take the CPU kernel's Newton-bisection steps (sph::SupportSearch) on
+// sums that differ from the CPU's by summation order and fused multiply-adds only, ~1e-15
+// relative; the median stays there (1e-13). Where a particle's last step lands within rounding
+// of the 1e-9 stopping tolerance, one path may take one more Newton step: h then moves by at most
+// ~tolerance/3 relative, which bounds the largest difference (1e-9). On the CPU the engine path's
+// host iteration agrees with the kernel to 1.6e-15 (tests/sph, sph_engine_path_test.cpp).
+TEST_F(SphGpu, DensityEqualsTheCpuKernel) {
+  for (int k = 0; k < 3; ++k) {
+    Scene s = scene(k);
+    Gas cpu = copyOf(s.gas), on_template = copyOf(s.gas), on_engine = copyOf(s.gas);
+    DensityTree cpu_tree(cpu.size(), 0.0, kLeaf, kGroup), template_tree(cpu.size(), 0.0, kLeaf, kGroup);
+    SumsTree sums_tree(cpu.size(), 0.0, kLeaf, kGroup);
+    const int cpu_passes = computeDensity(cpu_tree, cpu, s.dinfo, s.p);
+
+    auto gpu_template = user::cuda::makeSphDensityMultiwalk(densityParametersOf(s.p));
+    EXPECT_EQ(computeDensityMultiwalk(template_tree, *gpu_template, on_template, s.dinfo, s.p, kIndex), cpu_passes);
+    expectWithin("template vs CPU, " + s.name, densityDifferences(on_template, cpu), 1e-9, 1e-13);
+
+    auto engine = user::cuda::makeSphDensitySumsEngine();
+    int sum_passes = 0;
+    const int engine_passes = computeDensityBySums(
+        [&](grove::InteractionListMode mode) { multiwalkPass(sums_tree, *engine, on_engine, s.dinfo, kIndex, mode); },
+        on_engine, s.p, &sum_passes);
+    EXPECT_EQ(engine_passes, cpu_passes);
+    expectWithin("engine vs CPU, " + s.name, densityDifferences(on_engine, cpu), 1e-9, 1e-13);
+    std::printf("  [%s] %d gather pass(es); engine: %d sum passes, %lld batches, %lld on kept lists\n",
+                s.name.c_str(), cpu_passes, sum_passes, static_cast<long long>(engine->stats().batches),
+                static_cast<long long>(engine->stats().lists_reused));
+    EXPECT_GT(sum_passes, engine_passes) << "h moves, so each gather pass takes several sum passes";
+    EXPECT_GT(engine->stats().lists_reused, 0) << "the sum passes after the first run on the kept lists";
+  }
+}
+
+// Hydro on the CPU kernels' density results. Bounds: each particle's result is a sum of up to a
+// few hundred pair terms, each computed by the CPU's own function; the GPU adds them one after
+// another where the CPU adds them in vector lanes, and fuses multiply-adds. Relative to the
+// largest |a| (or |du/dt|) of the scene, where near-cancelling sums are measured, that is
+// ~1e-15 per term: 1e-11 for the largest difference, 1e-13 for the median; v_signal is a maximum
+// of pair terms, 1e-12.
+TEST_F(SphGpu, HydroEqualsTheCpuKernel) {
+  for (int k : {0, 2}) {
+    Scene s = scene(k);
+    DensityTree density_tree(s.gas.size(), 0.0, kLeaf, kGroup);
+    computeDensity(density_tree, s.gas, s.dinfo, s.p);
+    Gas cpu = copyOf(s.gas), on_template = copyOf(s.gas), on_engine = copyOf(s.gas);
+    HydroTree cpu_tree(cpu.size(), 0.0, kLeaf, kGroup), template_tree(cpu.size(), 0.0, kLeaf, kGroup),
+        engine_tree(cpu.size(), 0.0, kLeaf, kGroup);
+    computeHydroForces(cpu_tree, cpu, s.dinfo, s.p);
+
+    auto gpu_template = user::cuda::makeSphHydroMultiwalk({s.p.alpha});
+    computeHydroForcesMultiwalk(template_tree, *gpu_template, on_template, s.dinfo, kIndex);
+    const HydroDifferences t = hydroDifferences(on_template, cpu);
+    expectWithin("template vs CPU, " + s.name, t, 1e-11, 1e-13);
+    EXPECT_LE(t.v_signal.max, 1e-12);
+
+    auto engine = user::cuda::makeSphHydroEngine({s.p.alpha});
+    computeHydroForcesMultiwalk(engine_tree, *engine, on_engine, s.dinfo, kIndex);
+    const HydroDifferences e = hydroDifferences(on_engine, cpu);
+    expectWithin("engine vs CPU, " + s.name, e, 1e-11, 1e-13);
+    EXPECT_LE(e.v_signal.max, 1e-12);
+  }
+}
+
+// The index form reads the same j-images through index lists that the plain form packs per walk;
+// the batching (tags, walks per batch) does not enter a particle's result.
+TEST_F(SphGpu, IndexAndPlainFormsAreBitwiseEqual) {
+  Scene s = disorderedLattice(1.3);
+  const MultiwalkSettings plain{1, 50, false}, index{3, 64, true};
+  {
+    Gas a = copyOf(s.gas), b = copyOf(s.gas);
+    DensityTree tree_a(a.size(), 0.0, kLeaf, kGroup), tree_b(b.size(), 0.0, kLeaf, kGroup);
+    auto gpu = user::cuda::makeSphDensityMultiwalk(densityParametersOf(s.p));
+    computeDensityMultiwalk(tree_a, *gpu, a, s.dinfo, s.p, index);
+    computeDensityMultiwalk(tree_b, *gpu, b, s.dinfo, s.p, plain);
+    EXPECT_EQ(densityBitDifferences(a, b), 0) << "template density";
+  }
+  {
+    Gas a = copyOf(s.gas), b = copyOf(s.gas);
+    SumsTree tree_a(a.size(), 0.0, kLeaf, kGroup), tree_b(b.size(), 0.0, kLeaf, kGroup);
+    auto engine_a = user::cuda::makeSphDensitySumsEngine(), engine_b = user::cuda::makeSphDensitySumsEngine();
+    computeDensityBySums([&](grove::InteractionListMode m) { multiwalkPass(tree_a, *engine_a, a, s.dinfo, index, m); },
+                         a, s.p);
+    computeDensityBySums([&](grove::InteractionListMode m) { multiwalkPass(tree_b, *engine_b, b, s.dinfo, plain, m); },
+                         b, s.p);
+    EXPECT_EQ(densityBitDifferences(a, b), 0) << "engine density";
+  }
+  DensityTree density_tree(s.gas.size(), 0.0, kLeaf, kGroup);
+  computeDensity(density_tree, s.gas, s.dinfo, s.p);
+  for (const bool use_engine : {false, true}) {
+    Gas a = copyOf(s.gas), b = copyOf(s.gas);
+    HydroTree tree_a(a.size(), 0.0, kLeaf, kGroup), tree_b(b.size(), 0.0, kLeaf, kGroup);
+    auto gpu = use_engine ? user::cuda::makeSphHydroEngine({s.p.alpha}) : user::cuda::makeSphHydroMultiwalk({s.p.alpha});
+    computeHydroForcesMultiwalk(tree_a, *gpu, a, s.dinfo, index);
+    computeHydroForcesMultiwalk(tree_b, *gpu, b, s.dinfo, plain);
+    EXPECT_EQ(hydroBitDifferences(a, b), 0) << (use_engine ? "engine hydro" : "template hydro");
+  }
+}
+
+// On unchanged positions, a REUSE_LIST pass (lists kept by the tree and on the device, only the
+// i-particles resent) gives what a MAKE_LIST pass on fresh objects gives, bit for bit.
+TEST_F(SphGpu, ReusedListsGiveTheResultsOfNewLists) {
+  Scene s = disorderedLattice(1.3);
+  DensityTree density_tree(s.gas.size(), 0.0, kLeaf, kGroup);
+  computeDensity(density_tree, s.gas, s.dinfo, s.p);
+  for (const bool use_engine : {false, true}) {
+    const char* what = use_engine ? "engine hydro" : "template hydro";
+    auto make = [&] {
+      return use_engine ? user::cuda::makeSphHydroEngine({s.p.alpha}) : user::cuda::makeSphHydroMultiwalk({s.p.alpha});
+    };
+    Gas fresh = copyOf(s.gas), reused = copyOf(s.gas);
+    HydroTree fresh_tree(fresh.size(), 0.0, kLeaf, kGroup), reuse_tree(reused.size(), 0.0, kLeaf, kGroup);
+    auto gpu_fresh = make(), gpu_reuse = make();
+    multiwalkPass(fresh_tree, *gpu_fresh, fresh, s.dinfo, kIndex, grove::MAKE_LIST);
+    multiwalkPass(reuse_tree, *gpu_reuse, reused, s.dinfo, kIndex, grove::MAKE_LIST_FOR_REUSE);
+    for (auto& g : reused) g.acc = {}, g.du_dt = 0.0, g.v_signal = 0.0;  // the reuse pass must write them again
+    const auto batches = gpu_reuse->stats().batches;
+    multiwalkPass(reuse_tree, *gpu_reuse, reused, s.dinfo, kIndex, grove::REUSE_LIST);
+    EXPECT_EQ(gpu_reuse->stats().lists_reused, gpu_reuse->stats().batches - batches) << what;
+    EXPECT_GT(gpu_reuse->stats().lists_reused, 0) << what;
+    EXPECT_EQ(hydroBitDifferences(fresh, reused), 0) << what;
+  }
+  {
+    Gas fresh = copyOf(s.gas), reused = copyOf(s.gas);
+    DensityTree fresh_tree(fresh.size(), 0.0, kLeaf, kGroup), reuse_tree(reused.size(), 0.0, kLeaf, kGroup);
+    for (auto* gas : {&fresh, &reused})
+      for (auto& g : *gas) g.r_search = s.p.search_factor * g.h;
+    auto gpu_fresh = user::cuda::makeSphDensityMultiwalk(densityParametersOf(s.p));
+    auto gpu_reuse = user::cuda::makeSphDensityMultiwalk(densityParametersOf(s.p));
+    multiwalkPass(fresh_tree, *gpu_fresh, fresh, s.dinfo, kIndex, grove::MAKE_LIST);
+    multiwalkPass(reuse_tree, *gpu_reuse, reused, s.dinfo, kIndex, grove::MAKE_LIST_FOR_REUSE);
+    for (auto& g : reused) g.dens = 0.0, g.n_neighbours = 0;
+    for (std::size_t i = 0; i < reused.size(); ++i) reused[i].h = s.gas[i].h;  // the same guesses again
+    multiwalkPass(reuse_tree, *gpu_reuse, reused, s.dinfo, kIndex, grove::REUSE_LIST);
+    EXPECT_GT(gpu_reuse->stats().lists_reused, 0) << "template density";
+    EXPECT_EQ(densityBitDifferences(fresh, reused), 0) << "template density";
+  }
+  {
+    // The engine path's sum passes: kept lists (REUSE_LIST after the first) against new lists
+    // for every pass.
+    Gas kept = copyOf(s.gas), rebuilt = copyOf(s.gas);
+    SumsTree kept_tree(kept.size(), 0.0, kLeaf, kGroup), rebuilt_tree(rebuilt.size(), 0.0, kLeaf, kGroup);
+    auto engine_kept = user::cuda::makeSphDensitySumsEngine(), engine_rebuilt = user::cuda::makeSphDensitySumsEngine();
+    computeDensityBySums(
+        [&](grove::InteractionListMode m) { multiwalkPass(kept_tree, *engine_kept, kept, s.dinfo, kIndex, m); }, kept,
+        s.p);
+    computeDensityBySums(
+        [&](grove::InteractionListMode) {
+          multiwalkPass(rebuilt_tree, *engine_rebuilt, rebuilt, s.dinfo, kIndex, grove::MAKE_LIST);
+        },
+        rebuilt, s.p);
+    EXPECT_GT(engine_kept->stats().lists_reused, 0);
+    EXPECT_EQ(engine_rebuilt->stats().lists_reused, 0);
+    EXPECT_EQ(densityBitDifferences(kept, rebuilt), 0) << "engine density";
+  }
+}
+
+}  // namespace
