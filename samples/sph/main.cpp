@@ -4,6 +4,8 @@
 // tree), kick-drift-kick leapfrog with a global CFL step. At the end the particles are binned in
 // x, the profiles written with the exact Riemann solution, and the L1 errors in the window
 // 0.25 <= x < 0.75 printed. Plot with tools/plot_sod.py. See doc/sph.md.
+// --gpu template|engine runs the density and hydro passes on a GPU through the trees' multiwalk
+// calls: the hand-written CUDA template or grove's engine (user_templates/cuda/sph_*).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -16,6 +18,10 @@
 #include "grove/tree/tree_for_force_short.hpp"
 #include "shock_tube.hpp"
 #include "sph_solver.hpp"
+#if GROVE_SPH_GPU
+#include "cuda/sph_multiwalk_gpu.h"
+#include "grove/gpu/device_gpu.h"
+#endif
 
 namespace {
 
@@ -35,11 +41,103 @@ struct Options {
   int max_steps = 0;  // 0: run to t_end
   std::string method = "multisection";
   std::string output_dir = "sph_out";
+  std::string gpu = "none";  // none (CPU kernels), template (user_templates/cuda), engine (grove/gpu)
+  std::string gpu_form = "index";
+  int n_walk = 256;
+  int tag_max = 4;
 };
 
 using DensityTree = grove::TreeForForceShort<sph::DensityResult, sph::DensityEPI, sph::DensityEPJ>::Gather;
 using HydroTree = grove::TreeForForceShort<sph::HydroResult, sph::HydroEP, sph::HydroEP>::Symmetry;
+using SumsTree = grove::TreeForForceShort<sph::DensitySums, sph::DensityEPI, sph::DensityEPJ>::Gather;
 using Gas = grove::ParticleSystem<sph::GasParticle>;
+
+// The density and hydro passes on the path --gpu chose: the CPU kernels, the hand-written CUDA
+// template, or grove's GPU engine (whose density pass sums at the current h on the device and
+// iterates h on the host, through a gather tree of DensitySums: sph_solver.hpp).
+class ForcePasses {
+ public:
+  ForcePasses(const Options& opt, const sph::SolverParameters& p, std::size_t n_hint, int rank)
+      : gpu_(opt.gpu),
+        settings_{opt.tag_max, opt.n_walk, opt.gpu_form == "index"},
+        density_tree_(n_hint, 0.0, opt.n_leaf, opt.n_group),
+        hydro_tree_(n_hint, 0.0, opt.n_leaf, opt.n_group) {
+    if (gpu_ == "none") return;
+#if GROVE_SPH_GPU
+    grove::gpu::selectDeviceForRank(rank);
+    if (gpu_ == "template") {
+      density_template_ = user::cuda::makeSphDensityMultiwalk(sph::densityParametersOf(p));
+      hydro_gpu_ = user::cuda::makeSphHydroMultiwalk({p.alpha});
+    } else {
+      sums_tree_.initialize(n_hint, 0.0, opt.n_leaf, opt.n_group);
+      density_engine_ = user::cuda::makeSphDensitySumsEngine();
+      hydro_gpu_ = user::cuda::makeSphHydroEngine({p.alpha});
+    }
+#else
+    static_cast<void>(p), static_cast<void>(rank);
+    throw grove::Error("sph", fmt::format("--gpu {} needs a build with CUDA (GROVE_CUDA=ON and nvcc found)", gpu_));
+#endif
+  }
+
+  std::string describe() const {
+    if (gpu_ == "none") return "the CPU";
+    return fmt::format("the GPU ({}, {} form, {} walks a batch, {} tags)", gpu_,
+                       settings_.index_form ? "index" : "plain", settings_.n_walk, settings_.tag_max);
+  }
+
+  // Returns the gather passes (sum passes of the engine path are counted in sumPasses()).
+  int density(Gas& gas, const grove::DomainInfo& dinfo, const sph::SolverParameters& p) {
+#if GROVE_SPH_GPU
+    if (density_template_)
+      return sph::computeDensityMultiwalk(density_tree_, *density_template_, gas, dinfo, p, settings_);
+    if (density_engine_)
+      return sph::computeDensityBySums(
+          [&](grove::InteractionListMode mode) {
+            sph::multiwalkPass(sums_tree_, *density_engine_, gas, dinfo, settings_, mode);
+          },
+          gas, p, &sum_passes_);
+#endif
+    return sph::computeDensity(density_tree_, gas, dinfo, p);
+  }
+
+  void hydro(Gas& gas, const grove::DomainInfo& dinfo, const sph::SolverParameters& p) {
+#if GROVE_SPH_GPU
+    if (hydro_gpu_) return sph::computeHydroForcesMultiwalk(hydro_tree_, *hydro_gpu_, gas, dinfo, settings_);
+#endif
+    sph::computeHydroForces(hydro_tree_, gas, dinfo, p);
+  }
+
+  int sumPasses() const { return sum_passes_; }
+  const grove::TreeProfile& densityProfile() const {
+    return gpu_ == "engine" ? sums_tree_.profile() : density_tree_.profile();
+  }
+  const grove::TreeProfile& hydroProfile() const { return hydro_tree_.profile(); }
+
+  // Device time of the GPU kernels so far (CUDA events), density and hydro; zeros on the CPU.
+  std::array<double, 2> kernelSeconds() const {
+#if GROVE_SPH_GPU
+    const double density = density_template_  ? density_template_->stats().kernel_seconds
+                           : density_engine_ ? density_engine_->stats().kernel_seconds
+                                             : 0.0;
+    return {density, hydro_gpu_ ? hydro_gpu_->stats().kernel_seconds : 0.0};
+#else
+    return {0.0, 0.0};
+#endif
+  }
+
+ private:
+  std::string gpu_;
+  sph::MultiwalkSettings settings_;
+  DensityTree density_tree_;
+  SumsTree sums_tree_;
+  HydroTree hydro_tree_;
+  int sum_passes_ = 0;
+#if GROVE_SPH_GPU
+  std::unique_ptr<user::cuda::SphDensityMultiwalk> density_template_;
+  std::unique_ptr<user::cuda::SphDensitySumsMultiwalk> density_engine_;
+  std::unique_ptr<user::cuda::SphHydroMultiwalk> hydro_gpu_;
+#endif
+};
 
 class Stopwatch {
  public:
@@ -115,15 +213,14 @@ int run(const grove::Runtime& runtime, const Options& opt) {
   sph::SolverParameters p;
   p.gamma = tube.gamma, p.n_neighbours = opt.n_neighbours, p.search_factor = opt.search_factor;
   p.alpha = opt.alpha, p.cfl = opt.cfl, p.max_search_radius = sph::maxSearchRadius(dinfo);
+  ForcePasses passes(opt, p, gas.size(), runtime.rank());
   grove::log("grove sph: Sod shock tube, N = {} ({} + {} on lattices of spacing {:.5f} and {:.5f}), {} neighbours, "
-             "t_end = {}, {} ranks x {} threads",
+             "t_end = {}, {} ranks x {} threads, density and hydro on {}",
              tube.count(), tube.countLeft(), tube.countRight(), tube.spacingLeft(), 2 * tube.spacingLeft(),
-             opt.n_neighbours, opt.t_end, runtime.rankCount(), runtime.threadCount());
+             opt.n_neighbours, opt.t_end, runtime.rankCount(), runtime.threadCount(), passes.describe());
 
-  DensityTree density_tree(gas.size(), 0.0, opt.n_leaf, opt.n_group);
-  HydroTree hydro_tree(gas.size(), 0.0, opt.n_leaf, opt.n_group);
-  const int initial_passes = sph::computeDensity(density_tree, gas, dinfo, p);
-  sph::computeHydroForces(hydro_tree, gas, dinfo, p);
+  const int initial_passes = passes.density(gas, dinfo, p);
+  passes.hydro(gas, dinfo, p);
   double dt = sph::globalTimeStep(gas, p);
   grove::log("initial density: {} gather pass{}; first dt = {:.3e}", initial_passes, initial_passes == 1 ? "" : "es", dt);
   const Conserved c0 = conservedOf(gas);
@@ -143,9 +240,11 @@ int run(const grove::Runtime& runtime, const Options& opt) {
     if (step % opt.decompose_every == 0) dinfo.decomposeDomainAll(gas);
     gas.exchangeParticle(dinfo);
     st.domain() += watch.lap();
-    const int passes = sph::computeDensity(density_tree, gas, dinfo, p);
+    const int sum_passes_before = passes.sumPasses();
+    const int gather_passes = passes.density(gas, dinfo, p);
+    const int sum_passes = passes.sumPasses() - sum_passes_before;
     st.density() += watch.lap();
-    sph::computeHydroForces(hydro_tree, gas, dinfo, p);
+    passes.hydro(gas, dinfo, p);
     st.hydro() += watch.lap();
     sph::finalKick(gas, dt_step);
     time += dt_step;
@@ -154,10 +253,11 @@ int run(const grove::Runtime& runtime, const Options& opt) {
     gas.comm().allreduceMax(std::span<double>(st.s));
     sum.add(st);
     step_seconds.push_back(st.total());
-    grove::log("step {:4d}  t = {:.5f}  dt = {:.3e}  step {:.4f} s  density {:.4f} s ({} pass{})  hydro {:.4f} s  "
+    grove::log("step {:4d}  t = {:.5f}  dt = {:.3e}  step {:.4f} s  density {:.4f} s ({} pass{}{})  hydro {:.4f} s  "
                "integration {:.4f} s  domain {:.4f} s",
-               step, time, dt_step, st.total(), st.density(), passes, passes == 1 ? "" : "es", st.hydro(),
-               st.integration(), st.domain());
+               step, time, dt_step, st.total(), st.density(), gather_passes, gather_passes == 1 ? "" : "es",
+               sum_passes > 0 ? fmt::format(", {} sum passes", sum_passes) : "", st.hydro(), st.integration(),
+               st.domain());
   }
 
   const Conserved c1 = conservedOf(gas);
@@ -184,16 +284,20 @@ int run(const grove::Runtime& runtime, const Options& opt) {
              "profiles in {}",
              sum.total() / steps, median, sum.density() / steps, sum.hydro() / steps, sum.integration() / steps,
              sum.domain() / steps, (out / "profiles.csv").string());
-  grove::log("{{\"sample\":\"sph\",\"n\":{},\"nx\":{},\"n_neighbours\":{},\"ranks\":{},\"threads\":{},\"steps\":{},"
+  const auto kernel_seconds = passes.kernelSeconds();
+  if (opt.gpu != "none")
+    grove::log("GPU kernels (device time, rank 0): density {:.4f} s  hydro {:.4f} s per step; {} sum passes in all",
+               kernel_seconds[0] / steps, kernel_seconds[1] / steps, passes.sumPasses());
+  grove::log("{{\"sample\":\"sph\",\"gpu\":\"{}\",\"gpu_form\":\"{}\",\"n\":{},\"nx\":{},\"n_neighbours\":{},\"ranks\":{},\"threads\":{},\"steps\":{},"
              "\"s_per_step\":{:.5f},\"median_s_per_step\":{:.5f},\"density\":{:.5f},\"hydro\":{:.5f},\"integration\":{:.5f},\"domain\":{:.5f},"
              "\"l1_density\":{:.6f},\"l1_velocity\":{:.6f},\"l1_pressure\":{:.6f},\"l1_particle_density\":{:.6f},"
              "\"l1_particle_velocity\":{:.6f},\"l1_particle_pressure\":{:.6f}}}",
-             tube.count(), opt.nx, opt.n_neighbours, runtime.rankCount(), runtime.threadCount(), step,
-             sum.total() / steps, median, sum.density() / steps, sum.hydro() / steps, sum.integration() / steps,
+             opt.gpu, opt.gpu == "none" ? "-" : opt.gpu_form, tube.count(), opt.nx, opt.n_neighbours,
+             runtime.rankCount(), runtime.threadCount(), step, sum.total() / steps, median, sum.density() / steps, sum.hydro() / steps, sum.integration() / steps,
              sum.domain() / steps, l1.density, l1.velocity, l1.pressure, l1_particles.density, l1_particles.velocity,
              l1_particles.pressure);
-  grove::log("density tree, last pass: {}", density_tree.profile().json());
-  grove::log("hydro tree, last pass: {}", hydro_tree.profile().json());
+  grove::log("density tree, last pass: {}", passes.densityProfile().json());
+  grove::log("hydro tree, last pass: {}", passes.hydroProfile().json());
   return 0;
 }
 
@@ -219,6 +323,11 @@ int main(int argc, char** argv) {
   app.add_option("--max-steps", opt.max_steps, "stop after this many steps (0: run to t_end)");
   app.add_option("--method", opt.method, "domain decomposition")->check(CLI::IsMember({"multisection", "orb"}));
   app.add_option("-o,--output-dir", opt.output_dir, "directory for profiles.csv");
+  app.add_option("--gpu", opt.gpu, "density and hydro passes on the GPU: the hand-written template or grove's engine")
+      ->check(CLI::IsMember({"none", "template", "engine"}));
+  app.add_option("--gpu-form", opt.gpu_form, "multiwalk form")->check(CLI::IsMember({"plain", "index"}));
+  app.add_option("--n-walk", opt.n_walk, "walks (groups) per multiwalk batch")->check(CLI::PositiveNumber);
+  app.add_option("--tag-max", opt.tag_max, "multiwalk tags (batches in flight)")->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
   return run(runtime, opt);
 }
