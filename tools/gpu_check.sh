@@ -2,6 +2,8 @@
 # The GPU check, for a machine with an NVIDIA GPU (written for an H100/H200: sm_90, CUDA 13 in
 # /usr/local/cuda, no package installs): configures grove with CUDA into its own build folder,
 # builds the GPU tests and benchmarks, runs them, and prints a short table at the end.
+# Also the SPH sample's GPU passes: grove_gpu_sph_tests, and samples/sph with --gpu none,
+# template and engine (the sample needs CLI11: carry .deps, found through CMAKE_PREFIX_PATH).
 #
 #   bash tools/gpu_check.sh            from the repository root
 #
@@ -10,6 +12,7 @@
 #   GROVE_GPU_BUILD_DIR   build folder (default build-gpu-check)
 #   GROVE_GPU_JOBS        parallel build jobs (default 16)
 #   GROVE_GPU_BENCH_ARGS  extra arguments for multiwalk_benchmark (e.g. --quick)
+#   GROVE_SPH_ARGS        arguments for the samples/sph runs (default --nx 128 --max-steps 10)
 # Exit status: 0 when everything built and no test failed.
 set -uo pipefail
 
@@ -46,6 +49,12 @@ START=$SECONDS
 } > "$LOGS/machine.txt"
 cat "$LOGS/machine.txt"
 
+# ---- SPH: CLI11 for samples/sph --------------------------------------------------------------------
+# The GPU machine has no CLI11; its headers and CMake files may come along in .deps (git-excluded).
+if [[ -d $ROOT/.deps ]]; then
+  export CMAKE_PREFIX_PATH=$ROOT/.deps${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
+fi
+
 # ---- configure ------------------------------------------------------------------------------------
 GENERATOR=()
 if [[ ! -f $BUILD/CMakeCache.txt ]] && command -v ninja > /dev/null; then
@@ -67,6 +76,11 @@ fi
 
 # ---- build ----------------------------------------------------------------------------------------
 TARGETS=(grove_gpu_tests grove_gpu_tree_tests multiwalk_benchmark gravity_table2)
+SUITES=(grove_gpu_tests grove_gpu_tree_tests)
+# SPH: the GPU suite, and the sample where CLI11 was found (samples/sph is configured only then).
+TARGETS+=(grove_gpu_sph_tests)
+SUITES+=(grove_gpu_sph_tests)
+[[ -d $BUILD/samples/sph ]] && TARGETS+=(sph)
 step "build ${TARGETS[*]} with -j$JOBS"
 build_ok=1
 if ! cmake --build "$BUILD" -j "$JOBS" --target "${TARGETS[@]}" > "$LOGS/build.log" 2>&1; then
@@ -116,7 +130,7 @@ fi
 
 # ---- tests ----------------------------------------------------------------------------------------
 declare -A passed failed skipped ran
-for t in grove_gpu_tests grove_gpu_tree_tests; do
+for t in "${SUITES[@]}"; do
   exe=$BUILD/tests/gpu/$t
   passed[$t]=-; failed[$t]=-; skipped[$t]=-; ran[$t]=no
   if [[ ! -x $exe ]]; then
@@ -141,6 +155,27 @@ for t in grove_gpu_tests grove_gpu_tree_tests; do
   fi
   grep -E "^  \[|^  engine vs" "$LOGS/$t.log" | head -40
 done
+
+# ---- samples/sph --gpu ----------------------------------------------------------------------------
+# The Sod shock tube for a few steps with the density and hydro passes on the CPU, the
+# hand-written CUDA template and grove's engine: seconds per step, and the results against the
+# CPU run (L1 errors; profiles.csv, 10 digits).
+SPH_ARGS=${GROVE_SPH_ARGS:---nx 128 --max-steps 10}
+SPH_PATHS=(none template engine)
+sph_exe=$BUILD/samples/sph/sph
+if [[ -x $sph_exe ]]; then
+  for path in "${SPH_PATHS[@]}"; do
+    step "run samples/sph $SPH_ARGS --gpu $path"
+    # shellcheck disable=SC2086
+    if ! timeout 300 "$sph_exe" $SPH_ARGS --gpu "$path" -o "$LOGS/sph_$path" > "$LOGS/sph_$path.log" 2>&1; then
+      step "samples/sph --gpu $path failed or timed out"
+      tail -5 "$LOGS/sph_$path.log"
+      status=1
+    fi
+  done
+else
+  step "samples/sph was not built (CLI11 not found: carry .deps)"
+fi
 
 # ---- benchmarks -----------------------------------------------------------------------------------
 bench=$BUILD/samples/benchmarks/gpu/multiwalk_benchmark
@@ -178,7 +213,7 @@ fi
   echo
   echo "==== grove GPU check ($(grep -m1 '^gpu:' "$LOGS/machine.txt" | cut -d, -f1 | sed 's/^gpu: //'), $((SECONDS - START)) s) ===="
   echo "build      : $([[ $build_ok == 1 ]] && echo ok || echo FAILED), $warnings compiler warnings, $kernels kernels compiled, $spilling of them spill registers (ptxas.txt)"
-  for t in grove_gpu_tests grove_gpu_tree_tests; do
+  for t in "${SUITES[@]}"; do
     printf "%-20s : passed %s, failed %s, skipped %s\n" "$t" "${passed[$t]}" "${failed[$t]}" "${skipped[$t]}"
   done
   echo "benchmark (median of repeats; interactions/s):"
@@ -211,6 +246,49 @@ PY
     sed -n '/^Table 2/,$p' "$LOGS/table2.log" | grep -v '^{' | sed 's/^/  /'
     grep -E '^\{"summary"' "$LOGS/table2.log" | sed 's/^/  /'
     grep -E 'median relative error' "$LOGS/table2.log" | sed 's/^/  /'
+  fi
+  if [[ -x $sph_exe ]]; then
+    echo "samples/sph $SPH_ARGS (s/step; L1 binned rho v P | per particle rho v P; profiles vs --gpu none):"
+    if command -v python3 > /dev/null; then
+      python3 - "$LOGS" "${SPH_PATHS[@]}" << 'PY'
+import csv, json, os, sys
+logs, paths = sys.argv[1], sys.argv[2:]
+def run(path):
+    line = None
+    try:
+        for l in open(os.path.join(logs, "sph_%s.log" % path), errors="replace"):
+            if l.startswith('{"sample":"sph"'):
+                line = l
+    except OSError:
+        pass
+    return json.loads(line) if line else None
+def profile(path):
+    try:
+        with open(os.path.join(logs, "sph_" + path, "profiles.csv")) as f:
+            return [r for r in csv.reader(f) if r and not r[0].startswith("#") and r[0] != "x"]
+    except OSError:
+        return None
+cpu = profile("none")
+for path in paths:
+    r = run(path)
+    if r is None:
+        print("  --gpu %-9s no result" % path); continue
+    l1 = " ".join("%.6f" % r[k] for k in ("l1_density", "l1_velocity", "l1_pressure"))
+    l1p = " ".join("%.6f" % r[k] for k in ("l1_particle_density", "l1_particle_velocity", "l1_particle_pressure"))
+    diff = "-"
+    p = profile(path)
+    if path != "none" and p and cpu and len(p) == len(cpu):
+        worst = 0.0
+        for k in (1, 2, 3):  # density, velocity_x, pressure: differences over the column's largest value
+            scale = max(abs(float(b[k])) for b in cpu) or 1.0
+            worst = max([worst] + [abs(float(a[k]) - float(b[k])) / scale for a, b in zip(p, cpu)])
+        diff = "max diff %.1e" % worst
+    print("  --gpu %-9s %.4f s/step (density %.4f, hydro %.4f)  L1 %s | %s  %s" % (
+        path, r["s_per_step"], r["density"], r["hydro"], l1, l1p, diff))
+PY
+    else
+      grep -h '^{"sample":"sph"' "$LOGS"/sph_*.log | sed 's/^/  /'
+    fi
   fi
   echo "logs       : $LOGS"
   echo "result     : $([[ $status == 0 ]] && echo PASS || echo FAIL)"
