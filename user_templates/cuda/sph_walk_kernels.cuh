@@ -6,9 +6,9 @@
 // of 1e-9 by Newton steps whose stopping test compares sums of ~200 terms; float sums (1e-7)
 // would make that test meaningless and give a different iteration than the CPU's. The hydro
 // force is a sum of antisymmetric pair terms whose cancellation conserves momentum to rounding;
-// in float the GPU run would conserve it 1e9 times worse than the CPU run. On an H100 fp64 runs
-// at half the fp32 rate, and an SPH pair costs ~50 flops against ~100 bytes of neighbour data,
-// so the kernels are not far from bound by memory traffic either way. In double the GPU results
+// in float the GPU run would conserve it 1e9 times worse than the CPU run. An H100 computes fp64
+// at half its fp32 rate: at most a factor 2 in these kernels, which are one part of a step next
+// to the host's tree work. In double the GPU results
 // equal the CPU kernels' to ~1e-15 (summation order and fused multiply-adds), the h iteration
 // takes the CPU's steps, and the physics is the CPU's own source: every formula below is a
 // function of samples/sph/sph_physics.hpp, compiled for the device.
