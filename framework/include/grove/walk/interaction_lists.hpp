@@ -4,10 +4,10 @@
 // as FDPS's index-form dispatch takes them.
 //
 // Lists are built a range of groups at a time (the multiwalk driver builds batch k + 1's while
-// the accelerator computes batch k), in chunks of consecutive groups that threads take
-// dynamically (lists differ in length). Each group's indices stay in its chunk's memory: nothing
-// is joined into one array afterwards (at 4 M particles that copy alone moved over 100 MB), and
-// the chunks are kept between steps so that their memory is reused instead of faulted in anew.
+// the accelerator computes batch k), each thread appending the groups it takes to a chunk of its
+// own. Each group's indices stay in that chunk's memory: nothing is joined into one array
+// afterwards (at 4 M particles that copy alone moved over 100 MB), and the chunks are kept between
+// steps so that their memory is reused instead of faulted in anew.
 #include <omp.h>
 
 #include <algorithm>
@@ -27,20 +27,23 @@ class InteractionLists {
 
   // Builds the lists of groups [g0, g1) in parallel; collect(g, ep, sp) appends group g's EPJ and
   // SPJ indices to the two int32 vectors it is given. Call outside any parallel region.
+  // Threads take groups dynamically, two at a time (lists differ in length, and a batch of a
+  // thousand groups split into larger shares left threads idle at its end), each appending to
+  // its own chunk.
   template <class Collect>
   void build(std::size_t g0, std::size_t g1, Collect&& collect) {
-    const std::size_t n_chunks = (g1 - g0 + kGroupsPerChunk - 1) / kGroupsPerChunk;
+    const auto threads = static_cast<std::size_t>(omp_get_max_threads());
     const std::size_t first_chunk = chunks_used_;
-    chunks_used_ += n_chunks;
+    chunks_used_ += threads;
     if (chunks_.size() < chunks_used_) chunks_.resize(chunks_used_);
-#pragma omp parallel for schedule(dynamic, 1)
-    for (std::int64_t c = 0; c < static_cast<std::int64_t>(n_chunks); ++c) {
-      const std::size_t chunk_index = first_chunk + static_cast<std::size_t>(c);
+#pragma omp parallel num_threads(static_cast<int>(threads))
+    {
+      const std::size_t chunk_index = first_chunk + static_cast<std::size_t>(omp_get_thread_num());
       Chunk& chunk = chunks_[chunk_index];
       chunk.ep.clear(), chunk.sp.clear();
-      const std::size_t c0 = g0 + static_cast<std::size_t>(c) * kGroupsPerChunk;
-      const std::size_t c1 = std::min(g1, c0 + kGroupsPerChunk);
-      for (std::size_t g = c0; g < c1; ++g) {
+#pragma omp for schedule(dynamic, 2)
+      for (std::int64_t gi = static_cast<std::int64_t>(g0); gi < static_cast<std::int64_t>(g1); ++gi) {
+        const auto g = static_cast<std::size_t>(gi);
         const std::size_t e0 = chunk.ep.size(), s0 = chunk.sp.size();
         collect(g, chunk.ep, chunk.sp);
         slices_[g] = {static_cast<std::uint32_t>(chunk_index), e0, static_cast<std::uint32_t>(chunk.ep.size() - e0),
@@ -69,7 +72,6 @@ class InteractionLists {
   }
 
  private:
-  static constexpr std::size_t kGroupsPerChunk = 16;
   struct Chunk {
     std::vector<std::int32_t> ep, sp;
   };
