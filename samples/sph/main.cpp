@@ -15,9 +15,9 @@
 #include <filesystem>
 
 #include "grove/grove.hpp"
-#include "grove/tree/tree_for_force_short.hpp"
 #include "shock_tube.hpp"
 #include "sph_solver.hpp"
+#include "sph_trees.hpp"
 #if GROVE_SPH_GPU
 #include "cuda/sph_multiwalk_gpu.h"
 #include "grove/gpu/device_gpu.h"
@@ -47,14 +47,11 @@ struct Options {
   int tag_max = 4;
 };
 
-using DensityTree = grove::TreeForForceShort<sph::DensityResult, sph::DensityEPI, sph::DensityEPJ>::Gather;
-using HydroTree = grove::TreeForForceShort<sph::HydroResult, sph::HydroEP, sph::HydroEP>::Symmetry;
-using SumsTree = grove::TreeForForceShort<sph::DensitySums, sph::DensityEPI, sph::DensityEPJ>::Gather;
 using Gas = grove::ParticleSystem<sph::GasParticle>;
 
 // The density and hydro passes on the path --gpu chose: the CPU kernels, the hand-written CUDA
 // template, or grove's GPU engine (whose density pass sums at the current h on the device and
-// iterates h on the host, through a gather tree of DensitySums: sph_solver.hpp).
+// iterates h on the host, through a gather tree of DensitySums: sph_solver.hpp, sph_trees.hpp).
 class ForcePasses {
  public:
   ForcePasses(const Options& opt, const sph::SolverParameters& p, std::size_t n_hint, int rank)
@@ -128,9 +125,9 @@ class ForcePasses {
  private:
   std::string gpu_;
   sph::MultiwalkSettings settings_;
-  DensityTree density_tree_;
-  SumsTree sums_tree_;
-  HydroTree hydro_tree_;
+  sph::DensityTree density_tree_;
+  sph::DensitySumsTree sums_tree_;
+  sph::HydroTree hydro_tree_;
   int sum_passes_ = 0;
 #if GROVE_SPH_GPU
   std::unique_ptr<user::cuda::SphDensityMultiwalk> density_template_;

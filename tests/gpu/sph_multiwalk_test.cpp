@@ -14,18 +14,15 @@
 
 #include "cuda/sph_multiwalk_gpu.h"
 #include "grove/gpu/device_gpu.h"
-#include "grove/tree/tree_for_force_short.hpp"
 #include "shock_tube.hpp"
 #include "sph_comparison.hpp"
 #include "sph_scenarios.hpp"
+#include "sph_trees.hpp"
 
 namespace {
 
 using namespace sph;
 using namespace sph::testing;
-using DensityTree = grove::TreeForForceShort<DensityResult, DensityEPI, DensityEPJ>::Gather;
-using SumsTree = grove::TreeForForceShort<DensitySums, DensityEPI, DensityEPJ>::Gather;
-using HydroTree = grove::TreeForForceShort<HydroResult, HydroEP, HydroEP>::Symmetry;
 
 constexpr int kLeaf = 8, kGroup = 64;
 // Two tags (batch k dispatched before batch k - 1 is retrieved) and small batches, so that every
@@ -90,7 +87,7 @@ TEST_F(SphGpu, DensityEqualsTheCpuKernel) {
     Scene s = scene(k);
     Gas cpu = copyOf(s.gas), on_template = copyOf(s.gas), on_engine = copyOf(s.gas);
     DensityTree cpu_tree(cpu.size(), 0.0, kLeaf, kGroup), template_tree(cpu.size(), 0.0, kLeaf, kGroup);
-    SumsTree sums_tree(cpu.size(), 0.0, kLeaf, kGroup);
+    DensitySumsTree sums_tree(cpu.size(), 0.0, kLeaf, kGroup);
     const int cpu_passes = computeDensity(cpu_tree, cpu, s.dinfo, s.p);
 
     auto gpu_template = user::cuda::makeSphDensityMultiwalk(densityParametersOf(s.p));
@@ -157,7 +154,7 @@ TEST_F(SphGpu, IndexAndPlainFormsAreBitwiseEqual) {
   }
   {
     Gas a = copyOf(s.gas), b = copyOf(s.gas);
-    SumsTree tree_a(a.size(), 0.0, kLeaf, kGroup), tree_b(b.size(), 0.0, kLeaf, kGroup);
+    DensitySumsTree tree_a(a.size(), 0.0, kLeaf, kGroup), tree_b(b.size(), 0.0, kLeaf, kGroup);
     auto engine_a = user::cuda::makeSphDensitySumsEngine(), engine_b = user::cuda::makeSphDensitySumsEngine();
     computeDensityBySums([&](grove::InteractionListMode m) { multiwalkPass(tree_a, *engine_a, a, s.dinfo, index, m); },
                          a, s.p);
@@ -219,7 +216,7 @@ TEST_F(SphGpu, ReusedListsGiveTheResultsOfNewLists) {
     // The engine path's sum passes: kept lists (REUSE_LIST after the first) against new lists
     // for every pass.
     Gas kept = copyOf(s.gas), rebuilt = copyOf(s.gas);
-    SumsTree kept_tree(kept.size(), 0.0, kLeaf, kGroup), rebuilt_tree(rebuilt.size(), 0.0, kLeaf, kGroup);
+    DensitySumsTree kept_tree(kept.size(), 0.0, kLeaf, kGroup), rebuilt_tree(rebuilt.size(), 0.0, kLeaf, kGroup);
     auto engine_kept = user::cuda::makeSphDensitySumsEngine(), engine_rebuilt = user::cuda::makeSphDensitySumsEngine();
     computeDensityBySums(
         [&](grove::InteractionListMode m) { multiwalkPass(kept_tree, *engine_kept, kept, s.dinfo, kIndex, m); }, kept,

@@ -6,16 +6,14 @@
 
 #include <numbers>
 
-#include "grove/tree/tree_for_force_short.hpp"
 #include "sph_comparison.hpp"
 #include "sph_scenarios.hpp"
+#include "sph_trees.hpp"
 
 namespace {
 
 using namespace sph;
 using namespace sph::testing;
-using DensityTree = grove::TreeForForceShort<DensityResult, DensityEPI, DensityEPJ>::Gather;
-using SumsTree = grove::TreeForForceShort<DensitySums, DensityEPI, DensityEPJ>::Gather;
 
 struct Runs {
   Gas kernel, sums;
@@ -35,7 +33,7 @@ Runs runBoth(double guess_factor, bool reuse_lists) {
   const auto p = parametersFor(64, dinfo);
   DensityTree density_tree(runs.kernel.size(), 0.0, 8, 32);
   runs.kernel_passes = computeDensity(density_tree, runs.kernel, dinfo, p);
-  SumsTree sums_tree(runs.sums.size(), 0.0, 8, 32);
+  DensitySumsTree sums_tree(runs.sums.size(), 0.0, 8, 32);
   runs.sums_gather_passes = computeDensityBySums(
       [&](grove::InteractionListMode mode) {
         sums_tree.calcForceAllAndWriteBack(DensitySumsKernel{}, runs.sums, dinfo, true,

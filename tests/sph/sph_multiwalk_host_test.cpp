@@ -7,18 +7,15 @@
 
 #include <numbers>
 
-#include "grove/tree/tree_for_force_short.hpp"
 #include "host_multiwalk.hpp"
 #include "sph_comparison.hpp"
 #include "sph_scenarios.hpp"
+#include "sph_trees.hpp"
 
 namespace {
 
 using namespace sph;
 using namespace sph::testing;
-using DensityTree = grove::TreeForForceShort<DensityResult, DensityEPI, DensityEPJ>::Gather;
-using SumsTree = grove::TreeForForceShort<DensitySums, DensityEPI, DensityEPJ>::Gather;
-using HydroTree = grove::TreeForForceShort<HydroResult, HydroEP, HydroEP>::Symmetry;
 
 struct Lattice {
   Gas gas;
@@ -75,7 +72,7 @@ TEST(SphMultiwalkOnHost, EnginePathReusesTheListsOfItsFirstSumPass) {
     Gas cpu = copyOf(s.gas), gas = copyOf(s.gas);
     DensityTree cpu_tree(cpu.size(), 0.0, 8, 32);
     const int cpu_passes = computeDensity(cpu_tree, cpu, s.dinfo, s.p);
-    SumsTree tree(gas.size(), 0.0, 8, 32);
+    DensitySumsTree tree(gas.size(), 0.0, 8, 32);
     HostMultiwalk<DensitySumsOnHost> engine;
     int sum_passes = 0;
     const MultiwalkSettings settings{2, 16, true};

@@ -7,15 +7,13 @@
 #include <cmath>
 
 #include "brute_force_short_range.hpp"
-#include "grove/tree/tree_for_force_short.hpp"
 #include "sph_scenarios.hpp"
+#include "sph_trees.hpp"
 
 namespace {
 
 using namespace sph;
 using namespace sph::testing;
-using DensityTree = grove::TreeForForceShort<DensityResult, DensityEPI, DensityEPJ>::Gather;
-using HydroTree = grove::TreeForForceShort<HydroResult, HydroEP, HydroEP>::Symmetry;
 
 TEST(SphThroughTrees, LatticeDensityMeetsTheTargetAndTheLatticeSum) {
   DensityTree tree(1000, 0.0, 8, 64);
