@@ -219,6 +219,20 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
           for (std::uint32_t i = first; i < first + count; ++i) sp.push_back(static_cast<std::int32_t>(i));
         });
   }
+  // Appends group g's sources themselves (leaves as contiguous runs), in the kept lists' order.
+  template <class EpVector, class SpVector>
+  void collectGroupSources(std::size_t g, EpVector& ep, SpVector& sp, std::vector<std::int32_t>& stack) const {
+    const Built& t = tree();
+    visitGroupList(
+        g, stack,
+        [&](std::uint32_t first, std::uint32_t count) {
+          ep.insert(ep.end(), t.epj.begin() + first, t.epj.begin() + first + count);
+        },
+        [&](std::uint32_t i) { sp.push_back(t.all_spj[i]); },
+        [&](std::uint32_t first, std::uint32_t count) {
+          sp.insert(sp.end(), t.all_spj.begin() + first, t.all_spj.begin() + first + count);
+        });
+  }
   template <class EpKernel, class SpKernel>
   void computeOnHost(EpKernel& kernel_ep, SpKernel& kernel_sp, bool from_kept_lists);
   template <bool kIndexForm, class Dispatch, class Retrieve, class PSys>
@@ -226,9 +240,11 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
                  int n_walk_limit, bool clear, InteractionListMode list_mode, PSys* write_back_to) {
     if constexpr (checkLongRangeContracts<typename PSys::value_type, Force, EPI, EPJ>()) {
       checkMultiWalkArguments(tag_max, n_walk_limit);
-      // The lists are built batch by batch inside the driver, overlapping the accelerator.
+      // The lists are built batch by batch inside the driver, overlapping the accelerator. The
+      // plain form keeps no index lists unless they are to be reused: it walks straight into
+      // each walk's packed sources.
       prepare(psys, dinfo, clear, list_mode, false);
-      const bool make_lists = list_mode != REUSE_LIST;
+      const bool make_lists = list_mode != REUSE_LIST && (kIndexForm || list_mode == MAKE_LIST_FOR_REUSE);
       if (make_lists) lists_.reset(groups_.size());
       const bool lists_unchanged = reuse_.guard.deviceListsUnchanged(list_mode, n_walk_limit);
       reuse_.guard.noteDeviceBatches(list_mode, n_walk_limit);
@@ -239,15 +255,22 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
           [&](std::size_t g0, std::size_t g1) {
             if (make_lists) buildListRange(g0, g1);
           },
+          [&](std::size_t g, std::vector<EPJ>& ep, std::vector<SPJ>& sp) {
+            if (list_mode == MAKE_LIST) {
+              thread_local std::vector<std::int32_t> stack;
+              collectGroupSources(g, ep, sp, stack);
+            } else {
+              for (std::int32_t j : lists_.ep(g)) ep.push_back(t.epj[static_cast<std::size_t>(j)]);
+              for (std::int32_t j : lists_.sp(g)) sp.push_back(t.all_spj[static_cast<std::size_t>(j)]);
+            }
+          },
           [&](std::size_t g0, std::size_t g1) {
             if (write_back_to) sorted_.writeBackGroups(*write_back_to, g0, g1, group_range);
           },
           sorted_.epi.data(), sorted_.force.data(), std::span<const EPJ>(t.epj), std::span<const SPJ>(t.all_spj),
           dispatch, retrieve, tag_max, n_walk_limit, lists_unchanged, multiwalk_buffers_, profile_);
-      countInteractions();
     }
   }
-  void countInteractions();
   const Built& tree() const { return global_built_ ? global_ : local_; }
 
   double theta_ = 0.7;
@@ -416,17 +439,6 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildListRange(std::siz
 }
 
 template <class Force, class EPI, class EPJ, class Moment, class SPJ>
-void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::countInteractions() {
-  std::int64_t n_ep_ep = 0, n_ep_sp = 0;
-  for (std::size_t g = 0; g < groups_.size(); ++g) {
-    n_ep_ep += static_cast<std::int64_t>(groups_[g].count) * static_cast<std::int64_t>(lists_.ep(g).size());
-    n_ep_sp += static_cast<std::int64_t>(groups_[g].count) * static_cast<std::int64_t>(lists_.sp(g).size());
-  }
-  profile_.n_ep_ep = n_ep_ep;
-  profile_.n_ep_sp = n_ep_sp;
-}
-
-template <class Force, class EPI, class EPJ, class Moment, class SPJ>
 template <class EpKernel, class SpKernel>
 void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::computeOnHost(EpKernel& kernel_ep, SpKernel& kernel_sp,
                                                                         bool from_kept_lists) {
@@ -452,19 +464,11 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::computeOnHost(EpKernel&
         for (std::size_t k = 0; k < ep.size(); ++k) ep_list[k] = t.epj[static_cast<std::size_t>(ep[k])];
         for (std::size_t k = 0; k < sp.size(); ++k) sp_list[k] = t.all_spj[static_cast<std::size_t>(sp[k])];
       } else {
-        // Straight from the walk: leaves are contiguous runs, copied as such (same order as the
-        // kept lists, so both paths give bitwise the same forces).
+        // Straight from the walk (same order as the kept lists, so both paths give bitwise the
+        // same forces).
         ep_list.clear();
         sp_list.clear();
-        visitGroupList(
-            gg, stack,
-            [&](std::uint32_t first, std::uint32_t count) {
-              ep_list.insert(ep_list.end(), t.epj.begin() + first, t.epj.begin() + first + count);
-            },
-            [&](std::uint32_t i) { sp_list.push_back(t.all_spj[i]); },
-            [&](std::uint32_t first, std::uint32_t count) {
-              sp_list.insert(sp_list.end(), t.all_spj.begin() + first, t.all_spj.begin() + first + count);
-            });
+        collectGroupSources(gg, ep_list, sp_list, stack);
       }
       const double t1 = omp_get_wtime();
       const auto n_i = static_cast<int>(group.count);

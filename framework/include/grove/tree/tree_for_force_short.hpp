@@ -206,9 +206,11 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
                  int n_walk_limit, bool clear, InteractionListMode list_mode, PSys* write_back_to) {
     if constexpr (checkShortRangeContracts<typename PSys::value_type, Force, EPI, EPJ, M>()) {
       checkMultiWalkArguments(tag_max, n_walk_limit);
-      // The lists are built batch by batch inside the driver, overlapping the accelerator.
+      // The lists are built batch by batch inside the driver, overlapping the accelerator. The
+      // plain form keeps no index lists unless they are to be reused: it searches straight into
+      // each walk's packed sources.
       prepare(psys, dinfo, clear, list_mode, false);
-      const bool make_lists = list_mode != REUSE_LIST;
+      const bool make_lists = list_mode != REUSE_LIST && (kIndexForm || list_mode == MAKE_LIST_FOR_REUSE);
       if (make_lists) lists_.reset(groups_.size());
       const bool lists_unchanged = reuse_.guard.deviceListsUnchanged(list_mode, n_walk_limit);
       reuse_.guard.noteDeviceBatches(list_mode, n_walk_limit);
@@ -219,15 +221,20 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
           [&](std::size_t g0, std::size_t g1) {
             if (make_lists) buildListRange(g0, g1);
           },
+          [&](std::size_t g, std::vector<EPJ>& ep, std::vector<NoSuperParticle>&) {
+            if (list_mode == MAKE_LIST) {
+              thread_local std::vector<std::int32_t> stack;
+              searchTree<M>(t.shape, t.boxes, std::span<const EPJ>(t.epj), groups_[g].reach, Vec3d{}, stack,
+                            [&](std::uint32_t j) { ep.push_back(t.epj[j]); });
+            } else {
+              for (std::int32_t j : lists_.ep(g)) ep.push_back(t.epj[static_cast<std::size_t>(j)]);
+            }
+          },
           [&](std::size_t g0, std::size_t g1) {
             if (write_back_to) sorted_.writeBackGroups(*write_back_to, g0, g1, group_range);
           },
           sorted_.epi.data(), sorted_.force.data(), std::span<const EPJ>(t.epj), std::span<const NoSuperParticle>(),
           dispatch, retrieve, tag_max, n_walk_limit, lists_unchanged, multiwalk_buffers_, profile_);
-      std::int64_t n_ep_ep = 0;
-      for (std::size_t g = 0; g < groups_.size(); ++g)
-        n_ep_ep += static_cast<std::int64_t>(groups_[g].count) * static_cast<std::int64_t>(lists_.ep(g).size());
-      profile_.n_ep_ep = n_ep_ep;
     }
   }
   // The lists of groups [g0, g1) into lists_ (after lists_.reset).

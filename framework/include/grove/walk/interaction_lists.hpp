@@ -1,7 +1,8 @@
 #pragma once
-// Interaction lists of every group, kept when they are to be reused or handed to an accelerator:
-// per group, indices into the tree's EPJ array and into its superparticle array. int32 indices,
-// as FDPS's index-form dispatch takes them.
+// Per-group lists of two kinds of items: InteractionLists (int32 indices into the tree's EPJ and
+// superparticle arrays, as FDPS's index-form dispatch takes them), kept when they are to be
+// reused or handed to an accelerator; and the plain-form multiwalk's packed copies of each
+// walk's EPJs and SPJs themselves.
 //
 // Lists are built a range of groups at a time (the multiwalk driver builds batch k + 1's while
 // the accelerator computes batch k), each thread appending the groups it takes to a chunk of its
@@ -17,7 +18,8 @@
 
 namespace grove {
 
-class InteractionLists {
+template <class EpItem, class SpItem>
+class GroupLists {
  public:
   // Forgets every list; groups [0, n_groups) are to be built (by one or several build calls).
   void reset(std::size_t n_groups) {
@@ -26,7 +28,7 @@ class InteractionLists {
   }
 
   // Builds the lists of groups [g0, g1) in parallel; collect(g, ep, sp) appends group g's EPJ and
-  // SPJ indices to the two int32 vectors it is given. Call outside any parallel region.
+  // SPJ items to the two vectors it is given. Call outside any parallel region.
   // Threads take groups dynamically, two at a time (lists differ in length, and a batch of a
   // thousand groups split into larger shares left threads idle at its end), each appending to
   // its own chunk.
@@ -54,12 +56,12 @@ class InteractionLists {
 
   std::size_t groups() const { return slices_.size(); }
   // Valid until the next reset or build.
-  std::span<const std::int32_t> ep(std::size_t g) const {
+  std::span<const EpItem> ep(std::size_t g) const {
     const GroupSlice& s = slices_[g];
     if (s.ep_count == 0) return {};
     return {chunks_[s.chunk].ep.data() + s.ep_first, s.ep_count};
   }
-  std::span<const std::int32_t> sp(std::size_t g) const {
+  std::span<const SpItem> sp(std::size_t g) const {
     const GroupSlice& s = slices_[g];
     if (s.sp_count == 0) return {};
     return {chunks_[s.chunk].sp.data() + s.sp_first, s.sp_count};
@@ -67,13 +69,14 @@ class InteractionLists {
 
   std::size_t memoryBytes() const {
     std::size_t bytes = slices_.capacity() * sizeof(GroupSlice);
-    for (const Chunk& c : chunks_) bytes += (c.ep.capacity() + c.sp.capacity()) * sizeof(std::int32_t);
+    for (const Chunk& c : chunks_) bytes += c.ep.capacity() * sizeof(EpItem) + c.sp.capacity() * sizeof(SpItem);
     return bytes;
   }
 
  private:
   struct Chunk {
-    std::vector<std::int32_t> ep, sp;
+    std::vector<EpItem> ep;
+    std::vector<SpItem> sp;
   };
   struct GroupSlice {
     std::uint32_t chunk = 0;
@@ -86,5 +89,7 @@ class InteractionLists {
   std::size_t chunks_used_ = 0;
   std::vector<GroupSlice> slices_;
 };
+
+using InteractionLists = GroupLists<std::int32_t, std::int32_t>;
 
 }  // namespace grove

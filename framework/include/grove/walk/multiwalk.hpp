@@ -41,8 +41,7 @@ struct MultiwalkBuffers {
     std::vector<const std::int32_t*> id_epj, id_spj;
     std::vector<const EPJ*> epj;
     std::vector<const SPJ*> spj;
-    std::vector<EPJ> epj_copies;
-    std::vector<SPJ> spj_copies;
+    GroupLists<EPJ, SPJ> packed;  // plain form: each walk's sources, walk w as group w
   };
   Batch batches[2];
 };
@@ -53,16 +52,20 @@ inline void checkMultiWalkArguments(int tag_max, int n_walk_limit) {
 }
 
 // group_range(g) -> {first, count} in epi/force. spj is ignored when SPJ is NoSuperParticle.
-// build_lists(g0, g1) makes the lists of groups [g0, g1) (a no-op when they are kept from an
-// earlier step): it runs for batch k + 1 while the accelerator computes batch k.
+// build_lists(g0, g1) makes the index lists of groups [g0, g1) that this call needs (a no-op when
+// they are kept from an earlier step or, in the plain form, not kept at all): it runs for batch
+// k + 1 while the accelerator computes batch k. Plain form only: collect_sources(g, ep, sp)
+// appends group g's EPJs and SPJs themselves (straight from a walk, or through kept lists).
 // forces_final(g0, g1) runs once the forces of groups [g0, g1) are complete (after their retrieve),
 // while the accelerator computes the next batch: the write-back goes there.
+// Sets profile.walk (lists and packing), kernel (dispatch and retrieve: the accelerator's share),
+// write_back, and the interaction counts.
 template <bool kIndexForm, class EPI, class EPJ, class SPJ, class Force, class GroupRange, class BuildLists,
-          class ForcesFinal, class Dispatch, class Retrieve>
+          class CollectSources, class ForcesFinal, class Dispatch, class Retrieve>
 void runMultiWalkBatches(std::size_t n_groups, GroupRange&& group_range, const InteractionLists& lists,
-                         BuildLists&& build_lists, ForcesFinal&& forces_final, const EPI* epi, Force* force,
-                         std::span<const EPJ> epj, std::span<const SPJ> spj, Dispatch& dispatch, Retrieve& retrieve,
-                         int tag_max, int n_walk_limit, bool lists_unchanged,
+                         BuildLists&& build_lists, CollectSources&& collect_sources, ForcesFinal&& forces_final,
+                         const EPI* epi, Force* force, std::span<const EPJ> epj, std::span<const SPJ> spj,
+                         Dispatch& dispatch, Retrieve& retrieve, int tag_max, int n_walk_limit, bool lists_unchanged,
                          MultiwalkBuffers<EPI, EPJ, SPJ, Force>& buffers, TreeProfile& profile) {
   constexpr bool kWithSpj = !std::is_same_v<SPJ, NoSuperParticle>;
   const double start = omp_get_wtime();
@@ -70,6 +73,7 @@ void runMultiWalkBatches(std::size_t n_groups, GroupRange&& group_range, const I
   auto& batches = buffers.batches;
   bool send_flag = true;
   double walk_seconds = 0.0, pack_seconds = 0.0, write_back_seconds = 0.0;
+  std::int64_t n_ep_ep = 0, n_ep_sp = 0;
   using Batch = typename MultiwalkBuffers<EPI, EPJ, SPJ, Force>::Batch;
   auto retrieveBatch = [&](Batch& b) {
     retrieve(b.tag, b.n_walk, b.n_epi.data(), b.force.data());
@@ -89,45 +93,33 @@ void runMultiWalkBatches(std::size_t n_groups, GroupRange&& group_range, const I
     b.n_walk = static_cast<int>(nw);
     b.first_group = g0;
     b.epi.resize(nw), b.n_epi.resize(nw), b.n_epj.resize(nw), b.n_spj.resize(nw), b.force.resize(nw);
-    for (std::size_t w = 0; w < nw; ++w) {
-      const auto [first, count] = group_range(g0 + w);
-      b.epi[w] = epi + first;
-      b.force[w] = force + first;
-      b.n_epi[w] = static_cast<int>(count);
-      b.n_epj[w] = static_cast<int>(lists.ep(g0 + w).size());
-      b.n_spj[w] = static_cast<int>(lists.sp(g0 + w).size());
-    }
     if constexpr (kIndexForm) {
       b.id_epj.resize(nw), b.id_spj.resize(nw);
       for (std::size_t w = 0; w < nw; ++w) {
         b.id_epj[w] = lists.ep(g0 + w).data();
         b.id_spj[w] = lists.sp(g0 + w).data();
+        b.n_epj[w] = static_cast<int>(lists.ep(g0 + w).size());
+        b.n_spj[w] = static_cast<int>(lists.sp(g0 + w).size());
       }
     } else {
-      // Plain form: each walk's sources packed contiguously (in parallel over walks).
-      std::vector<std::size_t> ep_at(nw + 1, 0), sp_at(nw + 1, 0);
-      for (std::size_t w = 0; w < nw; ++w) {
-        ep_at[w + 1] = ep_at[w] + static_cast<std::size_t>(b.n_epj[w]);
-        sp_at[w + 1] = sp_at[w] + static_cast<std::size_t>(b.n_spj[w]);
-      }
-      b.epj_copies.resize(ep_at[nw]);
-      if constexpr (kWithSpj) b.spj_copies.resize(sp_at[nw]);
-#pragma omp parallel for schedule(dynamic, 4)
-      for (std::int64_t w = 0; w < static_cast<std::int64_t>(nw); ++w) {
-        const auto ww = static_cast<std::size_t>(w);
-        const auto ep = lists.ep(g0 + ww);
-        for (std::size_t m = 0; m < ep.size(); ++m) b.epj_copies[ep_at[ww] + m] = epj[static_cast<std::size_t>(ep[m])];
-        if constexpr (kWithSpj) {
-          const auto sp = lists.sp(g0 + ww);
-          for (std::size_t m = 0; m < sp.size(); ++m)
-            b.spj_copies[sp_at[ww] + m] = spj[static_cast<std::size_t>(sp[m])];
-        }
-      }
+      // Plain form: each walk's sources packed contiguously, in parallel over walks.
+      b.packed.reset(nw);
+      b.packed.build(0, nw, [&](std::size_t w, auto& ep, auto& sp) { collect_sources(g0 + w, ep, sp); });
       b.epj.resize(nw), b.spj.resize(nw);
       for (std::size_t w = 0; w < nw; ++w) {
-        b.epj[w] = b.epj_copies.data() + ep_at[w];
-        b.spj[w] = b.spj_copies.data() + sp_at[w];
+        b.epj[w] = b.packed.ep(w).data();
+        b.spj[w] = b.packed.sp(w).data();
+        b.n_epj[w] = static_cast<int>(b.packed.ep(w).size());
+        b.n_spj[w] = static_cast<int>(b.packed.sp(w).size());
       }
+    }
+    for (std::size_t w = 0; w < nw; ++w) {
+      const auto [first, count] = group_range(g0 + w);
+      b.epi[w] = epi + first;
+      b.force[w] = force + first;
+      b.n_epi[w] = static_cast<int>(count);
+      n_ep_ep += static_cast<std::int64_t>(count) * b.n_epj[w];
+      n_ep_sp += static_cast<std::int64_t>(count) * b.n_spj[w];
     }
     pack_seconds += omp_get_wtime() - p0;
 
@@ -163,6 +155,8 @@ void runMultiWalkBatches(std::size_t n_groups, GroupRange&& group_range, const I
   }
   if (n_batches > 0) retrieveBatch(batches[(n_batches - 1) % 2]);
   profile.walk += walk_seconds + pack_seconds;
+  profile.n_ep_ep = n_ep_ep;
+  profile.n_ep_sp = n_ep_sp;
   profile.write_back += write_back_seconds;
   // dispatch + retrieve: the accelerator's share, and what the host waits for it
   profile.kernel = omp_get_wtime() - start - walk_seconds - pack_seconds - write_back_seconds;
