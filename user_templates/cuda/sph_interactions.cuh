@@ -56,8 +56,8 @@ struct SphHydroInteraction {
   }
 };
 
-// 64 threads a block: the sample's groups hold at most 64 particles (the default, 128, would
-// leave half of every block idle).
+// 64 threads a block (also the engine's default): the sample's groups hold at most 64
+// particles, so a larger block would leave part of every block idle.
 using SphKernelShape = grove::gpu::KernelShape<64>;
 
 using SphDensitySumsEngine =
