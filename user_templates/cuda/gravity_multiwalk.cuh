@@ -69,9 +69,10 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
       for (int k = 0; k < r.n_s; ++k) b.spj[r.s_begin + k] = grove::gpu::DeviceForm<SPJ>::make(spj[w][k]);
     }
     TagStream& ts = streamOf(tag);
-    grow(ts, ts.epj, b.n_j), grow(ts, ts.spj, b.n_s);
-    copyToDevice(ts.epj.data(), b.epj.data(), b.n_j, ts.stream);
-    copyToDevice(ts.spj.data(), b.spj.data(), b.n_s, ts.stream);
+    grove::gpu::growOnStream(ts.epj, b.n_j, ts.stream);
+    grove::gpu::growOnStream(ts.spj, b.n_s, ts.stream);
+    grove::gpu::copyToDeviceAsync(ts.epj.data(), b.epj.data(), b.n_j, ts.stream);
+    grove::gpu::copyToDeviceAsync(ts.spj.data(), b.spj.data(), b.n_s, ts.stream);
     run(b, ts, PackedList<float4>{ts.epj.data()}, PackedList<SpjImage>{ts.spj.data()});
     return 0;
   }
@@ -101,7 +102,7 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
         grove::gpu::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");  // an older step may read them
         kept.ids.reserve(b.n_j + b.n_s);
       }
-      copyToDevice(kept.ids.data(), ids, b.n_j + b.n_s, ts.stream);
+      grove::gpu::copyToDeviceAsync(kept.ids.data(), ids, b.n_j + b.n_s, ts.stream);
       kept.remember(n_walk, n_epj, n_spj);
     } else {
       ++this->stats_.lists_reused;
@@ -176,20 +177,6 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
 
   static float4 toFloat4(const GravityEPJ& p) { return make_float4(p.pos.x, p.pos.y, p.pos.z, p.mass); }
 
-  template <class T>
-  static void copyToDevice(T* to, const T* from, std::size_t n, const grove::gpu::Stream& s) {
-    if (n == 0) return;
-    grove::gpu::check(cudaMemcpyAsync(to, from, n * sizeof(T), cudaMemcpyHostToDevice, s.get()), "cudaMemcpyAsync");
-  }
-
-  // Grows a tag's device buffer; a batch before this one on the stream may still use the old one.
-  template <class T>
-  static void grow(TagStream& ts, grove::gpu::DeviceArray<T>& a, std::size_t n) {
-    if (a.capacity() >= n) return;
-    ts.stream.synchronize();
-    a.reserve(n);
-  }
-
   TagStream& streamOf(int tag) {
     while (static_cast<int>(streams_.size()) <= tag) streams_.push_back(std::make_unique<TagStream>());
     return *streams_[tag];
@@ -212,8 +199,8 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
     for (int k = 0; k < n_epj; ++k) epj_stage_[k] = toFloat4(epj[k]);
 #pragma omp parallel for schedule(static)
     for (int k = 0; k < n_spj; ++k) spj_stage_[k] = grove::gpu::DeviceForm<SPJ>::make(spj[k]);
-    copyToDevice(epj_all_.data(), epj_stage_.data(), static_cast<std::size_t>(n_epj), ts.stream);
-    copyToDevice(spj_all_.data(), spj_stage_.data(), static_cast<std::size_t>(n_spj), ts.stream);
+    grove::gpu::copyToDeviceAsync(epj_all_.data(), epj_stage_.data(), static_cast<std::size_t>(n_epj), ts.stream);
+    grove::gpu::copyToDeviceAsync(spj_all_.data(), spj_stage_.data(), static_cast<std::size_t>(n_spj), ts.stream);
     if (!arrays_sent_) arrays_sent_ = std::make_unique<grove::gpu::Event>();
     arrays_sent_->record(ts.stream.get());
     this->stats_.bytes_to_device += n_epj * sizeof(float4) + n_spj * sizeof(SpjImage);
@@ -251,11 +238,13 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
   // The copies, the kernel and the copy back, on the tag's stream.
   template <class JList, class SList>
   void run(Batch& b, TagStream& ts, JList j_list, SList s_list) {
-    grow(ts, ts.tasks, b.n_tasks), grow(ts, ts.ranges, static_cast<std::size_t>(b.n_walk));
-    grow(ts, ts.epi, b.n_i), grow(ts, ts.force, b.n_i);
-    copyToDevice(ts.tasks.data(), b.tasks.data(), b.n_tasks, ts.stream);
-    copyToDevice(ts.ranges.data(), b.ranges.data(), static_cast<std::size_t>(b.n_walk), ts.stream);
-    copyToDevice(ts.epi.data(), b.epi.data(), b.n_i, ts.stream);
+    grove::gpu::growOnStream(ts.tasks, b.n_tasks, ts.stream);
+    grove::gpu::growOnStream(ts.ranges, static_cast<std::size_t>(b.n_walk), ts.stream);
+    grove::gpu::growOnStream(ts.epi, b.n_i, ts.stream);
+    grove::gpu::growOnStream(ts.force, b.n_i, ts.stream);
+    grove::gpu::copyToDeviceAsync(ts.tasks.data(), b.tasks.data(), b.n_tasks, ts.stream);
+    grove::gpu::copyToDeviceAsync(ts.ranges.data(), b.ranges.data(), static_cast<std::size_t>(b.n_walk), ts.stream);
+    grove::gpu::copyToDeviceAsync(ts.epi.data(), b.epi.data(), b.n_i, ts.stream);
     busy_clock_.beforeLaunch(pending_.size() == 1, ts.stream.get());
     b.kernel_start.record(ts.stream.get());
     launchGravityWalks<kThreads, kIPerThread, SpjImage>(ts.stream.get(), static_cast<int>(b.n_tasks),

@@ -125,8 +125,8 @@ class SphMultiwalk final
     for (int w = 0; w < n_walk; ++w)
       for (int k = 0; k < n_epj[w]; ++k) b.j_images[b.walks[w].j_begin + k] = Pass::imageOf(epj[w][k]);
     TagStream& ts = streamOf(tag);
-    grow(ts, ts.j_images, b.n_j);
-    copyToDevice(ts.j_images.data(), b.j_images.data(), b.n_j, ts.stream);
+    grove::gpu::growOnStream(ts.j_images, b.n_j, ts.stream);
+    grove::gpu::copyToDeviceAsync(ts.j_images.data(), b.j_images.data(), b.n_j, ts.stream);
     this->stats_.bytes_to_device += static_cast<std::int64_t>(b.n_j * sizeof(JImage));
     run(b, ts, PackedSource<JImage>{ts.j_images.data()});
     return 0;
@@ -153,7 +153,7 @@ class SphMultiwalk final
         grove::gpu::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");  // an older batch may read them
         kept.ids.reserve(b.n_j);
       }
-      copyToDevice(kept.ids.data(), ids, b.n_j, ts.stream);
+      grove::gpu::copyToDeviceAsync(kept.ids.data(), ids, b.n_j, ts.stream);
       kept.remember(n_walk, n_epj);
       ++this->stats_.lists_kept;
       this->stats_.bytes_to_device += static_cast<std::int64_t>(b.n_j * sizeof(int));
@@ -176,7 +176,7 @@ class SphMultiwalk final
                                                      std::to_string(n_walk) + " walks; dispatched " +
                                                      std::to_string(b.n_walk));
     b.done.synchronize();
-    this->stats_.kernel_seconds += b.kernel_stop.secondsSince(b.kernel_start);
+    this->stats_.kernel_seconds += busy_clock_.add(b.kernel_start, b.kernel_stop);
     const Out* out = b.out.data();
 #pragma omp parallel for schedule(dynamic, 16)
     for (int w = 0; w < n_walk; ++w)
@@ -220,20 +220,6 @@ class SphMultiwalk final
     void remember(int n_walk, const int* nj) { n_epj.assign(nj, nj + n_walk); }
   };
 
-  template <class T>
-  static void copyToDevice(T* to, const T* from, std::size_t n, const grove::gpu::Stream& s) {
-    if (n == 0) return;
-    grove::gpu::check(cudaMemcpyAsync(to, from, n * sizeof(T), cudaMemcpyHostToDevice, s.get()), "cudaMemcpyAsync");
-  }
-
-  // Grows a tag's device buffer; a batch before this one on the stream may still use the old one.
-  template <class T>
-  static void grow(TagStream& ts, grove::gpu::DeviceArray<T>& a, std::size_t n) {
-    if (a.capacity() >= n) return;
-    ts.stream.synchronize();
-    a.reserve(n);
-  }
-
   TagStream& streamOf(int tag) {
     while (static_cast<int>(streams_.size()) <= tag) streams_.push_back(std::make_unique<TagStream>());
     return *streams_[tag];
@@ -255,7 +241,7 @@ class SphMultiwalk final
     JImage* stage = j_stage_.data();
 #pragma omp parallel for schedule(static)
     for (int k = 0; k < n_epj; ++k) stage[k] = Pass::imageOf(epj[k]);
-    copyToDevice(j_all_.data(), stage, n, ts.stream);
+    grove::gpu::copyToDeviceAsync(j_all_.data(), stage, n, ts.stream);
     if (!array_sent_) array_sent_ = std::make_unique<grove::gpu::Event>();
     array_sent_->record(ts.stream.get());
     this->stats_.bytes_to_device += static_cast<std::int64_t>(n * sizeof(JImage));
@@ -288,11 +274,14 @@ class SphMultiwalk final
   // The copies, the kernel and the copy back, on the tag's stream.
   template <class JSource>
   void run(Batch& b, TagStream& ts, JSource j_source) {
-    grow(ts, ts.tasks, b.n_tasks), grow(ts, ts.walks, static_cast<std::size_t>(b.n_walk));
-    grow(ts, ts.i_images, b.n_i), grow(ts, ts.out, b.n_i);
-    copyToDevice(ts.tasks.data(), b.tasks.data(), b.n_tasks, ts.stream);
-    copyToDevice(ts.walks.data(), b.walks.data(), static_cast<std::size_t>(b.n_walk), ts.stream);
-    copyToDevice(ts.i_images.data(), b.i_images.data(), b.n_i, ts.stream);
+    grove::gpu::growOnStream(ts.tasks, b.n_tasks, ts.stream);
+    grove::gpu::growOnStream(ts.walks, static_cast<std::size_t>(b.n_walk), ts.stream);
+    grove::gpu::growOnStream(ts.i_images, b.n_i, ts.stream);
+    grove::gpu::growOnStream(ts.out, b.n_i, ts.stream);
+    grove::gpu::copyToDeviceAsync(ts.tasks.data(), b.tasks.data(), b.n_tasks, ts.stream);
+    grove::gpu::copyToDeviceAsync(ts.walks.data(), b.walks.data(), static_cast<std::size_t>(b.n_walk), ts.stream);
+    grove::gpu::copyToDeviceAsync(ts.i_images.data(), b.i_images.data(), b.n_i, ts.stream);
+    busy_clock_.beforeLaunch(pending_.size() == 1, ts.stream.get());
     b.kernel_start.record(ts.stream.get());
     if (b.n_tasks > 0) {
       Pass::launch(ts.stream.get(), static_cast<int>(b.n_tasks), ts.tasks.data(), ts.walks.data(), ts.i_images.data(),
@@ -324,6 +313,7 @@ class SphMultiwalk final
   std::unique_ptr<grove::gpu::Event> array_sent_;  // made on device_, at the first send
   std::vector<KeptList> kept_;
   int call_in_step_ = 0;
+  grove::gpu::KernelBusyClock busy_clock_;  // stats_.kernel_seconds: union of the kernels' device time
 };
 
 using SphDensityTemplate = SphMultiwalk<SphDensityPass>;

@@ -130,6 +130,23 @@ class Event {
   cudaEvent_t event_ = nullptr;
 };
 
+// Asynchronous host-to-device copy of n elements on `stream` (nothing when n is 0); from pinned
+// memory it returns at once.
+template <class T>
+void copyToDeviceAsync(T* to, const T* from, std::size_t n, const Stream& stream) {
+  if (n == 0) return;
+  check(cudaMemcpyAsync(to, from, n * sizeof(T), cudaMemcpyHostToDevice, stream.get()), "cudaMemcpyAsync");
+}
+
+// Grows a device array that work on `stream` uses in stream order: earlier work on the stream
+// may still read the old buffer, so it is waited for first (only when the array must grow).
+template <class T>
+void growOnStream(DeviceArray<T>& array, std::size_t n, const Stream& stream) {
+  if (array.capacity() >= n) return;
+  stream.synchronize();
+  array.reserve(n);
+}
+
 // The device time force kernels kept the GPU busy: the union of their [start, stop] event
 // intervals, not the sum. Batches on different streams run concurrently, and summing their
 // intervals counts the shared time twice (it made a step whose batches were all queued at once,
