@@ -206,35 +206,15 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
                  int n_walk_limit, bool clear, InteractionListMode list_mode, PSys* write_back_to) {
     if constexpr (checkShortRangeContracts<typename PSys::value_type, Force, EPI, EPJ, M>()) {
       checkMultiWalkArguments(tag_max, n_walk_limit);
-      // The lists are built batch by batch inside the driver, overlapping the accelerator. The
-      // plain form keeps no index lists unless they are to be reused: it searches straight into
-      // each walk's packed sources.
       prepare(psys, dinfo, clear, list_mode, false);
-      const bool make_lists = list_mode != REUSE_LIST && (kIndexForm || list_mode == MAKE_LIST_FOR_REUSE);
-      if (make_lists) lists_.reset(groups_.size());
-      const bool lists_unchanged = reuse_.guard.deviceListsUnchanged(list_mode, n_walk_limit);
-      reuse_.guard.noteDeviceBatches(list_mode, n_walk_limit);
       const Built& t = searchSource();
-      auto group_range = [&](std::size_t g) { return std::pair{groups_[g].first, groups_[g].count}; };
-      runMultiWalkBatches<kIndexForm, EPI, EPJ, NoSuperParticle, Force>(
-          groups_.size(), group_range, lists_,
-          [&](std::size_t g0, std::size_t g1) {
-            if (make_lists) buildListRange(g0, g1);
-          },
-          [&](std::size_t g, std::vector<EPJ>& ep, std::vector<NoSuperParticle>&) {
-            if (list_mode == MAKE_LIST) {
-              thread_local std::vector<std::int32_t> stack;
-              searchTree<M>(t.shape, t.boxes, std::span<const EPJ>(t.epj), groups_[g].reach, Vec3d{}, stack,
-                            [&](std::uint32_t j) { ep.push_back(t.epj[j]); });
-            } else {
-              for (std::int32_t j : lists_.ep(g)) ep.push_back(t.epj[static_cast<std::size_t>(j)]);
-            }
-          },
-          [&](std::size_t g0, std::size_t g1) {
-            if (write_back_to) sorted_.writeBackGroups(*write_back_to, g0, g1, group_range);
-          },
-          sorted_.epi.data(), sorted_.force.data(), std::span<const EPJ>(t.epj), std::span<const NoSuperParticle>(),
-          dispatch, retrieve, tag_max, n_walk_limit, lists_unchanged, multiwalk_buffers_, profile_);
+      this->template runBatches<kIndexForm>(
+          dispatch, retrieve, tag_max, n_walk_limit, list_mode, write_back_to, std::span<const EPJ>(t.epj),
+          std::span<const NoSuperParticle>(), [&](std::size_t g, std::vector<EPJ>& ep, std::vector<NoSuperParticle>&) {
+            thread_local std::vector<std::int32_t> stack;
+            searchTree<M>(t.shape, t.boxes, std::span<const EPJ>(t.epj), groups_[g].reach, Vec3d{}, stack,
+                          [&](std::uint32_t j) { ep.push_back(t.epj[j]); });
+          });
     }
   }
   // The lists of groups [g0, g1) into lists_ (after lists_.reset).

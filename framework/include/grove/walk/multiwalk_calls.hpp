@@ -43,6 +43,38 @@ class MultiWalkCalls {
                                     static_cast<PSys*>(nullptr));
   }
 
+ protected:
+  // Hands the prepared tree's groups to the driver (runMultiWalkBatches). epj / spj: the arrays
+  // the lists index. walk_sources(g, ep, sp) appends group g's sources
+  // straight from a walk (the plain form's MAKE_LIST steps, which keep no index lists);
+  // otherwise the sources come through the kept lists.
+  template <bool kIndexForm, class EPJ, class SPJ, class Dispatch, class Retrieve, class PSys, class WalkSources>
+  void runBatches(Dispatch& dispatch, Retrieve& retrieve, int tag_max, int n_walk_limit,
+                  InteractionListMode list_mode, PSys* write_back_to, std::span<const EPJ> epj,
+                  std::span<const SPJ> spj, WalkSources&& walk_sources) {
+    Tree& t = tree();
+    const bool make_lists = list_mode != REUSE_LIST && (kIndexForm || list_mode == MAKE_LIST_FOR_REUSE);
+    if (make_lists) t.lists_.reset(t.groups_.size());
+    const bool lists_unchanged = t.reuse_.guard.deviceListsUnchanged(list_mode, n_walk_limit);
+    t.reuse_.guard.noteDeviceBatches(list_mode, n_walk_limit);
+    auto group_range = [&](std::size_t g) { return std::pair{t.groups_[g].first, t.groups_[g].count}; };
+    runMultiWalkBatches<kIndexForm>(
+        t.groups_.size(), group_range, t.lists_,
+        [&](std::size_t g0, std::size_t g1) {
+          if (make_lists) t.buildListRange(g0, g1);
+        },
+        [&](std::size_t g, std::vector<EPJ>& ep, std::vector<SPJ>& sp) {
+          if (list_mode == MAKE_LIST) return walk_sources(g, ep, sp);
+          for (std::int32_t j : t.lists_.ep(g)) ep.push_back(epj[static_cast<std::size_t>(j)]);
+          for (std::int32_t j : t.lists_.sp(g)) sp.push_back(spj[static_cast<std::size_t>(j)]);
+        },
+        [&](std::size_t g0, std::size_t g1) {
+          if (write_back_to) t.sorted_.writeBackGroups(*write_back_to, g0, g1, group_range);
+        },
+        t.sorted_.epi.data(), t.sorted_.force.data(), epj, spj, dispatch, retrieve, tag_max, n_walk_limit,
+        lists_unchanged, t.multiwalk_buffers_, t.profile_);
+  }
+
  private:
   Tree& tree() { return static_cast<Tree&>(*this); }
 };
