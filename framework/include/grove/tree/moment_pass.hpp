@@ -1,7 +1,10 @@
 #pragma once
 // Bottom-up moments of every cell: pass 1 (charges and expansion centres) over all levels,
-// deepest first, then pass 2 (terms about those centres). Each level is a parallel loop.
+// deepest first, then pass 2 (terms about those centres). Each level is a parallel loop. Moment
+// types without a second pass (momentHasSecondPass) take one sweep. on_final(c, moment) sees each
+// cell once its moment is complete, in the last sweep, while the moment is still in cache.
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "grove/tree/moments.hpp"
@@ -9,14 +12,18 @@
 
 namespace grove {
 
-template <class Moment, class EPJ, class SPJ>
+template <class Moment, class EPJ, class SPJ, class OnFinal>
 void computeMoments(const TreeShape& shape, std::span<const EPJ> epj, std::span<const SPJ> spj,
-                    std::vector<Moment>& moments) {
+                    std::vector<Moment>& moments, OnFinal&& on_final) {
   moments.resize(shape.cells.size());
-  for (int pass = 1; pass <= 2; ++pass) {
+  constexpr int kPasses = momentHasSecondPass<Moment>() ? 2 : 1;
+  for (int pass = 1; pass <= kPasses; ++pass) {
     forEachCellBottomUp(shape, [&](std::size_t c, const TreeCell& cell) {
-      Moment& m = moments[c];
+      // Accumulated in a local copy and stored once: through the reference the compiler would
+      // store every partial sum back to memory.
+      Moment m;
       if (pass == 1) m.init();
+      else m = moments[c];
       if (cell.isLeaf()) {
         for (std::uint32_t i = cell.ep_first; i < cell.ep_first + cell.ep_count; ++i) {
           if (pass == 1) m.accumulateAtLeaf(epj[i]);
@@ -34,8 +41,16 @@ void computeMoments(const TreeShape& shape, std::span<const EPJ> epj, std::span<
         }
       }
       if (pass == 1) m.set();
+      moments[c] = m;
+      if (pass == kPasses) on_final(c, std::as_const(m));
     });
   }
+}
+
+template <class Moment, class EPJ, class SPJ>
+void computeMoments(const TreeShape& shape, std::span<const EPJ> epj, std::span<const SPJ> spj,
+                    std::vector<Moment>& moments) {
+  computeMoments(shape, epj, spj, moments, [](std::size_t, const Moment&) {});
 }
 
 }  // namespace grove

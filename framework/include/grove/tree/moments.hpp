@@ -10,6 +10,8 @@
 //   accumulateAtLeaf2(epj)     pass 2: terms that need the expansion centre found in pass 1
 //   accumulate2(child)         pass 2: the same for a child moment
 //   getPos(), getCharge()      expansion centre (used by the opening criterion) and charge
+//   kHasSecondPass (optional)  static constexpr bool; false when the pass-2 functions do nothing,
+//                              so that the bottom-up pass sweeps the tree once (default: true)
 // SPJ contract: copyFromMoment(m), convertToMoment(), getPos(), getCharge(), clear().
 //
 // Monopole/Quadrupole expand about the centre of mass (for positive charges: masses). The
@@ -24,6 +26,12 @@
 
 namespace grove {
 
+template <class Moment>
+constexpr bool momentHasSecondPass() {
+  if constexpr (requires { Moment::kHasSecondPass; }) return Moment::kHasSecondPass;
+  else return true;
+}
+
 template <class EPJ>
 concept ChargedParticle = HasGetPos<EPJ> && requires(const EPJ& p) {
   { p.getCharge() } -> std::convertible_to<double>;
@@ -32,6 +40,7 @@ concept ChargedParticle = HasGetPos<EPJ> && requires(const EPJ& p) {
 // ---- centre of mass -----------------------------------------------------------------------------
 
 struct MomentMonopole {
+  static constexpr bool kHasSecondPass = false;
   double mass = 0.0;
   Vec3d pos;  // centre of mass (sum m x during pass 1, before set())
 
@@ -56,6 +65,7 @@ struct MomentMonopole {
 
 // The monopole's pass 1 (centre of mass), then the second moment about that centre.
 struct MomentQuadrupole : MomentMonopole {
+  static constexpr bool kHasSecondPass = true;
   SymMat3d quad;  // sum m (x - pos)(x - pos)^T
 
   void init() { *this = {}; }
@@ -75,6 +85,7 @@ struct MomentQuadrupole : MomentMonopole {
 // ---- geometric centre (charges of both signs) ---------------------------------------------------
 
 struct MomentMonopoleGeometricCenter {
+  static constexpr bool kHasSecondPass = false;
   double charge = 0.0;
   Vec3d pos;  // mean particle position (sum x during pass 1)
   std::int64_t n_ptcl = 0;
@@ -100,6 +111,7 @@ struct MomentMonopoleGeometricCenter {
 };
 
 struct MomentDipoleGeometricCenter : MomentMonopoleGeometricCenter {
+  static constexpr bool kHasSecondPass = true;
   Vec3d dipole;  // sum q (x - pos)
 
   void init() { *this = {}; }
@@ -112,6 +124,7 @@ struct MomentDipoleGeometricCenter : MomentMonopoleGeometricCenter {
 };
 
 struct MomentQuadrupoleGeometricCenter : MomentMonopoleGeometricCenter {
+  static constexpr bool kHasSecondPass = true;
   Vec3d dipole;   // sum q (x - pos)
   SymMat3d quad;  // sum q (x - pos)(x - pos)^T
 

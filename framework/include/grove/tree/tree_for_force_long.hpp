@@ -65,15 +65,13 @@ struct BuiltTree {
 
   std::size_t cells() const { return shape.cells.size(); }
   void computeMomentsAndSuperParticles() {
-    computeMoments<Moment, EPJ, SPJ>(shape, epj, spj, moments);
-    const std::size_t nc = moments.size();
+    const std::size_t nc = shape.cells.size();
     all_spj.resize(nc + spj.size());
     cell_pos.resize(nc);
-#pragma omp parallel for schedule(static)
-    for (std::size_t c = 0; c < nc; ++c) {
-      all_spj[c].copyFromMoment(moments[c]);
-      cell_pos[c] = positionOf(moments[c]);
-    }
+    computeMoments<Moment, EPJ, SPJ>(shape, epj, spj, moments, [&](std::size_t c, const Moment& m) {
+      all_spj[c].copyFromMoment(m);
+      cell_pos[c] = positionOf(m);
+    });
     std::copy(spj.begin(), spj.end(), all_spj.begin() + static_cast<std::ptrdiff_t>(nc));
   }
 };
