@@ -252,3 +252,112 @@ TEST(MultiWalkReuse, ListsRebuiltOnTheHostAreNotReportedUnchanged) {
                                               REUSE_LIST);
   for (bool flag : device.unchanged_flags) EXPECT_FALSE(flag);
 }
+
+// ---- ParticleOrder::TREE_ORDER ---------------------------------------------------------------------
+
+namespace {
+
+std::map<std::int64_t, AccPot> forcesById(const Psys& psys) {
+  std::map<std::int64_t, AccPot> out;
+  for (const auto& c : psys) out[c.id] = c.result;
+  return out;
+}
+
+std::vector<std::int64_t> idsInOrder(const Psys& psys) {
+  std::vector<std::int64_t> ids;
+  for (const auto& c : psys) ids.push_back(c.id);
+  return ids;
+}
+
+void expectSameForcesById(const Psys& a, const Psys& b) {
+  const auto fa = forcesById(a), fb = forcesById(b);
+  ASSERT_EQ(fa.size(), fb.size());
+  for (const auto& [id, f] : fa) {
+    ASSERT_EQ(f.acc, fb.at(id).acc) << "particle id " << id;
+    ASSERT_EQ(f.pot, fb.at(id).pot) << "particle id " << id;
+  }
+}
+
+}  // namespace
+
+TEST(ParticleOrder, TreeOrderMovesTheParticlesIntoKeyOrderAndKeepsEveryForce) {
+  Psys kept;
+  DomainInfo dinfo;
+  prepare(kept, dinfo, 1 << 12);
+  Psys moved = kept;
+  Quadrupole keep_tree(kept.size(), 0.5, 8, 64), order_tree(moved.size(), 0.5, 8, 64);
+  order_tree.setParticleOrder(ParticleOrder::TREE_ORDER);
+  keep_tree.calcForceAllAndWriteBack(DirectKernel{}, MultipoleKernel{}, kept, dinfo);
+  const std::uint64_t version = moved.layoutVersion();
+  order_tree.calcForceAllAndWriteBack(DirectKernel{}, MultipoleKernel{}, moved, dinfo);
+  expectSameForcesById(moved, kept);  // same lists, same kernels: bitwise
+  EXPECT_NE(idsInOrder(moved), idsInOrder(kept)) << "random particles were not moved into key order";
+  EXPECT_NE(moved.layoutVersion(), version);
+  for (std::size_t i = 0; i < moved.size(); ++i) ASSERT_EQ(order_tree.getForce(i).acc, moved[i].result.acc) << i;
+
+  // In key order already: a second build leaves them (and the layout) as they are.
+  const auto ids = idsInOrder(moved);
+  const std::uint64_t sorted_version = moved.layoutVersion();
+  order_tree.calcForceAllAndWriteBack(DirectKernel{}, MultipoleKernel{}, moved, dinfo);
+  EXPECT_EQ(idsInOrder(moved), ids);
+  EXPECT_EQ(moved.layoutVersion(), sorted_version);
+
+  // Calls without write-back never reorder.
+  Psys untouched = kept;
+  order_tree.calcForceAll(DirectKernel{}, MultipoleKernel{}, untouched, dinfo);
+  EXPECT_EQ(idsInOrder(untouched), idsInOrder(kept));
+}
+
+TEST(ParticleOrder, ReuseAndMultiwalkWithTreeOrderGiveTheForcesOfKeepOrder) {
+  Psys kept;
+  DomainInfo dinfo;
+  prepare(kept, dinfo, 1 << 12);
+  Psys moved = kept;
+  Quadrupole keep_tree(kept.size(), 0.5, 8, 64), order_tree(moved.size(), 0.5, 8, 64);
+  order_tree.setParticleOrder(ParticleOrder::TREE_ORDER);
+  HostDevice device;
+  keep_tree.calcForceAllAndWriteBack(DirectKernel{}, MultipoleKernel{}, kept, dinfo, true, MAKE_LIST_FOR_REUSE);
+  order_tree.calcForceAllAndWriteBackMultiWalkIndex(IndexDispatch{&device}, Retrieve{&device}, 2, moved, dinfo, 5,
+                                                    true, MAKE_LIST_FOR_REUSE);
+  expectSameForcesById(moved, kept);
+  const auto ids = idsInOrder(moved);
+  EXPECT_NE(ids, idsInOrder(kept));
+  auto drift = [](Psys& psys) {
+    for (auto& c : psys) c.pos += 1e-3 * Vec3d{std::sin(double(c.id)), std::cos(double(c.id)), 0.3};
+  };
+  for (int step = 0; step < 3; ++step) {
+    drift(kept), drift(moved);
+    keep_tree.calcForceAllAndWriteBack(DirectKernel{}, MultipoleKernel{}, kept, dinfo, true, REUSE_LIST);
+    order_tree.calcForceAllAndWriteBackMultiWalkIndex(IndexDispatch{&device}, Retrieve{&device}, 2, moved, dinfo, 5,
+                                                      true, REUSE_LIST);
+    expectSameForcesById(moved, kept);
+    EXPECT_EQ(idsInOrder(moved), ids) << "REUSE_LIST must not reorder";
+  }
+  // The plain form reorders as well, and a rebuild after the drift moves the particles again.
+  order_tree.calcForceAllAndWriteBackMultiWalk(PlainDispatch{&device}, Retrieve{&device}, 3, moved, dinfo, 7);
+  keep_tree.calcForceAllAndWriteBack(DirectKernel{}, MultipoleKernel{}, kept, dinfo);
+  expectSameForcesById(moved, kept);
+}
+
+// Only one tree should reorder a particle system: another tree's reorder (here after the
+// particles moved) invalidates the first tree's kept lists, and REUSE_LIST says so. A rebuild
+// that finds the particles in key order already changes nothing.
+TEST(ParticleOrder, AnotherTreesReorderIsCaughtByReuse) {
+  Psys psys;
+  DomainInfo dinfo;
+  prepare(psys, dinfo, 2000);
+  Quadrupole first(psys.size(), 0.5, 8, 64), second(psys.size(), 0.6, 8, 64);
+  first.setParticleOrder(ParticleOrder::TREE_ORDER);
+  second.setParticleOrder(ParticleOrder::TREE_ORDER);
+  first.calcForceAllAndWriteBack(DirectKernel{}, MultipoleKernel{}, psys, dinfo, true, MAKE_LIST_FOR_REUSE);
+  second.calcForceAllAndWriteBack(DirectKernel{}, MultipoleKernel{}, psys, dinfo);  // same keys: no move
+  EXPECT_NO_THROW(first.calcForceAllAndWriteBack(DirectKernel{}, MultipoleKernel{}, psys, dinfo, true, REUSE_LIST));
+  for (auto& c : psys) c.pos = Vec3d{c.pos.y, c.pos.z, c.pos.x};  // a new key order
+  second.calcForceAllAndWriteBack(DirectKernel{}, MultipoleKernel{}, psys, dinfo);
+  try {
+    first.calcForceAllAndWriteBack(DirectKernel{}, MultipoleKernel{}, psys, dinfo, true, REUSE_LIST);
+    ADD_FAILURE() << "REUSE_LIST after another tree reordered the particles did not throw";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("TREE_ORDER"), std::string::npos) << e.what();
+  }
+}

@@ -300,3 +300,70 @@ TEST(ShortRange, ReuseAndMultiwalkGiveTheSameNeighbourSets) {
   psys.exchangeParticle(dinfo);
   EXPECT_THROW(tree.calcForceAll(RecordingKernel<M>{}, psys, dinfo, true, REUSE_LIST), Error);
 }
+
+namespace {
+// A searcher that keeps its neighbour count: the write-back target of the TREE_ORDER test.
+struct CountedSearcher : Searcher {
+  std::int64_t neighbours = -1;
+  void copyFromForce(const Neighbours& f) { neighbours = static_cast<std::int64_t>(f.ids.size()); }
+};
+}  // namespace
+
+// ParticleOrder::TREE_ORDER on a short-range tree: the particles move into key order, each keeps
+// its brute-force neighbour count, and REUSE_LIST (here through the index multiwalk) leaves the
+// order as it is.
+TEST(ShortRange, TreeOrderMovesParticlesAndKeepsTheirNeighbourCounts) {
+  Psys filled;
+  DomainInfo dinfo;
+  dinfo.setBoundaryCondition(BoundaryCondition::PERIODIC_XYZ);
+  dinfo.setPosRootDomain({0, 0, 0}, {1, 1, 1});
+  fill(filled, 1500, true, 0.02, 0.2, 29);
+  dinfo.decomposeDomainAll(filled);
+  filled.exchangeParticle(dinfo);
+  ParticleSystem<CountedSearcher> psys;
+  for (const Searcher& s : filled) psys.add(CountedSearcher{s, -1});
+  const std::vector<Searcher> all = psys.comm().allgatherv(filled.particles());
+  const Vec3d period = dinfo.getPosRootDomain().size();
+  auto expectBruteForceCounts = [&](const char* what) {
+    std::size_t mismatches = 0;
+    for (const CountedSearcher& p : psys) {
+      const auto expected = bruteForce(p, all, SearchMode::GATHER, dinfo.getBoundaryCondition(), period);
+      if (p.neighbours != static_cast<std::int64_t>(expected.size()) && mismatches++ < 3)
+        ADD_FAILURE() << what << ": particle " << p.id << " counted " << p.neighbours << ", brute force "
+                      << expected.size();
+    }
+    EXPECT_EQ(mismatches, 0u) << what;
+  };
+  auto ids = [&] {
+    std::vector<std::int64_t> out;
+    for (const CountedSearcher& p : psys) out.push_back(p.id);
+    return out;
+  };
+  const auto filled_order = ids();
+
+  using Tree = TreeForForceShort<Neighbours, Searcher, Searcher>::Gather;
+  Tree tree(psys.size(), 0.0, 8, 32);
+  tree.setParticleOrder(ParticleOrder::TREE_ORDER);
+  tree.calcForceAllAndWriteBack(RecordingKernel<SearchMode::GATHER>{}, psys, dinfo, true, MAKE_LIST_FOR_REUSE);
+  expectBruteForceCounts("MAKE_LIST_FOR_REUSE");
+  const auto key_order = ids();
+  EXPECT_NE(key_order, filled_order) << "the particles were not moved into key order";
+
+  ShortHostDevice device;
+  auto index = [&](int tag, int n_walk, const Searcher** epi, const int* n_epi, const std::int32_t** id,
+                   const int* n_epj, const Searcher* epj, int, bool) {
+    device.run(tag, n_walk, epi, n_epi, [&](int w, Neighbours* out) {
+      std::vector<Searcher> list;
+      for (int k = 0; k < n_epj[w]; ++k) list.push_back(epj[id[w][k]]);
+      RecordingKernel<SearchMode::GATHER>{}(epi[w], n_epi[w], list.data(), n_epj[w], out);
+    });
+    return 0;
+  };
+  auto retrieve = [&](int tag, int n_walk, const int* n_epi, Neighbours** out) {
+    return device.retrieve(tag, n_walk, n_epi, out);
+  };
+  for (auto& p : psys) p.neighbours = -1;
+  tree.calcForceAllAndWriteBackMultiWalkIndex(index, retrieve, 2, psys, dinfo, 6, true, REUSE_LIST);
+  expectBruteForceCounts("REUSE_LIST multiwalk");
+  EXPECT_EQ(ids(), key_order);
+}

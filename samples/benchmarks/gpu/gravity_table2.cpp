@@ -6,7 +6,9 @@
 // Cold uniform sphere, leapfrog; exchange and decomposition only on list-building steps (so a
 // reuse cycle keeps its particles). Plain arguments (the GPU machine has no CLI11):
 //   gravity_table2 [N=4194304] [theta=0.5] [n_leaf=16] [n_group=512] [n_walk=1000] [steps=4]
-//                  [n_reuse=16] [modes=C1,G1,G2,G3]
+//                  [n_reuse=16] [modes=C1,G1,G2,G3] [order=tree|keep]
+// order: the trees' ParticleOrder (TREE_ORDER: the particles move into key order on every
+// list-building step, so that refresh and write-back stream; KEEP_ORDER: FDPS's behaviour).
 // Prints one JSON line per step and per mode, and a table at the end.
 #include <omp.h>
 
@@ -55,9 +57,13 @@ void kick(Psys& psys, double dt) {
   for (std::size_t i = 0; i < psys.size(); ++i) psys[i].vel += (0.5 * dt) * psys[i].acc;
 }
 
+// The accelerations in the order of the bodies' ids (a tree with TREE_ORDER moves the bodies).
 std::vector<grove::Vec3d> accelerations(const Psys& psys) {
+  std::vector<std::pair<std::int64_t, grove::Vec3d>> by_id(psys.size());
+  for (std::size_t i = 0; i < psys.size(); ++i) by_id[i] = {psys[i].id, psys[i].acc};
+  std::sort(by_id.begin(), by_id.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<grove::Vec3d> a(psys.size());
-  for (std::size_t i = 0; i < psys.size(); ++i) a[i] = psys[i].acc;
+  for (std::size_t i = 0; i < psys.size(); ++i) a[i] = by_id[i].second;
   return a;
 }
 
@@ -106,14 +112,16 @@ int main(int argc, char** argv) {
   const int n_walk = static_cast<int>(arg(5, 1000)), steps = static_cast<int>(arg(6, 4));
   const int n_reuse = static_cast<int>(arg(7, 16));
   const std::string modes = argc > 8 ? argv[8] : "C1,G1,G2,G3";
+  const std::string order = argc > 9 ? argv[9] : "tree";
+  const auto particle_order = order == "keep" ? grove::ParticleOrder::KEEP_ORDER : grove::ParticleOrder::TREE_ORDER;
   const double eps = 1.0 / 64.0, dt = 1.0 / 256.0;
   const float eps2 = static_cast<float>(eps * eps);
   const int tag_max = 4;
 
   const bool have_gpu = grove::gpu::deviceCount() > 0;
   if (have_gpu) grove::gpu::selectDeviceForRank(runtime.rank());  // several ranks may share one GPU
-  grove::log("gravity_table2: N = {}, theta = {}, leaf {}, group {}, n_walk {}, {} threads, GPU: {}", n, theta,
-             n_leaf, n_group, n_walk, runtime.threadCount(),
+  grove::log("gravity_table2: N = {}, theta = {}, leaf {}, group {}, n_walk {}, {}, {} threads, GPU: {}", n, theta,
+             n_leaf, n_group, n_walk, grove::toString(particle_order), runtime.threadCount(),
              have_gpu ? grove::gpu::deviceInfo(grove::gpu::currentDevice()).name : std::string("none (GPU modes skipped)"));
 
   // Initial conditions, kept so that every mode starts from the same state.
@@ -144,6 +152,7 @@ int main(int argc, char** argv) {
     if (mode != "C1" && !have_gpu) continue;
     Psys psys = initial;
     Tree tree(psys.size(), theta, n_leaf, n_group);
+    tree.setParticleOrder(particle_order);
     ModeResult result;
     result.mode = mode;
     auto force = [&](grove::InteractionListMode list_mode) {
@@ -239,11 +248,13 @@ int main(int argc, char** argv) {
     grove::log(R"({{"summary":"{}","n":{},"theta":{},"n_leaf":{},"n_group":{},"n_walk":{},"mean_step_s":{:.4f},)"
                R"("build_step_s":{:.4f},"reuse_step_s":{:.4f},"interactions_per_particle":{:.1f},)"
                R"("mean_ep_list":{:.1f},"mean_sp_list":{:.1f},"kernel_interactions_per_s":{:.4g},)"
-               R"("force_vs_C1_median":{:.3g},"force_vs_C1_max":{:.3g},"error_vs_direct_median":{:.3g},"ranks":{}}})",
+               R"("force_vs_C1_median":{:.3g},"force_vs_C1_max":{:.3g},"error_vs_direct_median":{:.3g},"ranks":{},)"
+               R"("particle_order":"{}"}})",
                r.mode, n, theta, n_leaf, n_group, n_walk, r.mean_step, r.build_step, r.reuse_step, ipp,
                r.profile.meanEpListLength(), r.profile.meanSpListLength(),
                r.kernel_seconds_per_step > 0 ? r.interactions_per_step / r.kernel_seconds_per_step : 0.0,
-               r.force_median_diff, r.force_max_diff, r.error_vs_direct, runtime.rankCount());
+               r.force_median_diff, r.force_max_diff, r.error_vs_direct, runtime.rankCount(),
+               grove::toString(particle_order));
   }
   return 0;
 }

@@ -219,6 +219,20 @@ class ParticleSystem {
 
   const Comm& comm() const { return comm_; }
 
+  // For trees that move the particles into their key order (ParticleOrder::TREE_ORDER): a second
+  // array of size() particles to write the new order into, then adoptReordered() swaps it in
+  // (and the old array becomes the next call's second array, so neither is allocated anew).
+  std::span<FP> reorderBuffer() {
+    reorder_buffer_.resize(particles_.size());
+    return reorder_buffer_;
+  }
+  void adoptReordered() {
+    require(reorder_buffer_.size() == particles_.size(), "ParticleSystem::adoptReordered",
+            "the reorder buffer holds {} particles, the system {}", reorder_buffer_.size(), particles_.size());
+    particles_.swap(reorder_buffer_);
+    ++layout_version_;
+  }
+
   // Changes whenever particles are added, removed, reordered or exchanged (not when their values
   // change): trees that keep interaction lists for reuse check it.
   std::uint64_t layoutVersion() const { return layout_version_; }
@@ -231,6 +245,7 @@ class ParticleSystem {
 
   Comm comm_;
   LargeVector<FP> particles_;  // huge pages: trees gather from it through a permutation
+  LargeVector<FP> reorder_buffer_;  // empty unless a tree reorders the particles
   std::uint64_t layout_version_ = 0;
   std::optional<int> sample_count_per_rank_;
 };

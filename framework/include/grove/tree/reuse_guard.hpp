@@ -53,7 +53,8 @@ class ReuseGuard {
       problem = "REUSE_LIST was given a different particle system than the MAKE_LIST_FOR_REUSE call";
     else if (layoutVersionOf(psys) != layout_version_ || psys.size() != n_local_)
       problem = fmt::format("particles were added, removed, reordered or exchanged since MAKE_LIST_FOR_REUSE "
-                            "({} particles then, {} now): call MAKE_LIST_FOR_REUSE again after exchangeParticle",
+                            "({} particles then, {} now): call MAKE_LIST_FOR_REUSE again after exchangeParticle (a tree with "
+                            "ParticleOrder::TREE_ORDER reorders them on its list-building calls)",
                             n_local_, psys.size());
     else if (ranks_ != comm.size())
       problem = "REUSE_LIST on a different communicator than MAKE_LIST_FOR_REUSE";

@@ -25,9 +25,11 @@ class SortedParticles {
 
   // Keys relative to `root`, sort, then FP -> EPI and FP -> EPJ (into epj / ep_keys, which the
   // caller's tree owns). With clear = false the previous forces follow their particles.
+  // reorder: psys itself (ParticleOrder::TREE_ORDER), whose particles are then moved into key
+  // order in the same pass, so that order becomes the identity; or null.
   template <class PSys>
   void build(const PSys& psys, const RootCell& root, bool clear, LargeVector<EPJ>& epj,
-             std::vector<MortonKey>& ep_keys, TreeProfile& profile) {
+             std::vector<MortonKey>& ep_keys, TreeProfile& profile, PSys* reorder = nullptr) {
     const std::size_t n = psys.size();
     require(n < (std::size_t{1} << 32), "tree", "{} local particles exceed the 2^32 a tree indexes", n);
     const auto ni = static_cast<std::int64_t>(n);
@@ -57,19 +59,38 @@ class SortedParticles {
     sorted_of_original.resize(n);
     epj.resize(n);
     ep_keys.resize(n);
-#pragma omp parallel for schedule(static)
+    using FP = typename PSys::value_type;
+    std::span<FP> reordered;
+    if (reorder) {
+      require(reorder == &psys, "tree", "TREE_ORDER reorders the particle system the tree reads");
+      if constexpr (requires { reorder->reorderBuffer(); }) reordered = reorder->reorderBuffer();
+      else throw Error("tree", "ParticleOrder::TREE_ORDER needs a grove::ParticleSystem to reorder");
+    }
+    bool moved = false;  // whether the key order differs from psys's order
+#pragma omp parallel for schedule(static) reduction(|| : moved)
     for (std::int64_t k = 0; k < ni; ++k) {
       const auto s = static_cast<std::size_t>(k);
       const std::uint32_t original = keys_[s].index;
-      const auto& fp = psys[original];
+      moved = moved || original != s;
+      const FP& fp = psys[original];
       epi[s].copyFromFP(fp);
       epj[s].copyFromFP(fp);
       ep_keys[s] = keys_[s].key;
-      order[s] = original;
-      sorted_of_original[original] = static_cast<std::uint32_t>(k);
       if (clear) force[s].clear();
       else force[s] = previous_force[previous_sorted_of_original[original]];
+      if (reorder) {
+        reordered[s] = fp;
+        order[s] = static_cast<std::uint32_t>(k);
+        sorted_of_original[s] = static_cast<std::uint32_t>(k);
+      } else {
+        order[s] = original;
+        sorted_of_original[original] = static_cast<std::uint32_t>(k);
+      }
     }
+    // Particles already in key order stay where they are: the layout is unchanged, so other
+    // trees' kept lists stay valid.
+    if constexpr (requires { reorder->adoptReordered(); })
+      if (reorder && moved) reorder->adoptReordered();
     profile.reorder = omp_get_wtime() - t;
   }
 

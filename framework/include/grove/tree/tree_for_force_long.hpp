@@ -29,6 +29,7 @@
 #include "grove/comm/comm.hpp"
 #include "grove/core/error.hpp"
 #include "grove/core/list_mode.hpp"
+#include "grove/core/particle_order.hpp"
 #include "grove/domain/domain_info.hpp"
 #include "grove/let/local_essential_tree.hpp"
 #include "grove/tree/contracts.hpp"
@@ -125,6 +126,10 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   void setLetExchangeMode(LetExchangeMode mode) { let_mode_ = mode; }
   void setExchangeLETMode(LetExchangeMode mode) { let_mode_ = mode; }  // FDPS's spelling
   LetExchangeMode getLetExchangeMode() const { return let_mode_; }
+  // TREE_ORDER: the write-back calls move psys's particles into key order on list-building calls
+  // (grove/core/particle_order.hpp says why and what it costs).
+  void setParticleOrder(ParticleOrder order) { particle_order_ = order; }
+  ParticleOrder getParticleOrder() const { return particle_order_; }
   double getTheta() const { return theta_; }
   int getNLeafLimit() const { return n_leaf_limit_; }
   int getNGroupLimit() const { return n_group_limit_; }
@@ -136,7 +141,8 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   void calcForceAllAndWriteBack(EpKernel&& kernel_ep, SpKernel&& kernel_sp, PSys& psys, const DomainInfo& dinfo,
                                 bool clear = true, InteractionListMode list_mode = MAKE_LIST) {
     if constexpr (checkLongRangeContracts<typename PSys::value_type, Force, EPI, EPJ>()) {
-      calcForceAll(kernel_ep, kernel_sp, psys, dinfo, clear, list_mode);
+      prepare(psys, dinfo, clear, list_mode, list_mode != MAKE_LIST, reorderTarget(&psys));
+      computeOnHost(kernel_ep, kernel_sp, list_mode != MAKE_LIST);
       sorted_.writeBack(psys, profile_);
     }
   }
@@ -178,10 +184,16 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
  private:
   using Built = detail::BuiltTree<EPJ, SPJ, Moment>;
 
+  // reorder: psys itself when the call may reorder it (reorderTarget), else null.
   template <class PSys>
-  void prepare(const PSys& psys, const DomainInfo& dinfo, bool clear, InteractionListMode list_mode, bool keep_lists);
+  void prepare(const PSys& psys, const DomainInfo& dinfo, bool clear, InteractionListMode list_mode, bool keep_lists,
+               PSys* reorder = nullptr);
   template <class PSys>
-  void buildLocalTree(const PSys& psys, const Comm& comm, bool clear);
+  PSys* reorderTarget(PSys* write_back_to) const {
+    return particle_order_ == ParticleOrder::TREE_ORDER ? write_back_to : nullptr;
+  }
+  template <class PSys>
+  void buildLocalTree(const PSys& psys, const Comm& comm, bool clear, PSys* reorder);
   void buildGlobalTree(const Comm& comm, bool keep_plan);
   template <class PSys>
   void refreshForReuse(const PSys& psys, const DomainInfo& dinfo, bool clear);
@@ -238,7 +250,7 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
                  int n_walk_limit, bool clear, InteractionListMode list_mode, PSys* write_back_to) {
     if constexpr (checkLongRangeContracts<typename PSys::value_type, Force, EPI, EPJ>()) {
       checkMultiWalkArguments(tag_max, n_walk_limit);
-      prepare(psys, dinfo, clear, list_mode, false);
+      prepare(psys, dinfo, clear, list_mode, false, reorderTarget(write_back_to));
       const Built& t = tree();
       this->template runBatches<kIndexForm>(dispatch, retrieve, tag_max, n_walk_limit, list_mode, write_back_to,
                                             std::span<const EPJ>(t.epj), std::span<const SPJ>(t.all_spj),
@@ -255,6 +267,7 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   int n_group_limit_ = 64;
   bool initialized_ = false;
   LetExchangeMode let_mode_ = LetExchangeMode::POINT_TO_POINT;
+  ParticleOrder particle_order_ = ParticleOrder::KEEP_ORDER;
   Comm comm_;
 
   RootCell root_;
@@ -275,7 +288,7 @@ template <class Force, class EPI, class EPJ, class Moment, class SPJ>
 template <class PSys>
 void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::prepare(const PSys& psys, const DomainInfo& dinfo,
                                                                   bool clear, InteractionListMode list_mode,
-                                                                  bool keep_lists) {
+                                                                  bool keep_lists, PSys* reorder) {
   require(initialized_, "TreeForForceLong", "call initialize(n, theta, n_leaf, n_group) first");
   profile_ = {};
   profile_.n_local = static_cast<std::int64_t>(psys.size());
@@ -286,7 +299,7 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::prepare(const PSys& psy
     profile_.n_cells = static_cast<std::int64_t>(local_.shape.cells.size());
     return;
   }
-  buildLocalTree(psys, comm_, clear);
+  buildLocalTree(psys, comm_, clear, reorder);
   if (comm_.size() > 1) buildGlobalTree(comm_, list_mode == MAKE_LIST_FOR_REUSE);
   makeInteractionGroups();
   reuse_.guard.forget();
@@ -297,7 +310,7 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::prepare(const PSys& psy
 template <class Force, class EPI, class EPJ, class Moment, class SPJ>
 template <class PSys>
 void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildLocalTree(const PSys& psys, const Comm& comm,
-                                                                         bool clear) {
+                                                                         bool clear, PSys* reorder) {
   double t = omp_get_wtime();
   // 1. Root cell: the bounding cube of every rank's particles, so that cells agree across ranks.
   Boxd bounds = boundingBoxOfPositions(psys.particles());
@@ -308,7 +321,7 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildLocalTree(const PS
   profile_.root_cell = omp_get_wtime() - t;
 
   // 2-3. Keys, sort, and the EPI/EPJ arrays in key order.
-  sorted_.build(psys, root_, clear, local_.epj, local_.ep_keys, profile_);
+  sorted_.build(psys, root_, clear, local_.epj, local_.ep_keys, profile_, reorder);
 
   // 4. Cells, then moments.
   t = omp_get_wtime();

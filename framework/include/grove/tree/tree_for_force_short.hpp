@@ -18,6 +18,7 @@
 #include "grove/comm/comm.hpp"
 #include "grove/core/error.hpp"
 #include "grove/core/list_mode.hpp"
+#include "grove/core/particle_order.hpp"
 #include "grove/domain/domain_info.hpp"
 #include "grove/let/short_range_let.hpp"
 #include "grove/tree/contracts.hpp"
@@ -83,7 +84,8 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
   void calcForceAllAndWriteBack(Kernel&& kernel, PSys& psys, const DomainInfo& dinfo, bool clear = true,
                                 InteractionListMode list_mode = MAKE_LIST) {
     if constexpr (checkShortRangeContracts<typename PSys::value_type, Force, EPI, EPJ, M>()) {
-      calcForceAll(kernel, psys, dinfo, clear, list_mode);
+      prepare(psys, dinfo, clear, list_mode, list_mode != MAKE_LIST, reorderTarget(&psys));
+      computeOnHost(kernel, list_mode != MAKE_LIST);
       sorted_.writeBack(psys, profile_);
     }
   }
@@ -101,6 +103,11 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
   // without superparticles (see grove/walk/multiwalk.hpp for the signatures):
   //   dispatch(tag, n_walk, epi**, n_epi*, epj**, n_epj*)
   //   dispatch(tag, n_walk, epi**, n_epi*, id_epj**, n_epj*, epj*, n_epj_total, send_flag [, lists_unchanged])
+
+  // TREE_ORDER: the write-back calls move psys's particles into key order on list-building calls
+  // (grove/core/particle_order.hpp says why and what it costs).
+  void setParticleOrder(ParticleOrder order) { particle_order_ = order; }
+  ParticleOrder getParticleOrder() const { return particle_order_; }
 
   const Force& getForce(std::size_t i) const { return sorted_.forceOf(i); }
   const TreeProfile& profile() const { return profile_; }
@@ -192,10 +199,16 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
 
   const Built& searchSource() const { return global_built_ ? global_ : local_; }
 
+  // reorder: psys itself when the call may reorder it (reorderTarget), else null.
   template <class PSys>
-  void prepare(const PSys& psys, const DomainInfo& dinfo, bool clear, InteractionListMode list_mode, bool keep_lists);
+  void prepare(const PSys& psys, const DomainInfo& dinfo, bool clear, InteractionListMode list_mode, bool keep_lists,
+               PSys* reorder = nullptr);
   template <class PSys>
-  void buildTrees(const PSys& psys, const DomainInfo& dinfo, bool clear, bool keep_plan);
+  PSys* reorderTarget(PSys* write_back_to) const {
+    return particle_order_ == ParticleOrder::TREE_ORDER ? write_back_to : nullptr;
+  }
+  template <class PSys>
+  void buildTrees(const PSys& psys, const DomainInfo& dinfo, bool clear, bool keep_plan, PSys* reorder);
   template <class PSys>
   void refreshForReuse(const PSys& psys, const DomainInfo& dinfo, bool clear);
   void makeInteractionGroups();
@@ -206,7 +219,7 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
                  int n_walk_limit, bool clear, InteractionListMode list_mode, PSys* write_back_to) {
     if constexpr (checkShortRangeContracts<typename PSys::value_type, Force, EPI, EPJ, M>()) {
       checkMultiWalkArguments(tag_max, n_walk_limit);
-      prepare(psys, dinfo, clear, list_mode, false);
+      prepare(psys, dinfo, clear, list_mode, false, reorderTarget(write_back_to));
       const Built& t = searchSource();
       this->template runBatches<kIndexForm>(
           dispatch, retrieve, tag_max, n_walk_limit, list_mode, write_back_to, std::span<const EPJ>(t.epj),
@@ -233,6 +246,7 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
   int n_leaf_limit_ = 8;
   int n_group_limit_ = 64;
   bool initialized_ = false;
+  ParticleOrder particle_order_ = ParticleOrder::KEEP_ORDER;
   SortedParticles<EPI, EPJ, Force> sorted_;
   Built local_, global_;
   bool global_built_ = false;
@@ -255,7 +269,8 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
 template <class Force, class EPI, class EPJ, SearchMode M>
 template <class PSys>
 void TreeForForceShortWith<Force, EPI, EPJ, M>::prepare(const PSys& psys, const DomainInfo& dinfo, bool clear,
-                                                         InteractionListMode list_mode, bool keep_lists) {
+                                                         InteractionListMode list_mode, bool keep_lists,
+                                                         PSys* reorder) {
   require(initialized_, "TreeForForceShort", "call initialize(n, theta, n_leaf, n_group) first");
   profile_ = {};
   profile_.n_local = static_cast<std::int64_t>(psys.size());
@@ -265,7 +280,7 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::prepare(const PSys& psys, const 
     profile_.n_cells = static_cast<std::int64_t>(local_.shape.cells.size());
     return;
   }
-  buildTrees(psys, dinfo, clear, list_mode == MAKE_LIST_FOR_REUSE);
+  buildTrees(psys, dinfo, clear, list_mode == MAKE_LIST_FOR_REUSE, reorder);
   makeInteractionGroups();
   reuse_.guard.forget();
   if (keep_lists) {
@@ -305,7 +320,7 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::refreshForReuse(const PSys& psys
 template <class Force, class EPI, class EPJ, SearchMode M>
 template <class PSys>
 void TreeForForceShortWith<Force, EPI, EPJ, M>::buildTrees(const PSys& psys, const DomainInfo& dinfo, bool clear,
-                                                            bool keep_plan) {
+                                                            bool keep_plan, PSys* reorder) {
   const Comm& comm = dinfo.comm();
   double t = omp_get_wtime();
   // Root: every rank's positions, widened by the largest search radius (where images land).
@@ -354,7 +369,7 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::buildTrees(const PSys& psys, con
   }
   profile_.root_cell = omp_get_wtime() - t;
 
-  sorted_.build(psys, root, clear, local_.epj, local_.ep_keys, profile_);
+  sorted_.build(psys, root, clear, local_.epj, local_.ep_keys, profile_, reorder);
   t = omp_get_wtime();
   linkCells(local_.ep_keys, {}, n_leaf_limit_, local_.shape);
   profile_.link = omp_get_wtime() - t;
