@@ -1,9 +1,12 @@
 #pragma once
 // The multiwalk driver: hands groups to an accelerator's dispatch/retrieve pair (FDPS 7.1's
 // signatures) in batches of at most n_walk_limit walks, tags cycling through [0, tag_max).
-// With tag_max >= 2 batch k is dispatched before batch k-1 is retrieved, so the accelerator
-// works on k while the host builds and packs k + 1's lists, and writes k - 1's forces back while
-// it computes k + 1. Long-range trees pass superparticles (kWithSpj), short-range trees do not.
+// With tag_max >= 2 up to tag_max batches are in flight, one per tag: batch k is dispatched
+// before batch k - tag_max + 1 is retrieved, so the accelerator always has queued work while the
+// host builds and packs the next lists and writes finished forces back. (One batch of ~1000
+// walks is about one wave of thread blocks on a large GPU; with only two in flight each batch's
+// last blocks left the device part idle.) Long-range trees pass superparticles (kWithSpj),
+// short-range trees do not.
 //
 // Plain form:  dispatch(tag, n_walk, epi**, n_epi*, epj**, n_epj* [, spj**, n_spj*])
 // Index form:  dispatch(tag, n_walk, epi**, n_epi*, id_epj**, n_epj* [, id_spj**, n_spj*],
@@ -14,7 +17,9 @@
 // preceding MAKE_LIST_FOR_REUSE step, batch by batch and tag by tag.
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -28,8 +33,9 @@ namespace grove {
 struct NoSuperParticle {};
 
 // What one batch hands to dispatch (pointer and count arrays, and the plain form's packed copies)
-// and what its retrieve needs later. Two batches, kept by the tree between steps so that their
-// memory (tens of MB of copies at millions of particles) is reused rather than faulted in anew.
+// and what its retrieve needs later. One per batch in flight (at least two), kept by the tree
+// between steps so that their memory (tens of MB of copies at millions of particles) is reused
+// rather than faulted in anew.
 template <class EPI, class EPJ, class SPJ, class Force>
 struct MultiwalkBuffers {
   struct Batch {
@@ -43,7 +49,7 @@ struct MultiwalkBuffers {
     std::vector<const SPJ*> spj;
     GroupLists<EPJ, SPJ> packed;  // plain form: each walk's sources, walk w as group w
   };
-  Batch batches[2];
+  std::deque<Batch> batches;  // a deque: growing it leaves the existing batches where they are
 };
 
 inline void checkMultiWalkArguments(int tag_max, int n_walk_limit) {
@@ -70,7 +76,12 @@ void runMultiWalkBatches(std::size_t n_groups, GroupRange&& group_range, const I
   constexpr bool kWithSpj = !std::is_same_v<SPJ, NoSuperParticle>;
   const double start = omp_get_wtime();
   const auto batch_size = static_cast<std::size_t>(n_walk_limit);
+  // Batches in flight at once: one per tag. With one tag, batch k's lists are still built while
+  // batch k - 1 is in flight, so there are two slots.
+  const auto in_flight = static_cast<std::size_t>(std::max(tag_max, 1));
+  const std::size_t slots = std::max<std::size_t>(in_flight, 2);
   auto& batches = buffers.batches;
+  if (batches.size() < slots) batches.resize(slots);
   bool send_flag = true;
   double walk_seconds = 0.0, pack_seconds = 0.0, write_back_seconds = 0.0;
   std::int64_t n_ep_ep = 0, n_ep_sp = 0;
@@ -83,7 +94,7 @@ void runMultiWalkBatches(std::size_t n_groups, GroupRange&& group_range, const I
   };
   const std::size_t n_batches = (n_groups + batch_size - 1) / batch_size;
   for (std::size_t k = 0; k < n_batches; ++k) {
-    Batch& b = batches[k % 2];
+    Batch& b = batches[k % slots];
     const std::size_t g0 = k * batch_size, g1 = std::min(n_groups, g0 + batch_size), nw = g1 - g0;
     const double w0 = omp_get_wtime();
     build_lists(g0, g1);
@@ -124,7 +135,7 @@ void runMultiWalkBatches(std::size_t n_groups, GroupRange&& group_range, const I
     pack_seconds += omp_get_wtime() - p0;
 
     // With one tag, the previous batch must come back before its tag is reused.
-    if (tag_max == 1 && k > 0) retrieveBatch(batches[(k - 1) % 2]);
+    if (tag_max == 1 && k > 0) retrieveBatch(batches[(k - 1) % slots]);
     const auto n_epj_total = static_cast<int>(epj.size());
     const auto n_spj_total = static_cast<int>(spj.size());
     if constexpr (kIndexForm && kWithSpj) {
@@ -151,9 +162,12 @@ void runMultiWalkBatches(std::size_t n_groups, GroupRange&& group_range, const I
       dispatch(b.tag, b.n_walk, b.epi.data(), b.n_epi.data(), b.epj.data(), b.n_epj.data());
     }
     send_flag = false;
-    if (tag_max > 1 && k > 0) retrieveBatch(batches[(k - 1) % 2]);
+    // The oldest batch in flight comes back once every tag is taken.
+    if (tag_max > 1 && k + 1 >= in_flight) retrieveBatch(batches[(k + 1 - in_flight) % slots]);
   }
-  if (n_batches > 0) retrieveBatch(batches[(n_batches - 1) % 2]);
+  // The batches still in flight, oldest first.
+  const std::size_t unretrieved = tag_max > 1 ? std::min(n_batches, in_flight - 1) : std::min<std::size_t>(n_batches, 1);
+  for (std::size_t k = n_batches - unretrieved; k < n_batches; ++k) retrieveBatch(batches[k % slots]);
   profile.walk += walk_seconds + pack_seconds;
   profile.n_ep_ep = n_ep_ep;
   profile.n_ep_sp = n_ep_sp;
