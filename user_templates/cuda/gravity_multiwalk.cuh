@@ -17,7 +17,10 @@
 //      the kernel, and the copy of the forces back into the slot; then records an event.
 // Index form: the whole EPJ/SPJ arrays go to the device once per step (send_flag), and each call's
 // index lists are kept on the device: when grove says lists_unchanged (REUSE_LIST steps), the kept
-// lists are used and nothing but the EPI goes over the bus with the call.
+// lists are used and nothing but the EPI goes over the bus with the call. The whole arrays go in
+// slices (grove::gpu::SlicedUpload), each at the first call whose lists read it, on a stream of
+// their own, and a batch's kernel waits for its own slices only: the first kernels start after a
+// fraction of the arrays has crossed the bus, and the rest crosses while they run.
 // retrieve waits for the batch's event and ADDS its forces to the caller's.
 //
 // Compile with nvcc; a host translation unit reaches it through gravity_multiwalk_gpu.h.
@@ -37,6 +40,7 @@
 #include "grove/gpu/device_gpu.h"
 #include "grove/gpu/multiwalk.hpp"
 #include "grove/gpu/multiwalk_plan.hpp"
+#include "grove/gpu/sliced_upload.hpp"
 
 namespace user::cuda {
 
@@ -55,6 +59,7 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
 
   ~GravityMultiwalk() override {
     for (auto& s : streams_) cudaStreamSynchronize(s->stream.get());  // copies into pinned buffers may run
+    if (upload_) cudaStreamSynchronize(upload_->get());
   }
 
   int dispatchPlainWalks(int tag, int n_walk, const GravityEPI** epi, const int* n_epi, const GravityEPJ** epj,
@@ -83,8 +88,9 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
                          bool lists_unchanged) override {
     grove::gpu::ScopedDevice guard(device_);
     TagStream& ts = streamOf(tag);
-    if (send_flag) sendWholeArrays(epj, n_epj_total, spj, n_spj_total, ts);
-    if (!arrays_sent_)
+    if (send_flag) startStep(epj, n_epj_total, spj, n_spj_total);
+    (void)epj, (void)spj;  // the step's arrays: those its first call gave
+    if (!step_started_)
       grove::gpu::throwGpuError("gravity multiwalk", "index-form dispatch before the EPJ/SPJ arrays were sent");
     Batch& b = startBatch(tag, n_walk, epi, n_epi, n_epj, n_spj);
     KeptLists& kept = keptLists(call_in_step_++);
@@ -98,6 +104,9 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
         if (r.n_j) std::memcpy(ids + r.j_begin, id_epj[w], sizeof(int) * r.n_j);
         if (r.n_s) std::memcpy(ids + b.n_j + r.s_begin, id_spj[w], sizeof(int) * r.n_s);
       }
+      // Which slices of the whole arrays the batch reads.
+      kept.epj_slices = epj_all_.slicesOf(ids, b.n_j), kept.epj_slice = epj_all_.sliceSize();
+      kept.spj_slices = spj_all_.slicesOf(ids + b.n_j, b.n_s), kept.spj_slice = spj_all_.sliceSize();
       if (kept.ids.capacity() < b.n_j + b.n_s) {
         grove::gpu::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");  // an older step may read them
         kept.ids.reserve(b.n_j + b.n_s);
@@ -107,9 +116,15 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
     } else {
       ++this->stats_.lists_reused;
     }
-    ts.stream.waitFor(arrays_sent_->get());  // the whole arrays may have gone on another tag's stream
-    run(b, ts, IndexedList<float4>{epj_all_.data(), kept.ids.data()},
-        IndexedList<SpjImage>{spj_all_.data(), kept.ids.data() + b.n_j});
+    // The batch's slices of the whole arrays, sent on the upload stream (now, if not yet).
+    using Slices = grove::gpu::SlicedUpload<float4, GravityEPJ>;
+    epj_all_.sendAndWait(kept.epj_slice == epj_all_.sliceSize() ? kept.epj_slices : Slices::kAll, toFloat4,
+                         upload_->get(), ts.stream.get());
+    spj_all_.sendAndWait(kept.spj_slice == spj_all_.sliceSize() ? kept.spj_slices : Slices::kAll,
+                         grove::gpu::DeviceForm<SPJ>::make, upload_->get(), ts.stream.get());
+    b.first_in_step = call_in_step_ == 1;
+    run(b, ts, IndexedList<float4>{epj_all_.device(), kept.ids.data()},
+        IndexedList<SpjImage>{spj_all_.device(), kept.ids.data() + b.n_j});
     return 0;
   }
 
@@ -125,6 +140,7 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
                                                          std::to_string(b.n_walk));
     b.done.synchronize();
     this->stats_.kernel_seconds += busy_clock_.add(b.kernel_start, b.kernel_stop);
+    if (b.first_in_step) this->stats_.startup_seconds += b.kernel_start.secondsSince(*step_start_);
     const float4* out = b.force.data();
 #pragma omp parallel for schedule(dynamic, 16)
     for (int w = 0; w < n_walk; ++w)
@@ -158,12 +174,15 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
     grove::gpu::PinnedArray<SpjImage> spj;
     grove::gpu::PinnedArray<int> ids;
     grove::gpu::Event done, kernel_start{true}, kernel_stop{true};
+    bool first_in_step = false;  // index form: the step's first batch (stats_.startup_seconds)
   };
 
   // Call k's index lists, kept on the device for the next REUSE_LIST steps.
   struct KeptLists {
     grove::gpu::DeviceArray<int> ids;
     std::vector<int> n_epj, n_spj;
+    std::uint64_t epj_slices = 0, spj_slices = 0;  // bit k: the lists read slice k (of *_slice items)
+    std::size_t epj_slice = 0, spj_slice = 0;
     bool matches(int n_walk, const int* nj, const int* ns) const {
       if (static_cast<int>(n_epj.size()) != n_walk) return false;
       for (int w = 0; w < n_walk; ++w)
@@ -187,23 +206,22 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
     return kept_[k];
   }
 
-  // Index form, once per step: the whole EPJ and SPJ arrays as float images.
-  void sendWholeArrays(const GravityEPJ* epj, int n_epj, const SPJ* spj, int n_spj, TagStream& ts) {
+  // Index form, at a step's first call: the whole arrays will go slice by slice as batches need
+  // them (SlicedUpload), on the upload stream.
+  void startStep(const GravityEPJ* epj, int n_epj, const SPJ* spj, int n_spj) {
     call_in_step_ = 0;
     // grove sends at the start of a step, when nothing is in flight; wait anyway, since the
     // device arrays and the staging buffers are about to be overwritten.
     grove::gpu::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-    epj_stage_.reserve(n_epj), spj_stage_.reserve(n_spj);
-    epj_all_.reserve(n_epj), spj_all_.reserve(n_spj);
-#pragma omp parallel for schedule(static)
-    for (int k = 0; k < n_epj; ++k) epj_stage_[k] = toFloat4(epj[k]);
-#pragma omp parallel for schedule(static)
-    for (int k = 0; k < n_spj; ++k) spj_stage_[k] = grove::gpu::DeviceForm<SPJ>::make(spj[k]);
-    grove::gpu::copyToDeviceAsync(epj_all_.data(), epj_stage_.data(), static_cast<std::size_t>(n_epj), ts.stream);
-    grove::gpu::copyToDeviceAsync(spj_all_.data(), spj_stage_.data(), static_cast<std::size_t>(n_spj), ts.stream);
-    if (!arrays_sent_) arrays_sent_ = std::make_unique<grove::gpu::Event>();
-    arrays_sent_->record(ts.stream.get());
-    this->stats_.bytes_to_device += n_epj * sizeof(float4) + n_spj * sizeof(SpjImage);
+    if (!step_started_) {  // made on device_ (ScopedDevice), at the first send
+      upload_ = std::make_unique<grove::gpu::Stream>();
+      step_start_ = std::make_unique<grove::gpu::Event>(true);
+      step_started_ = true;
+    }
+    epj_all_.start(epj, static_cast<std::size_t>(n_epj));
+    spj_all_.start(spj, static_cast<std::size_t>(n_spj));
+    step_start_->record(upload_->get());
+    this->stats_.bytes_to_device += epj_all_.bytes() + spj_all_.bytes();
   }
 
   // A free slot with the batch's tasks, walk ranges and i-particles packed.
@@ -268,11 +286,12 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
   std::vector<std::unique_ptr<TagStream>> streams_;
   std::deque<std::unique_ptr<Batch>> pending_;  // in dispatch order: retrieve takes the oldest of a tag
   std::vector<std::unique_ptr<Batch>> free_;
-  grove::gpu::DeviceArray<float4> epj_all_;
-  grove::gpu::DeviceArray<SpjImage> spj_all_;
-  grove::gpu::PinnedArray<float4> epj_stage_;
-  grove::gpu::PinnedArray<SpjImage> spj_stage_;
-  std::unique_ptr<grove::gpu::Event> arrays_sent_;  // made on device_, at the first send
+  // Index form: the step's whole arrays, sent slice by slice on the upload stream.
+  grove::gpu::SlicedUpload<float4, GravityEPJ> epj_all_;
+  grove::gpu::SlicedUpload<SpjImage, SPJ> spj_all_;
+  std::unique_ptr<grove::gpu::Stream> upload_;
+  bool step_started_ = false;
+  std::unique_ptr<grove::gpu::Event> step_start_;  // made on device_, at the first send
   std::vector<KeptLists> kept_;
   int call_in_step_ = 0;
   grove::gpu::KernelBusyClock busy_clock_;  // stats_.kernel_seconds: union of the kernels' device time

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -136,6 +137,24 @@ template <class T>
 void copyToDeviceAsync(T* to, const T* from, std::size_t n, const Stream& stream) {
   if (n == 0) return;
   check(cudaMemcpyAsync(to, from, n * sizeof(T), cudaMemcpyHostToDevice, stream.get()), "cudaMemcpyAsync");
+}
+
+// Converts n host items into device images in a pinned staging buffer and copies them to the
+// device, slice by slice: the bus carries slice k while the host threads convert slice k + 1.
+// (For the whole EPJ/SPJ arrays of an index-form step, millions of particles, both take a few
+// milliseconds; one after the other they would add up.) convert(item) returns the image.
+template <class Image, class Item, class Convert>
+void convertAndCopyInSlices(Image* to, Image* staging, const Item* from, std::size_t n, Convert&& convert,
+                            cudaStream_t stream, std::size_t slice = std::size_t{1} << 19) {
+  for (std::size_t first = 0; first < n; first += slice) {
+    const auto begin = static_cast<std::int64_t>(first);
+    const auto end = static_cast<std::int64_t>(std::min(n, first + slice));
+#pragma omp parallel for schedule(static)
+    for (std::int64_t k = begin; k < end; ++k) staging[k] = convert(from[k]);
+    check(cudaMemcpyAsync(to + begin, staging + begin, static_cast<std::size_t>(end - begin) * sizeof(Image),
+                          cudaMemcpyHostToDevice, stream),
+          "cudaMemcpyAsync");
+  }
 }
 
 // Grows a device array that work on `stream` uses in stream order: earlier work on the stream

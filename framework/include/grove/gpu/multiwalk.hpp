@@ -77,6 +77,9 @@ struct MultiwalkStats {
   std::int64_t gathered_batches = 0;  // index batches whose sources were gathered on the host
   double kernel_seconds = 0.0;        // device time the force kernels kept the GPU busy (CUDA events;
                                       // kernels overlapping on several streams count once)
+  double startup_seconds = 0.0;       // index form, summed over steps: device time from the start of
+                                      // a step's EPJ/SPJ upload to its first kernel (what the first
+                                      // kernel waits for; where an implementation measures it, else 0)
 };
 
 // The interface. Implementations override the three *Walks functions; users hand the callables

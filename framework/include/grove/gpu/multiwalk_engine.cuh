@@ -261,16 +261,10 @@ class MultiwalkEngine final : public Multiwalk<EPI, EPJ, SPJ, Force> {
     }
     upload_done_->synchronize();  // the previous upload has left the staging buffers
     staging_j_.reserve(n_j);
-    DJ* sj = staging_j_.data();
-#pragma omp parallel for schedule(static)
-    for (std::size_t k = 0; k < n_j; ++k) sj[k] = DeviceForm<EPJ>::make(epj[k]);
-    if (n_j) copyAsync(dj_all_.data(), sj, n_j * sizeof(DJ), cudaMemcpyHostToDevice, upload_->get());
+    convertAndCopyInSlices(dj_all_.data(), staging_j_.data(), epj, n_j, DeviceForm<EPJ>::make, upload_->get());
     if constexpr (kLongRange) {
       staging_s_.reserve(n_s);
-      DS* ss = staging_s_.data();
-#pragma omp parallel for schedule(static)
-      for (std::size_t k = 0; k < n_s; ++k) ss[k] = DeviceForm<SPJ>::make(spj[k]);
-      if (n_s) copyAsync(ds_all_.data(), ss, n_s * sizeof(DS), cudaMemcpyHostToDevice, upload_->get());
+      convertAndCopyInSlices(ds_all_.data(), staging_s_.data(), spj, n_s, DeviceForm<SPJ>::make, upload_->get());
     }
     upload_done_->record(upload_->get());
     this->stats_.bytes_to_device += static_cast<std::int64_t>(need);
