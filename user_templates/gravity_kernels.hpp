@@ -51,7 +51,7 @@ struct GravityMonopoleKernel {
 #pragma omp simd reduction(+ : ax, ay, az, pot)
       for (int j = 0; j < n_j; ++j) {
         const float dx = x[j] - xi, dy = y[j] - yi, dz = z[j] - zi;
-        const float r2 = dx * dx + dy * dy + dz * dz + eps2;
+        const float r2 = eps2 + dx * dx + dy * dy + dz * dz;  // eps2 first: three fused multiply-adds
         const float r_inv = 1.0f / __builtin_sqrtf(r2);
         const float mr_inv = m[j] * r_inv;
         const float mr3_inv = mr_inv * r_inv * r_inv;
@@ -91,7 +91,7 @@ struct GravityQuadrupoleKernel {
       for (int j = 0; j < n_j; ++j) {
         // r points from the target to the source, as in the monopole kernel.
         const float dx = xi - x[j], dy = yi - y[j], dz = zi - z[j];
-        const float r2 = dx * dx + dy * dy + dz * dz + eps2;
+        const float r2 = eps2 + dx * dx + dy * dy + dz * dz;  // eps2 first: three fused multiply-adds
         const float r_inv = 1.0f / __builtin_sqrtf(r2);
         const float r2_inv = r_inv * r_inv;
         const float r3_inv = r2_inv * r_inv;

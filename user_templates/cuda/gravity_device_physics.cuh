@@ -14,7 +14,7 @@ namespace user::cuda {
 __device__ __forceinline__ void addMonopole(float xi, float yi, float zi, float xj, float yj, float zj, float mj,
                                             float eps2, float& ax, float& ay, float& az, float& pot) {
   const float dx = xj - xi, dy = yj - yi, dz = zj - zi;
-  const float r2 = dx * dx + dy * dy + dz * dz + eps2;
+  const float r2 = eps2 + dx * dx + dy * dy + dz * dz;  // eps2 first: three fused multiply-adds
   const float r_inv = rsqrtf(r2);
   const float mr_inv = mj * r_inv;
   const float mr3_inv = mr_inv * r_inv * r_inv;
@@ -28,7 +28,7 @@ __device__ __forceinline__ void addMonopole(float xi, float yi, float zi, float 
 __device__ __forceinline__ void addQuadrupole(float xi, float yi, float zi, const grove::gpu::DeviceQuadrupole& s,
                                               float eps2, float& ax, float& ay, float& az, float& pot) {
   const float dx = xi - s.x, dy = yi - s.y, dz = zi - s.z;
-  const float r2 = dx * dx + dy * dy + dz * dz + eps2;
+  const float r2 = eps2 + dx * dx + dy * dy + dz * dz;  // eps2 first: three fused multiply-adds
   const float r_inv = rsqrtf(r2);
   const float r2_inv = r_inv * r_inv;
   const float r3_inv = r2_inv * r_inv;

@@ -56,20 +56,34 @@ __device__ __forceinline__ void addSource(const float4& xi, const grove::gpu::De
   addQuadrupole(xi.x, xi.y, xi.z, s, eps2, f.x, f.y, f.z, f.w);
 }
 
-// count sources source(begin) .. source(begin + count - 1), through shared memory.
+// count sources source(begin) .. source(begin + count - 1), through shared memory. Each thread
+// loads the next tile's source into a register while the block computes the current tile, so the
+// (gathered, in the index form) global loads overlap the arithmetic instead of stalling it.
 template <int kThreads, int kIPerThread, class T, class Source>
 __device__ __forceinline__ void addTiles(T* tile, const Source& source, int begin, int count, float eps2,
                                          const float4 (&xi)[kIPerThread], float4 (&f)[kIPerThread]) {
+  const int t = static_cast<int>(threadIdx.x);
+  T next{};
+  if (t < count) next = source(begin + t);
   for (int base = 0; base < count; base += kThreads) {
-    const int k = base + static_cast<int>(threadIdx.x);
-    if (k < count) tile[threadIdx.x] = source(begin + k);
+    tile[t] = next;
     __syncthreads();
+    if (base + kThreads + t < count) next = source(begin + base + kThreads + t);
     const int m = ::min(kThreads, count - base);
-#pragma unroll 4
-    for (int q = 0; q < m; ++q) {
-      const T s = tile[q];  // the same address for the whole warp: a broadcast
+    if (m == kThreads) {  // a full tile: a fixed trip count, unrolled without a remainder
+#pragma unroll 8
+      for (int q = 0; q < kThreads; ++q) {
+        const T s = tile[q];  // the same address for the whole warp: a broadcast
 #pragma unroll
-      for (int u = 0; u < kIPerThread; ++u) addSource(xi[u], s, eps2, f[u]);
+        for (int u = 0; u < kIPerThread; ++u) addSource(xi[u], s, eps2, f[u]);
+      }
+    } else {
+#pragma unroll 4
+      for (int q = 0; q < m; ++q) {
+        const T s = tile[q];
+#pragma unroll
+        for (int u = 0; u < kIPerThread; ++u) addSource(xi[u], s, eps2, f[u]);
+      }
     }
     __syncthreads();
   }
