@@ -13,6 +13,10 @@
 #   GROVE_GPU_JOBS        parallel build jobs (default 16)
 #   GROVE_GPU_BENCH_ARGS  extra arguments for multiwalk_benchmark (e.g. --quick)
 #   GROVE_SPH_ARGS        arguments for the samples/sph runs (default --nx 128 --max-steps 10)
+#   GROVE_TABLE2_EXTRA    more gravity_table2 argument sets, separated by ';' (e.g. other n_group
+#                         or particle orders); each one's summary lines join the table
+#   GROVE_HOST_BENCH_ARGS when set, multiwalk_host_benchmark runs with these arguments (the host
+#                         side of a G3 step with a device that takes no time)
 # Exit status: 0 when everything built and no test failed.
 set -uo pipefail
 
@@ -76,6 +80,7 @@ fi
 
 # ---- build ----------------------------------------------------------------------------------------
 TARGETS=(grove_gpu_tests grove_gpu_tree_tests multiwalk_benchmark gravity_table2)
+[[ -n ${GROVE_HOST_BENCH_ARGS:-} ]] && TARGETS+=(multiwalk_host_benchmark)
 SUITES=(grove_gpu_tests grove_gpu_tree_tests)
 # SPH: the GPU suite, and the sample where CLI11 was found (samples/sph is configured only then).
 TARGETS+=(grove_gpu_sph_tests)
@@ -208,6 +213,31 @@ else
   status=1
 fi
 
+# More Table 2 runs (GROVE_TABLE2_EXTRA), and the host-only benchmark (GROVE_HOST_BENCH_ARGS).
+extra_runs=()
+if [[ -n ${GROVE_TABLE2_EXTRA:-} && -x $table2 ]]; then
+  IFS=';' read -r -a extra_runs <<< "$GROVE_TABLE2_EXTRA"
+  for k in "${!extra_runs[@]}"; do
+    step "run gravity_table2 ${extra_runs[$k]}"
+    # shellcheck disable=SC2086
+    if ! OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)} timeout 300 "$table2" ${extra_runs[$k]} > "$LOGS/table2_extra_$k.log" 2>&1; then
+      step "gravity_table2 ${extra_runs[$k]} failed or timed out"
+      tail -5 "$LOGS/table2_extra_$k.log"
+      status=1
+    fi
+  done
+fi
+host_bench=$BUILD/samples/benchmarks/multiwalk_host_benchmark
+if [[ -n ${GROVE_HOST_BENCH_ARGS:-} ]]; then
+  step "run multiwalk_host_benchmark $GROVE_HOST_BENCH_ARGS"
+  # shellcheck disable=SC2086
+  if ! timeout 300 "$host_bench" $GROVE_HOST_BENCH_ARGS > "$LOGS/host_benchmark.log" 2>&1; then
+    step "multiwalk_host_benchmark failed or timed out"
+    tail -5 "$LOGS/host_benchmark.log"
+    status=1
+  fi
+fi
+
 # ---- the table ------------------------------------------------------------------------------------
 {
   echo
@@ -246,6 +276,14 @@ PY
     sed -n '/^Table 2/,$p' "$LOGS/table2.log" | grep -v '^{' | sed 's/^/  /'
     grep -E '^\{"summary"' "$LOGS/table2.log" | sed 's/^/  /'
     grep -E 'median relative error' "$LOGS/table2.log" | sed 's/^/  /'
+  fi
+  for k in "${!extra_runs[@]}"; do
+    echo "Table 2, more runs: ${extra_runs[$k]}"
+    grep -E '^\{"summary"' "$LOGS/table2_extra_$k.log" | sed 's/^/  /'
+  done
+  if [[ -s $LOGS/host_benchmark.log ]]; then
+    echo "multiwalk_host_benchmark $GROVE_HOST_BENCH_ARGS:"
+    grep -E '^\{"summary"' "$LOGS/host_benchmark.log" | sed 's/^/  /'
   fi
   if [[ -x $sph_exe ]]; then
     echo "samples/sph $SPH_ARGS (s/step; L1 binned rho v P | per particle rho v P; profiles vs --gpu none):"

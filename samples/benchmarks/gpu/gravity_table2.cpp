@@ -6,9 +6,10 @@
 // Cold uniform sphere, leapfrog; exchange and decomposition only on list-building steps (so a
 // reuse cycle keeps its particles). Plain arguments (the GPU machine has no CLI11):
 //   gravity_table2 [N=4194304] [theta=0.5] [n_leaf=16] [n_group=512] [n_walk=1000] [steps=4]
-//                  [n_reuse=16] [modes=C1,G1,G2,G3] [order=tree|keep]
+//                  [n_reuse=16] [modes=C1,G1,G2,G3] [order=tree|keep] [tag_max=4]
 // order: the trees' ParticleOrder (TREE_ORDER: the particles move into key order on every
 // list-building step, so that refresh and write-back stream; KEEP_ORDER: FDPS's behaviour).
+// tag_max: the multiwalk's tags, that is batches in flight (one CUDA stream each in the template).
 // Prints one JSON line per step and per mode, and a table at the end.
 #include <omp.h>
 
@@ -36,7 +37,7 @@ struct ModeResult {
   double mean_step = 0, build_step = 0, reuse_step = 0;
   grove::TreeProfile profile;  // of the last step (of a reuse step for G3)
   grove::TreeProfile build_profile;
-  double kernel_seconds_per_step = 0, interactions_per_step = 0;
+  double kernel_seconds_per_step = 0, startup_seconds_per_step = 0, interactions_per_step = 0;
   double force_median_diff = 0, force_max_diff = 0;  // vs C1 at the same positions (first step)
   double error_vs_direct = 0;                          // median, first step
   // Sums over the measured steps: the sample's own kick/drift, decomposition + exchange, and the
@@ -116,12 +117,12 @@ int main(int argc, char** argv) {
   const auto particle_order = order == "keep" ? grove::ParticleOrder::KEEP_ORDER : grove::ParticleOrder::TREE_ORDER;
   const double eps = 1.0 / 64.0, dt = 1.0 / 256.0;
   const float eps2 = static_cast<float>(eps * eps);
-  const int tag_max = 4;
+  const int tag_max = argc > 10 ? std::atoi(argv[10]) : 4;
 
   const bool have_gpu = grove::gpu::deviceCount() > 0;
   if (have_gpu) grove::gpu::selectDeviceForRank(runtime.rank());  // several ranks may share one GPU
-  grove::log("gravity_table2: N = {}, theta = {}, leaf {}, group {}, n_walk {}, {}, {} threads, GPU: {}", n, theta,
-             n_leaf, n_group, n_walk, grove::toString(particle_order), runtime.threadCount(),
+  grove::log("gravity_table2: N = {}, theta = {}, leaf {}, group {}, n_walk {}, tag_max {}, {}, {} threads, GPU: {}", n,
+             theta, n_leaf, n_group, n_walk, tag_max, grove::toString(particle_order), runtime.threadCount(),
              have_gpu ? grove::gpu::deviceInfo(grove::gpu::currentDevice()).name : std::string("none (GPU modes skipped)"));
 
   // Initial conditions, kept so that every mode starts from the same state.
@@ -209,7 +210,10 @@ int main(int argc, char** argv) {
     result.reuse_step = reuse_steps ? reuse_total / reuse_steps : 0.0;
     result.profile = tree.profile();
     result.interactions_per_step = static_cast<double>(tree.profile().n_ep_ep + tree.profile().n_ep_sp);
-    if (gpu && mode != "C1") result.kernel_seconds_per_step = gpu->stats().kernel_seconds / measured;
+    if (gpu && mode != "C1") {
+      result.kernel_seconds_per_step = gpu->stats().kernel_seconds / measured;
+      result.startup_seconds_per_step = gpu->stats().startup_seconds / measured;
+    }
     results.push_back(result);
   }
 
@@ -243,18 +247,19 @@ int main(int argc, char** argv) {
   row("G3 build step", [](const ModeResult& r) { return r.build_step; });
   row("G3 reuse step", [](const ModeResult& r) { return r.reuse_step; });
   row("device kernel s/step", [](const ModeResult& r) { return r.kernel_seconds_per_step; });
+  row("upload->1st kernel s/step", [](const ModeResult& r) { return r.startup_seconds_per_step; });
   for (const auto& r : results) {
     const double ipp = r.interactions_per_step / static_cast<double>(n);
     grove::log(R"({{"summary":"{}","n":{},"theta":{},"n_leaf":{},"n_group":{},"n_walk":{},"mean_step_s":{:.4f},)"
                R"("build_step_s":{:.4f},"reuse_step_s":{:.4f},"interactions_per_particle":{:.1f},)"
                R"("mean_ep_list":{:.1f},"mean_sp_list":{:.1f},"kernel_interactions_per_s":{:.4g},)"
                R"("force_vs_C1_median":{:.3g},"force_vs_C1_max":{:.3g},"error_vs_direct_median":{:.3g},"ranks":{},)"
-               R"("particle_order":"{}"}})",
+               R"("particle_order":"{}","tag_max":{}}})",
                r.mode, n, theta, n_leaf, n_group, n_walk, r.mean_step, r.build_step, r.reuse_step, ipp,
                r.profile.meanEpListLength(), r.profile.meanSpListLength(),
                r.kernel_seconds_per_step > 0 ? r.interactions_per_step / r.kernel_seconds_per_step : 0.0,
                r.force_median_diff, r.force_max_diff, r.error_vs_direct, runtime.rankCount(),
-               grove::toString(particle_order));
+               grove::toString(particle_order), tag_max);
   }
   return 0;
 }
