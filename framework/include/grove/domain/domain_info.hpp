@@ -90,6 +90,9 @@ class DomainInfo {
   // Why a position cannot be owned by any rank (non-finite, outside a fixed root face), or
   // nothing when it can. `particle` is the index used in the message.
   std::optional<std::string> positionProblem(const Vec3d& pos, std::size_t particle) const;
+  // The same test without the message, inline for per-particle loops: whether some rank can own
+  // pos (positionProblem says why not).
+  bool canOwn(const Vec3d& pos) const { return isFinite(pos) && (!root_fixed_ || root_.contains(pos)); }
   // pos moved by whole periods into [low, high) on every periodic axis.
   Vec3d wrapIntoRoot(Vec3d pos) const;
 

@@ -18,23 +18,31 @@ namespace detail {
 
 inline constexpr int kExchangeTag = 0x6701;
 
-// Destination of each particle; the first unownable particle (lowest index) is reported.
+// Destination of each particle (none kept when there is one rank: every particle stays), and how
+// many go to each rank; the first unownable particle (lowest index) is reported.
 template <class FP>
-std::vector<int> destinationRanks(std::span<const FP> particles, const DomainInfo& dinfo,
+std::vector<int> destinationRanks(std::span<const FP> particles, const DomainInfo& dinfo, std::vector<int>& counts,
                                   std::optional<std::string>& problem) {
-  std::vector<int> dest(particles.size());
+  const int ranks = dinfo.comm().size();
+  const bool one_rank = ranks == 1;
+  std::vector<int> dest(one_rank ? 0 : particles.size());
+  counts.assign(static_cast<std::size_t>(ranks), 0);
+  int* count = counts.data();
   const std::int64_t n = static_cast<std::int64_t>(particles.size());
   std::int64_t first_bad = n;
-#pragma omp parallel for reduction(min : first_bad) schedule(static)
+#pragma omp parallel for reduction(min : first_bad) reduction(+ : count[:ranks]) schedule(static)
   for (std::int64_t i = 0; i < n; ++i) {
     const Vec3d pos = positionOf(particles[static_cast<std::size_t>(i)]);
-    if (dinfo.positionProblem(pos, static_cast<std::size_t>(i))) {
+    if (!dinfo.canOwn(pos)) {
       first_bad = std::min(first_bad, i);
-      dest[static_cast<std::size_t>(i)] = -1;
-    } else {
-      dest[static_cast<std::size_t>(i)] = dinfo.whichRank(pos);
+      if (!one_rank) dest[static_cast<std::size_t>(i)] = -1;
+    } else if (!one_rank) {
+      const int d = dinfo.whichRank(pos);
+      dest[static_cast<std::size_t>(i)] = d;
+      ++count[d];
     }
   }
+  if (one_rank) counts[0] = static_cast<int>(n);
   if (first_bad < n) {
     const auto i = static_cast<std::size_t>(first_bad);
     problem = *dinfo.positionProblem(positionOf(particles[i]), i);
@@ -55,12 +63,12 @@ void exchangeParticles(std::vector<FP, Alloc>& particles, const DomainInfo& dinf
   const int ranks = comm.size(), me = comm.rank();
 
   std::optional<std::string> problem;
-  const std::vector<int> dest = detail::destinationRanks<FP>(particles, dinfo, problem);
+  std::vector<int> send_counts;
+  const std::vector<int> dest = detail::destinationRanks<FP>(particles, dinfo, send_counts, problem);
   comm.throwIfAnyFailed(problem, "exchangeParticle");
+  if (ranks == 1) return;  // checked; every particle stays where it is
 
   // Bucket the leaving particles by destination (counting sort) and compact the staying ones.
-  std::vector<int> send_counts(static_cast<std::size_t>(ranks), 0);
-  for (int d : dest) ++send_counts[static_cast<std::size_t>(d)];
   const std::size_t staying = static_cast<std::size_t>(send_counts[static_cast<std::size_t>(me)]);
   send_counts[static_cast<std::size_t>(me)] = 0;
   std::vector<std::size_t> send_offsets(static_cast<std::size_t>(ranks) + 1, 0);
