@@ -361,3 +361,45 @@ TEST(ParticleOrder, AnotherTreesReorderIsCaughtByReuse) {
     EXPECT_NE(std::string(e.what()).find("TREE_ORDER"), std::string::npos) << e.what();
   }
 }
+
+// The driver keeps up to tag_max batches in flight, one per tag: each tag is retrieved before it
+// is dispatched again, batches come back oldest first, and with tag_max tags the device holds
+// tag_max batches at once (when there are that many).
+TEST(MultiWalk, UpToTagMaxBatchesAreInFlightAndTagsAreNeverReusedEarly) {
+  Psys psys;
+  DomainInfo dinfo;
+  prepare(psys, dinfo, 1 << 12);
+  Quadrupole tree(psys.size(), 0.5, 8, 64);
+  tree.calcForceAllAndWriteBack(DirectKernel{}, MultipoleKernel{}, psys, dinfo);
+  const auto cpu = accelerations(psys);
+  for (int tag_max : {1, 2, 4}) {
+    HostDevice device;
+    std::vector<int> in_flight_tags;
+    std::size_t most_in_flight = 0;
+    int batches = 0;
+    auto dispatch = [&](int tag, int n_walk, const ChargedEP** epi, const int* n_epi, const std::int32_t** id_epj,
+                        const int* n_epj, const std::int32_t** id_spj, const int* n_spj, const ChargedEP* epj,
+                        int n_epj_total, const SPJQuadrupole* spj, int n_spj_total, bool send_flag) {
+      EXPECT_EQ(std::count(in_flight_tags.begin(), in_flight_tags.end(), tag), 0) << "tag " << tag << " reused";
+      EXPECT_EQ(tag, batches % tag_max);
+      in_flight_tags.push_back(tag);
+      most_in_flight = std::max(most_in_flight, in_flight_tags.size());
+      ++batches;
+      return IndexDispatch{&device}(tag, n_walk, epi, n_epi, id_epj, n_epj, id_spj, n_spj, epj, n_epj_total, spj,
+                                    n_spj_total, send_flag, false);
+    };
+    auto retrieve = [&](int tag, int n_walk, const int* n_epi, AccPot** force) {
+      EXPECT_FALSE(in_flight_tags.empty());
+      if (!in_flight_tags.empty()) {
+        EXPECT_EQ(tag, in_flight_tags.front()) << "batches must come back oldest first";
+        in_flight_tags.erase(in_flight_tags.begin());
+      }
+      return device.retrieve(tag, n_walk, n_epi, force);
+    };
+    tree.calcForceAllAndWriteBackMultiWalkIndex(dispatch, retrieve, tag_max, psys, dinfo, 3);
+    EXPECT_TRUE(in_flight_tags.empty()) << "every batch is retrieved";
+    if (batches >= tag_max) EXPECT_EQ(most_in_flight, static_cast<std::size_t>(tag_max)) << "tag_max " << tag_max;
+    const auto got = accelerations(psys);
+    for (std::size_t i = 0; i < cpu.size(); ++i) ASSERT_EQ(got[i], cpu[i]) << "particle " << i << ", tag_max " << tag_max;
+  }
+}
