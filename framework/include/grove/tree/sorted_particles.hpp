@@ -15,6 +15,15 @@
 
 namespace grove {
 
+// What a build or refresh does with the key-ordered forces.
+enum class ForceStart {
+  kClear,         // clear them (clear = true, forces accumulated in place: CPU kernels)
+  kKeep,          // keep the previous call's, following their particles (clear = false)
+  kClearedLater,  // leave them: the multiwalk driver clears each batch's just before its retrieve,
+                  // while they are in cache and the accelerator is busy
+};
+constexpr ForceStart forceStartFor(bool clear) { return clear ? ForceStart::kClear : ForceStart::kKeep; }
+
 template <class EPI, class EPJ, class Force>
 class SortedParticles {
  public:
@@ -24,11 +33,11 @@ class SortedParticles {
   LargeVector<std::uint32_t> sorted_of_original;   // psys index -> key position
 
   // Keys relative to `root`, sort, then FP -> EPI and FP -> EPJ (into epj / ep_keys, which the
-  // caller's tree owns). With clear = false the previous forces follow their particles.
+  // caller's tree owns). With ForceStart::kKeep the previous forces follow their particles.
   // reorder: psys itself (ParticleOrder::TREE_ORDER), whose particles are then moved into key
   // order in the same pass, so that order becomes the identity; or null.
   template <class PSys>
-  void build(const PSys& psys, const RootCell& root, bool clear, LargeVector<EPJ>& epj,
+  void build(const PSys& psys, const RootCell& root, ForceStart start, LargeVector<EPJ>& epj,
              std::vector<MortonKey>& ep_keys, TreeProfile& profile, PSys* reorder = nullptr) {
     const std::size_t n = psys.size();
     require(n < (std::size_t{1} << 32), "tree", "{} local particles exceed the 2^32 a tree indexes", n);
@@ -47,7 +56,7 @@ class SortedParticles {
     t = omp_get_wtime();
     LargeVector<Force> previous_force;
     LargeVector<std::uint32_t> previous_sorted_of_original;
-    if (!clear) {
+    if (start == ForceStart::kKeep) {
       require(force.size() == n, "calcForceAll",
               "clear = false needs the same particles as the previous call ({} then, {} now)", force.size(), n);
       previous_force.swap(force);
@@ -76,8 +85,8 @@ class SortedParticles {
       epi[s].copyFromFP(fp);
       epj[s].copyFromFP(fp);
       ep_keys[s] = keys_[s].key;
-      if (clear) force[s].clear();
-      else force[s] = previous_force[previous_sorted_of_original[original]];
+      if (start == ForceStart::kClear) force[s].clear();
+      else if (start == ForceStart::kKeep) force[s] = previous_force[previous_sorted_of_original[original]];
       if (reorder) {
         reordered[s] = fp;
         order[s] = static_cast<std::uint32_t>(k);
@@ -96,7 +105,7 @@ class SortedParticles {
 
   // The same particles, same order, new values (list reuse): FP -> EPI/EPJ again.
   template <class PSys>
-  void refresh(const PSys& psys, bool clear, LargeVector<EPJ>& epj, TreeProfile& profile) {
+  void refresh(const PSys& psys, ForceStart start, LargeVector<EPJ>& epj, TreeProfile& profile) {
     const double t = omp_get_wtime();
     const auto n = static_cast<std::int64_t>(order.size());
 #pragma omp parallel for schedule(static)
@@ -105,7 +114,7 @@ class SortedParticles {
       const auto& fp = psys[order[s]];
       epi[s].copyFromFP(fp);
       epj[s].copyFromFP(fp);
-      if (clear) force[s].clear();
+      if (start == ForceStart::kClear) force[s].clear();
     }
     profile.reorder = omp_get_wtime() - t;
   }

@@ -65,13 +65,15 @@ struct BuiltTree {
   std::vector<Vec3d> cell_pos;
 
   std::size_t cells() const { return shape.cells.size(); }
-  void computeMomentsAndSuperParticles() {
+  // for_walks: also the expansion centres the walks and the LET decision read (a REUSE_LIST step
+  // makes neither, and skips writing them).
+  void computeMomentsAndSuperParticles(bool for_walks = true) {
     const std::size_t nc = shape.cells.size();
     all_spj.resize(nc + spj.size());
-    cell_pos.resize(nc);
+    if (for_walks) cell_pos.resize(nc);
     computeMoments<Moment, EPJ, SPJ>(shape, epj, spj, moments, [&](std::size_t c, const Moment& m) {
       all_spj[c].copyFromMoment(m);
-      cell_pos[c] = positionOf(m);
+      if (for_walks) cell_pos[c] = positionOf(m);
     });
     std::copy(spj.begin(), spj.end(), all_spj.begin() + static_cast<std::ptrdiff_t>(nc));
   }
@@ -141,7 +143,7 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   void calcForceAllAndWriteBack(EpKernel&& kernel_ep, SpKernel&& kernel_sp, PSys& psys, const DomainInfo& dinfo,
                                 bool clear = true, InteractionListMode list_mode = MAKE_LIST) {
     if constexpr (checkLongRangeContracts<typename PSys::value_type, Force, EPI, EPJ>()) {
-      prepare(psys, dinfo, clear, list_mode, list_mode != MAKE_LIST, reorderTarget(&psys));
+      prepare(psys, dinfo, forceStartFor(clear), list_mode, list_mode != MAKE_LIST, reorderTarget(&psys));
       computeOnHost(kernel_ep, kernel_sp, list_mode != MAKE_LIST);
       sorted_.writeBack(psys, profile_);
     }
@@ -152,7 +154,7 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   void calcForceAll(EpKernel&& kernel_ep, SpKernel&& kernel_sp, const PSys& psys, const DomainInfo& dinfo,
                     bool clear = true, InteractionListMode list_mode = MAKE_LIST) {
     if constexpr (checkLongRangeContracts<typename PSys::value_type, Force, EPI, EPJ>()) {
-      prepare(psys, dinfo, clear, list_mode, list_mode != MAKE_LIST);
+      prepare(psys, dinfo, forceStartFor(clear), list_mode, list_mode != MAKE_LIST);
       computeOnHost(kernel_ep, kernel_sp, list_mode != MAKE_LIST);
     }
   }
@@ -186,17 +188,18 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
 
   // reorder: psys itself when the call may reorder it (reorderTarget), else null.
   template <class PSys>
-  void prepare(const PSys& psys, const DomainInfo& dinfo, bool clear, InteractionListMode list_mode, bool keep_lists,
+  void prepare(const PSys& psys, const DomainInfo& dinfo, ForceStart start, InteractionListMode list_mode,
+               bool keep_lists,
                PSys* reorder = nullptr);
   template <class PSys>
   PSys* reorderTarget(PSys* write_back_to) const {
     return particle_order_ == ParticleOrder::TREE_ORDER ? write_back_to : nullptr;
   }
   template <class PSys>
-  void buildLocalTree(const PSys& psys, const Comm& comm, bool clear, PSys* reorder);
+  void buildLocalTree(const PSys& psys, const Comm& comm, ForceStart start, PSys* reorder);
   void buildGlobalTree(const Comm& comm, bool keep_plan);
   template <class PSys>
-  void refreshForReuse(const PSys& psys, const DomainInfo& dinfo, bool clear);
+  void refreshForReuse(const PSys& psys, const DomainInfo& dinfo, ForceStart start);
   void makeInteractionGroups();
   void buildLists();
   // The lists of groups [g0, g1) into lists_ (after lists_.reset).
@@ -250,9 +253,10 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
                  int n_walk_limit, bool clear, InteractionListMode list_mode, PSys* write_back_to) {
     if constexpr (checkLongRangeContracts<typename PSys::value_type, Force, EPI, EPJ>()) {
       checkMultiWalkArguments(tag_max, n_walk_limit);
-      prepare(psys, dinfo, clear, list_mode, false, reorderTarget(write_back_to));
+      prepare(psys, dinfo, clear ? ForceStart::kClearedLater : ForceStart::kKeep, list_mode, false,
+              reorderTarget(write_back_to));
       const Built& t = tree();
-      this->template runBatches<kIndexForm>(dispatch, retrieve, tag_max, n_walk_limit, list_mode, write_back_to,
+      this->template runBatches<kIndexForm>(dispatch, retrieve, tag_max, n_walk_limit, list_mode, clear, write_back_to,
                                             std::span<const EPJ>(t.epj), std::span<const SPJ>(t.all_spj),
                                             [&](std::size_t g, std::vector<EPJ>& ep, std::vector<SPJ>& sp) {
                                               thread_local std::vector<std::int32_t> stack;
@@ -287,19 +291,19 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
 template <class Force, class EPI, class EPJ, class Moment, class SPJ>
 template <class PSys>
 void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::prepare(const PSys& psys, const DomainInfo& dinfo,
-                                                                  bool clear, InteractionListMode list_mode,
+                                                                  ForceStart start, InteractionListMode list_mode,
                                                                   bool keep_lists, PSys* reorder) {
   require(initialized_, "TreeForForceLong", "call initialize(n, theta, n_leaf, n_group) first");
   profile_ = {};
   profile_.n_local = static_cast<std::int64_t>(psys.size());
   comm_ = dinfo.comm();
   if (list_mode == REUSE_LIST) {
-    refreshForReuse(psys, dinfo, clear);
+    refreshForReuse(psys, dinfo, start);
     profile_.n_groups = static_cast<std::int64_t>(groups_.size());
     profile_.n_cells = static_cast<std::int64_t>(local_.shape.cells.size());
     return;
   }
-  buildLocalTree(psys, comm_, clear, reorder);
+  buildLocalTree(psys, comm_, start, reorder);
   if (comm_.size() > 1) buildGlobalTree(comm_, list_mode == MAKE_LIST_FOR_REUSE);
   makeInteractionGroups();
   reuse_.guard.forget();
@@ -310,7 +314,7 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::prepare(const PSys& psy
 template <class Force, class EPI, class EPJ, class Moment, class SPJ>
 template <class PSys>
 void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildLocalTree(const PSys& psys, const Comm& comm,
-                                                                         bool clear, PSys* reorder) {
+                                                                         ForceStart start, PSys* reorder) {
   double t = omp_get_wtime();
   // 1. Root cell: the bounding cube of every rank's particles, so that cells agree across ranks.
   Boxd bounds = boundingBoxOfPositions(psys.particles());
@@ -321,7 +325,7 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildLocalTree(const PS
   profile_.root_cell = omp_get_wtime() - t;
 
   // 2-3. Keys, sort, and the EPI/EPJ arrays in key order.
-  sorted_.build(psys, root_, clear, local_.epj, local_.ep_keys, profile_, reorder);
+  sorted_.build(psys, root_, start, local_.epj, local_.ep_keys, profile_, reorder);
 
   // 4. Cells, then moments.
   t = omp_get_wtime();
@@ -367,11 +371,11 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildGlobalTree(const C
 template <class Force, class EPI, class EPJ, class Moment, class SPJ>
 template <class PSys>
 void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::refreshForReuse(const PSys& psys, const DomainInfo& dinfo,
-                                                                          bool clear) {
+                                                                          ForceStart start) {
   reuse_.guard.check(psys, dinfo.comm(), "TreeForForceLong (REUSE_LIST)");
-  sorted_.refresh(psys, clear, local_.epj, profile_);
+  sorted_.refresh(psys, start, local_.epj, profile_);
   double t = omp_get_wtime();
-  local_.computeMomentsAndSuperParticles();
+  local_.computeMomentsAndSuperParticles(false);
   profile_.local_moments = omp_get_wtime() - t;
   if (!global_built_) return;
   t = omp_get_wtime();
@@ -390,7 +394,7 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::refreshForReuse(const P
   for (std::size_t i = 0; i < global_.spj.size(); ++i) global_.spj[i] = let.spj[reuse_.global_sp_source[i]];
   profile_.global_tree = omp_get_wtime() - t;
   t = omp_get_wtime();
-  global_.computeMomentsAndSuperParticles();
+  global_.computeMomentsAndSuperParticles(false);
   profile_.global_moments = omp_get_wtime() - t;
 }
 

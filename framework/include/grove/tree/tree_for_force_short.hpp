@@ -84,7 +84,7 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
   void calcForceAllAndWriteBack(Kernel&& kernel, PSys& psys, const DomainInfo& dinfo, bool clear = true,
                                 InteractionListMode list_mode = MAKE_LIST) {
     if constexpr (checkShortRangeContracts<typename PSys::value_type, Force, EPI, EPJ, M>()) {
-      prepare(psys, dinfo, clear, list_mode, list_mode != MAKE_LIST, reorderTarget(&psys));
+      prepare(psys, dinfo, forceStartFor(clear), list_mode, list_mode != MAKE_LIST, reorderTarget(&psys));
       computeOnHost(kernel, list_mode != MAKE_LIST);
       sorted_.writeBack(psys, profile_);
     }
@@ -94,7 +94,7 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
   void calcForceAll(Kernel&& kernel, const PSys& psys, const DomainInfo& dinfo, bool clear = true,
                     InteractionListMode list_mode = MAKE_LIST) {
     if constexpr (checkShortRangeContracts<typename PSys::value_type, Force, EPI, EPJ, M>()) {
-      prepare(psys, dinfo, clear, list_mode, list_mode != MAKE_LIST);
+      prepare(psys, dinfo, forceStartFor(clear), list_mode, list_mode != MAKE_LIST);
       computeOnHost(kernel, list_mode != MAKE_LIST);
     }
   }
@@ -201,16 +201,17 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
 
   // reorder: psys itself when the call may reorder it (reorderTarget), else null.
   template <class PSys>
-  void prepare(const PSys& psys, const DomainInfo& dinfo, bool clear, InteractionListMode list_mode, bool keep_lists,
+  void prepare(const PSys& psys, const DomainInfo& dinfo, ForceStart start, InteractionListMode list_mode,
+               bool keep_lists,
                PSys* reorder = nullptr);
   template <class PSys>
   PSys* reorderTarget(PSys* write_back_to) const {
     return particle_order_ == ParticleOrder::TREE_ORDER ? write_back_to : nullptr;
   }
   template <class PSys>
-  void buildTrees(const PSys& psys, const DomainInfo& dinfo, bool clear, bool keep_plan, PSys* reorder);
+  void buildTrees(const PSys& psys, const DomainInfo& dinfo, ForceStart start, bool keep_plan, PSys* reorder);
   template <class PSys>
-  void refreshForReuse(const PSys& psys, const DomainInfo& dinfo, bool clear);
+  void refreshForReuse(const PSys& psys, const DomainInfo& dinfo, ForceStart start);
   void makeInteractionGroups();
   template <class Kernel>
   void computeOnHost(Kernel& kernel, bool from_kept_lists);
@@ -219,10 +220,11 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
                  int n_walk_limit, bool clear, InteractionListMode list_mode, PSys* write_back_to) {
     if constexpr (checkShortRangeContracts<typename PSys::value_type, Force, EPI, EPJ, M>()) {
       checkMultiWalkArguments(tag_max, n_walk_limit);
-      prepare(psys, dinfo, clear, list_mode, false, reorderTarget(write_back_to));
+      prepare(psys, dinfo, clear ? ForceStart::kClearedLater : ForceStart::kKeep, list_mode, false,
+              reorderTarget(write_back_to));
       const Built& t = searchSource();
       this->template runBatches<kIndexForm>(
-          dispatch, retrieve, tag_max, n_walk_limit, list_mode, write_back_to, std::span<const EPJ>(t.epj),
+          dispatch, retrieve, tag_max, n_walk_limit, list_mode, clear, write_back_to, std::span<const EPJ>(t.epj),
           std::span<const NoSuperParticle>(), [&](std::size_t g, std::vector<EPJ>& ep, std::vector<NoSuperParticle>&) {
             thread_local std::vector<std::int32_t> stack;
             searchTree<M>(t.shape, t.boxes, std::span<const EPJ>(t.epj), groups_[g].reach, Vec3d{}, stack,
@@ -268,19 +270,19 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
 
 template <class Force, class EPI, class EPJ, SearchMode M>
 template <class PSys>
-void TreeForForceShortWith<Force, EPI, EPJ, M>::prepare(const PSys& psys, const DomainInfo& dinfo, bool clear,
+void TreeForForceShortWith<Force, EPI, EPJ, M>::prepare(const PSys& psys, const DomainInfo& dinfo, ForceStart start,
                                                          InteractionListMode list_mode, bool keep_lists,
                                                          PSys* reorder) {
   require(initialized_, "TreeForForceShort", "call initialize(n, theta, n_leaf, n_group) first");
   profile_ = {};
   profile_.n_local = static_cast<std::int64_t>(psys.size());
   if (list_mode == REUSE_LIST) {
-    refreshForReuse(psys, dinfo, clear);
+    refreshForReuse(psys, dinfo, start);
     profile_.n_groups = static_cast<std::int64_t>(groups_.size());
     profile_.n_cells = static_cast<std::int64_t>(local_.shape.cells.size());
     return;
   }
-  buildTrees(psys, dinfo, clear, list_mode == MAKE_LIST_FOR_REUSE, reorder);
+  buildTrees(psys, dinfo, start, list_mode == MAKE_LIST_FOR_REUSE, reorder);
   makeInteractionGroups();
   reuse_.guard.forget();
   if (keep_lists) {
@@ -294,9 +296,9 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::prepare(const PSys& psys, const 
 
 template <class Force, class EPI, class EPJ, SearchMode M>
 template <class PSys>
-void TreeForForceShortWith<Force, EPI, EPJ, M>::refreshForReuse(const PSys& psys, const DomainInfo& dinfo, bool clear) {
+void TreeForForceShortWith<Force, EPI, EPJ, M>::refreshForReuse(const PSys& psys, const DomainInfo& dinfo, ForceStart start) {
   reuse_.guard.check(psys, dinfo.comm(), "TreeForForceShort (REUSE_LIST)");
-  sorted_.refresh(psys, clear, local_.epj, profile_);
+  sorted_.refresh(psys, start, local_.epj, profile_);
   double t = omp_get_wtime();
   computeCellBoxes<M, EPJ>(local_.shape, std::span<const EPJ>(local_.epj), local_.boxes);
   profile_.local_moments = omp_get_wtime() - t;
@@ -319,7 +321,7 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::refreshForReuse(const PSys& psys
 
 template <class Force, class EPI, class EPJ, SearchMode M>
 template <class PSys>
-void TreeForForceShortWith<Force, EPI, EPJ, M>::buildTrees(const PSys& psys, const DomainInfo& dinfo, bool clear,
+void TreeForForceShortWith<Force, EPI, EPJ, M>::buildTrees(const PSys& psys, const DomainInfo& dinfo, ForceStart start,
                                                             bool keep_plan, PSys* reorder) {
   const Comm& comm = dinfo.comm();
   double t = omp_get_wtime();
@@ -369,7 +371,7 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::buildTrees(const PSys& psys, con
   }
   profile_.root_cell = omp_get_wtime() - t;
 
-  sorted_.build(psys, root, clear, local_.epj, local_.ep_keys, profile_, reorder);
+  sorted_.build(psys, root, start, local_.epj, local_.ep_keys, profile_, reorder);
   t = omp_get_wtime();
   linkCells(local_.ep_keys, {}, n_leaf_limit_, local_.shape);
   profile_.link = omp_get_wtime() - t;

@@ -63,7 +63,9 @@ inline void checkMultiWalkArguments(int tag_max, int n_walk_limit) {
 // k + 1 while the accelerator computes batch k. Plain form only: collect_sources(g, ep, sp)
 // appends group g's EPJs and SPJs themselves (straight from a walk, or through kept lists).
 // forces_final(g0, g1) runs once the forces of groups [g0, g1) are complete (after their retrieve),
-// while the accelerator computes the next batch: the write-back goes there.
+// while the accelerator computes the next batch: the write-back goes there. clear_forces: the
+// forces were left uncleared (ForceStart::kClearedLater): each batch's are cleared just before its
+// retrieve adds to them.
 // Sets profile.walk (lists and packing), kernel (dispatch and retrieve: the accelerator's share),
 // write_back, and the interaction counts.
 template <bool kIndexForm, class EPI, class EPJ, class SPJ, class Force, class GroupRange, class BuildLists,
@@ -72,7 +74,7 @@ void runMultiWalkBatches(std::size_t n_groups, GroupRange&& group_range, const I
                          BuildLists&& build_lists, CollectSources&& collect_sources, ForcesFinal&& forces_final,
                          const EPI* epi, Force* force, std::span<const EPJ> epj, std::span<const SPJ> spj,
                          Dispatch& dispatch, Retrieve& retrieve, int tag_max, int n_walk_limit, bool lists_unchanged,
-                         MultiwalkBuffers<EPI, EPJ, SPJ, Force>& buffers, TreeProfile& profile) {
+                         bool clear_forces, MultiwalkBuffers<EPI, EPJ, SPJ, Force>& buffers, TreeProfile& profile) {
   constexpr bool kWithSpj = !std::is_same_v<SPJ, NoSuperParticle>;
   const double start = omp_get_wtime();
   const auto batch_size = static_cast<std::size_t>(n_walk_limit);
@@ -87,6 +89,11 @@ void runMultiWalkBatches(std::size_t n_groups, GroupRange&& group_range, const I
   std::int64_t n_ep_ep = 0, n_ep_sp = 0;
   using Batch = typename MultiwalkBuffers<EPI, EPJ, SPJ, Force>::Batch;
   auto retrieveBatch = [&](Batch& b) {
+    if (clear_forces) {
+#pragma omp parallel for schedule(dynamic, 16)
+      for (int w = 0; w < b.n_walk; ++w)
+        for (int i = 0; i < b.n_epi[static_cast<std::size_t>(w)]; ++i) b.force[static_cast<std::size_t>(w)][i].clear();
+    }
     retrieve(b.tag, b.n_walk, b.n_epi.data(), b.force.data());
     const double t = omp_get_wtime();
     forces_final(b.first_group, b.first_group + static_cast<std::size_t>(b.n_walk));

@@ -44,13 +44,14 @@ class MultiWalkCalls {
   }
 
  protected:
-  // Hands the prepared tree's groups to the driver (runMultiWalkBatches). epj / spj: the arrays
+  // Hands the prepared tree's groups to the driver (runMultiWalkBatches). clear: the forces were
+  // left for the driver to clear batch by batch (ForceStart::kClearedLater). epj / spj: the arrays
   // the lists index. walk_sources(g, ep, sp) appends group g's sources
   // straight from a walk (the plain form's MAKE_LIST steps, which keep no index lists);
   // otherwise the sources come through the kept lists.
   template <bool kIndexForm, class EPJ, class SPJ, class Dispatch, class Retrieve, class PSys, class WalkSources>
   void runBatches(Dispatch& dispatch, Retrieve& retrieve, int tag_max, int n_walk_limit,
-                  InteractionListMode list_mode, PSys* write_back_to, std::span<const EPJ> epj,
+                  InteractionListMode list_mode, bool clear, PSys* write_back_to, std::span<const EPJ> epj,
                   std::span<const SPJ> spj, WalkSources&& walk_sources) {
     Tree& t = tree();
     const bool make_lists = list_mode != REUSE_LIST && (kIndexForm || list_mode == MAKE_LIST_FOR_REUSE);
@@ -72,7 +73,7 @@ class MultiWalkCalls {
           if (write_back_to) t.sorted_.writeBackGroups(*write_back_to, g0, g1, group_range);
         },
         t.sorted_.epi.data(), t.sorted_.force.data(), epj, spj, dispatch, retrieve, tag_max, n_walk_limit,
-        lists_unchanged, t.multiwalk_buffers_, t.profile_);
+        lists_unchanged, clear, t.multiwalk_buffers_, t.profile_);
   }
 
  private:
