@@ -6,7 +6,7 @@
 
 #include <chrono>
 
-#include "../nbody/initial_conditions.hpp"
+#include "cold_sphere.hpp"
 #include "gravity_kernels.hpp"
 #include "grove/grove.hpp"
 #include "grove/tree/tree_for_force_long.hpp"
@@ -28,16 +28,7 @@ int run(const grove::Runtime& runtime, std::int64_t n, double theta, int n_leaf,
         double dt) {
   grove::ParticleSystem<user::Body> psys;
   grove::DomainInfo dinfo;
-  const int rank = runtime.rank(), ranks = runtime.rankCount();
-  const std::int64_t begin = n * rank / ranks, end = n * (rank + 1) / ranks;
-  for (std::int64_t id = begin; id < end; ++id) {
-    const nbody::Body b = nbody::coldUniformSphere(id, n, 1);
-    user::Body u;
-    u.id = b.id, u.mass = b.mass, u.pos = b.pos, u.vel = b.vel;
-    psys.add(u);
-  }
-  dinfo.decomposeDomainAll(psys);
-  psys.exchangeParticle(dinfo);
+  bench::makeColdSphere(n, psys, dinfo);
   Tree tree(psys.size(), theta, n_leaf, n_group);
   const float eps2 = static_cast<float>(eps * eps);
   const user::GravityMonopoleKernel ep_kernel{eps2};
@@ -80,8 +71,8 @@ int run(const grove::Runtime& runtime, std::int64_t n, double theta, int n_leaf,
   grove::log(R"({{"summary":{{"n":{},"theta":{},"n_leaf":{},"n_group":{},"ranks":{},"threads":{},"steps":{},)"
              R"("mean_step_s":{:.4f},"interactions_per_step":{:.4g},"max_rss_bytes_per_particle":{:.1f},)"
              R"("tree_bytes_per_particle":{:.1f}}}}})",
-             n, theta, n_leaf, n_group, ranks, runtime.threadCount(), steps, total / steps, interactions,
-             rss * ranks / static_cast<double>(n),
+             n, theta, n_leaf, n_group, runtime.rankCount(), runtime.threadCount(), steps, total / steps, interactions,
+             rss * runtime.rankCount() / static_cast<double>(n),
              static_cast<double>(tree.memoryBytes()) / static_cast<double>(std::max<std::size_t>(psys.size(), 1)));
   return 0;
 }

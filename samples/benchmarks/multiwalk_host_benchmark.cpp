@@ -15,9 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "../nbody/initial_conditions.hpp"
-#include "gravity_particles.hpp"
-#include "grove/grove.hpp"
+#include "cold_sphere.hpp"
 
 namespace {
 
@@ -91,20 +89,8 @@ int main(int argc, char** argv) {
   const double dt = 1.0 / 256.0;
 
   Psys psys;
-  {
-    const int r = runtime.rank(), p = runtime.rankCount();
-    const std::int64_t begin = n * r / p, end = n * (r + 1) / p;
-    psys.resize(static_cast<std::size_t>(end - begin));
-#pragma omp parallel for schedule(static)
-    for (std::int64_t id = begin; id < end; ++id) {
-      const nbody::Body b = nbody::coldUniformSphere(id, n, 1);
-      user::Body& u = psys[static_cast<std::size_t>(id - begin)];
-      u.id = b.id, u.mass = b.mass, u.pos = b.pos, u.vel = b.vel;
-    }
-  }
   grove::DomainInfo dinfo;
-  dinfo.decomposeDomainAll(psys);
-  psys.exchangeParticle(dinfo);
+  bench::makeColdSphere(n, psys, dinfo);
   Tree tree(psys.size(), theta, n_leaf, n_group);
   tree.setParticleOrder(particle_order);
   HostOnlyDevice device;

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "../../nbody/initial_conditions.hpp"
+#include "../cold_sphere.hpp"
 #include "cuda/gravity_multiwalk_gpu.h"
 #include "gravity_kernels.hpp"
 #include "grove/gpu/device_gpu.h"
@@ -127,20 +127,8 @@ int main(int argc, char** argv) {
 
   // Initial conditions, kept so that every mode starts from the same state.
   Psys initial;
-  {
-    const int r = runtime.rank(), p = runtime.rankCount();
-    const std::int64_t begin = n * r / p, end = n * (r + 1) / p;
-    initial.resize(static_cast<std::size_t>(end - begin));
-#pragma omp parallel for schedule(static)
-    for (std::int64_t id = begin; id < end; ++id) {
-      const nbody::Body b = nbody::coldUniformSphere(id, n, 1);
-      user::Body& u = initial[static_cast<std::size_t>(id - begin)];
-      u.id = b.id, u.mass = b.mass, u.pos = b.pos, u.vel = b.vel;
-    }
-  }
   grove::DomainInfo dinfo;
-  dinfo.decomposeDomainAll(initial);
-  initial.exchangeParticle(dinfo);
+  bench::makeColdSphere(n, initial, dinfo);
 
   const user::GravityMonopoleKernel cpu_kernel{eps2};
   std::vector<grove::Vec3d> reference;  // C1's first-step accelerations
