@@ -69,37 +69,38 @@ class SortedParticles {
     epj.resize(n);
     ep_keys.resize(n);
     using FP = typename PSys::value_type;
-    std::span<FP> reordered;
+    // TREE_ORDER: the particles are copied into key order in the same pass, unless they are in it
+    // already (then nothing moves and the layout is unchanged, so other trees' kept lists stay
+    // valid).
+    bool move = false;
     if (reorder) {
       require(reorder == &psys, "tree", "TREE_ORDER reorders the particle system the tree reads");
+#pragma omp parallel for schedule(static) reduction(|| : move)
+      for (std::int64_t k = 0; k < ni; ++k) move = move || keys_[static_cast<std::size_t>(k)].index != k;
+    }
+    std::span<FP> reordered;
+    if (move) {
       if constexpr (requires { reorder->reorderBuffer(); }) reordered = reorder->reorderBuffer();
       else throw Error("tree", "ParticleOrder::TREE_ORDER needs a grove::ParticleSystem to reorder");
     }
-    bool moved = false;  // whether the key order differs from psys's order
-#pragma omp parallel for schedule(static) reduction(|| : moved)
+#pragma omp parallel for schedule(static)
     for (std::int64_t k = 0; k < ni; ++k) {
       const auto s = static_cast<std::size_t>(k);
       const std::uint32_t original = keys_[s].index;
-      moved = moved || original != s;
       const FP& fp = psys[original];
       epi[s].copyFromFP(fp);
       epj[s].copyFromFP(fp);
       ep_keys[s] = keys_[s].key;
       if (start == ForceStart::kClear) force[s].clear();
       else if (start == ForceStart::kKeep) force[s] = previous_force[previous_sorted_of_original[original]];
-      if (reorder) {
-        reordered[s] = fp;
-        order[s] = static_cast<std::uint32_t>(k);
-        sorted_of_original[s] = static_cast<std::uint32_t>(k);
-      } else {
-        order[s] = original;
-        sorted_of_original[original] = static_cast<std::uint32_t>(k);
-      }
+      if (move) reordered[s] = fp;
+      // After a move the particles are in key order: both maps are the identity.
+      const std::uint32_t at = move ? static_cast<std::uint32_t>(k) : original;
+      order[s] = at;
+      sorted_of_original[at] = static_cast<std::uint32_t>(k);
     }
-    // Particles already in key order stay where they are: the layout is unchanged, so other
-    // trees' kept lists stay valid.
     if constexpr (requires { reorder->adoptReordered(); })
-      if (reorder && moved) reorder->adoptReordered();
+      if (move) reorder->adoptReordered();
     profile.reorder = omp_get_wtime() - t;
   }
 
