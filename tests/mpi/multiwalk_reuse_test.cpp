@@ -403,3 +403,29 @@ TEST(MultiWalk, UpToTagMaxBatchesAreInFlightAndTagsAreNeverReusedEarly) {
     for (std::size_t i = 0; i < cpu.size(); ++i) ASSERT_EQ(got[i], cpu[i]) << "particle " << i << ", tag_max " << tag_max;
   }
 }
+
+// Batches cover the groups in order, none above n_walk_limit; with several tags and enough groups
+// the first and last three halve towards the ends; with one tag, or few groups, all are full.
+TEST(MultiWalk, BatchesTaperAtBothEndsWhenSeveralAreInFlight) {
+  auto sizes = [](std::size_t n, std::size_t limit, int tag_max) {
+    const auto starts = multiwalkBatchStarts(n, limit, tag_max);
+    EXPECT_EQ(starts.front(), 0u);
+    EXPECT_EQ(starts.back(), n);
+    std::vector<std::size_t> out;
+    for (std::size_t k = 0; k + 1 < starts.size(); ++k) {
+      EXPECT_GT(starts[k + 1], starts[k]);
+      EXPECT_LE(starts[k + 1] - starts[k], limit);
+      out.push_back(starts[k + 1] - starts[k]);
+    }
+    return out;
+  };
+  EXPECT_EQ(sizes(18624, 1000, 4), (std::vector<std::size_t>{125, 250, 500, 1000, 1000, 1000, 1000, 1000, 1000, 1000,
+                                                             1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000,
+                                                             874, 500, 250, 125}));
+  std::vector<std::size_t> untapered(18, 1000);
+  untapered.push_back(624);
+  EXPECT_EQ(sizes(18624, 1000, 1), untapered);
+  EXPECT_EQ(sizes(3000, 1000, 4), (std::vector<std::size_t>{1000, 1000, 1000}));
+  EXPECT_EQ(sizes(10, 3, 2), (std::vector<std::size_t>{3, 3, 3, 1}));
+  EXPECT_TRUE(sizes(0, 1000, 4).empty());
+}

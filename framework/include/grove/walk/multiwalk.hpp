@@ -52,6 +52,30 @@ struct MultiwalkBuffers {
   std::deque<Batch> batches;  // a deque: growing it leaves the existing batches where they are
 };
 
+// Where each batch of a multiwalk step starts (and, last, n_groups): n_walk_limit groups each,
+// except that with several batches in flight (tag_max >= 2) and enough groups the first and the
+// last batches are smaller, halving towards both ends (1/8, 1/4, 1/2 of the limit). The first
+// kernel then starts sooner (its data are fewer) and the last batches, which come back together,
+// leave less retrieve and write-back work after the device has finished. The same arguments give
+// the same batches, so the calls of a MAKE_LIST_FOR_REUSE step and its REUSE_LIST steps match.
+inline std::vector<std::size_t> multiwalkBatchStarts(std::size_t n_groups, std::size_t n_walk_limit, int tag_max) {
+  std::vector<std::size_t> sizes;
+  const bool taper = tag_max >= 2 && n_walk_limit >= 8 && n_groups >= 4 * n_walk_limit;
+  std::size_t left = n_groups;
+  std::vector<std::size_t> tail;
+  if (taper)
+    for (std::size_t d : {8, 4, 2}) {
+      sizes.push_back(n_walk_limit / d);
+      tail.push_back(n_walk_limit / d);
+      left -= 2 * (n_walk_limit / d);
+    }
+  for (; left > 0; left -= std::min(left, n_walk_limit)) sizes.push_back(std::min(left, n_walk_limit));
+  sizes.insert(sizes.end(), tail.rbegin(), tail.rend());
+  std::vector<std::size_t> starts{0};
+  for (std::size_t size : sizes) starts.push_back(starts.back() + size);
+  return starts;
+}
+
 inline void checkMultiWalkArguments(int tag_max, int n_walk_limit) {
   require(tag_max >= 1, "calcForceAllMultiWalk", "tag_max must be at least 1, got {}", tag_max);
   require(n_walk_limit >= 1, "calcForceAllMultiWalk", "n_walk_limit must be at least 1, got {}", n_walk_limit);
@@ -99,10 +123,11 @@ void runMultiWalkBatches(std::size_t n_groups, GroupRange&& group_range, const I
     forces_final(b.first_group, b.first_group + static_cast<std::size_t>(b.n_walk));
     write_back_seconds += omp_get_wtime() - t;
   };
-  const std::size_t n_batches = (n_groups + batch_size - 1) / batch_size;
+  const std::vector<std::size_t> starts = multiwalkBatchStarts(n_groups, batch_size, tag_max);
+  const std::size_t n_batches = starts.size() - 1;
   for (std::size_t k = 0; k < n_batches; ++k) {
     Batch& b = batches[k % slots];
-    const std::size_t g0 = k * batch_size, g1 = std::min(n_groups, g0 + batch_size), nw = g1 - g0;
+    const std::size_t g0 = starts[k], g1 = starts[k + 1], nw = g1 - g0;
     const double w0 = omp_get_wtime();
     build_lists(g0, g1);
     const double p0 = omp_get_wtime();
