@@ -25,4 +25,21 @@ constexpr std::string_view toString(ParticleOrder order) {
   return order == ParticleOrder::TREE_ORDER ? "TREE_ORDER" : "KEEP_ORDER";
 }
 
+// The option as the trees carry it (both derive from it).
+class ParticleOrderOption {
+ public:
+  void setParticleOrder(ParticleOrder order) { order_ = order; }
+  ParticleOrder getParticleOrder() const { return order_; }
+
+ protected:
+  // The particle system a call may reorder: the one it writes back to, under TREE_ORDER; else null.
+  template <class PSys>
+  PSys* reorderTarget(PSys* write_back_to) const {
+    return order_ == ParticleOrder::TREE_ORDER ? write_back_to : nullptr;
+  }
+
+ private:
+  ParticleOrder order_ = ParticleOrder::KEEP_ORDER;
+};
+
 }  // namespace grove

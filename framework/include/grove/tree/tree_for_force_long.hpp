@@ -7,6 +7,7 @@
 //   tree.calcForceAllAndWriteBack(kernel_ep_ep, kernel_ep_sp, psys, dinfo);
 //   tree.calcForceAllAndWriteBackMultiWalkIndex(dispatch, retrieve, tag_max, psys, dinfo,
 //                                               n_walk_limit, true, grove::MAKE_LIST_FOR_REUSE);
+//   tree.setParticleOrder(grove::ParticleOrder::TREE_ORDER);  // optional: core/particle_order.hpp
 //
 // One call runs the stages of DESIGN.md: root cell, keys, sort, reorder, link, local moments,
 // LET, global tree and moments, groups, walk + kernel, write back. CPU kernels have FDPS's form
@@ -89,7 +90,8 @@ struct ReuseRecord {
 }  // namespace detail
 
 template <class Force, class EPI, class EPJ, class Moment, class SPJ>
-class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>> {
+class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>>,
+                             public ParticleOrderOption {
   friend class MultiWalkCalls<TreeForForceLongWith>;
   static constexpr bool kTypesValid = checkLongRangeTypeContracts<Force, EPI, EPJ>();
   // The moment contract is only worth checking once the EPJ contract holds (moments read it).
@@ -128,10 +130,6 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   void setLetExchangeMode(LetExchangeMode mode) { let_mode_ = mode; }
   void setExchangeLETMode(LetExchangeMode mode) { let_mode_ = mode; }  // FDPS's spelling
   LetExchangeMode getLetExchangeMode() const { return let_mode_; }
-  // TREE_ORDER: the write-back calls move psys's particles into key order on list-building calls
-  // (grove/core/particle_order.hpp says why and what it costs).
-  void setParticleOrder(ParticleOrder order) { particle_order_ = order; }
-  ParticleOrder getParticleOrder() const { return particle_order_; }
   double getTheta() const { return theta_; }
   int getNLeafLimit() const { return n_leaf_limit_; }
   int getNGroupLimit() const { return n_group_limit_; }
@@ -189,12 +187,7 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   // reorder: psys itself when the call may reorder it (reorderTarget), else null.
   template <class PSys>
   void prepare(const PSys& psys, const DomainInfo& dinfo, ForceStart start, InteractionListMode list_mode,
-               bool keep_lists,
-               PSys* reorder = nullptr);
-  template <class PSys>
-  PSys* reorderTarget(PSys* write_back_to) const {
-    return particle_order_ == ParticleOrder::TREE_ORDER ? write_back_to : nullptr;
-  }
+               bool keep_lists, PSys* reorder = nullptr);
   template <class PSys>
   void buildLocalTree(const PSys& psys, const Comm& comm, ForceStart start, PSys* reorder);
   void buildGlobalTree(const Comm& comm, bool keep_plan);
@@ -271,7 +264,6 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   int n_group_limit_ = 64;
   bool initialized_ = false;
   LetExchangeMode let_mode_ = LetExchangeMode::POINT_TO_POINT;
-  ParticleOrder particle_order_ = ParticleOrder::KEEP_ORDER;
   Comm comm_;
 
   RootCell root_;

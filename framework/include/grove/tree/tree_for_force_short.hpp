@@ -8,6 +8,7 @@
 //   grove::TreeForForceShort<Force, EPI, EPJ>::Gather tree(n_hint, 0.0, n_leaf, n_group);
 //   tree.calcForceAllAndWriteBack(kernel, psys, dinfo);   // kernel(epi, n_i, epj, n_j, force)
 //   EPJ* neighbours; int n = tree.getNeighborListOneParticle(particle, neighbours);
+//   tree.setParticleOrder(grove::ParticleOrder::TREE_ORDER);  // optional: core/particle_order.hpp
 #include <omp.h>
 
 #include <algorithm>
@@ -55,7 +56,8 @@ consteval bool checkShortRangeContracts() {
 }
 
 template <class Force, class EPI, class EPJ, SearchMode M>
-class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force, EPI, EPJ, M>> {
+class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force, EPI, EPJ, M>>,
+                              public ParticleOrderOption {
   friend class MultiWalkCalls<TreeForForceShortWith>;
  public:
   using ForceType = Force;
@@ -103,11 +105,6 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
   // without superparticles (see grove/walk/multiwalk.hpp for the signatures):
   //   dispatch(tag, n_walk, epi**, n_epi*, epj**, n_epj*)
   //   dispatch(tag, n_walk, epi**, n_epi*, id_epj**, n_epj*, epj*, n_epj_total, send_flag [, lists_unchanged])
-
-  // TREE_ORDER: the write-back calls move psys's particles into key order on list-building calls
-  // (grove/core/particle_order.hpp says why and what it costs).
-  void setParticleOrder(ParticleOrder order) { particle_order_ = order; }
-  ParticleOrder getParticleOrder() const { return particle_order_; }
 
   const Force& getForce(std::size_t i) const { return sorted_.forceOf(i); }
   const TreeProfile& profile() const { return profile_; }
@@ -202,12 +199,7 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
   // reorder: psys itself when the call may reorder it (reorderTarget), else null.
   template <class PSys>
   void prepare(const PSys& psys, const DomainInfo& dinfo, ForceStart start, InteractionListMode list_mode,
-               bool keep_lists,
-               PSys* reorder = nullptr);
-  template <class PSys>
-  PSys* reorderTarget(PSys* write_back_to) const {
-    return particle_order_ == ParticleOrder::TREE_ORDER ? write_back_to : nullptr;
-  }
+               bool keep_lists, PSys* reorder = nullptr);
   template <class PSys>
   void buildTrees(const PSys& psys, const DomainInfo& dinfo, ForceStart start, bool keep_plan, PSys* reorder);
   template <class PSys>
@@ -248,7 +240,6 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
   int n_leaf_limit_ = 8;
   int n_group_limit_ = 64;
   bool initialized_ = false;
-  ParticleOrder particle_order_ = ParticleOrder::KEEP_ORDER;
   SortedParticles<EPI, EPJ, Force> sorted_;
   Built local_, global_;
   bool global_built_ = false;
