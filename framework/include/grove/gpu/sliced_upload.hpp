@@ -32,7 +32,7 @@ class SlicedUpload {
     device_.reserve(n), staging_.reserve(n);
     from_ = from, n_ = n;
     slice_ = std::max<std::size_t>(1, (n + kSlices - 1) / kSlices);
-    sent_ = 0;
+    sent_ = 0, next_order_ = 0;
   }
 
   // The slices that the indices [ids, ids + n) read, for a later step of the same array size
@@ -48,33 +48,72 @@ class SlicedUpload {
   std::size_t sliceSize() const { return slice_; }
 
   // Sends the slices of `mask` that have not gone yet this step (convert(item) gives an item's
-  // image) on `upload`, and makes `stream` wait for every slice of `mask`.
+  // image) on `upload`, and makes `stream` wait for every slice of `mask`. Every call of a step
+  // must pass the same `upload` stream: slices then complete in the order they were sent, and
+  // waiting for the last-sent slice of `mask` covers all of them (one wait per call, not one per
+  // slice).
   template <class Convert>
   void sendAndWait(Mask mask, Convert&& convert, cudaStream_t upload, cudaStream_t stream) {
+    int missing[kSlices], n_missing = 0;
+    int last_sent = -1;  // the slice of `mask` sent last, whose completion implies the others'
     for (int k = 0; k < kSlices; ++k) {
       if (!(mask >> k & 1)) continue;
-      const std::size_t first = static_cast<std::size_t>(k) * slice_;
-      if (first >= n_) break;
-      if (!(sent_ >> k & 1)) {
-        const std::size_t count = std::min(slice_, n_ - first);
-        convertAndCopyInSlices(device_.data() + first, staging_.data() + first, from_ + first, count, convert, upload);
+      if (static_cast<std::size_t>(k) * slice_ >= n_) break;
+      if (!(sent_ >> k & 1)) missing[n_missing++] = k;
+      else if (last_sent < 0 || order_[k] > order_[last_sent]) last_sent = k;
+    }
+    // The missing slices, kGroup at a time: each group converted in one parallel loop, then copied
+    // slice by slice while the next group converts. (One parallel loop per slice of 1 MB spent
+    // more time forking and joining threads than converting: a G3 reuse step's conversions took
+    // 5.8 ms that way on the GPU machine, 3.0 ms in groups.)
+    constexpr int kGroup = 8;
+    for (int g = 0; g < n_missing; g += kGroup) {
+      const int group_end = std::min(n_missing, g + kGroup);
+      convertSlices(missing + g, group_end - g, convert);
+      for (int m = g; m < group_end; ++m) {
+        const int k = missing[m];
+        const std::size_t first = static_cast<std::size_t>(k) * slice_, count = std::min(slice_, n_ - first);
+        check(cudaMemcpyAsync(device_.data() + first, staging_.data() + first, count * sizeof(Image),
+                              cudaMemcpyHostToDevice, upload),
+              "cudaMemcpyAsync");
         sent_event_[k]->record(upload);
         sent_ |= Mask{1} << k;
+        order_[k] = next_order_++;
+        last_sent = k;
       }
-      check(cudaStreamWaitEvent(stream, sent_event_[k]->get(), 0), "cudaStreamWaitEvent");
     }
+    if (last_sent >= 0) check(cudaStreamWaitEvent(stream, sent_event_[last_sent]->get(), 0), "cudaStreamWaitEvent");
   }
 
   const Image* device() const { return device_.data(); }
   std::size_t bytes() const { return n_ * sizeof(Image); }
 
  private:
+  // Converts slices[0..count) into the staging buffer in one parallel loop over chunks of items.
+  template <class Convert>
+  void convertSlices(const int* slices, int count, Convert& convert) {
+    constexpr std::size_t kChunk = 4096;
+    const std::size_t chunks_per_slice = (slice_ + kChunk - 1) / kChunk;
+    const auto tasks = static_cast<std::int64_t>(chunks_per_slice * static_cast<std::size_t>(count));
+#pragma omp parallel for schedule(static)
+    for (std::int64_t t = 0; t < tasks; ++t) {
+      const auto task = static_cast<std::size_t>(t);
+      const std::size_t slice_first = static_cast<std::size_t>(slices[task / chunks_per_slice]) * slice_;
+      const std::size_t slice_end = std::min(n_, slice_first + slice_);
+      const std::size_t first = slice_first + task % chunks_per_slice * kChunk;
+      const std::size_t end = std::min(slice_end, first + kChunk);
+      for (std::size_t i = first; i < end; ++i) staging_[i] = convert(from_[i]);
+    }
+  }
+
   DeviceArray<Image> device_;
   PinnedArray<Image> staging_;
   std::unique_ptr<Event> sent_event_[kSlices];
   const Item* from_ = nullptr;
   std::size_t n_ = 0, slice_ = 1;
   Mask sent_ = 0;
+  int order_[kSlices] = {};  // order_[k]: when slice k was sent this step (0 first)
+  int next_order_ = 0;
 };
 
 }  // namespace grove::gpu
