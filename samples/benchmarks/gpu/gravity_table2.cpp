@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <numeric>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -35,6 +36,10 @@ double now() { return omp_get_wtime(); }
 struct ModeResult {
   std::string mode;
   double mean_step = 0, build_step = 0, reuse_step = 0;
+  // G3's reuse steps: the median and the slowest besides the mean. On the GPU machine (a VM) a
+  // step now and then runs 2-10x slower, every host stage at once; the median shows the typical
+  // step, the slowest how far such a step pulled the mean.
+  double reuse_step_median = 0, reuse_step_max = 0;
   grove::TreeProfile profile;  // of the last step (of a reuse step for G3)
   grove::TreeProfile build_profile;
   double kernel_seconds_per_step = 0, startup_seconds_per_step = 0, interactions_per_step = 0;
@@ -165,8 +170,8 @@ int main(int argc, char** argv) {
     }
     if (gpu) gpu->resetStats();
     const int measured = mode == "G3" ? n_reuse : steps;
-    double total = 0, reuse_total = 0;
-    int reuse_steps = 0;
+    double total = 0;
+    std::vector<double> reuse_steps;
     for (int s = 0; s < measured; ++s) {
       const bool rebuild = mode != "G3" || s % n_reuse == 0;
       const auto list_mode = mode != "G3" ? grove::MAKE_LIST : (rebuild ? grove::MAKE_LIST_FOR_REUSE : grove::REUSE_LIST);
@@ -188,14 +193,20 @@ int main(int argc, char** argv) {
       result.domain += t2 - t1;
       result.force_call += t3 - t2;
       total += step;
-      if (mode == "G3" && !rebuild) reuse_total += step, ++reuse_steps;
+      if (mode == "G3" && !rebuild) reuse_steps.push_back(step);
       if (mode == "G3" && rebuild) result.build_step = step, result.build_profile = tree.profile();
       grove::log(R"({{"mode":"{}","step":{},"list_mode":"{}","step_s":{:.4f},"tree":{}}})", mode, s,
                  grove::toString(list_mode), step, tree.profile().json());
     }
     result.mean_step = total / measured;
     result.steps = measured;
-    result.reuse_step = reuse_steps ? reuse_total / reuse_steps : 0.0;
+    if (!reuse_steps.empty()) {
+      result.reuse_step = std::accumulate(reuse_steps.begin(), reuse_steps.end(), 0.0) / reuse_steps.size();
+      std::sort(reuse_steps.begin(), reuse_steps.end());
+      const std::size_t m = reuse_steps.size();
+      result.reuse_step_median = m % 2 ? reuse_steps[m / 2] : 0.5 * (reuse_steps[m / 2 - 1] + reuse_steps[m / 2]);
+      result.reuse_step_max = reuse_steps.back();
+    }
     result.profile = tree.profile();
     result.interactions_per_step = static_cast<double>(tree.profile().n_ep_ep + tree.profile().n_ep_sp);
     if (gpu && mode != "C1") {
@@ -234,16 +245,20 @@ int main(int argc, char** argv) {
   row("decompose + exchange", [](const ModeResult& r) { return r.domain / r.steps; });
   row("G3 build step", [](const ModeResult& r) { return r.build_step; });
   row("G3 reuse step", [](const ModeResult& r) { return r.reuse_step; });
+  row("G3 reuse step median", [](const ModeResult& r) { return r.reuse_step_median; });
+  row("G3 reuse step slowest", [](const ModeResult& r) { return r.reuse_step_max; });
   row("device kernel s/step", [](const ModeResult& r) { return r.kernel_seconds_per_step; });
   row("upload->1st kernel s/step", [](const ModeResult& r) { return r.startup_seconds_per_step; });
   for (const auto& r : results) {
     const double ipp = r.interactions_per_step / static_cast<double>(n);
     grove::log(R"({{"summary":"{}","n":{},"theta":{},"n_leaf":{},"n_group":{},"n_walk":{},"mean_step_s":{:.4f},)"
-               R"("build_step_s":{:.4f},"reuse_step_s":{:.4f},"interactions_per_particle":{:.1f},)"
+               R"("build_step_s":{:.4f},"reuse_step_s":{:.4f},"reuse_step_median_s":{:.4f},"reuse_step_max_s":{:.4f},)"
+               R"("interactions_per_particle":{:.1f},)"
                R"("mean_ep_list":{:.1f},"mean_sp_list":{:.1f},"kernel_interactions_per_s":{:.4g},)"
                R"("force_vs_C1_median":{:.3g},"force_vs_C1_max":{:.3g},"error_vs_direct_median":{:.3g},"ranks":{},)"
                R"("particle_order":"{}","tag_max":{}}})",
-               r.mode, n, theta, n_leaf, n_group, n_walk, r.mean_step, r.build_step, r.reuse_step, ipp,
+               r.mode, n, theta, n_leaf, n_group, n_walk, r.mean_step, r.build_step, r.reuse_step, r.reuse_step_median,
+               r.reuse_step_max, ipp,
                r.profile.meanEpListLength(), r.profile.meanSpListLength(),
                r.kernel_seconds_per_step > 0 ? r.interactions_per_step / r.kernel_seconds_per_step : 0.0,
                r.force_median_diff, r.force_max_diff, r.error_vs_direct, runtime.rankCount(),
