@@ -15,8 +15,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <numeric>
 #include <cstdio>
+#include <numeric>
 #include <string>
 #include <vector>
 
