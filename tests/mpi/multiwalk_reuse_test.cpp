@@ -31,6 +31,7 @@ std::vector<Vec3d> accelerations(const Psys& psys) {
 struct HostDevice {
   std::map<int, std::vector<std::vector<AccPot>>> results;  // tag -> walk -> forces
   std::vector<bool> send_flags, unchanged_flags;
+  std::vector<const void*> first_epi, whole_epj;  // per dispatch: epi[0]; the index form's epj
   int dispatches = 0, retrieves = 0;
 
   void compute(int tag, int n_walk, const ChargedEP** epi, const int* n_epi,
@@ -41,7 +42,7 @@ struct HostDevice {
       r[static_cast<std::size_t>(w)].assign(static_cast<std::size_t>(n_epi[w]), AccPot{});
       kernels(w, r[static_cast<std::size_t>(w)].data());
     }
-    (void)epi;
+    if (n_walk > 0) first_epi.push_back(epi[0]);
     ++dispatches;
   }
   int retrieve(int tag, int n_walk, const int* n_epi, AccPot** force) {
@@ -78,6 +79,7 @@ struct IndexDispatch {
                  bool lists_unchanged) const {
     device->send_flags.push_back(send_flag);
     device->unchanged_flags.push_back(lists_unchanged);
+    device->whole_epj.push_back(epj);
     device->compute(tag, n_walk, epi, n_epi, [&](int w, AccPot* out) {
       std::vector<ChargedEP> ep;
       std::vector<SPJQuadrupole> sp;
@@ -208,6 +210,50 @@ TEST_P(MultiWalk, PlainAndIndexFormsGiveBitwiseTheCpuPathsForces) {
 }
 
 INSTANTIATE_TEST_SUITE_P(OneAndSeveralTags, MultiWalk, ::testing::Values(1, 3));
+
+// Page-lock hooks that only count (the GPU library's register the memory with CUDA).
+struct CountingLocks {
+  static inline int locks = 0, unlocks = 0;
+  static bool lock(void*, std::size_t) { return ++locks, true; }
+  static void unlock(void*) { ++unlocks; }
+};
+
+// Once a GPU library has installed page-lock hooks, the arrays dispatch reads come from locked
+// memory (the first walk's EPI is the start of the tree's EPI array; the index form's EPJ array
+// is the tree's), and nothing else changes: bitwise the forces of a tree without hooks.
+TEST(MultiWalk, WithPageLockHooksDispatchReadsTheTreesLockedArraysAndForcesAreUnchanged) {
+  Psys psys;
+  DomainInfo dinfo;
+  prepare(psys, dinfo, 1 << 12);
+  auto run = [&](bool expect_locked) {
+    Quadrupole tree(psys.size(), 0.5, 8, 64);
+    HostDevice plain_device, index_device;
+    tree.calcForceAllAndWriteBackMultiWalk(PlainDispatch{&plain_device}, Retrieve{&plain_device}, 2, psys, dinfo, 7);
+    const auto plain = accelerations(psys);
+    tree.calcForceAllAndWriteBackMultiWalkIndex(IndexDispatch{&index_device}, Retrieve{&index_device}, 2, psys,
+                                                dinfo, 7, true, MAKE_LIST_FOR_REUSE);
+    tree.calcForceAllAndWriteBackMultiWalkIndex(IndexDispatch{&index_device}, Retrieve{&index_device}, 2, psys,
+                                                dinfo, 7, true, REUSE_LIST);
+    const auto index = accelerations(psys);
+    if (!plain_device.first_epi.empty()) {
+      EXPECT_EQ(isPageLockedByGrove(plain_device.first_epi.front()), expect_locked);
+      EXPECT_EQ(isPageLockedByGrove(index_device.first_epi.front()), expect_locked);
+    }
+    for (const void* epj : index_device.whole_epj) EXPECT_EQ(isPageLockedByGrove(epj), expect_locked);
+    return std::pair{plain, index};
+  };
+  const auto ordinary = run(false);
+  installPageLockHooks({&CountingLocks::lock, &CountingLocks::unlock});
+  const auto locked = run(true);
+  installPageLockHooks({});
+  if (!psys.empty()) EXPECT_GT(CountingLocks::locks, 0);
+  EXPECT_EQ(CountingLocks::unlocks, CountingLocks::locks) << "the tree's locks end with the tree";
+  ASSERT_EQ(locked.first.size(), ordinary.first.size());
+  for (std::size_t i = 0; i < ordinary.first.size(); ++i) {
+    ASSERT_EQ(locked.first[i], ordinary.first[i]) << "plain form, particle " << i;
+    ASSERT_EQ(locked.second[i], ordinary.second[i]) << "index form, particle " << i;
+  }
+}
 
 TEST(MultiWalkReuse, DispatchLearnsWhenListsAreUnchangedAndForcesMatch) {
   Psys psys;

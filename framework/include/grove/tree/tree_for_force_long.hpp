@@ -246,6 +246,7 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
                  int n_walk_limit, bool clear, InteractionListMode list_mode, PSys* write_back_to) {
     if constexpr (checkLongRangeContracts<typename PSys::value_type, Force, EPI, EPJ>()) {
       checkMultiWalkArguments(tag_max, n_walk_limit);
+      this->template pageLockTransferArrays<kIndexForm>(sorted_.epi, local_.epj, global_.epj);
       prepare(psys, dinfo, clear ? ForceStart::kClearedLater : ForceStart::kKeep, list_mode, false,
               reorderTarget(write_back_to));
       const Built& t = tree();

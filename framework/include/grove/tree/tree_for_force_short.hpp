@@ -212,6 +212,7 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
                  int n_walk_limit, bool clear, InteractionListMode list_mode, PSys* write_back_to) {
     if constexpr (checkShortRangeContracts<typename PSys::value_type, Force, EPI, EPJ, M>()) {
       checkMultiWalkArguments(tag_max, n_walk_limit);
+      this->template pageLockTransferArrays<kIndexForm>(sorted_.epi, local_.epj, global_.epj);
       prepare(psys, dinfo, clear ? ForceStart::kClearedLater : ForceStart::kKeep, list_mode, false,
               reorderTarget(write_back_to));
       const Built& t = searchSource();

@@ -6,6 +6,7 @@
 // where write_back_to is the particle system to write forces back to (batch by batch, while the
 // accelerator computes the next batch), or null.
 // (see grove/walk/multiwalk.hpp for the dispatch/retrieve signatures of each form).
+#include "grove/core/large_vector.hpp"
 #include "grove/core/list_mode.hpp"
 #include "grove/domain/domain_info.hpp"
 
@@ -44,6 +45,17 @@ class MultiWalkCalls {
   }
 
  protected:
+  // The arrays dispatch reads from the tree (the EPI array; the whole EPJ arrays in the index
+  // form) move into page-locked memory once a GPU library has installed the hooks
+  // (grove/core/large_vector.hpp), so that the device copies them straight from the tree. Called
+  // before the tree is built: a fresh tree then allocates them locked and nothing is copied.
+  template <bool kIndexForm, class EpiVector, class... EpjVectors>
+  static void pageLockTransferArrays(EpiVector& epi, EpjVectors&... epj) {
+    if (!pageLockingAvailable()) return;
+    pageLock(epi);
+    if constexpr (kIndexForm) (pageLock(epj), ...);
+  }
+
   // Hands the prepared tree's groups to the driver (runMultiWalkBatches). clear: the forces were
   // left for the driver to clear batch by batch (ForceStart::kClearedLater). epj / spj: the arrays
   // the lists index. walk_sources(g, ep, sp) appends group g's sources
