@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <stdexcept>
 #include <vector>
 
 #include "grove/gpu/device_gpu.h"
@@ -103,6 +104,46 @@ TEST_F(SlicedUploadTest, FewerItemsThanSlices) {
   for (std::size_t i = 0; i < items.size(); ++i) {
     EXPECT_EQ(got[i].value, static_cast<float>(items[i].value)) << i;
     EXPECT_EQ(got[i].tag, items[i].tag + 1) << i;
+  }
+}
+
+// startDirect: slices go by DMA from the (page-locked) array itself, once each per step.
+TEST_F(SlicedUploadTest, DirectSlicesComeStraightFromPageLockedMemory) {
+  const std::size_t n = 64 * 1000 + 7;
+  grove::gpu::PinnedArray<Image> items;
+  items.allocate(n);
+  for (std::size_t i = 0; i < n; ++i) items[i] = {0.25f * static_cast<float>(i), static_cast<std::int32_t>(i)};
+  ASSERT_TRUE(grove::gpu::isPageLocked(items.data()));
+  grove::gpu::Stream upload_stream, stream;
+  grove::gpu::SlicedUpload<Image, Image> upload;
+  auto unused = [](const Image&) -> Image { throw std::logic_error("a direct upload converts nothing"); };
+  for (int step = 0; step < 2; ++step) {
+    upload.startDirect(items.data(), n);
+    EXPECT_TRUE(upload.direct());
+    grove::gpu::check(cudaMemset(const_cast<Image*>(upload.device()), 0xff, n * sizeof(Image)), "cudaMemset");
+    grove::gpu::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    const Upload::Mask first = Upload::Mask{1} << 3 | Upload::Mask{1} << 63;
+    upload.sendAndWait(first, unused, upload_stream.get(), stream.get());
+    std::vector<Image> got(n);
+    auto fetch = [&] {
+      grove::gpu::check(cudaMemcpyAsync(got.data(), upload.device(), n * sizeof(Image), cudaMemcpyDeviceToHost,
+                                        stream.get()),
+                        "cudaMemcpyAsync");
+      stream.synchronize();
+    };
+    fetch();
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const bool sent = first >> (i / upload.sliceSize()) & 1;
+      if (sent ? (got[i].value != items[i].value || got[i].tag != items[i].tag) : got[i].tag != -1) ++wrong;
+    }
+    EXPECT_EQ(wrong, 0u) << "step " << step << ", after slices 3 and 63";
+    upload.sendAndWait(Upload::kAll, unused, upload_stream.get(), stream.get());
+    fetch();
+    wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) wrong += got[i].value != items[i].value || got[i].tag != items[i].tag;
+    EXPECT_EQ(wrong, 0u) << "step " << step << ", after every slice";
+    for (std::size_t i = 0; i < n; ++i) items[i].tag += 1000;  // the next step sends the new values
   }
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "grove/core/error.hpp"
+#include "grove/core/large_vector.hpp"
 #include "grove/gpu/cuda_resources.hpp"
 #include "grove/gpu/device_gpu.h"
 
@@ -54,6 +55,19 @@ DeviceMemory currentDeviceMemory() {
   DeviceMemory m;
   check(cudaMemGetInfo(&m.free_bytes, &m.total_bytes), "cudaMemGetInfo");
   return m;
+}
+
+void enablePageLockedTransfers() {
+  PageLockHooks hooks;
+  hooks.lock = [](void* p, std::size_t bytes) {
+    if (cudaHostRegister(p, bytes, cudaHostRegisterPortable) == cudaSuccess) return true;
+    cudaGetLastError();  // not sticky: the memory stays ordinary and dispatch stages it
+    return false;
+  };
+  hooks.unlock = [](void* p) {
+    if (cudaHostUnregister(p) != cudaSuccess) cudaGetLastError();  // at exit the runtime may be gone
+  };
+  installPageLockHooks(hooks);
 }
 
 }  // namespace grove::gpu

@@ -131,6 +131,18 @@ class Event {
   cudaEvent_t event_ = nullptr;
 };
 
+// Whether p lies in page-locked host memory that the device can copy by DMA (cudaMallocHost, or
+// registered: grove's page-locked LargeVectors). Such memory must stay unchanged until the copies
+// that read it are done.
+inline bool isPageLocked(const void* p) {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return attributes.type == cudaMemoryTypeHost;
+}
+
 // Asynchronous host-to-device copy of n elements on `stream` (nothing when n is 0); from pinned
 // memory it returns at once.
 template <class T>

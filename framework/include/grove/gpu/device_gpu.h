@@ -36,4 +36,10 @@ struct DeviceMemory {
 };
 DeviceMemory currentDeviceMemory();
 
+// Lets grove page-lock the arrays its trees hand to multiwalk dispatch (their EPI arrays, the
+// index form's whole EPJ arrays; grove/core/large_vector.hpp): installs hooks that register host
+// memory with CUDA (cudaHostRegister, portable to every device). GPU multiwalks call it when
+// made; the trees lock their arrays at their next multiwalk call. Idempotent.
+void enablePageLockedTransfers();
+
 }  // namespace grove::gpu

@@ -72,6 +72,9 @@ struct MultiwalkStats {
   std::int64_t interactions = 0;      // sum over walks of n_i * (n_j + n_sp)
   std::int64_t bytes_to_device = 0;   // EPJ/SPJ arrays, lists, EPI, walk tables
   std::int64_t bytes_from_device = 0; // forces
+  std::int64_t bytes_direct = 0;      // of bytes_to_device: copied by DMA straight from the caller's
+                                      // page-locked arrays (grove's trees' EPI and EPJ arrays, see
+                                      // grove::gpu::enablePageLockedTransfers), with no packing or staging
   std::int64_t lists_kept = 0;        // index batches whose lists were stored on the device
   std::int64_t lists_reused = 0;      // batches that ran on stored lists (lists_unchanged)
   std::int64_t gathered_batches = 0;  // index batches whose sources were gathered on the host
