@@ -162,4 +162,46 @@ TYPED_TEST(TreeMultiwalkTest, GpuForcesMatchTheTreesCpuKernelsThroughListReuse) 
   expectClose(resultOf(bodies), cpu, "template, index form");
 }
 
+// The template copies the tree's EPI array and (index form) its whole EPJ array by DMA, once a GPU
+// multiwalk has let grove page-lock them; a tree made while no hooks were installed keeps ordinary
+// memory, which the template packs and converts. Both give bitwise the same forces.
+TYPED_TEST(TreeMultiwalkTest, TemplateCopiesStraightFromTheTreesPageLockedArraysWithTheSameForces) {
+  using Tree = std::conditional_t<std::is_same_v<TypeParam, grove::SPJQuadrupole>, Trees::Quadrupole, Trees::Monopole>;
+  grove::ParticleSystem<user::Body> initial;
+  grove::DomainInfo dinfo;
+  makePlummer(initial, 20000, 29);
+  dinfo.decomposeDomainAll(initial);
+  initial.exchangeParticle(dinfo);
+  // Index form (list kept), a REUSE_LIST step after a drift, then the plain form.
+  auto run = [&](user::cuda::GravityMultiwalkInterface<TypeParam>& gpu) {
+    grove::ParticleSystem<user::Body> bodies = initial;
+    Tree tree(bodies.size(), 0.5, 8, 256);
+    std::vector<Result> results;
+    tree.calcForceAllAndWriteBackMultiWalkIndex(gpu.dispatch(), gpu.retrieve(), 3, bodies, dinfo, kWalkLimit, true,
+                                                grove::MAKE_LIST_FOR_REUSE);
+    results.push_back(resultOf(bodies));
+    drift(bodies, 5);
+    tree.calcForceAllAndWriteBackMultiWalkIndex(gpu.dispatch(), gpu.retrieve(), 3, bodies, dinfo, kWalkLimit, true,
+                                                grove::REUSE_LIST);
+    results.push_back(resultOf(bodies));
+    tree.calcForceAllAndWriteBackMultiWalk(gpu.dispatchPlain(), gpu.retrieve(), 3, bodies, dinfo, kWalkLimit);
+    results.push_back(resultOf(bodies));
+    return results;
+  };
+  auto staged_gpu = user::cuda::makeGravityMultiwalk<TypeParam>(kEps2);
+  grove::installPageLockHooks({});  // as if no GPU multiwalk had installed them
+  const std::vector<Result> staged = run(*staged_gpu);
+  EXPECT_EQ(staged_gpu->stats().bytes_direct, 0);
+  grove::gpu::enablePageLockedTransfers();
+  auto direct_gpu = user::cuda::makeGravityMultiwalk<TypeParam>(kEps2);
+  const std::vector<Result> direct = run(*direct_gpu);
+  // Every batch's EPI and both index-form steps' EPJ arrays came straight from the tree.
+  const std::int64_t epi_bytes = 3 * static_cast<std::int64_t>(initial.size() * 3 * sizeof(float));
+  const std::int64_t epj_bytes = 2 * static_cast<std::int64_t>(initial.size() * sizeof(user::GravityEPJ));
+  EXPECT_EQ(direct_gpu->stats().bytes_direct, epi_bytes + epj_bytes);
+  EXPECT_EQ(direct_gpu->stats().bytes_to_device, staged_gpu->stats().bytes_to_device);
+  const char* what[] = {"MAKE_LIST_FOR_REUSE", "REUSE_LIST", "plain form"};
+  for (int k = 0; k < 3; ++k) EXPECT_TRUE(bitwiseEqual(direct[k], staged[k])) << what[k];
+}
+
 }  // namespace

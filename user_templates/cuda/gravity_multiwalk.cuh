@@ -11,7 +11,7 @@
 //   1. takes a batch slot: page-locked (pinned) host buffers that stay untouched until retrieve,
 //      so two batches may be in flight even with one tag (grove dispatches batch k before it
 //      retrieves batch k - 1);
-//   2. packs the walks into them: tasks, walk ranges, i-particles as float4, and the sources:
+//   2. packs the walks into them: tasks, walk ranges, i-particle positions, and the sources:
 //      plain form: each walk's EPJ/SPJ as float images; index form: the index lists;
 //   3. on the tag's own CUDA stream: asynchronous copies to device buffers (grown as needed),
 //      the kernel, and the copy of the forces back into the slot; then records an event.
@@ -23,14 +23,23 @@
 // fraction of the arrays has crossed the bus, and the rest crosses while they run.
 // retrieve waits for the batch's event and ADDS its forces to the caller's.
 //
+// Straight from grove's arrays: a GPU multiwalk lets grove page-lock the arrays its trees hand to
+// dispatch (grove::gpu::enablePageLockedTransfers). Where a batch's i-particles lie one after the
+// other in such an array and GravityEPI is a bare position (as here), they go to the device by DMA
+// from the tree itself, with no packing; where GravityEPJ is byte for byte a float4 (x, y, z, m),
+// the index form's whole EPJ array does too, with no conversion. Change those types and the
+// template packs and converts them, as before: isPageLocked and the layout checks below decide.
+//
 // Compile with nvcc; a host translation unit reaches it through gravity_multiwalk_gpu.h.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <deque>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "../gravity_particles.hpp"
@@ -55,7 +64,9 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
 
   // eps2: the squared softening length. device: -1 for the current device.
   explicit GravityMultiwalk(float eps2, int device = -1)
-      : eps2_(eps2), device_(device >= 0 ? device : grove::gpu::currentDevice()) {}
+      : eps2_(eps2), device_(device >= 0 ? device : grove::gpu::currentDevice()) {
+    grove::gpu::enablePageLockedTransfers();
+  }
 
   ~GravityMultiwalk() override {
     for (auto& s : streams_) cudaStreamSynchronize(s->stream.get());  // copies into pinned buffers may run
@@ -78,6 +89,7 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
     grove::gpu::growOnStream(ts.spj, b.n_s, ts.stream);
     grove::gpu::copyToDeviceAsync(ts.epj.data(), b.epj.data(), b.n_j, ts.stream);
     grove::gpu::copyToDeviceAsync(ts.spj.data(), b.spj.data(), b.n_s, ts.stream);
+    this->stats_.bytes_to_device += static_cast<std::int64_t>(b.n_j * sizeof(float4) + b.n_s * sizeof(SpjImage));
     run(b, ts, PackedList<float4>{ts.epj.data()}, PackedList<SpjImage>{ts.spj.data()});
     return 0;
   }
@@ -112,6 +124,7 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
         kept.ids.reserve(b.n_j + b.n_s);
       }
       grove::gpu::copyToDeviceAsync(kept.ids.data(), ids, b.n_j + b.n_s, ts.stream);
+      this->stats_.bytes_to_device += static_cast<std::int64_t>((b.n_j + b.n_s) * sizeof(int));
       kept.remember(n_walk, n_epj, n_spj);
     } else {
       ++this->stats_.lists_reused;
@@ -160,7 +173,8 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
     grove::gpu::Stream stream;
     grove::gpu::DeviceArray<WalkTask> tasks;
     grove::gpu::DeviceArray<WalkRange> ranges;
-    grove::gpu::DeviceArray<float4> epi, epj, force;
+    grove::gpu::DeviceArray<Position> epi;
+    grove::gpu::DeviceArray<float4> epj, force;
     grove::gpu::DeviceArray<SpjImage> spj;
   };
 
@@ -170,9 +184,12 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
     std::size_t n_i = 0, n_j = 0, n_s = 0, n_tasks = 0;
     grove::gpu::PinnedArray<WalkTask> tasks;
     grove::gpu::PinnedArray<WalkRange> ranges;
-    grove::gpu::PinnedArray<float4> epi, epj, force;
+    grove::gpu::PinnedArray<Position> epi;
+    grove::gpu::PinnedArray<float4> epj, force;
     grove::gpu::PinnedArray<SpjImage> spj;
     grove::gpu::PinnedArray<int> ids;
+    const Position* epi_from = nullptr;  // the i-particles to copy: epi, or the caller's page-locked array
+    bool epi_direct = false;             // epi_from is the caller's
     grove::gpu::Event done, kernel_start{true}, kernel_stop{true};
     bool first_in_step = false;  // index form: the step's first batch (stats_.startup_seconds)
   };
@@ -196,6 +213,31 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
 
   static float4 toFloat4(const GravityEPJ& p) { return make_float4(p.pos.x, p.pos.y, p.pos.z, p.mass); }
 
+  // Whether the host types are byte for byte their device images, so that they may be copied as
+  // they are (standard layout: offsetof is defined).
+  static constexpr bool kEpiIsPosition = std::is_standard_layout_v<GravityEPI> &&
+                                         sizeof(GravityEPI) == sizeof(Position) && offsetof(GravityEPI, pos) == 0 &&
+                                         sizeof(GravityEPI::pos) == sizeof(Position);
+  static constexpr bool kEpjIsFloat4 = std::is_standard_layout_v<GravityEPJ> &&
+                                       sizeof(GravityEPJ) == sizeof(float4) && offsetof(GravityEPJ, pos) == 0 &&
+                                       sizeof(GravityEPJ::pos) == 3 * sizeof(float) &&
+                                       offsetof(GravityEPJ, mass) == 3 * sizeof(float) &&
+                                       std::is_same_v<decltype(GravityEPJ::mass), float>;
+
+  // The batch's i-particles as one page-locked run of the caller's memory (the tree's EPI array),
+  // or null: walk w + 1's must follow walk w's.
+  static const Position* contiguousLockedPositions(int n_walk, const GravityEPI** epi, const int* n_epi) {
+    if constexpr (!kEpiIsPosition) {
+      return nullptr;
+    } else {
+      if (n_walk == 0) return nullptr;
+      for (int w = 1; w < n_walk; ++w)
+        if (epi[w] != epi[w - 1] + n_epi[w - 1]) return nullptr;
+      if (!grove::gpu::isPageLocked(epi[0])) return nullptr;
+      return reinterpret_cast<const Position*>(epi[0]);
+    }
+  }
+
   TagStream& streamOf(int tag) {
     while (static_cast<int>(streams_.size()) <= tag) streams_.push_back(std::make_unique<TagStream>());
     return *streams_[tag];
@@ -218,10 +260,16 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
       step_start_ = std::make_unique<grove::gpu::Event>(true);
       step_started_ = true;
     }
-    epj_all_.start(epj, static_cast<std::size_t>(n_epj));
+    if constexpr (kEpjIsFloat4) {
+      if (grove::gpu::isPageLocked(epj)) epj_all_.startDirect(epj, static_cast<std::size_t>(n_epj));
+      else epj_all_.start(epj, static_cast<std::size_t>(n_epj));
+    } else {
+      epj_all_.start(epj, static_cast<std::size_t>(n_epj));
+    }
     spj_all_.start(spj, static_cast<std::size_t>(n_spj));
     step_start_->record(upload_->get());
     this->stats_.bytes_to_device += epj_all_.bytes() + spj_all_.bytes();
+    if (epj_all_.direct()) this->stats_.bytes_direct += epj_all_.bytes();
   }
 
   // A free slot with the batch's tasks, walk ranges and i-particles packed.
@@ -240,16 +288,22 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
       b.n_i += n_epi[w], b.n_j += n_epj[w], b.n_s += n_spj[w];
       b.n_tasks += (n_epi[w] + kChunk - 1) / kChunk;
     }
-    b.tasks.reserve(b.n_tasks), b.epi.reserve(b.n_i), b.force.reserve(b.n_i);
+    b.tasks.reserve(b.n_tasks), b.force.reserve(b.n_i);
     std::size_t t = 0;
     for (int w = 0; w < n_walk; ++w)
       for (int first = 0; first < n_epi[w]; first += kChunk) b.tasks[t++] = {w, first};
+    b.epi_from = contiguousLockedPositions(n_walk, epi, n_epi);
+    b.epi_direct = b.epi_from != nullptr;
+    if (!b.epi_direct) {  // pack them
+      b.epi.reserve(b.n_i);
 #pragma omp parallel for schedule(dynamic, 8)
-    for (int w = 0; w < n_walk; ++w)
-      for (int i = 0; i < n_epi[w]; ++i) {
-        const grove::Vec3f p = epi[w][i].pos;
-        b.epi[b.ranges[w].i_begin + i] = make_float4(p.x, p.y, p.z, 0.0f);
-      }
+      for (int w = 0; w < n_walk; ++w)
+        for (int i = 0; i < n_epi[w]; ++i) {
+          const grove::Vec3f p = epi[w][i].pos;
+          b.epi[b.ranges[w].i_begin + i] = Position{p.x, p.y, p.z};
+        }
+      b.epi_from = b.epi.data();
+    }
     return b;
   }
 
@@ -262,7 +316,7 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
     grove::gpu::growOnStream(ts.force, b.n_i, ts.stream);
     grove::gpu::copyToDeviceAsync(ts.tasks.data(), b.tasks.data(), b.n_tasks, ts.stream);
     grove::gpu::copyToDeviceAsync(ts.ranges.data(), b.ranges.data(), static_cast<std::size_t>(b.n_walk), ts.stream);
-    grove::gpu::copyToDeviceAsync(ts.epi.data(), b.epi.data(), b.n_i, ts.stream);
+    grove::gpu::copyToDeviceAsync(ts.epi.data(), b.epi_from, b.n_i, ts.stream);
     busy_clock_.beforeLaunch(pending_.size() == 1, ts.stream.get());
     b.kernel_start.record(ts.stream.get());
     launchGravityWalks<kThreads, kIPerThread, SpjImage>(ts.stream.get(), static_cast<int>(b.n_tasks),
@@ -275,6 +329,11 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
                                         cudaMemcpyDeviceToHost, ts.stream.get()),
                         "cudaMemcpyAsync");
     b.done.record(ts.stream.get());
+    const std::size_t epi_bytes = b.n_i * sizeof(Position);
+    this->stats_.bytes_to_device +=
+        static_cast<std::int64_t>(b.n_tasks * sizeof(WalkTask) + b.n_walk * sizeof(WalkRange) + epi_bytes);
+    if (b.epi_direct) this->stats_.bytes_direct += static_cast<std::int64_t>(epi_bytes);
+    this->stats_.bytes_from_device += static_cast<std::int64_t>(b.n_i * sizeof(float4));
     ++this->stats_.batches, ++this->stats_.blocks;
     this->stats_.walks += b.n_walk;
     for (int w = 0; w < b.n_walk; ++w)

@@ -2,8 +2,9 @@
 // User template: the hand-written multiwalk gravity kernel (copy and edit), used by
 // gravity_multiwalk.cuh's dispatch/retrieve pair and by the kernel benchmark.
 //
-// Data on the device (all float, 16-byte elements, so that one load fetches one element):
-//   epi    float4 (x, y, z, -)          the i-particles of all walks, walk after walk
+// Data on the device (all float; the sources in 16-byte elements, so that one load fetches one):
+//   epi    Position (x, y, z)           the i-particles of all walks, walk after walk (read once
+//                                       per thread; 12 bytes, so that it can be the host's EPI)
 //   epj    float4 (x, y, z, m)          the j-particles: per walk (plain form) or the whole array
 //   spj    DeviceMonopole (x, y, z, m)  or DeviceQuadrupole (x, y, z, m, Q, trace Q): the same
 //   force  float4 (ax, ay, az, pot)     one per i-particle
@@ -20,6 +21,12 @@
 #include "grove/gpu/device_form.hpp"
 
 namespace user::cuda {
+
+// An i-particle's position: byte for byte the template's GravityEPI, so that a tree's EPI array
+// can go to the device as it is.
+struct Position {
+  float x, y, z;
+};
 
 struct WalkRange {
   int i_begin, n_i, j_begin, n_j, s_begin, n_s;
@@ -93,7 +100,8 @@ __device__ __forceinline__ void addTiles(T* tile, const Source& source, int begi
 template <int kThreads, int kIPerThread, class SpjImage, class JList, class SList>
 __global__ void __launch_bounds__(kThreads)
     gravityWalkKernel(const WalkTask* __restrict__ tasks, const WalkRange* __restrict__ walks,
-                      const float4* __restrict__ epi, JList epj, SList spj, float eps2, float4* __restrict__ force) {
+                      const Position* __restrict__ epi, JList epj, SList spj, float eps2,
+                      float4* __restrict__ force) {
   __shared__ float4 j_tile[kThreads];
   __shared__ SpjImage s_tile[kThreads];
   const WalkTask task = tasks[blockIdx.x];
@@ -104,7 +112,8 @@ __global__ void __launch_bounds__(kThreads)
     // Threads past the walk's end work on its last particle and store nothing: all threads must
     // take part in loading tiles and reach every barrier.
     const int i = ::min(task.i_first + u * kThreads + static_cast<int>(threadIdx.x), w.n_i - 1);
-    xi[u] = epi[w.i_begin + i];
+    const Position p = epi[w.i_begin + i];
+    xi[u] = make_float4(p.x, p.y, p.z, 0.0f);
     f[u] = make_float4(0.f, 0.f, 0.f, 0.f);
   }
   addTiles<kThreads, kIPerThread>(j_tile, epj, w.j_begin, w.n_j, eps2, xi, f);
@@ -118,7 +127,7 @@ __global__ void __launch_bounds__(kThreads)
 
 template <int kThreads, int kIPerThread, class SpjImage, class JList, class SList>
 void launchGravityWalks(cudaStream_t stream, int n_tasks, const WalkTask* tasks, const WalkRange* walks,
-                        const float4* epi, JList epj, SList spj, float eps2, float4* force) {
+                        const Position* epi, JList epj, SList spj, float eps2, float4* force) {
   if (n_tasks == 0) return;
   gravityWalkKernel<kThreads, kIPerThread, SpjImage>
       <<<n_tasks, kThreads, 0, stream>>>(tasks, walks, epi, epj, spj, eps2, force);

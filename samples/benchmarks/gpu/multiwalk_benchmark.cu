@@ -203,14 +203,16 @@ void printLine(const char* benchmark, const std::string& variant, const Walks<SP
 template <class SPJ>
 struct DeviceWalks {
   using Image = grove::gpu::DeviceFormOf<SPJ>;
-  grove::gpu::DeviceArray<float4> epj_all, epi, force;
+  grove::gpu::DeviceArray<float4> epj_all, force;
+  grove::gpu::DeviceArray<uc::Position> epi;
   grove::gpu::DeviceArray<Image> spj_all;
   grove::gpu::DeviceArray<int> ids;
   grove::gpu::DeviceArray<uc::WalkRange> ranges;
   std::size_t n_j = 0, n_i = 0;
 
   explicit DeviceWalks(const Walks<SPJ>& g) {
-    std::vector<float4> ej, ei;
+    std::vector<float4> ej;
+    std::vector<uc::Position> ei;
     std::vector<Image> sp;
     for (const auto& p : g.epj_all) ej.push_back(make_float4(p.pos.x, p.pos.y, p.pos.z, p.mass));
     for (const auto& s : g.spj_all) sp.push_back(grove::gpu::DeviceForm<SPJ>::make(s));
@@ -219,7 +221,7 @@ struct DeviceWalks {
     for (std::size_t w = 0; w < g.epi.size(); ++w) {
       r.push_back({int(ei.size()), int(g.epi[w].size()), int(jid.size()), int(g.id_epj[w].size()), int(sid.size()),
                    int(g.id_spj[w].size())});
-      for (const auto& e : g.epi[w]) ei.push_back(make_float4(e.pos.x, e.pos.y, e.pos.z, 0.f));
+      for (const auto& e : g.epi[w]) ei.push_back({e.pos.x, e.pos.y, e.pos.z});
       jid.insert(jid.end(), g.id_epj[w].begin(), g.id_epj[w].end());
       sid.insert(sid.end(), g.id_spj[w].begin(), g.id_spj[w].end());
     }
