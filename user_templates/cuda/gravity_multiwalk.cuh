@@ -78,6 +78,7 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
     grove::gpu::ScopedDevice guard(device_);
     Batch& b = startBatch(tag, n_walk, epi, n_epi, n_epj, n_spj);
     b.epj.reserve(b.n_j), b.spj.reserve(b.n_s);
+    largest_.plain_j = std::max(largest_.plain_j, b.n_j), largest_.plain_s = std::max(largest_.plain_s, b.n_s);
 #pragma omp parallel for schedule(dynamic, 8)
     for (int w = 0; w < n_walk; ++w) {
       const WalkRange r = b.ranges[w];
@@ -109,6 +110,7 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
     if (!(lists_unchanged && kept.matches(n_walk, n_epj, n_spj))) {
       // New lists: pack them (all EPJ ids, then all SPJ ids) and keep them on the device.
       b.ids.reserve(b.n_j + b.n_s);
+      largest_.ids = std::max(largest_.ids, b.n_j + b.n_s);
       int* ids = b.ids.data();
 #pragma omp parallel for schedule(dynamic, 8)
       for (int w = 0; w < n_walk; ++w) {
@@ -164,6 +166,7 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
       }
     free_.push_back(std::move(*it));
     pending_.erase(it);
+    if (pending_.empty()) sizeForLargestBatch();
     return 0;
   }
 
@@ -289,6 +292,8 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
       b.n_tasks += (n_epi[w] + kChunk - 1) / kChunk;
     }
     b.tasks.reserve(b.n_tasks), b.force.reserve(b.n_i);
+    largest_.walks = std::max(largest_.walks, static_cast<std::size_t>(n_walk));
+    largest_.tasks = std::max(largest_.tasks, b.n_tasks), largest_.i = std::max(largest_.i, b.n_i);
     std::size_t t = 0;
     for (int w = 0; w < n_walk; ++w)
       for (int first = 0; first < n_epi[w]; first += kChunk) b.tasks[t++] = {w, first};
@@ -296,6 +301,7 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
     b.epi_direct = b.epi_from != nullptr;
     if (!b.epi_direct) {  // pack them
       b.epi.reserve(b.n_i);
+      largest_.packed_i = std::max(largest_.packed_i, b.n_i);
 #pragma omp parallel for schedule(dynamic, 8)
       for (int w = 0; w < n_walk; ++w)
         for (int i = 0; i < n_epi[w]; ++i) {
@@ -305,6 +311,30 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
       b.epi_from = b.epi.data();
     }
     return b;
+  }
+
+  // Called when nothing is in flight: every slot's pinned buffers and every tag's device buffers
+  // grow to the largest batch so far, and an eighth more for lists that lengthen as particles
+  // move. Batches reach slots in a different order each step (a step's first and last batches are
+  // smaller), so a slot first handed a full batch in a later step would otherwise reallocate then,
+  // mid-step: cudaFreeHost waits for the device and cudaMallocHost of ~100 MB takes tens of ms
+  // (G1's first step after the warm-up took 0.45-0.64 s instead of 0.27 on the GPU machine).
+  void sizeForLargestBatch() {
+    auto more = [](std::size_t n) { return n + n / 8; };
+    for (auto& b : free_) {
+      b->tasks.reserve(more(largest_.tasks)), b->ranges.reserve(more(largest_.walks));
+      b->force.reserve(more(largest_.i)), b->epi.reserve(more(largest_.packed_i));
+      b->epj.reserve(more(largest_.plain_j)), b->spj.reserve(more(largest_.plain_s));
+      b->ids.reserve(more(largest_.ids));
+    }
+    for (auto& ts : streams_) {
+      grove::gpu::growOnStream(ts->tasks, more(largest_.tasks), ts->stream);
+      grove::gpu::growOnStream(ts->ranges, more(largest_.walks), ts->stream);
+      grove::gpu::growOnStream(ts->epi, more(largest_.i), ts->stream);
+      grove::gpu::growOnStream(ts->force, more(largest_.i), ts->stream);
+      grove::gpu::growOnStream(ts->epj, more(largest_.plain_j), ts->stream);
+      grove::gpu::growOnStream(ts->spj, more(largest_.plain_s), ts->stream);
+    }
   }
 
   // The copies, the kernel and the copy back, on the tag's stream.
@@ -345,6 +375,9 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
   std::vector<std::unique_ptr<TagStream>> streams_;
   std::deque<std::unique_ptr<Batch>> pending_;  // in dispatch order: retrieve takes the oldest of a tag
   std::vector<std::unique_ptr<Batch>> free_;
+  struct {  // the largest batch so far, per buffer (sizeForLargestBatch)
+    std::size_t walks = 0, tasks = 0, i = 0, packed_i = 0, plain_j = 0, plain_s = 0, ids = 0;
+  } largest_;
   // Index form: the step's whole arrays, sent slice by slice on the upload stream.
   grove::gpu::SlicedUpload<float4, GravityEPJ> epj_all_;
   grove::gpu::SlicedUpload<SpjImage, SPJ> spj_all_;
