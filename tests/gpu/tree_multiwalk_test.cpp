@@ -163,9 +163,10 @@ TYPED_TEST(TreeMultiwalkTest, GpuForcesMatchTheTreesCpuKernelsThroughListReuse) 
 }
 
 // The template copies the tree's EPI array and (index form) its whole EPJ array by DMA, once a GPU
-// multiwalk has let grove page-lock them; a tree made while no hooks were installed keeps ordinary
-// memory, which the template packs and converts. Both give bitwise the same forces.
-TYPED_TEST(TreeMultiwalkTest, TemplateCopiesStraightFromTheTreesPageLockedArraysWithTheSameForces) {
+// multiwalk has let grove page-lock them, and the engine the EPJ array; a tree made while no hooks
+// were installed keeps ordinary memory, which they pack and convert. Both give bitwise the same
+// forces.
+TYPED_TEST(TreeMultiwalkTest, MultiwalksCopyStraightFromTheTreesPageLockedArraysWithTheSameForces) {
   using Tree = std::conditional_t<std::is_same_v<TypeParam, grove::SPJQuadrupole>, Trees::Quadrupole, Trees::Monopole>;
   grove::ParticleSystem<user::Body> initial;
   grove::DomainInfo dinfo;
@@ -202,6 +203,17 @@ TYPED_TEST(TreeMultiwalkTest, TemplateCopiesStraightFromTheTreesPageLockedArrays
   EXPECT_EQ(direct_gpu->stats().bytes_to_device, staged_gpu->stats().bytes_to_device);
   const char* what[] = {"MAKE_LIST_FOR_REUSE", "REUSE_LIST", "plain form"};
   for (int k = 0; k < 3; ++k) EXPECT_TRUE(bitwiseEqual(direct[k], staged[k])) << what[k];
+
+  // The engine copies the whole EPJ array of each index-form step straight from the tree too.
+  grove::installPageLockHooks({});
+  auto staged_engine = user::cuda::makeGravityEngine<TypeParam>(kEps2);  // installs the hooks again
+  grove::installPageLockHooks({});
+  const std::vector<Result> engine_staged = run(*staged_engine);
+  EXPECT_EQ(staged_engine->stats().bytes_direct, 0);
+  auto direct_engine = user::cuda::makeGravityEngine<TypeParam>(kEps2);
+  const std::vector<Result> engine_direct = run(*direct_engine);
+  EXPECT_EQ(direct_engine->stats().bytes_direct, epj_bytes);
+  for (int k = 0; k < 3; ++k) EXPECT_TRUE(bitwiseEqual(engine_direct[k], engine_staged[k])) << "engine, " << what[k];
 }
 
 }  // namespace

@@ -219,6 +219,7 @@ class MultiwalkEngine final : public Multiwalk<EPI, EPJ, SPJ, Force> {
     for (int s = 0; s < options_.streams; ++s) lanes_.push_back(Lane{});
     upload_ = std::make_unique<Stream>();
     upload_done_ = std::make_unique<Event>();
+    enablePageLockedTransfers();  // grove's trees then page-lock the arrays they hand to dispatch
   }
 
   void synchronizeAll() {
@@ -260,14 +261,28 @@ class MultiwalkEngine final : public Multiwalk<EPI, EPJ, SPJ, Force> {
       if constexpr (kLongRange) ds_all_.allocate(room ? n_s + n_s / 8 : n_s);
     }
     upload_done_->synchronize();  // the previous upload has left the staging buffers
-    staging_j_.reserve(n_j);
-    convertAndCopyInSlices(dj_all_.data(), staging_j_.data(), epj, n_j, DeviceForm<EPJ>::make, upload_->get());
-    if constexpr (kLongRange) {
-      staging_s_.reserve(n_s);
-      convertAndCopyInSlices(ds_all_.data(), staging_s_.data(), spj, n_s, DeviceForm<SPJ>::make, upload_->get());
-    }
+    sendWhole(dj_all_.data(), staging_j_, epj, n_j);
+    if constexpr (kLongRange) sendWhole(ds_all_.data(), staging_s_, spj, n_s);
     upload_done_->record(upload_->get());
     this->stats_.bytes_to_device += static_cast<std::int64_t>(need);
+  }
+
+  // A step's whole array to the device on the upload stream: converted through the staging
+  // buffer, or, where the items are their own device images (no DeviceForm) and lie in page-locked
+  // memory (a grove tree's EPJ array: enablePageLockedTransfers), copied by DMA as they are. The
+  // batches of the step wait for the upload, and grove retrieves them all before it changes the
+  // array again.
+  template <class Image, class Item>
+  void sendWhole(Image* to, PinnedArray<Image>& staging, const Item* from, std::size_t n) {
+    if constexpr (std::is_same_v<Image, Item>) {
+      if (n > 0 && isPageLocked(from)) {
+        check(cudaMemcpyAsync(to, from, n * sizeof(Image), cudaMemcpyHostToDevice, upload_->get()), "cudaMemcpyAsync");
+        this->stats_.bytes_direct += static_cast<std::int64_t>(n * sizeof(Image));
+        return;
+      }
+    }
+    staging.reserve(n);
+    convertAndCopyInSlices(to, staging.data(), from, n, DeviceForm<Item>::make, upload_->get());
   }
 
   // ---- index lists kept on the device ---------------------------------------------------------------
