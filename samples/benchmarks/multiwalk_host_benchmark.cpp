@@ -45,6 +45,7 @@ class HostOnlyDevice {
                          static_cast<float>(spj[k].getCharge())};
       }
     }
+    if (n_walk == 0) return 0;  // grove's (FDPS's) send-only call
     offsets_.resize(static_cast<std::size_t>(n_walk) + 1);
     offsets_[0] = 0;
     for (int w = 0; w < n_walk; ++w) offsets_[w + 1] = offsets_[w] + n_epi[w];

@@ -32,6 +32,9 @@ struct HostDevice {
   std::map<int, std::vector<std::vector<AccPot>>> results;  // tag -> walk -> forces
   std::vector<bool> send_flags, unchanged_flags;
   std::vector<const void*> first_epi, whole_epj;  // per dispatch: epi[0]; the index form's epj
+  const ChargedEP* sent_epj = nullptr;             // the index form's arrays, as its send call gave them
+  const SPJQuadrupole* sent_spj = nullptr;
+  int n_sent_epj = 0, n_sent_spj = 0;
   int dispatches = 0, retrieves = 0;
 
   void compute(int tag, int n_walk, const ChargedEP** epi, const int* n_epi,
@@ -71,6 +74,8 @@ struct PlainDispatch {
   }
 };
 
+// Written as FDPS's samples write it: the send call (n_walk 0) hands over the whole arrays and
+// returns; each later call computes its walks from the arrays taken then.
 struct IndexDispatch {
   HostDevice* device;
   int operator()(int tag, int n_walk, const ChargedEP** epi, const int* n_epi, const std::int32_t** id_epj,
@@ -80,16 +85,23 @@ struct IndexDispatch {
     device->send_flags.push_back(send_flag);
     device->unchanged_flags.push_back(lists_unchanged);
     device->whole_epj.push_back(epj);
+    if (send_flag) {
+      EXPECT_EQ(n_walk, 0) << "grove's send call carries no walks (FDPS's sequence)";
+      device->sent_epj = epj, device->sent_spj = spj;
+      device->n_sent_epj = n_epj_total, device->n_sent_spj = n_spj_total;
+      return 0;
+    }
+    EXPECT_EQ(epj, device->sent_epj) << "the whole arrays change only with send_flag";
     device->compute(tag, n_walk, epi, n_epi, [&](int w, AccPot* out) {
       std::vector<ChargedEP> ep;
       std::vector<SPJQuadrupole> sp;
       for (int k = 0; k < n_epj[w]; ++k) {
-        EXPECT_LT(id_epj[w][k], n_epj_total);
-        ep.push_back(epj[id_epj[w][k]]);
+        EXPECT_LT(id_epj[w][k], device->n_sent_epj);
+        ep.push_back(device->sent_epj[id_epj[w][k]]);
       }
       for (int k = 0; k < n_spj[w]; ++k) {
-        EXPECT_LT(id_spj[w][k], n_spj_total);
-        sp.push_back(spj[id_spj[w][k]]);
+        EXPECT_LT(id_spj[w][k], device->n_sent_spj);
+        sp.push_back(device->sent_spj[id_spj[w][k]]);
       }
       DirectKernel{}(epi[w], n_epi[w], ep.data(), n_epj[w], out);
       MultipoleKernel{}(epi[w], n_epi[w], sp.data(), n_spj[w], out);
@@ -201,12 +213,11 @@ TEST_P(MultiWalk, PlainAndIndexFormsGiveBitwiseTheCpuPathsForces) {
     ASSERT_EQ(index[i], cpu[i]) << "particle " << i;
   }
   EXPECT_EQ(plain_device.dispatches, plain_device.retrieves);
-  EXPECT_EQ(index_device.dispatches, index_device.retrieves);
+  EXPECT_EQ(index_device.dispatches, index_device.retrieves);  // the send call computes nothing
   EXPECT_TRUE(plain_device.results.empty());
-  if (!index_device.send_flags.empty()) {
-    EXPECT_TRUE(index_device.send_flags.front());
-    EXPECT_EQ(std::count(index_device.send_flags.begin(), index_device.send_flags.end(), true), 1);
-  }
+  ASSERT_FALSE(index_device.send_flags.empty());
+  EXPECT_TRUE(index_device.send_flags.front());
+  EXPECT_EQ(std::count(index_device.send_flags.begin(), index_device.send_flags.end(), true), 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(OneAndSeveralTags, MultiWalk, ::testing::Values(1, 3));
@@ -271,7 +282,8 @@ TEST(MultiWalkReuse, DispatchLearnsWhenListsAreUnchangedAndForcesMatch) {
   const auto reused_gpu = accelerations(psys);
   ASSERT_EQ(device.unchanged_flags.size(), 2 * first_step_calls);
   for (std::size_t k = first_step_calls; k < device.unchanged_flags.size(); ++k) EXPECT_TRUE(device.unchanged_flags[k]);
-  if (first_step_calls > 0) EXPECT_TRUE(device.send_flags[first_step_calls]);  // fresh EPJ/SPJ each step
+  ASSERT_GT(first_step_calls, 0u);
+  EXPECT_TRUE(device.send_flags[first_step_calls]);  // fresh EPJ/SPJ each step, in a send call of their own
   // The CPU path reusing the same lists gives the same forces.
   Quadrupole cpu_tree(psys.size(), 0.5, 8, 64);
   for (auto& c : psys) c.pos -= Vec3d{1e-4, -2e-4, 5e-5};
@@ -426,6 +438,12 @@ TEST(MultiWalk, UpToTagMaxBatchesAreInFlightAndTagsAreNeverReusedEarly) {
     auto dispatch = [&](int tag, int n_walk, const ChargedEP** epi, const int* n_epi, const std::int32_t** id_epj,
                         const int* n_epj, const std::int32_t** id_spj, const int* n_spj, const ChargedEP* epj,
                         int n_epj_total, const SPJQuadrupole* spj, int n_spj_total, bool send_flag) {
+      if (send_flag) {  // the step's arrays, in a call with no walks: not a batch
+        EXPECT_EQ(n_walk, 0);
+        EXPECT_EQ(batches, 0) << "the send call comes first";
+        return IndexDispatch{&device}(tag, n_walk, epi, n_epi, id_epj, n_epj, id_spj, n_spj, epj, n_epj_total, spj,
+                                      n_spj_total, send_flag, false);
+      }
       EXPECT_EQ(std::count(in_flight_tags.begin(), in_flight_tags.end(), tag), 0) << "tag " << tag << " reused";
       EXPECT_EQ(tag, batches % tag_max);
       in_flight_tags.push_back(tag);
@@ -450,9 +468,9 @@ TEST(MultiWalk, UpToTagMaxBatchesAreInFlightAndTagsAreNeverReusedEarly) {
   }
 }
 
-// Batches cover the groups in order, none above n_walk_limit; with several tags and enough groups
-// the first and last three halve towards the ends; with one tag, or few groups, all are full.
-TEST(MultiWalk, BatchesTaperAtBothEndsWhenSeveralAreInFlight) {
+// Batches cover the groups in order, none above n_walk_limit, as equal as they can be (FDPS's
+// split); with several tags and enough groups the first and last three halve towards the ends.
+TEST(MultiWalk, BatchesAreFdpsEvenSplitAndTaperAtBothEndsWhenSeveralAreInFlight) {
   auto sizes = [](std::size_t n, std::size_t limit, int tag_max) {
     const auto starts = multiwalkBatchStarts(n, limit, tag_max);
     EXPECT_EQ(starts.front(), 0u);
@@ -465,13 +483,18 @@ TEST(MultiWalk, BatchesTaperAtBothEndsWhenSeveralAreInFlight) {
     }
     return out;
   };
-  EXPECT_EQ(sizes(18624, 1000, 4), (std::vector<std::size_t>{125, 250, 500, 1000, 1000, 1000, 1000, 1000, 1000, 1000,
-                                                             1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000,
-                                                             874, 500, 250, 125}));
-  std::vector<std::size_t> untapered(18, 1000);
-  untapered.push_back(624);
+  // 18624 - 2 (125 + 250 + 500) = 16874 in 17 batches: 10 of 993, 7 of 992.
+  std::vector<std::size_t> tapered{125, 250, 500};
+  tapered.insert(tapered.end(), 10, 993);
+  tapered.insert(tapered.end(), 7, 992);
+  tapered.insert(tapered.end(), {500, 250, 125});
+  EXPECT_EQ(sizes(18624, 1000, 4), tapered);
+  // One tag: 19 batches of 18624 / 19 = 980 (the first 4 one more), as FDPS makes them.
+  std::vector<std::size_t> untapered(4, 981);
+  untapered.insert(untapered.end(), 15, 980);
   EXPECT_EQ(sizes(18624, 1000, 1), untapered);
   EXPECT_EQ(sizes(3000, 1000, 4), (std::vector<std::size_t>{1000, 1000, 1000}));
-  EXPECT_EQ(sizes(10, 3, 2), (std::vector<std::size_t>{3, 3, 3, 1}));
+  EXPECT_EQ(sizes(10, 3, 2), (std::vector<std::size_t>{3, 3, 2, 2}));
+  EXPECT_EQ(sizes(298, 200, 1), (std::vector<std::size_t>{149, 149}));
   EXPECT_TRUE(sizes(0, 1000, 4).empty());
 }

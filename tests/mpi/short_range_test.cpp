@@ -281,11 +281,17 @@ TEST(ShortRange, ReuseAndMultiwalkGiveTheSameNeighbourSets) {
     device.run(tag, n_walk, epi, n_epi, [&](int w, Neighbours* out) { RecordingKernel<M>{}(epi[w], n_epi[w], epj[w], n_epj[w], out); });
     return 0;
   };
+  const Searcher* sent = nullptr;  // FDPS-style: the send call hands over the array and returns
   auto index = [&](int tag, int n_walk, const Searcher** epi, const int* n_epi, const std::int32_t** id, const int* n_epj,
-                   const Searcher* epj, int, bool) {
+                   const Searcher* epj, int, bool send_flag) {
+    if (send_flag) {
+      EXPECT_EQ(n_walk, 0);
+      sent = epj;
+      return 0;
+    }
     device.run(tag, n_walk, epi, n_epi, [&](int w, Neighbours* out) {
       std::vector<Searcher> list;
-      for (int k = 0; k < n_epj[w]; ++k) list.push_back(epj[id[w][k]]);
+      for (int k = 0; k < n_epj[w]; ++k) list.push_back(sent[id[w][k]]);
       RecordingKernel<M>{}(epi[w], n_epi[w], list.data(), n_epj[w], out);
     });
     return 0;

@@ -115,6 +115,7 @@ class HostMultiwalk final
       for (int k = 0; k < n_epj_total; ++k) all_.push_back(Pass::imageOf(epj[k]));
       call_ = 0;
     }
+    if (n_walk == 0) return 0;  // grove's (FDPS's) send-only call
     std::vector<std::vector<int>> ids(static_cast<std::size_t>(n_walk));
     for (int w = 0; w < n_walk; ++w) ids[w].assign(id_epj[w], id_epj[w] + n_epj[w]);
     if (static_cast<int>(kept_.size()) <= call_) kept_.resize(static_cast<std::size_t>(call_) + 1);

@@ -105,6 +105,7 @@ class GravityMultiwalk final : public grove::gpu::Multiwalk<GravityEPI, GravityE
     (void)epj, (void)spj;  // the step's arrays: those its first call gave
     if (!step_started_)
       grove::gpu::throwGpuError("gravity multiwalk", "index-form dispatch before the EPJ/SPJ arrays were sent");
+    if (n_walk == 0) return 0;  // FDPS's send-only call (grove's first call of a step): no batch
     Batch& b = startBatch(tag, n_walk, epi, n_epi, n_epj, n_spj);
     KeptLists& kept = keptLists(call_in_step_++);
     if (!(lists_unchanged && kept.matches(n_walk, n_epj, n_spj))) {

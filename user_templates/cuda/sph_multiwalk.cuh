@@ -140,6 +140,7 @@ class SphMultiwalk final
     if (send_flag) sendWholeArray(epj, n_epj_total, ts);
     if (!array_sent_)
       grove::gpu::throwGpuError("sph multiwalk", "index-form dispatch before the EPJ array was sent");
+    if (n_walk == 0) return 0;  // FDPS's send-only call (grove's first call of a step): no batch
     Batch& b = startBatch(tag, n_walk, epi, n_epi, n_epj);
     KeptList& kept = keptList(call_in_step_++);
     if (!(lists_unchanged && kept.matches(n_walk, n_epj))) {

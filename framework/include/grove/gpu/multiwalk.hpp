@@ -6,16 +6,21 @@
 // hand-written gravity template in user_templates/cuda/) are compiled by nvcc and handed over
 // through this interface.
 //
-// How grove calls them, per step: for batches k = 0, 1, ...: dispatch(tag = k % tag_max, batch
-// k), then retrieve(batch k - 1), so the device computes batch k while the host builds batch
-// k + 1's lists; then retrieve(last batch). Two batches with the same tag may be in flight at
-// once (tag_max = 1), and retrieve takes the oldest pending batch of its tag.
+// How grove calls them, per step (FDPS 7.1's sequence, grove/walk/multiwalk.hpp): the index form
+// first sends the whole arrays in a call of their own (tag 0, n_walk 0, null walk arrays,
+// send_flag true); then, for batches k = 0, 1, ...: dispatch(tag = k % tag_max, batch k,
+// send_flag false), and retrieve(batch k - 1) after batch k's lists are built, so the device
+// computes batch k - 1 while the host builds batch k's lists; then retrieve(last batch). With
+// tag_max > 1 up to tag_max batches are in flight, one per tag, and retrieve takes the oldest
+// pending batch of its tag. An implementation also accepts walks in a send_flag call (a caller
+// other than grove may combine them).
 //
 //   plain form   dispatch(tag, n_walk, epi, n_epi, epj, n_epj, spj, n_spj)
 //                each walk's EPJ and SPJ lists are arrays of their own
 //   index form   dispatch(tag, n_walk, epi, n_epi, id_epj, n_epj, id_spj, n_spj,
 //                         epj, n_epj_total, spj, n_spj_total, send_flag [, lists_unchanged])
-//                the whole EPJ/SPJ arrays come once per step (send_flag: the step's first call)
+//                the whole EPJ/SPJ arrays come once per step (send_flag: the step's first call,
+//                which carries no walks when grove calls)
 //                and each walk's lists index them. lists_unchanged (grove's extension) says that
 //                the lists, call by call, are those of the preceding MAKE_LIST_FOR_REUSE step,
 //                so lists kept on the device need not be sent again.

@@ -128,6 +128,7 @@ class MultiwalkEngine final : public Multiwalk<EPI, EPJ, SPJ, Force> {
     if (!step_open_)
       throwGpuError("gpu multiwalk dispatch",
                     "index-form dispatch before any call with send_flag = true: the EPJ/SPJ arrays were never sent");
+    if (n_walk == 0) return 0;  // FDPS's send-only call: nothing to compute, nothing to retrieve
     Call call{tag, n_walk, epi, n_epi, n_epj, n_spj};
     call.id_epj = id_epj, call.id_spj = id_spj, call.epj_all = epj, call.spj_all = spj;
     launchBatch(call, resident_ ? SourceMode::Indexed : SourceMode::Gathered, lists_unchanged);

@@ -12,9 +12,20 @@
 // Index form:  dispatch(tag, n_walk, epi**, n_epi*, id_epj**, n_epj* [, id_spj**, n_spj*],
 //                       epj*, n_epj_total [, spj*, n_spj_total], send_flag [, lists_unchanged])
 // retrieve(tag, n_walk, n_epi*, force**) adds (or writes, when forces were cleared) each walk's
-// forces. send_flag is true on a step's first dispatch only; lists_unchanged (grove's addition,
-// passed when dispatch takes it) is true when every walk's index list equals that of the
-// preceding MAKE_LIST_FOR_REUSE step, batch by batch and tag by tag.
+// forces. lists_unchanged (grove's addition, passed when dispatch takes it) is true when every
+// walk's index list equals that of the preceding MAKE_LIST_FOR_REUSE step, batch by batch and
+// tag by tag.
+//
+// The calling sequence is FDPS 7.1's, so that a dispatch written for FDPS works unchanged (its
+// samples and the Accelerated FDPS paper send the whole arrays and return when send_flag is set):
+//   index form, every list mode, also with no groups on this rank:
+//     dispatch(tag 0, n_walk 0, null walk arrays, epj, n_epj_total, spj, n_spj_total, send_flag true)
+//   then, both forms, for batches k = 0, 1, ...:
+//     [build batch k's lists]  retrieve(batch k - tag_max) when tag_max == 1 and k > 0
+//     dispatch(tag k % tag_max, batch k, send_flag false)
+//   and the batches still in flight, oldest first. With tag_max == 1 (FDPS's only behaviour:
+//   it ignores larger values) batch sizes and calls are exactly FDPS's; larger tag_max keep
+//   several batches in flight and taper the batch sizes at both ends (multiwalkBatchStarts).
 #include <omp.h>
 
 #include <algorithm>
@@ -52,12 +63,14 @@ struct MultiwalkBuffers {
   std::deque<Batch> batches;  // a deque: growing it leaves the existing batches where they are
 };
 
-// Where each batch of a multiwalk step starts (and, last, n_groups): n_walk_limit groups each,
-// except that with several batches in flight (tag_max >= 2) and enough groups the first and the
-// last batches are smaller, halving towards both ends (1/8, 1/4, 1/2 of the limit). The first
-// kernel then starts sooner (its data are fewer) and the last batches, which come back together,
-// leave less retrieve and write-back work after the device has finished. The same arguments give
-// the same batches, so the calls of a MAKE_LIST_FOR_REUSE step and its REUSE_LIST steps match.
+// Where each batch of a multiwalk step starts (and, last, n_groups). As FDPS 7.1 does: the
+// fewest batches of at most n_walk_limit groups, their sizes as equal as they can be (the first
+// n_groups % n_batches one larger). With several batches in flight (tag_max >= 2) and enough
+// groups the first and the last three batches are smaller, halving towards both ends (1/8, 1/4,
+// 1/2 of the limit): the first kernel then starts sooner (its data are fewer) and the last
+// batches, which come back together, leave less retrieve and write-back work after the device
+// has finished. The same arguments give the same batches, so the calls of a MAKE_LIST_FOR_REUSE
+// step and its REUSE_LIST steps match.
 inline std::vector<std::size_t> multiwalkBatchStarts(std::size_t n_groups, std::size_t n_walk_limit, int tag_max) {
   std::vector<std::size_t> sizes;
   const bool taper = tag_max >= 2 && n_walk_limit >= 8 && n_groups >= 4 * n_walk_limit;
@@ -69,7 +82,8 @@ inline std::vector<std::size_t> multiwalkBatchStarts(std::size_t n_groups, std::
       tail.push_back(n_walk_limit / d);
       left -= 2 * (n_walk_limit / d);
     }
-  for (; left > 0; left -= std::min(left, n_walk_limit)) sizes.push_back(std::min(left, n_walk_limit));
+  const std::size_t n_even = (left + n_walk_limit - 1) / n_walk_limit;
+  for (std::size_t k = 0; k < n_even; ++k) sizes.push_back(left / n_even + (k < left % n_even ? 1 : 0));
   sizes.insert(sizes.end(), tail.rbegin(), tail.rend());
   std::vector<std::size_t> starts{0};
   for (std::size_t size : sizes) starts.push_back(starts.back() + size);
@@ -79,6 +93,16 @@ inline std::vector<std::size_t> multiwalkBatchStarts(std::size_t n_groups, std::
 inline void checkMultiWalkArguments(int tag_max, int n_walk_limit) {
   require(tag_max >= 1, "calcForceAllMultiWalk", "tag_max must be at least 1, got {}", tag_max);
   require(n_walk_limit >= 1, "calcForceAllMultiWalk", "n_walk_limit must be at least 1, got {}", n_walk_limit);
+}
+
+// Calls an index-form dispatch with FDPS's arguments (ending with send_flag), adding grove's
+// trailing lists_unchanged when the dispatch takes it.
+template <class Dispatch, class... Args>
+void callIndexDispatch(Dispatch& dispatch, bool lists_unchanged, Args... args) {
+  if constexpr (std::is_invocable_v<Dispatch&, Args..., bool>)
+    dispatch(args..., lists_unchanged);
+  else
+    dispatch(args...);
 }
 
 // group_range(g) -> {first, count} in epi/force. spj is ignored when SPJ is NoSuperParticle.
@@ -108,7 +132,6 @@ void runMultiWalkBatches(std::size_t n_groups, GroupRange&& group_range, const I
   const std::size_t slots = std::max<std::size_t>(in_flight, 2);
   auto& batches = buffers.batches;
   if (batches.size() < slots) batches.resize(slots);
-  bool send_flag = true;
   double walk_seconds = 0.0, pack_seconds = 0.0, write_back_seconds = 0.0;
   std::int64_t n_ep_ep = 0, n_ep_sp = 0;
   using Batch = typename MultiwalkBuffers<EPI, EPJ, SPJ, Force>::Batch;
@@ -123,6 +146,20 @@ void runMultiWalkBatches(std::size_t n_groups, GroupRange&& group_range, const I
     forces_final(b.first_group, b.first_group + static_cast<std::size_t>(b.n_walk));
     write_back_seconds += omp_get_wtime() - t;
   };
+  const auto n_epj_total = static_cast<int>(epj.size());
+  const auto n_spj_total = static_cast<int>(spj.size());
+  // Index form: the step's whole arrays in a call of their own, with no walks (FDPS's order).
+  if constexpr (kIndexForm) {
+    const EPI** no_epi = nullptr;
+    const int* no_count = nullptr;
+    const std::int32_t** no_ids = nullptr;
+    if constexpr (kWithSpj)
+      callIndexDispatch(dispatch, lists_unchanged, 0, 0, no_epi, no_count, no_ids, no_count, no_ids, no_count,
+                        epj.data(), n_epj_total, spj.data(), n_spj_total, true);
+    else
+      callIndexDispatch(dispatch, lists_unchanged, 0, 0, no_epi, no_count, no_ids, no_count, epj.data(), n_epj_total,
+                        true);
+  }
   const std::vector<std::size_t> starts = multiwalkBatchStarts(n_groups, batch_size, tag_max);
   const std::size_t n_batches = starts.size() - 1;
   for (std::size_t k = 0; k < n_batches; ++k) {
@@ -168,32 +205,19 @@ void runMultiWalkBatches(std::size_t n_groups, GroupRange&& group_range, const I
 
     // With one tag, the previous batch must come back before its tag is reused.
     if (tag_max == 1 && k > 0) retrieveBatch(batches[(k - 1) % slots]);
-    const auto n_epj_total = static_cast<int>(epj.size());
-    const auto n_spj_total = static_cast<int>(spj.size());
     if constexpr (kIndexForm && kWithSpj) {
-      if constexpr (std::is_invocable_v<Dispatch&, int, int, const EPI**, const int*, const std::int32_t**,
-                                        const int*, const std::int32_t**, const int*, const EPJ*, int, const SPJ*,
-                                        int, bool, bool>)
-        dispatch(b.tag, b.n_walk, b.epi.data(), b.n_epi.data(), b.id_epj.data(), b.n_epj.data(), b.id_spj.data(),
-                 b.n_spj.data(), epj.data(), n_epj_total, spj.data(), n_spj_total, send_flag, lists_unchanged);
-      else
-        dispatch(b.tag, b.n_walk, b.epi.data(), b.n_epi.data(), b.id_epj.data(), b.n_epj.data(), b.id_spj.data(),
-                 b.n_spj.data(), epj.data(), n_epj_total, spj.data(), n_spj_total, send_flag);
+      callIndexDispatch(dispatch, lists_unchanged, b.tag, b.n_walk, b.epi.data(), b.n_epi.data(), b.id_epj.data(),
+                        b.n_epj.data(), b.id_spj.data(), b.n_spj.data(), epj.data(), n_epj_total, spj.data(),
+                        n_spj_total, false);
     } else if constexpr (kIndexForm) {
-      if constexpr (std::is_invocable_v<Dispatch&, int, int, const EPI**, const int*, const std::int32_t**,
-                                        const int*, const EPJ*, int, bool, bool>)
-        dispatch(b.tag, b.n_walk, b.epi.data(), b.n_epi.data(), b.id_epj.data(), b.n_epj.data(), epj.data(),
-                 n_epj_total, send_flag, lists_unchanged);
-      else
-        dispatch(b.tag, b.n_walk, b.epi.data(), b.n_epi.data(), b.id_epj.data(), b.n_epj.data(), epj.data(),
-                 n_epj_total, send_flag);
+      callIndexDispatch(dispatch, lists_unchanged, b.tag, b.n_walk, b.epi.data(), b.n_epi.data(), b.id_epj.data(),
+                        b.n_epj.data(), epj.data(), n_epj_total, false);
     } else if constexpr (kWithSpj) {
       dispatch(b.tag, b.n_walk, b.epi.data(), b.n_epi.data(), b.epj.data(), b.n_epj.data(), b.spj.data(),
                b.n_spj.data());
     } else {
       dispatch(b.tag, b.n_walk, b.epi.data(), b.n_epi.data(), b.epj.data(), b.n_epj.data());
     }
-    send_flag = false;
     // The oldest batch in flight comes back once every tag is taken.
     if (tag_max > 1 && k + 1 >= in_flight) retrieveBatch(batches[(k + 1 - in_flight) % slots]);
   }
