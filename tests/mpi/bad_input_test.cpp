@@ -1,10 +1,12 @@
 // Bad input: a clear grove::Error on every rank, naming the rank and the particle, with nothing
-// lost or moved.
+// lost or moved. ctest also runs this suite built with -ffast-math (library included), where the
+// compiler assumes no value is NaN or infinite: the checks and the messages must hold there too.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <limits>
 
+#include "support/gravity.hpp"
 #include "support/particles.hpp"
 
 using namespace grove;
@@ -59,7 +61,7 @@ TEST(BadInput, NanPositionIsNamedAndNothingMoves) {
   if (psys.comm().rank() == bad_rank) psys[37].pos.y = std::numeric_limits<double>::quiet_NaN();
   const auto before = snapshot(psys);
   expectErrorOnEveryRank(psys.comm(), bad_rank, [&] { psys.exchangeParticle(dinfo); },
-                         {"particle 37", "non-finite", "exchangeParticle"});
+                         {"particle 37", "non-finite", "exchangeParticle", "nan"});
   expectUnchanged(before, psys);
 }
 
@@ -70,7 +72,8 @@ TEST(BadInput, InfinitePositionIsNamed) {
   dinfo.decomposeDomainAll(psys);
   const int bad_rank = 0;
   if (psys.comm().rank() == bad_rank) psys[3].pos.z = -std::numeric_limits<double>::infinity();
-  expectErrorOnEveryRank(psys.comm(), bad_rank, [&] { psys.exchangeParticle(dinfo); }, {"particle 3", "non-finite"});
+  expectErrorOnEveryRank(psys.comm(), bad_rank, [&] { psys.exchangeParticle(dinfo); },
+                         {"particle 3", "non-finite", "-inf"});
 }
 
 TEST(BadInput, NanPositionInSamplingIsNamed) {
@@ -80,7 +83,7 @@ TEST(BadInput, NanPositionInSamplingIsNamed) {
   const int bad_rank = psys.comm().size() / 2;
   if (psys.comm().rank() == bad_rank) psys[4].pos.x = std::numeric_limits<double>::quiet_NaN();
   expectErrorOnEveryRank(psys.comm(), bad_rank, [&] { dinfo.decomposeDomainAll(psys); },
-                         {"particle 4", "collectSampleParticle"});
+                         {"particle 4", "collectSampleParticle", "nan"});
 }
 
 TEST(BadInput, ParticleOutsideAFixedOpenRootIsNamed) {
@@ -126,6 +129,62 @@ TEST(BadInput, NegativeOrNanWeightIsAnError) {
   const double weight = psys.comm().rank() == bad_rank ? -1.0 : 10.0;
   expectErrorOnEveryRank(psys.comm(), bad_rank, [&] { dinfo.decomposeDomainAll(psys, weight); },
                          {"weight", "-1"});
+}
+
+TEST(BadInput, NanAndInfiniteWeightsAreNamed) {
+  for (double bad : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+    Psys psys;
+    DomainInfo dinfo;
+    fillUniform(psys, 10);
+    const int bad_rank = 0;
+    const double weight = psys.comm().rank() == bad_rank ? bad : 10.0;
+    expectErrorOnEveryRank(psys.comm(), bad_rank, [&] { dinfo.decomposeDomainAll(psys, weight); },
+                           {"weight", isNanValue(bad) ? "nan" : "inf"});
+  }
+}
+
+TEST(BadInput, NonFiniteRootDomainAndThetaAreRejectedWithTheirValues) {
+  DomainInfo dinfo;
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  auto messageOf = [](auto&& action) {
+    try {
+      action();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string root_nan = messageOf([&] { dinfo.setPosRootDomain({0, nan, 0}, {1, 1, 1}); });
+  EXPECT_NE(root_nan.find("setPosRootDomain"), std::string::npos) << root_nan;
+  EXPECT_NE(root_nan.find("nan"), std::string::npos) << root_nan;
+  const std::string root_inf = messageOf([&] { dinfo.setPosRootDomain({0, 0, 0}, {1, 1, inf}); });
+  EXPECT_NE(root_inf.find("inf"), std::string::npos) << root_inf;
+  using Tree = TreeForForceLong<AccPot, ChargedEP, ChargedEP>::Monopole;
+  const std::string theta_nan = messageOf([&] { Tree tree(10, nan, 8, 64); });
+  EXPECT_NE(theta_nan.find("theta"), std::string::npos) << theta_nan;
+  EXPECT_NE(theta_nan.find("nan"), std::string::npos) << theta_nan;
+}
+
+// The formatting of non-finite values itself, with format specifications, under the suite's flags.
+TEST(BadInput, NonFiniteValuesFormatByNameWithAnySpecification) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  EXPECT_FALSE(isFiniteValue(nan));
+  EXPECT_FALSE(isFiniteValue(-inf));
+  EXPECT_FALSE(isFiniteValue(std::numeric_limits<float>::quiet_NaN()));
+  EXPECT_TRUE(isFiniteValue(std::numeric_limits<double>::max()));
+  EXPECT_TRUE(isFiniteValue(std::numeric_limits<double>::denorm_min()));
+  EXPECT_TRUE(isNanValue(-nan));
+  EXPECT_FALSE(isNanValue(inf));
+  EXPECT_EQ(formatMessage("{:.3e} {} {:8.2f} {}", nan, -inf, 1.5, 2), "nan -inf     1.50 2");
+  EXPECT_EQ(formatMessage("{}", -nan), "-nan");
+  EXPECT_EQ(fmt::format("{:.2f}", Vec3d{nan, 0.25, inf}), "(nan, 0.25, inf)");
+  EXPECT_EQ(fmt::format("{}", Vec3<float>{1.0f, -std::numeric_limits<float>::infinity(), 2.0f}), "(1, -inf, 2)");
+  try {
+    require(false, "stage", "value {:.4g} and {}", nan, Vec3d{0, nan, 1});
+    ADD_FAILURE() << "require(false) did not throw";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("value nan and (0, nan, 1)"), std::string::npos) << e.what();
+  }
 }
 
 TEST(BadInput, WrongMultisectionGridAndSettingsAreRejected) {

@@ -14,7 +14,7 @@ namespace {
 // Where to cut a cell that has no samples to guide it: its middle when both faces are finite,
 // otherwise its finite face (leaving an empty box), otherwise the origin.
 double cutWithoutSamples(double low, double high, double fraction) {
-  const bool finite_low = std::isfinite(low), finite_high = std::isfinite(high);
+  const bool finite_low = isFiniteValue(low), finite_high = isFiniteValue(high);
   if (finite_low && finite_high) return low + fraction * (high - low);
   if (finite_low) return low;
   if (finite_high) return high;
@@ -47,9 +47,9 @@ Vec3d effectiveExtent(std::span<const WeightedSample> samples, const Boxd& cell)
   for (const auto& s : samples) bounds.merge(s.pos);
   Vec3d extent;
   for (std::size_t a = 0; a < 3; ++a) {
-    const double low = std::isfinite(cell.low[a]) ? cell.low[a] : bounds.low[a];
-    const double high = std::isfinite(cell.high[a]) ? cell.high[a] : bounds.high[a];
-    extent[a] = (std::isfinite(low) && std::isfinite(high)) ? high - low : 0.0;
+    const double low = isFiniteValue(cell.low[a]) ? cell.low[a] : bounds.low[a];
+    const double high = isFiniteValue(cell.high[a]) ? cell.high[a] : bounds.high[a];
+    extent[a] = (isFiniteValue(low) && isFiniteValue(high)) ? high - low : 0.0;
   }
   return extent;
 }
@@ -83,9 +83,9 @@ std::vector<double> weightedCuts(std::span<WeightedSample> samples, int axis, st
     }
     double cut;
     if (below == 0) {
-      cut = std::isfinite(cell_low) ? cell_low : samples.front().pos[a];
+      cut = isFiniteValue(cell_low) ? cell_low : samples.front().pos[a];
     } else if (below == samples.size()) {
-      cut = std::isfinite(cell_high) ? cell_high
+      cut = isFiniteValue(cell_high) ? cell_high
                                      : std::nextafter(samples.back().pos[a], std::numeric_limits<double>::infinity());
     } else {
       cut = 0.5 * (samples[below - 1].pos[a] + samples[below].pos[a]);
@@ -101,7 +101,7 @@ std::array<int, 3> chooseMultisectionGrid(int rank_count, const Vec3d& extent) {
   require(rank_count > 0, "DomainInfo", "rank count must be positive, got {}", rank_count);
   Vec3d e = extent;
   for (std::size_t a = 0; a < 3; ++a)
-    if (!std::isfinite(e[a]) || !(e[a] > 0.0)) e[a] = 1.0;
+    if (!isFiniteValue(e[a]) || !(e[a] > 0.0)) e[a] = 1.0;
   // Ties go to more cuts along x, then y (FDPS's order), which keeps the choice deterministic.
   std::array<int, 3> best{rank_count, 1, 1};
   double best_aspect = std::numeric_limits<double>::infinity();

@@ -28,7 +28,7 @@ void DomainInfo::setBoundaryCondition(BoundaryCondition bc) {
 
 void DomainInfo::setPosRootDomain(const Vec3d& low, const Vec3d& high) {
   for (std::size_t a = 0; a < 3; ++a)
-    require(std::isfinite(low[a]) && std::isfinite(high[a]) && low[a] < high[a], "DomainInfo::setPosRootDomain",
+    require(isFiniteValue(low[a]) && isFiniteValue(high[a]) && low[a] < high[a], "DomainInfo::setPosRootDomain",
             "root domain needs finite low < high on every axis, got low {} high {}", low, high);
   root_ = {low, high};
   root_fixed_ = true;
@@ -53,16 +53,16 @@ void DomainInfo::setSampleCountPerRank(int samples_per_rank) {
 }
 
 std::optional<std::string> DomainInfo::positionProblem(const Vec3d& pos, std::size_t particle) const {
-  if (!isFinite(pos)) return fmt::format("particle {} has a non-finite position {}", particle, pos);
+  if (!isFinite(pos)) return formatMessage("particle {} has a non-finite position {}", particle, pos);
   if (!root_fixed_) return std::nullopt;
   if (!root_.contains(pos)) {
     for (std::size_t a = 0; a < 3; ++a) {
       if (root_.low[a] <= pos[a] && pos[a] < root_.high[a]) continue;
       if (isPeriodic(boundary_, static_cast<int>(a)))
-        return fmt::format("particle {} at {} lies outside the periodic root domain {} along axis {}: call "
+        return formatMessage("particle {} at {} lies outside the periodic root domain {} along axis {}: call "
                            "adjustPositionIntoRootDomain first",
                            particle, pos, root_, "xyz"[a]);
-      return fmt::format("particle {} at {} lies outside the fixed root domain {} (open boundary along {})", particle,
+      return formatMessage("particle {} at {} lies outside the fixed root domain {} (open boundary along {})", particle,
                          pos, root_, "xyz"[a]);
     }
   }
@@ -112,7 +112,7 @@ CutTree DomainInfo::computeCuts(std::vector<WeightedSample>& all_samples) {
       Boxd extent_box = Boxd::empty();
       for (const auto& s : all_samples) extent_box.merge(s.pos);
       for (std::size_t a = 0; a < 3; ++a)
-        if (std::isfinite(root_.low[a])) extent_box.low[a] = root_.low[a], extent_box.high[a] = root_.high[a];
+        if (isFiniteValue(root_.low[a])) extent_box.low[a] = root_.low[a], extent_box.high[a] = root_.high[a];
       grid_ = chooseMultisectionGrid(rank_count_, extent_box.size());
     }
     cuts = decomposeMultisection(all_samples, grid_, root_);

@@ -26,8 +26,8 @@ SamplePlan DomainInfo::planSamples(std::size_t local_particles, std::optional<do
                                    std::optional<int> samples_per_rank) const {
   const double my_weight = weight.value_or(static_cast<double>(local_particles));
   std::optional<std::string> problem;
-  if (!std::isfinite(my_weight) || my_weight < 0.0)
-    problem = fmt::format("sampling weight must be finite and non-negative, got {}", my_weight);
+  if (!isFiniteValue(my_weight) || my_weight < 0.0)
+    problem = formatMessage("sampling weight must be finite and non-negative, got {}", my_weight);
   comm_.throwIfAnyFailed(problem, "DomainInfo::collectSampleParticle");
 
   // Ranks whose weights are all zero still need a decomposition: fall back to particle counts.

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "grove/core/finite.hpp"
+
 namespace grove {
 
 namespace detail {
@@ -27,10 +29,19 @@ class Error : public std::runtime_error {
   std::string stage_;
 };
 
+// A message with fmt's format string, in which floating-point arguments that are not finite are
+// written by name even under -ffast-math (grove/core/finite.hpp). For every message about values
+// a user handed in.
+template <class... Args>
+std::string formatMessage(fmt::format_string<detail::MessageArg<Args>...> format, Args&&... args) {
+  return fmt::format(format, detail::messageArg(args)...);
+}
+
 // Throws grove::Error(stage, formatted message) when a condition does not hold.
 template <class... Args>
-void require(bool condition, std::string_view stage, fmt::format_string<Args...> format, Args&&... args) {
-  if (!condition) throw Error(stage, fmt::format(format, std::forward<Args>(args)...));
+void require(bool condition, std::string_view stage, fmt::format_string<detail::MessageArg<Args>...> format,
+             Args&&... args) {
+  if (!condition) throw Error(stage, fmt::format(format, detail::messageArg(args)...));
 }
 
 }  // namespace grove

@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <fmt/format.h>
 
+#include "grove/core/finite.hpp"
+
 namespace grove {
 
 // A 3-vector of float or double. Aggregate, trivially copyable, so it travels through
@@ -60,20 +62,24 @@ template <class T>
 constexpr Vec3<T> max(const Vec3<T>& a, const Vec3<T>& b) {
   return {a.x > b.x ? a.x : b.x, a.y > b.y ? a.y : b.y, a.z > b.z ? a.z : b.z};
 }
+// Holds under -ffast-math too (grove/core/finite.hpp).
 template <class T>
-bool isFinite(const Vec3<T>& a) { return std::isfinite(a.x) && std::isfinite(a.y) && std::isfinite(a.z); }
+bool isFinite(const Vec3<T>& a) { return isFiniteValue(a.x) && isFiniteValue(a.y) && isFiniteValue(a.z); }
 
 }  // namespace grove
 
+// "(x, y, z)" with T's format specification applied to each component; non-finite components by
+// name, whatever the translation unit's floating-point flags (grove/core/finite.hpp).
 template <class T>
-struct fmt::formatter<grove::Vec3<T>> : fmt::formatter<T> {
+struct fmt::formatter<grove::Vec3<T>> : fmt::formatter<grove::detail::MessageFloat<T>> {
   auto format(const grove::Vec3<T>& v, fmt::format_context& ctx) const {
+    using Component = fmt::formatter<grove::detail::MessageFloat<T>>;
     auto out = fmt::format_to(ctx.out(), "(");
-    out = fmt::formatter<T>::format(v.x, ctx);
+    out = Component::format({v.x}, ctx);
     out = fmt::format_to(out, ", ");
-    out = fmt::formatter<T>::format(v.y, ctx);
+    out = Component::format({v.y}, ctx);
     out = fmt::format_to(out, ", ");
-    out = fmt::formatter<T>::format(v.z, ctx);
+    out = Component::format({v.z}, ctx);
     return fmt::format_to(out, ")");
   }
 };

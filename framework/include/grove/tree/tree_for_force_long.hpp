@@ -115,7 +115,7 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   }
 
   void initialize(std::size_t n_hint, double theta = 0.7, int n_leaf_limit = 8, int n_group_limit = 64) {
-    require(theta >= 0.0 && std::isfinite(theta), "TreeForForceLong::initialize", "theta must be >= 0, got {}", theta);
+    require(theta >= 0.0 && isFiniteValue(theta), "TreeForForceLong::initialize", "theta must be >= 0, got {}", theta);
     require(n_leaf_limit > 0, "TreeForForceLong::initialize", "n_leaf_limit must be positive, got {}", n_leaf_limit);
     require(n_group_limit > 0, "TreeForForceLong::initialize", "n_group_limit must be positive, got {}",
             n_group_limit);
