@@ -22,8 +22,11 @@
 // Beyond FDPS: every failure (a file that cannot be opened, a read or write error, a file that
 // ends before its last record, a binary file with a partial record at its end, a bad format)
 // throws grove::Error naming the file on every rank, so ranks leave the call together, and a
-// failed read leaves the particles as they were. Reading keeps what the header announces; a file
-// holding more records than announced is read up to the announced count, as in FDPS.
+// failed read leaves the particles as they were. A damaged file never crashes or hangs a read:
+// a record that the user's reader cannot consume is an error, so a read takes at most one step
+// per byte whatever count a header announces (tests/fdps/particle_file_fuzz_test.cpp). Reading
+// keeps what the header announces; a file holding more records than announced is read up to the
+// announced count, as in FDPS.
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -235,8 +238,16 @@ std::vector<FP> readRecords(std::FILE* fp, long long announced, ReadRecord& read
       return out;
     }
     std::ungetc(c, fp);
+    const long record_start = std::ftell(fp);
     FP p{};
     read_record(p, fp);
+    // A record that reads nothing would be read again and again, up to the announced count (a
+    // damaged header may announce two billion): stop at the first one.
+    if (record_start >= 0 && std::ftell(fp) == record_start) {
+      problem = fmt::format("'{}': particle record {} of {} at byte {} could not be read (nothing was consumed)", name,
+                            i, n, record_start);
+      return out;
+    }
     if (std::ferror(fp)) {
       problem = fmt::format("read error in '{}' at particle record {}{}", name, i, systemReason());
       return out;
