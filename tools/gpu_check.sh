@@ -17,6 +17,9 @@
 #                         or particle orders); each one's summary lines join the table
 #   GROVE_HOST_BENCH_ARGS when set, multiwalk_host_benchmark runs with these arguments (the host
 #                         side of a G3 step with a device that takes no time)
+#   GROVE_COMPUTE_SANITIZER tools to run the GPU suites under ("memcheck racecheck"; none by default)
+#   GROVE_SANITIZER_FILTER  gtest filter for the compute-sanitizer runs (default: every test)
+#   GROVE_SKIP_BENCH      1: build and test only (no samples/sph runs, no benchmarks)
 # Exit status: 0 when everything built and no test failed.
 set -uo pipefail
 
@@ -161,13 +164,37 @@ for t in "${SUITES[@]}"; do
   grep -E "^  \[|^  engine vs" "$LOGS/$t.log" | head -40
 done
 
+# ---- compute-sanitizer ----------------------------------------------------------------------------
+# GROVE_COMPUTE_SANITIZER="memcheck racecheck" (any of memcheck, racecheck, synccheck, initcheck)
+# runs each GPU suite again under compute-sanitizer with that tool; GROVE_SANITIZER_FILTER is a
+# gtest filter for those runs (default: every test). A finding or a failed test fails the check.
+declare -A sanitized
+for tool in ${GROVE_COMPUTE_SANITIZER:-}; do
+  for t in "${SUITES[@]}"; do
+    exe=$BUILD/tests/gpu/$t
+    [[ -x $exe ]] || continue
+    step "compute-sanitizer --tool $tool $t"
+    timeout "${GROVE_SANITIZER_TIMEOUT:-400}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
+      "$exe" --gtest_filter="${GROVE_SANITIZER_FILTER:-*}" > "$LOGS/${t}_$tool.log" 2>&1
+    rc=$?
+    summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$LOGS/${t}_$tool.log" | tail -1)
+    tests=$(grep -oE '^\[  PASSED  \] [0-9]+' "$LOGS/${t}_$tool.log" | grep -oE '[0-9]+$' || echo 0)
+    sanitized[$t/$tool]="rc $rc, ${tests:-0} tests passed, ${summary:-no summary}"
+    if [[ $rc -ne 0 ]]; then
+      status=1
+      grep -E "=========|Failure|FAILED" "$LOGS/${t}_$tool.log" | head -20
+    fi
+  done
+done
+
+sph_exe=$BUILD/samples/sph/sph
+if [[ ${GROVE_SKIP_BENCH:-0} != 1 ]]; then
 # ---- samples/sph --gpu ----------------------------------------------------------------------------
 # The Sod shock tube for a few steps with the density and hydro passes on the CPU, the
 # hand-written CUDA template and grove's engine: seconds per step, and the results against the
 # CPU run (L1 errors; profiles.csv, 10 digits).
 SPH_ARGS=${GROVE_SPH_ARGS:---nx 128 --max-steps 10}
 SPH_PATHS=(none template engine)
-sph_exe=$BUILD/samples/sph/sph
 if [[ -x $sph_exe ]]; then
   for path in "${SPH_PATHS[@]}"; do
     step "run samples/sph $SPH_ARGS --gpu $path"
@@ -238,6 +265,8 @@ if [[ -n ${GROVE_HOST_BENCH_ARGS:-} ]]; then
   fi
 fi
 
+fi  # GROVE_SKIP_BENCH
+
 # ---- the table ------------------------------------------------------------------------------------
 {
   echo
@@ -245,6 +274,9 @@ fi
   echo "build      : $([[ $build_ok == 1 ]] && echo ok || echo FAILED), $warnings compiler warnings, $kernels kernels compiled, $spilling of them spill registers (ptxas.txt)"
   for t in "${SUITES[@]}"; do
     printf "%-20s : passed %s, failed %s, skipped %s\n" "$t" "${passed[$t]}" "${failed[$t]}" "${skipped[$t]}"
+  done
+  for key in "${!sanitized[@]}"; do
+    printf "compute-sanitizer %-32s : %s\n" "$key" "${sanitized[$key]}"
   done
   echo "benchmark (median of repeats; interactions/s):"
   if [[ -s $LOGS/benchmark.jsonl ]] && command -v python3 > /dev/null; then

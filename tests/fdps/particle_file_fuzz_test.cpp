@@ -195,21 +195,24 @@ TEST_P(ParticleFileFuzz, EveryDamagedFileIsRefusedOnEveryRankOrReadExactly) {
   for (int i = 0; i < 12 + 5 * rank; ++i) psys.add(makeIoParticle(100 * rank + i));
   CountingHeader counting{layout.per_rank ? static_cast<long long>(psys.size()) : psys.getNumberOfParticleGlobal(), 0.5};
   TimeOnlyHeader time_only{0.25};
-  auto write = [&] {
+  // Writes (psys) or reads (back) in the layout's encoding, file arrangement and header.
+  auto transfer = [&](Psys& particles, bool writing, CountingHeader& c, TimeOnlyHeader& t) {
     const bool ascii = layout.encoding == FileEncoding::Ascii;
-    auto go = [&](auto&&... header) {
-      if (layout.per_rank) {
-        if (ascii) psys.writeParticleAscii(stem, format, header...);
-        else psys.writeParticleBinary(stem, format, header...);
-      } else {
-        if (ascii) psys.writeParticleAscii(stem, header...);
-        else psys.writeParticleBinary(stem, header...);
-      }
+    auto go = [&](auto&&... args) {
+      if (writing && ascii) particles.writeParticleAscii(stem, args...);
+      else if (writing) particles.writeParticleBinary(stem, args...);
+      else if (ascii) particles.readParticleAscii(stem, args...);
+      else particles.readParticleBinary(stem, args...);
     };
-    if (layout.header == HeaderKind::Counting) go(counting);
-    else if (layout.header == HeaderKind::TimeOnly) go(time_only);
-    else go();
+    auto withFormat = [&](auto&&... header) {
+      if (layout.per_rank) go(format, header...);
+      else go(header...);
+    };
+    if (layout.header == HeaderKind::Counting) withFormat(c);
+    else if (layout.header == HeaderKind::TimeOnly) withFormat(t);
+    else withFormat();
   };
+  auto write = [&] { transfer(psys, true, counting, time_only); };
   write();
   comm.barrier();
   const bool i_write = layout.per_rank || rank == 0;
@@ -238,19 +241,7 @@ TEST_P(ParticleFileFuzz, EveryDamagedFileIsRefusedOnEveryRankOrReadExactly) {
     try {
       CountingHeader h;
       TimeOnlyHeader t;
-      const bool ascii = layout.encoding == FileEncoding::Ascii;
-      auto go = [&](auto&&... header) {
-        if (layout.per_rank) {
-          if (ascii) back.readParticleAscii(stem, format, header...);
-          else back.readParticleBinary(stem, format, header...);
-        } else {
-          if (ascii) back.readParticleAscii(stem, header...);
-          else back.readParticleBinary(stem, header...);
-        }
-      };
-      if (layout.header == HeaderKind::Counting) go(h);
-      else if (layout.header == HeaderKind::TimeOnly) go(t);
-      else go();
+      transfer(back, false, h, t);
     } catch (const Error& e) {
       threw = true;
       message = e.what();
