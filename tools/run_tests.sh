@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
 # The whole test suite: set-up, build, then every ctest entry (MPI suites at 1-4 ranks,
-# the serial GROVE_MPI=OFF build, the installed-package consumer, the fatal-abort check).
+# the serial GROVE_MPI=OFF build, the installed-package consumer, the fatal-abort check, the
+# -ffast-math bad-input suite, the particle-file fuzz loop); then the sanitizer pass: the unit and
+# MPI suites built again with AddressSanitizer + UndefinedBehaviorSanitizer in a build folder of
+# their own and run at 1 and 2 ranks (GROVE_SANITIZE=0 skips it). Arguments go to the first ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
 source tools/mpi_env.sh
 start=$(date +%s)
-ctest --test-dir "${GROVE_BUILD_DIR:-build}" --output-on-failure -j "$(nproc)" "$@"
+status=0
+ctest --test-dir "${GROVE_BUILD_DIR:-build}" --output-on-failure -j "$(nproc)" "$@" || status=$?
 echo "grove test suite: $(( $(date +%s) - start )) s"
+
+if [[ ${GROVE_SANITIZE:-1} != 0 ]]; then
+  tools/run_sanitized_tests.sh || status=$?
+fi
+exit "$status"

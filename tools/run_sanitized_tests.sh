@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The sanitizer pass of the test suite (tools/run_tests.sh runs it after the ordinary suite):
+# grove's unit and MPI suites, the particle-file fuzz loop included, built with AddressSanitizer
+# and UndefinedBehaviorSanitizer (-O1, frame pointers, every UB finding fatal) into
+# ${GROVE_SANITIZE_BUILD_DIR:-build-sanitize}, and run at 1 and 2 ranks. Any finding fails it.
+# Leak detection is off: every suite starts MPI, and OpenMPI's components, loaded with dlopen and
+# unloaded at MPI_Finalize, leave allocations that LeakSanitizer reports with frames in modules
+# that are gone by then, which no suppression can name (tried: all 17 runs reported only such
+# leaks). The CUDA targets, samples and the integration builds are not part of it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source tools/mpi_env.sh
+build_dir=${GROVE_SANITIZE_BUILD_DIR:-build-sanitize}
+suites=(grove_unit_tests grove_comm_tests grove_domain_tests grove_short_range_tests grove_multiwalk_tests
+        grove_gravity_tests grove_fdps_tests grove_particle_file_fuzz_tests grove_sph_tests)
+start=$(date +%s)
+flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+mkdir -p "$build_dir"
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
+  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+  -DGROVE_CUDA=OFF -DGROVE_BUILD_SAMPLES=OFF -DGROVE_TEST_RANK_COUNTS="1;2" > "$build_dir/configure.log" 2>&1 ||
+  { cat "$build_dir/configure.log"; exit 1; }
+cmake --build "$build_dir" -j "$(nproc)" --target "${suites[@]}"
+
+# Every finding ends the process with a report and a non-zero exit.
+export ASAN_OPTIONS=detect_leaks=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+regex="^($(IFS='|'; echo "${suites[*]}"))(_np[12])?\$"
+ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" -R "$regex"
+echo "grove sanitizer pass (address, undefined): $(( $(date +%s) - start )) s"
