@@ -6,7 +6,11 @@ include(CMakePackageConfigHelpers)
 install(DIRECTORY framework/include/grove DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_BINARY_DIR}/generated/grove/config.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/grove)
-install(TARGETS grove EXPORT groveTargets
+set(grove_installed_targets grove)
+if(GROVE_HAS_PM)
+  list(APPEND grove_installed_targets grove_pm)  # grove links it, so the export needs it too
+endif()
+install(TARGETS ${grove_installed_targets} EXPORT groveTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.."
 source tools/mpi_env.sh
 build_dir=${GROVE_SANITIZE_BUILD_DIR:-build-sanitize}
 suites=(grove_unit_tests grove_comm_tests grove_domain_tests grove_short_range_tests grove_multiwalk_tests
-        grove_gravity_tests grove_fdps_tests grove_particle_file_fuzz_tests grove_sph_tests)
+        grove_gravity_tests grove_cutoff_tree_tests grove_long_search_tree_tests grove_fdps_tests
+        grove_fdps_split_stage_program grove_particle_file_fuzz_tests grove_sph_tests)
 start=$(date +%s)
 flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 mkdir -p "$build_dir"
@@ -20,6 +21,8 @@ cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_R
   -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
   -DGROVE_CUDA=OFF -DGROVE_BUILD_SAMPLES=OFF -DGROVE_TEST_RANK_COUNTS="1;2" > "$build_dir/configure.log" 2>&1 ||
   { cat "$build_dir/configure.log"; exit 1; }
+# The particle-mesh suites where the module is built (FFTW found).
+if grep -q "GROVE_HAS_PM 1" "$build_dir/generated/grove/config.hpp"; then suites+=(grove_pm_tests grove_treepm_tests); fi
 cmake --build "$build_dir" -j "$(nproc)" --target "${suites[@]}"
 
 # Every finding ends the process with a report and a non-zero exit.

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(g++ cmake make libopenmpi-dev openmpi-bin libfmt-dev libgtest-dev libcli11-dev ${GROVE_EXTRA_PACKAGES:-})
+packages=(g++ cmake make libopenmpi-dev openmpi-bin libfmt-dev libgtest-dev libcli11-dev libfftw3-dev libfftw3-mpi-dev ${GROVE_EXTRA_PACKAGES:-})
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

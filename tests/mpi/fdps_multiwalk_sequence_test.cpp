@@ -162,15 +162,18 @@ TEST_P(FdpsWrittenIndexKernel, GetsThePlainFormsInteractionsAndForcesInEveryList
   for (InteractionListMode mode : {MAKE_LIST, MAKE_LIST_FOR_REUSE, REUSE_LIST}) {
     FdpsStyleResults index_results;
     spoilResults(psys);
+    // The tree's counters add up over calls, as FDPS's do, until cleared.
+    tree.clearNumberOfInteraction();
     tree.calcForceAllAndWriteBackMultiWalkIndex(FdpsIndexKernel{&index_results, &sent}, FdpsRetrieve{&index_results},
                                                 tag_max, psys, dinfo, n_walk_limit, true, mode);
     const std::string what = fmt::format("list mode {}", static_cast<int>(mode));
     EXPECT_EQ(index_results.ep_ep, plain_results.ep_ep) << what;
     EXPECT_EQ(index_results.ep_sp, plain_results.ep_sp) << what;
+    EXPECT_EQ(tree.getNumberOfInteractionEPEPLocal(), index_results.ep_ep) << what;
     EXPECT_TRUE(index_results.by_tag.empty()) << what << ": a computed batch was never retrieved";
     expectBitwiseEqual(results(psys), plain, what);
   }
-  // The same through the global counts.
+  // The same through the global counts (of the last call, the counters having been cleared before it).
   EXPECT_EQ(psys.comm().allreduceSum(plain_results.ep_ep), tree.getNumberOfInteractionEPEPGlobal());
 }
 

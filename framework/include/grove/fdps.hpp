@@ -57,6 +57,15 @@
 #endif
 
 #include "grove/config.hpp"
+// An FDPS program built for MPI defines PARTICLE_SIMULATOR_MPI_PARALLEL and expects mpi.h from
+// FDPS's header (it calls MPI_Allreduce, MPI::COMM_WORLD, PS::GetDataType). Only this door opens
+// it: grove's own headers keep mpi.h out.
+#if defined(PARTICLE_SIMULATOR_MPI_PARALLEL)
+#if !GROVE_HAS_MPI
+#error "PARTICLE_SIMULATOR_MPI_PARALLEL is defined, but grove was built without MPI (GROVE_MPI=OFF)"
+#endif
+#include <mpi.h>
+#endif
 #include "grove/comm/comm.hpp"
 #include "grove/comm/reduction.hpp"
 #include "grove/tree/tree_for_force_long.hpp"
@@ -85,6 +94,29 @@ template <class T>
 constexpr Vec3<T> operator^(const Vec3<T>& a, const Vec3<T>& b) {
   return cross(a, b);
 }
+// FDPS's mixed-precision forms: Vector3's operators are members taking the left operand's type,
+// so `f32 + f64` is an F32vec and `f64 * f32` an F64 (the right operand converts). Compound
+// assignment (`f32 -= f64`) needs nothing here: grove::Vec3 converts implicitly, as Vector3 does.
+template <class T, class U>
+  requires(!std::same_as<T, U>)
+constexpr Vec3<T> operator+(const Vec3<T>& a, const Vec3<U>& b) {
+  return a + Vec3<T>(b);
+}
+template <class T, class U>
+  requires(!std::same_as<T, U>)
+constexpr Vec3<T> operator-(const Vec3<T>& a, const Vec3<U>& b) {
+  return a - Vec3<T>(b);
+}
+template <class T, class U>
+  requires(!std::same_as<T, U>)
+constexpr T operator*(const Vec3<T>& a, const Vec3<U>& b) {
+  return dot(a, Vec3<T>(b));
+}
+template <class T, class U>
+  requires(!std::same_as<T, U>)
+constexpr Vec3<T> operator^(const Vec3<T>& a, const Vec3<U>& b) {
+  return cross(a, Vec3<T>(b));
+}
 template <class T>
 std::ostream& operator<<(std::ostream& os, const Vec3<T>& v) {
   return os << v.x << "   " << v.y << "    " << v.z;
@@ -108,6 +140,9 @@ using F64 = double;
 using CountT = U64;
 
 // ---- vectors -----------------------------------------------------------------------------------------
+// FDPS's class template name; Vector3<T> is grove::Vec3<T> (T float or double).
+template <class T>
+using Vector3 = Vec3<T>;
 using F32vec = Vec3<F32>;
 using F64vec = Vec3<F64>;
 using F32vec3 = F32vec;
@@ -176,6 +211,8 @@ class Orthotope3 {
     return p.x < low_.x || high_.x <= p.x || p.y < low_.y || high_.y <= p.y || p.z < low_.z || high_.z <= p.z;
   }
   bool overlapped(const Vec3<T>& p) const { return !notOverlapped(p); }
+  // FDPS's newer name for a point inside the box (low_ <= p < high_).
+  bool contained(const Vec3<T>& p) const { return !notOverlapped(p); }
   bool notContains(const Orthotope3& a) const {
     return a.low_.x < low_.x || high_.x < a.high_.x || a.low_.y < low_.y || high_.y < a.high_.y ||
            a.low_.z < low_.z || high_.z < a.high_.z;
@@ -314,12 +351,28 @@ using ::grove::REUSE_LIST;
 template <class FP>
 using ParticleSystem = ::grove::ParticleSystem<FP>;
 using DomainInfo = ::grove::DomainInfo;
+using TimeProfile = ::grove::TimeProfile;
 
 // ---- Tree classes ------------------------------------------------------------------------------------
 // PS::TreeForForceLong<Force, EPI, EPJ>::Monopole (and Quadrupole, MonopoleGeometricCenter,
 // DipoleGeometricCenter, QuadrupoleGeometricCenter) are grove's trees.
-template <class Force, class EPI, class EPJ>
-using TreeForForceLong = ::grove::TreeForForceLong<Force, EPI, EPJ>;
+// PS::TreeForForceLong<Force, EPI, EPJ>::MonopoleWithCutoff and
+// PS::TreeForForceLong<Force, EPI, EPJ, Moment, SPJ>::WithCutoff: FDPS's SEARCH_MODE_LONG_CUTOFF.
+template <class Force, class EPI, class EPJ, class Moment = void, class SPJ = void>
+using TreeForForceLong = ::grove::TreeForForceLong<Force, EPI, EPJ, Moment, SPJ>;
+using ::grove::MomentMonopoleCutoff;
+using ::grove::SPJMonopoleCutoff;
+// PS::TreeForForceLong<Force, EPI, EPJ>::{Monopole, Quadrupole}With{Scatter, Symmetry}Search and
+// PS::TreeForForceLong<Force, EPI, EPJ, Moment, SPJ>::With{Scatter, Symmetry}Search: FDPS's
+// SEARCH_MODE_LONG_SCATTER / LONG_SYMMETRY.
+using ::grove::MomentMonopoleScatter;
+using ::grove::MomentMonopoleSymmetry;
+using ::grove::MomentQuadrupoleScatter;
+using ::grove::MomentQuadrupoleSymmetry;
+using ::grove::SPJMonopoleScatter;
+using ::grove::SPJMonopoleSymmetry;
+using ::grove::SPJQuadrupoleScatter;
+using ::grove::SPJQuadrupoleSymmetry;
 
 using ::grove::MomentDipoleGeometricCenter;
 using ::grove::MomentMonopole;
@@ -404,6 +457,12 @@ class Comm {
   }
 
   static void barrier() { world().barrier(); }
+#if defined(PARTICLE_SIMULATOR_MPI_PARALLEL)
+  // The communicator the PS::Comm calls use (MPI_COMM_WORLD, as in FDPS).
+  static MPI_Comm getCommunicator() {
+    return *static_cast<const MPI_Comm*>(::grove::detail::nativeComm(world().handle()));
+  }
+#endif
   static bool synchronizeConditionalBranchAND(const bool& local) { return world().allreduceMin(local ? 1 : 0) == 1; }
   static bool synchronizeConditionalBranchOR(const bool& local) { return world().allreduceMax(local ? 1 : 0) == 1; }
 
@@ -627,3 +686,60 @@ class MT {
 };
 
 }  // namespace grove::fdps
+
+#include "grove/fdps/timer.hpp"
+#include "grove/fdps/tree_for_force.hpp"
+#include "grove/fdps/utilities.hpp"
+
+namespace grove::fdps {
+
+template <class Tptcl>
+void AllGatherParticle(Tptcl*& ptcl, int*& n_ptcl, int*& n_ptcl_disp, const Tptcl ptcl_org[], const int n_loc) {
+  static_assert(std::is_trivially_copyable_v<Tptcl>, "PS::AllGatherParticle: the particle type must be trivially copyable");
+  require(n_loc >= 0, "PS::AllGatherParticle", "n_loc must not be negative, got {}", n_loc);
+  const ::grove::Comm comm = ::grove::Comm::world();
+  std::vector<int> counts;
+  const std::vector<Tptcl> all = comm.allgatherv(std::span<const Tptcl>(ptcl_org, static_cast<std::size_t>(n_loc)), &counts);
+  const int ranks = comm.size();
+  n_ptcl = new int[static_cast<std::size_t>(ranks)];
+  n_ptcl_disp = new int[static_cast<std::size_t>(ranks) + 1];
+  n_ptcl_disp[0] = 0;
+  for (int r = 0; r < ranks; ++r) {
+    n_ptcl[r] = counts[static_cast<std::size_t>(r)];
+    n_ptcl_disp[r + 1] = n_ptcl_disp[r] + n_ptcl[r];
+  }
+  ptcl = new Tptcl[all.size()];
+  std::copy(all.begin(), all.end(), ptcl);
+}
+
+template <class Tptcl>
+void AllGatherParticle(Tptcl*& ptcl, int& n_tot, const Tptcl ptcl_org[], const int n_loc) {
+  int* n_ptcl = nullptr;
+  int* n_ptcl_disp = nullptr;
+  AllGatherParticle(ptcl, n_ptcl, n_ptcl_disp, ptcl_org, n_loc);
+  n_tot = n_ptcl_disp[Comm::getNumberOfProc()];
+  delete[] n_ptcl;
+  delete[] n_ptcl_disp;
+}
+
+}  // namespace grove::fdps
+
+#if defined(PARTICLE_SIMULATOR_MPI_PARALLEL)
+#include "grove/fdps/mpi_datatype.hpp"
+#endif
+
+// FDPS's extension namespace ParticleMesh (alias PM): PS::PM::ParticleMesh, where grove was
+// built with FFTW (GROVE_HAS_PM). Grove's own spelling is grove::pm (grove/pm/particle_mesh.hpp).
+#if GROVE_HAS_PM
+#include "grove/pm/particle_mesh.hpp"
+namespace grove::fdps {
+namespace ParticleMesh {
+using ::grove::pm::CUTOFF_RADIUS;
+using ::grove::pm::ParticleMesh;
+using ::grove::pm::cutoffForceFactor;
+using ::grove::pm::cutoffPotentialFactor;
+using ::grove::pm::longRangeSelfPotential;
+}  // namespace ParticleMesh
+namespace PM = ParticleMesh;
+}  // namespace grove::fdps
+#endif

@@ -148,6 +148,8 @@ int commSize(const CommHandle& comm) {
   return size;
 }
 
+const void* nativeComm(const CommHandle& comm) noexcept { return &comm.comm; }
+
 void barrier(const CommHandle& comm) { MPI_Barrier(comm.comm); }
 
 void allreduce(const CommHandle& comm, const void* in, void* out, std::size_t count, ScalarKind kind,

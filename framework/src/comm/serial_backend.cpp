@@ -84,6 +84,7 @@ CommPtr splitComm(const CommHandle&, int, int) { return std::make_shared<CommHan
 
 int commRank(const CommHandle&) { return 0; }
 int commSize(const CommHandle&) { return 1; }
+const void* nativeComm(const CommHandle&) noexcept { return nullptr; }
 void barrier(const CommHandle&) {}
 
 void allreduce(const CommHandle&, const void* in, void* out, std::size_t count, ScalarKind kind, ReduceOp) {

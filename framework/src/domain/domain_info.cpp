@@ -1,6 +1,7 @@
 #include "grove/domain/domain_info.hpp"
 
 #include <cmath>
+#include <limits>
 
 namespace grove {
 
@@ -33,6 +34,29 @@ void DomainInfo::setPosRootDomain(const Vec3d& low, const Vec3d& high) {
   root_ = {low, high};
   root_fixed_ = true;
   resetToSingleOwner();
+}
+
+void DomainInfo::setPosRootDomainAxis(int axis, double low, double high) {
+  // FDPS's default root on an axis never set: LARGE_FLOAT = max float / 16.
+  constexpr double kLargeFloat = static_cast<double>(std::numeric_limits<float>::max()) * 0.0625;
+  Vec3d lo = root_.low, hi = root_.high;
+  for (std::size_t a = 0; a < 3; ++a) {
+    if (!isFiniteValue(lo[a])) lo[a] = -kLargeFloat;
+    if (!isFiniteValue(hi[a])) hi[a] = kLargeFloat;
+  }
+  const auto a = static_cast<std::size_t>(axis);
+  static constexpr const char* kWhere[3] = {"DomainInfo::setPosRootDomainX", "DomainInfo::setPosRootDomainY",
+                                            "DomainInfo::setPosRootDomainZ"};
+  require(isFiniteValue(low) && isFiniteValue(high) && low < high, kWhere[a], "need finite low < high, got low {} high {}",
+          low, high);
+  lo[a] = low;
+  hi[a] = high;
+  setPosRootDomain(lo, hi);
+}
+
+std::size_t DomainInfo::getMemSizeUsed() const {
+  return samples_.capacity() * sizeof(WeightedSample) + cuts_.nodes.capacity() * sizeof(cuts_.nodes[0]) +
+         cuts_.cuts.capacity() * sizeof(cuts_.cuts[0]) + domain_boxes_.capacity() * sizeof(Boxd);
 }
 
 void DomainInfo::setDecompositionMethod(DecompositionMethod method) {
@@ -86,6 +110,7 @@ Vec3d DomainInfo::wrapIntoRoot(Vec3d pos) const {
 }
 
 void DomainInfo::decomposeDomain() {
+  const double start = wallSeconds();
   std::optional<std::string> problem;
   for (int a = 0; a < 3; ++a)
     if (isPeriodic(boundary_, a) && !root_fixed_)
@@ -102,6 +127,7 @@ void DomainInfo::decomposeDomain() {
   cuts_ = std::move(cuts);
   domain_boxes_ = cuts_.boxes(root_, rank_count_);
   ++decomposition_count_;
+  time_profile_.decompose_domain += wallSeconds() - start;
 }
 
 // Runs on rank 0 with every rank's samples.

@@ -26,6 +26,9 @@ CommPtr worldComm();
 CommPtr splitComm(const CommHandle& comm, int color, int key);
 int commRank(const CommHandle& comm);
 int commSize(const CommHandle& comm);
+// The communicator's MPI_Comm, as a pointer to it (null in the serial build): for code that
+// includes mpi.h itself, such as FDPS programs asking PS::Comm::getCommunicator().
+const void* nativeComm(const CommHandle& comm) noexcept;
 
 // Collectives. Counts are in elements of elem_bytes bytes each and must fit an int.
 void barrier(const CommHandle& comm);

@@ -18,10 +18,12 @@ struct Vec3 {
   constexpr Vec3(T x_, T y_, T z_) : x(x_), y(y_), z(z_) {}
   // Implicit, as FDPS's vectors: FDPS programs write `F64vec acc = 0.0;` and `acc = 0;`.
   constexpr Vec3(T s) : x(s), y(s), z(s) {}
-  // Widening (float -> double) is implicit; narrowing must be asked for.
+  // Implicit both ways, as FDPS's Vector3 (FDPS programs write `F32vec f = pos64;`). Arithmetic
+  // mixing float and double vectors stays ambiguous, hence a compile error, in grove's own
+  // headers; grove/fdps.hpp adds FDPS's mixed forms (the left operand's precision).
   template <std::floating_point U>
     requires(!std::same_as<U, T>)
-  constexpr explicit(sizeof(U) > sizeof(T)) Vec3(const Vec3<U>& o)
+  constexpr Vec3(const Vec3<U>& o)
       : x(static_cast<T>(o.x)), y(static_cast<T>(o.y)), z(static_cast<T>(o.z)) {}
 
   constexpr T& operator[](std::size_t i) { return i == 0 ? x : (i == 1 ? y : z); }

@@ -14,6 +14,7 @@
 
 #include "grove/comm/comm.hpp"
 #include "grove/core/box.hpp"
+#include "grove/core/time_profile.hpp"
 #include "grove/domain/boundary.hpp"
 #include "grove/domain/cut_tree.hpp"
 #include "grove/domain/decomposition.hpp"
@@ -48,6 +49,11 @@ class DomainInfo {
   // Fixes the root domain [low, high). Required on periodic axes; on open axes it promises
   // that every particle stays inside (a particle outside is an error).
   void setPosRootDomain(const Vec3d& low, const Vec3d& high);
+  // FDPS's one-axis forms: [low, high) along that axis; an axis never set spans
+  // (-LARGE_FLOAT, LARGE_FLOAT), FDPS's default root (max float / 16).
+  void setPosRootDomainX(double low, double high) { setPosRootDomainAxis(0, low, high); }
+  void setPosRootDomainY(double low, double high) { setPosRootDomainAxis(1, low, high); }
+  void setPosRootDomainZ(double low, double high) { setPosRootDomainAxis(2, low, high); }
   // The root domain: fixed faces as set, open faces infinite.
   const Boxd& getPosRootDomain() const { return root_; }
   bool isRootDomainFixed() const { return root_fixed_; }
@@ -56,7 +62,9 @@ class DomainInfo {
   DecompositionMethod getDecompositionMethod() const { return method_; }
   // Multisection grid; nx * ny * nz must equal the rank count. Unset: chosen at the first
   // decomposition so that domains are as cubic as possible, then kept.
-  void setNumberOfDomainMultiDimension(int nx, int ny, int nz);
+  void setNumberOfDomainMultiDimension(int nx, int ny, int nz = 1);
+  // FDPS's older name of the same.
+  void setDomain(int nx, int ny, int nz = 1) { setNumberOfDomainMultiDimension(nx, ny, nz); }
   std::array<int, 3> getNumberOfDomainMultiDimension() const { return grid_; }
 
   void setSampleCountPerRank(int samples_per_rank);
@@ -86,6 +94,12 @@ class DomainInfo {
   std::size_t getSampleCountLocal() const { return samples_.size(); }
   std::span<const WeightedSample> samplesLocal() const { return samples_; }
   std::int64_t decompositionCount() const { return decomposition_count_; }
+  // Bytes held (capacity) by the samples, cuts and boxes (FDPS's getMemSizeUsed).
+  std::size_t getMemSizeUsed() const;
+  std::size_t getUsedMemorySize() const { return getMemSizeUsed(); }
+  // Seconds in collectSampleParticle and decomposeDomain since the last clearTimeProfile.
+  TimeProfile getTimeProfile() const { return time_profile_; }
+  void clearTimeProfile() { time_profile_.clear(); }
 
   // Why a position cannot be owned by any rank (non-finite, outside a fixed root face), or
   // nothing when it can. `particle` is the index used in the message.
@@ -103,6 +117,7 @@ class DomainInfo {
 
  private:
   void resetToSingleOwner();
+  void setPosRootDomainAxis(int axis, double low, double high);
   CutTree computeCuts(std::vector<WeightedSample>& all_samples);
 
   Comm comm_;
@@ -120,6 +135,7 @@ class DomainInfo {
   CutTree cuts_;
   std::vector<Boxd> domain_boxes_;
   std::int64_t decomposition_count_ = 0;
+  TimeProfile time_profile_;
 };
 
 namespace detail {
@@ -132,6 +148,7 @@ template <class PSys>
 void DomainInfo::collectSampleParticle(const PSys& psys, bool clear, std::optional<double> weight) {
   static_assert(HasGetPos<typename PSys::value_type>,
                 "grove::DomainInfo: the particle type needs `getPos() const` returning a 3-vector");
+  const double start = wallSeconds();
   if (clear) samples_.clear();
   const std::size_t n = psys.size();
   // A particle system may carry its own sample count (FDPS's
@@ -152,6 +169,7 @@ void DomainInfo::collectSampleParticle(const PSys& psys, bool clear, std::option
   }
   if (problem) samples_.resize(first_new);
   comm_.throwIfAnyFailed(problem, "DomainInfo::collectSampleParticle");
+  time_profile_.collect_sample_particle += wallSeconds() - start;
 }
 
 }  // namespace grove

@@ -13,6 +13,7 @@
 #include "grove/comm/comm.hpp"
 #include "grove/core/error.hpp"
 #include "grove/core/large_vector.hpp"
+#include "grove/core/time_profile.hpp"
 #include "grove/core/types.hpp"
 #include "grove/domain/domain_info.hpp"
 #include "grove/io/particle_io.hpp"
@@ -85,8 +86,10 @@ class ParticleSystem {
   // ---- parallel operations ----------------------------------------------------------------------
   // Collective: sends every particle to the rank whose domain holds it (see exchange.hpp).
   void exchangeParticle(const DomainInfo& dinfo) {
+    const double start = wallSeconds();
     exchangeParticles(particles_, dinfo);
     ++layout_version_;
+    time_profile_.exchange_particle += wallSeconds() - start;
   }
 
   // Moves every particle by whole periods into the root domain along its periodic axes.
@@ -219,6 +222,15 @@ class ParticleSystem {
 
   const Comm& comm() const { return comm_; }
 
+  // ---- FDPS's statistics ----------------------------------------------------------------------
+  // Bytes held by the particle arrays (capacity).
+  std::size_t getMemSizeUsed() const { return (particles_.capacity() + reorder_buffer_.capacity()) * sizeof(FP); }
+  std::size_t getUsedMemorySize() const { return getMemSizeUsed(); }
+  // Seconds in exchangeParticle since the last clear.
+  TimeProfile getTimeProfile() const { return time_profile_; }
+  void clearTimeProfile() { time_profile_.clear(); }
+  void clearCounterAll() { clearTimeProfile(); }
+
   // For trees that move the particles into their key order (ParticleOrder::TREE_ORDER): a second
   // array of size() particles to write the new order into, then adoptReordered() swaps it in
   // (and the old array becomes the next call's second array, so neither is allocated anew).
@@ -248,6 +260,7 @@ class ParticleSystem {
   LargeVector<FP> reorder_buffer_;  // empty unless a tree reorders the particles
   std::uint64_t layout_version_ = 0;
   std::optional<int> sample_count_per_rank_;
+  TimeProfile time_profile_;
 };
 
 }  // namespace grove

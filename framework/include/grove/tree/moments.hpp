@@ -147,26 +147,34 @@ struct MomentQuadrupoleGeometricCenter : MomentMonopoleGeometricCenter {
 
 // ---- superparticles -----------------------------------------------------------------------------
 
-struct SPJMonopole {
+// The superparticles of mass-and-centre moments: one template for every moment type that holds
+// mass and pos (and quad), so that the plain, cutoff and search flavours stay one definition.
+template <class Moment>
+struct SPJMonopoleOf {
   double mass = 0.0;
   Vec3d pos;
 
-  void copyFromMoment(const MomentMonopole& m) { mass = m.mass, pos = m.pos; }
-  MomentMonopole convertToMoment() const { return {mass, pos}; }
+  void copyFromMoment(const Moment& m) { mass = m.mass, pos = m.pos; }
+  Moment convertToMoment() const {
+    Moment m;
+    m.mass = mass, m.pos = pos;
+    return m;
+  }
   Vec3d getPos() const { return pos; }
   void setPos(const Vec3d& p) { pos = p; }
   double getCharge() const { return mass; }
   void clear() { *this = {}; }
 };
 
-struct SPJQuadrupole {
+template <class Moment>
+struct SPJQuadrupoleOf {
   double mass = 0.0;
   Vec3d pos;
   SymMat3d quad;
 
-  void copyFromMoment(const MomentQuadrupole& m) { mass = m.mass, pos = m.pos, quad = m.quad; }
-  MomentQuadrupole convertToMoment() const {
-    MomentQuadrupole m;
+  void copyFromMoment(const Moment& m) { mass = m.mass, pos = m.pos, quad = m.quad; }
+  Moment convertToMoment() const {
+    Moment m;
     m.mass = mass, m.pos = pos, m.quad = quad;
     return m;
   }
@@ -175,6 +183,9 @@ struct SPJQuadrupole {
   double getCharge() const { return mass; }
   void clear() { *this = {}; }
 };
+
+using SPJMonopole = SPJMonopoleOf<MomentMonopole>;
+using SPJQuadrupole = SPJQuadrupoleOf<MomentQuadrupole>;
 
 struct SPJMonopoleGeometricCenter {
   double charge = 0.0;
@@ -229,6 +240,18 @@ struct SPJQuadrupoleGeometricCenter {
   double getCharge() const { return charge; }
   void clear() { *this = {}; }
 };
+
+// ---- cutoff trees (TreeForForceLong<...>::MonopoleWithCutoff) ------------------------------------
+// FDPS's MomentMonopoleCutoff / SPJMonopoleCutoff: the monopole (mass and centre of mass) of a
+// cell. Distinct types, so that a cutoff tree's superparticles cannot be confused with an
+// open-boundary tree's; the cutoff itself is applied by the walk and by the user's kernel.
+struct MomentMonopoleCutoff : MomentMonopole {
+  void init() { *this = {}; }
+  void accumulate(const MomentMonopoleCutoff& c) { MomentMonopole::accumulate(c); }
+  void accumulate2(const MomentMonopoleCutoff&) {}
+};
+
+using SPJMonopoleCutoff = SPJMonopoleOf<MomentMonopoleCutoff>;
 
 // ---- contracts ------------------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@
 #include "grove/tree/morton.hpp"
 #include "grove/tree/profile.hpp"
 #include "grove/tree/radix_sort.hpp"
+#include "grove/tree/staged_particles.hpp"
 
 namespace grove {
 
@@ -88,8 +89,8 @@ class SortedParticles {
       const auto s = static_cast<std::size_t>(k);
       const std::uint32_t original = keys_[s].index;
       const FP& fp = psys[original];
-      epi[s].copyFromFP(fp);
-      epj[s].copyFromFP(fp);
+      loadEssential(epi[s], fp);
+      loadEssential(epj[s], fp);
       ep_keys[s] = keys_[s].key;
       if (start == ForceStart::kClear) force[s].clear();
       else if (start == ForceStart::kKeep) force[s] = previous_force[previous_sorted_of_original[original]];
@@ -113,8 +114,8 @@ class SortedParticles {
     for (std::int64_t k = 0; k < n; ++k) {
       const auto s = static_cast<std::size_t>(k);
       const auto& fp = psys[order[s]];
-      epi[s].copyFromFP(fp);
-      epj[s].copyFromFP(fp);
+      loadEssential(epi[s], fp);
+      loadEssential(epj[s], fp);
       if (start == ForceStart::kClear) force[s].clear();
     }
     profile.reorder = omp_get_wtime() - t;

@@ -1,6 +1,7 @@
 #pragma once
 // TreeForForceLong<Force, EPI, EPJ>::{Monopole, Quadrupole, MonopoleGeometricCenter,
-// DipoleGeometricCenter, QuadrupoleGeometricCenter}: long-range forces (gravity, Coulomb) by
+// DipoleGeometricCenter, QuadrupoleGeometricCenter, MonopoleWithCutoff} and
+// TreeForForceLong<Force, EPI, EPJ, Moment, SPJ>::WithCutoff: long-range forces (gravity, Coulomb) by
 // Barnes-Hut trees with group walks, across ranks through local essential trees.
 //
 //   grove::TreeForForceLong<Force, EPI, EPJ>::Monopole tree(n_hint, theta, n_leaf, n_group);
@@ -14,6 +15,16 @@
 //   void(const EPI* epi, int n_i, const EPJ* epj, int n_j, Force* force)   (and SPJ for ep-sp)
 // and are called once per group from OpenMP threads; they must add to force[0 .. n_i).
 // Multiwalk hooks (dispatch/retrieve) have FDPS 7.1's signatures; see calcForceAllMultiWalk.
+//
+// Cutoff trees (kCutoff, FDPS's SEARCH_MODE_LONG_CUTOFF) are for forces that vanish beyond
+// r_cut = EPJ::getRSearch(): the walks skip cells out of reach (walk/cutoff.hpp), the LET is
+// sized by r_cut and carries periodic images as shifted copies (let/cutoff_let.hpp), and the
+// kernel applies the cutoff itself. doc/tree.md has the semantics and limits.
+//
+// Search trees (kSearch, FDPS's SEARCH_MODE_LONG_SCATTER / LONG_SYMMETRY, optionally with
+// CALC_DISTANCE_TYPE_NEAREST_*) open every cell that may hold a particle within search reach of a
+// group, so such particles reach the ep-ep kernel individually (walk/long_search.hpp,
+// let/search_let.hpp); getNeighborListOneParticle lists them. doc/tree.md "Search trees".
 //
 // list_mode: MAKE_LIST builds everything and keeps nothing; MAKE_LIST_FOR_REUSE also keeps the
 // tree shape, LET plan, groups and interaction lists; REUSE_LIST then skips the root, keys,
@@ -32,7 +43,9 @@
 #include "grove/core/list_mode.hpp"
 #include "grove/core/particle_order.hpp"
 #include "grove/domain/domain_info.hpp"
+#include "grove/let/cutoff_let.hpp"
 #include "grove/let/local_essential_tree.hpp"
+#include "grove/let/search_let.hpp"
 #include "grove/tree/contracts.hpp"
 #include "grove/tree/groups.hpp"
 #include "grove/tree/merge_sorted.hpp"
@@ -41,9 +54,14 @@
 #include "grove/tree/morton.hpp"
 #include "grove/tree/profile.hpp"
 #include "grove/tree/reuse_guard.hpp"
+#include "grove/tree/search_moments.hpp"
 #include "grove/tree/sorted_particles.hpp"
+#include "grove/tree/staged_particles.hpp"
 #include "grove/tree/tree_cells.hpp"
+#include "grove/tree/tree_statistics.hpp"
+#include "grove/walk/cutoff.hpp"
 #include "grove/walk/interaction_lists.hpp"
+#include "grove/walk/long_search.hpp"
 #include "grove/walk/multiwalk.hpp"
 #include "grove/walk/multiwalk_calls.hpp"
 #include "grove/walk/opening_criterion.hpp"
@@ -64,8 +82,19 @@ struct BuiltTree {
   std::vector<Moment> moments;
   std::vector<SPJ> all_spj;
   std::vector<Vec3d> cell_pos;
+  std::vector<Boxd> cell_extent;  // cutoff trees: bounds of each cell's entries (walk/cutoff.hpp)
+  std::vector<CellBoxes> search_boxes;  // search trees: positions and search spheres (walk/long_search.hpp)
 
   std::size_t cells() const { return shape.cells.size(); }
+  void computeExtents() {
+    computeCellExtents(shape, std::span<const EPJ>(epj), std::span<const SPJ>(spj), cell_extent);
+  }
+  template <LongSearchMode kMode>
+  void computeSearchBoxes() {
+    if constexpr (kMode == LongSearchMode::SCATTER) computeCellBoxes<SearchMode::SCATTER, EPJ>(shape, std::span<const EPJ>(epj), search_boxes);
+    if constexpr (kMode == LongSearchMode::SYMMETRY)
+      computeCellBoxes<SearchMode::SYMMETRY, EPJ>(shape, std::span<const EPJ>(epj), search_boxes);
+  }
   // for_walks: also the expansion centres the walks and the LET decision read (a REUSE_LIST step
   // makes neither, and skips writing them).
   void computeMomentsAndSuperParticles(bool for_walks = true) {
@@ -84,14 +113,22 @@ struct BuiltTree {
 struct ReuseRecord {
   ReuseGuard guard;
   LetPlan let_plan;
+  CutoffLetPlan cutoff_plan;  // cutoff trees use this instead of let_plan
   std::vector<std::uint32_t> global_ep_source, global_sp_source;  // replay of the global merge
 };
 
 }  // namespace detail
 
-template <class Force, class EPI, class EPJ, class Moment, class SPJ>
-class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>>,
-                             public ParticleOrderOption {
+// kCutoff: FDPS's SEARCH_MODE_LONG_CUTOFF (walk/cutoff.hpp, let/cutoff_let.hpp); the spellings are
+// TreeForForceLong<Force, EPI, EPJ>::MonopoleWithCutoff and TreeForForceLong<..., Moment, SPJ>::WithCutoff.
+// kSearch: FDPS's SEARCH_MODE_LONG_SCATTER / LONG_SYMMETRY and CALC_DISTANCE_TYPE_NEAREST_*
+// (walk/long_search.hpp, let/search_let.hpp); spelled TreeForForceLong<...>::MonopoleWithScatterSearch etc.
+template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff = false,
+          LongSearch kSearch = LongSearch{}>
+class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>>,
+                             public ParticleOrderOption,
+                             public TreeStatistics,
+                             public StagedInput<EPI, EPJ> {
   friend class MultiWalkCalls<TreeForForceLongWith>;
   static constexpr bool kTypesValid = checkLongRangeTypeContracts<Force, EPI, EPJ>();
   // The moment contract is only worth checking once the EPJ contract holds (moments read it).
@@ -99,6 +136,15 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
                 "grove: the moment type does not meet the moment contract (see grove/tree/moments.hpp)");
   static_assert(SuperParticleType<SPJ, Moment>,
                 "grove: the SPJ type does not meet the superparticle contract (see grove/tree/moments.hpp)");
+  static_assert(!kCutoff || HasCutoffRadius<EPJ>,
+                "grove: the EPJ type needs `getRSearch() const` returning the cutoff radius (cutoff trees)");
+  static_assert(!kSearch.searches() || HasRSearch<EPJ>,
+                "grove: the EPJ type needs `getRSearch() const` (scatter and symmetry search trees)");
+  static_assert(kSearch.mode != LongSearchMode::SYMMETRY || HasRSearch<EPI>,
+                "grove: the EPI type needs `getRSearch() const` (symmetry search trees)");
+  static_assert(!(kCutoff && kSearch.active()),
+                "grove: a cutoff tree cannot also search or measure nearest-image distances (FDPS's "
+                "SEARCH_MODE_LONG_CUTOFF_SCATTER is not implemented there either)");
 
  public:
   using ForceType = Force;
@@ -167,30 +213,133 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   // A dispatch that takes the trailing lists_unchanged is told, on REUSE_LIST steps, that every
   // walk's index lists equal those of the preceding MAKE_LIST_FOR_REUSE step.
 
+  // ---- FDPS's split stages -------------------------------------------------------------------------
+  // setParticleLocalTree loads particles (several systems in turn with clear = false, e.g. dark
+  // matter then gas); calcForceMakingTree builds the trees from them and computes the forces;
+  // getForce(i) is the force on the i-th particle loaded. makeLocalTree, makeGlobalTree,
+  // calcMomentGlobalTree and calcForce are the same steps one at a time. LET serialization
+  // (flag_serialize), unimplemented in FDPS too, is refused.
+  // setParticleLocalTree(psys[, clear]) comes from StagedInput (tree/staged_particles.hpp).
+  template <class EpKernel, class SpKernel>
+  void calcForceMakingTree(EpKernel&& kernel_ep, SpKernel&& kernel_sp, const DomainInfo& dinfo, bool clear = true,
+                           InteractionListMode list_mode = MAKE_LIST, bool flag_serialize = false) {
+    refuseSerialization(flag_serialize, "calcForceMakingTree");
+    prepare(staged_, dinfo, forceStartFor(clear), list_mode, list_mode != MAKE_LIST);
+    computeOnHost(kernel_ep, kernel_sp, list_mode != MAKE_LIST);
+  }
+  // The forces of the tree made last (by any call), written back to psys: its particles must be
+  // those the tree was made from, in the same order (FDPS: without reading psys or remaking trees).
+  template <class EpKernel, class SpKernel, class PSys>
+  void calcForceAndWriteBack(EpKernel&& kernel_ep, SpKernel&& kernel_sp, PSys& psys, bool clear = true,
+                             bool flag_serialize = false) {
+    refuseSerialization(flag_serialize, "calcForceAndWriteBack");
+    require(sorted_.order.size() == psys.size(), "TreeForForceLong::calcForceAndWriteBack",
+            "the tree was made from {} particles, psys holds {}", sorted_.order.size(), psys.size());
+    calcForce(kernel_ep, kernel_sp, clear);
+    sorted_.writeBack(psys, profile_);
+  }
+  void makeLocalTree(const DomainInfo& dinfo) { makeLocalTreeFromStaged(dinfo, nullptr); }
+  // The local tree in the cube of side l centred on c (the same on every rank; it must hold every
+  // particle loaded).
+  void makeLocalTree(float l, const Vec3f& c = Vec3f(0.0f)) {
+    require(l > 0.0f && isFiniteValue(l) && isFinite(c), "TreeForForceLong::makeLocalTree",
+            "the root cell needs a positive side and a finite centre, got l = {}, c = {}", l, c);
+    const RootCell root{Vec3d(c) - Vec3d(0.5 * static_cast<double>(l)), static_cast<double>(l)};
+    makeLocalTreeFromStaged(DomainInfo(comm_), &root);
+  }
+  void makeGlobalTree(const DomainInfo& dinfo) {
+    require(sorted_.order.size() == staged_.size(), "TreeForForceLong::makeGlobalTree", "call makeLocalTree first");
+    // Periodic cutoff trees need a global tree on one rank too: it holds the images.
+    if (dinfo.comm().size() > 1 || image_shifts_.size() > 1) buildGlobalTree(dinfo.comm(), false);
+    makeInteractionGroups();
+  }
+  // Grove computes the global tree's moments as it makes it (makeGlobalTree).
+  void calcMomentGlobalTree() {}
+  template <class EpKernel, class SpKernel>
+  void calcForce(EpKernel&& kernel_ep, SpKernel&& kernel_sp, bool clear = true) {
+    // A new calculation for the counters; the tree is the one made before.
+    beginCalculation(comm_);
+    if (clear)
+      for (auto& f : sorted_.force) f.clear();
+    profile_.n_local = static_cast<std::int64_t>(sorted_.order.size());
+    profile_.n_groups = static_cast<std::int64_t>(groups_.size());
+    computeOnHost(kernel_ep, kernel_sp, false);
+  }
+
   // ---- results ------------------------------------------------------------------------------------
   const Force& getForce(std::size_t i) const { return sorted_.forceOf(i); }
   std::size_t size() const { return sorted_.order.size(); }
-  const TreeProfile& profile() const { return profile_; }
-  std::int64_t getNumberOfInteractionEPEPLocal() const { return profile_.n_ep_ep; }
-  std::int64_t getNumberOfInteractionEPSPLocal() const { return profile_.n_ep_sp; }
-  // Collective: summed over the ranks of the last calculation.
-  std::int64_t getNumberOfInteractionEPEPGlobal() const { return comm_.allreduceSum(profile_.n_ep_ep); }
-  std::int64_t getNumberOfInteractionEPSPGlobal() const { return comm_.allreduceSum(profile_.n_ep_sp); }
+  // profile(), the interaction and walk counts (accumulated, FDPS's) and getTimeProfile() come
+  // from TreeStatistics (tree/tree_statistics.hpp).
   std::size_t getMemSizeUsed() const { return memoryBytes(); }  // FDPS's spelling
+  std::size_t getUsedMemorySize() const { return memoryBytes(); }
   const RootCell& rootCell() const { return root_; }
+  // Cutoff trees: the cutoff radius of the last calculation (the largest EPJ::getRSearch()).
+  double getRCut() const { return r_cut_; }
+
+  // Search trees: the EPJs within the search radius of `particle` (strictly closer than the
+  // EPJ's radius for SCATTER, than the larger of the particle's and the EPJ's for SYMMETRY;
+  // nearest-image distances where the tree measures them), from the tree of the last
+  // calculation: this rank's particles and those received, so complete for particles of this
+  // rank. Thread-safe; the list stays valid until this thread's next call.
+  template <class P>
+  int getNeighborListOneParticle(const P& particle, EPJ*& list) const
+    requires(kSearch.searches())
+  {
+    thread_local std::vector<EPJ> found;
+    thread_local std::vector<std::int32_t> stack;
+    found.clear();
+    const Vec3d x = positionOf(particle);
+    double r_i = 0.0;
+    if constexpr (kSearch.mode == LongSearchMode::SYMMETRY) r_i = static_cast<double>(particle.getRSearch());
+    const SearchReach target{{x, x}, {x - Vec3d(r_i), x + Vec3d(r_i)}};
+    const Built& t = tree();
+    searchCandidates<kSearch.mode>(t.shape, std::span<const CellBoxes>(t.search_boxes), target, image_, stack,
+                                   [&](std::uint32_t j) {
+                                     const double r = std::max(r_i, static_cast<double>(t.epj[j].getRSearch()));
+                                     if (norm2(image_.difference(positionOf(t.epj[j]), x)) < r * r)
+                                       found.push_back(t.epj[j]);
+                                   });
+    list = found.data();
+    return static_cast<int>(found.size());
+  }
   // Bytes held by the tree's arrays (capacity), for memory accounting.
   std::size_t memoryBytes() const;
 
  private:
+  using StagedInput<EPI, EPJ>::staged_;  // setParticleLocalTree's particles (a dependent base)
   using Built = detail::BuiltTree<EPJ, SPJ, Moment>;
 
   // reorder: psys itself when the call may reorder it (reorderTarget), else null.
   template <class PSys>
   void prepare(const PSys& psys, const DomainInfo& dinfo, ForceStart start, InteractionListMode list_mode,
                bool keep_lists, PSys* reorder = nullptr);
+  // given_root: FDPS's makeLocalTree(l, c); null: from the particles.
   template <class PSys>
-  void buildLocalTree(const PSys& psys, const Comm& comm, ForceStart start, PSys* reorder);
+  void buildLocalTree(const PSys& psys, const Comm& comm, ForceStart start, PSys* reorder,
+                      const RootCell* given_root = nullptr);
+  void makeLocalTreeFromStaged(const DomainInfo& dinfo, const RootCell* given_root) {
+    require(initialized_, "TreeForForceLong", "call initialize(n, theta, n_leaf, n_group) first");
+    beginCalculation(dinfo.comm());
+    comm_ = dinfo.comm();
+    profile_.n_local = static_cast<std::int64_t>(staged_.size());
+    // Forces follow their particles when the same number is loaded again (calcForce(clear = false)).
+    const ForceStart start = sorted_.force.size() == staged_.size() ? ForceStart::kKeep : ForceStart::kClear;
+    if constexpr (kCutoff) setUpCutoff(staged_, dinfo);
+    if constexpr (kSearch.active()) setUpNearestImage(dinfo);
+    buildLocalTree(staged_, comm_, start, static_cast<StagedParticles<EPI, EPJ>*>(nullptr), given_root);
+    reuse_.guard.forget();
+    groups_.clear();
+  }
+  static void refuseSerialization(bool flag_serialize, const char* where) {
+    require(!flag_serialize, where, "LET serialization (flag_serialize = true) is not supported (nor in FDPS 7.1)");
+  }
   void buildGlobalTree(const Comm& comm, bool keep_plan);
+  // Cutoff trees: r_cut, the image shifts and the boundary, from the EPJs and dinfo (collective).
+  template <class PSys>
+  void setUpCutoff(const PSys& psys, const DomainInfo& dinfo);
+  ReceivedLet<EPJ, SPJ> planAndExchangeLet(const Comm& comm, bool keep_plan);
+  ReceivedLet<EPJ, SPJ> resendLet();
   template <class PSys>
   void refreshForReuse(const PSys& psys, const DomainInfo& dinfo, ForceStart start);
   void makeInteractionGroups();
@@ -204,13 +353,19 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
                       OnSpRange&& on_sp_range) const {
     const Built& t = tree();
     const auto cells = static_cast<std::uint32_t>(t.cells());
-    walkTree(
-        t.shape, t.cell_pos, criterion_, groups_[g].box, true, stack,
-        [&](std::int32_t cell) { on_sp(static_cast<std::uint32_t>(cell)); },
-        [&](const TreeCell& leaf) {
-          if (leaf.ep_count) on_ep_range(leaf.ep_first, leaf.ep_count);
-          if (leaf.sp_count) on_sp_range(cells + leaf.sp_first, leaf.sp_count);
-        });
+    auto far = [&](std::int32_t cell) { on_sp(static_cast<std::uint32_t>(cell)); };
+    auto leaf_entries = [&](const TreeCell& leaf) {
+      if (leaf.ep_count) on_ep_range(leaf.ep_first, leaf.ep_count);
+      if (leaf.sp_count) on_sp_range(cells + leaf.sp_first, leaf.sp_count);
+    };
+    if constexpr (kCutoff)
+      walkTreeWithinCutoff(t.shape, t.cell_pos, t.cell_extent, criterion_, groups_[g].box, r_cut_, true, stack, far,
+                           leaf_entries);
+    else if constexpr (kSearch.active())
+      walkTreeWithSearch<kSearch.mode>(t.shape, t.cell_pos, t.search_boxes, criterion_, groupReach(g), image_, true,
+                                       stack, far, leaf_entries);
+    else
+      walkTree(t.shape, t.cell_pos, criterion_, groups_[g].box, true, stack, far, leaf_entries);
   }
   // Appends group g's list as indices: EPJ indices into tree().epj, SPJ indices into all_spj.
   void collectGroupList(std::size_t g, std::vector<std::int32_t>& ep, std::vector<std::int32_t>& sp,
@@ -259,6 +414,17 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
     }
   }
   const Built& tree() const { return global_built_ ? global_ : local_; }
+  // Search trees: group g's positions and (symmetry) its particles' search spheres.
+  SearchReach groupReach(std::size_t g) const {
+    if constexpr (kSearch.mode == LongSearchMode::SYMMETRY) return {groups_[g].box, group_search_box_[g]};
+    else return {groups_[g].box, groups_[g].box};
+  }
+  // Search trees: the nearest-image periods from dinfo's root domain, then the search boxes.
+  void setUpNearestImage(const DomainInfo& dinfo);
+  template <LongSearchMode kMode>
+  void computeSearchBoxesOf(Built& b) {
+    if constexpr (kMode != LongSearchMode::NONE) b.template computeSearchBoxes<kMode>();
+  }
 
   double theta_ = 0.7;
   int n_leaf_limit_ = 8;
@@ -269,6 +435,14 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
 
   RootCell root_;
   OpeningCriterion criterion_;
+  // Cutoff trees only: r_cut, image shifts (zero first; one entry when open) and the boundary.
+  double r_cut_ = 0.0;
+  std::vector<Vec3d> image_shifts_{Vec3d{}};
+  BoundaryCondition boundary_ = BoundaryCondition::OPEN;
+  Boxd root_domain_ = Boxd::everything();
+  // Search trees only: nearest-image periods, and each group's box of i search spheres (symmetry).
+  NearestImage image_;
+  std::vector<Boxd> group_search_box_;
   SortedParticles<EPI, EPJ, Force> sorted_;
   Built local_, global_;
   bool global_built_ = false;
@@ -276,18 +450,17 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   InteractionLists lists_;
   MultiwalkBuffers<EPI, EPJ, SPJ, Force> multiwalk_buffers_;
   detail::ReuseRecord reuse_;
-  mutable TreeProfile profile_;
 };
 
 // ---- stage implementations ----------------------------------------------------------------------
 
-template <class Force, class EPI, class EPJ, class Moment, class SPJ>
+template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff, LongSearch kSearch>
 template <class PSys>
-void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::prepare(const PSys& psys, const DomainInfo& dinfo,
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::prepare(const PSys& psys, const DomainInfo& dinfo,
                                                                   ForceStart start, InteractionListMode list_mode,
                                                                   bool keep_lists, PSys* reorder) {
   require(initialized_, "TreeForForceLong", "call initialize(n, theta, n_leaf, n_group) first");
-  profile_ = {};
+  beginCalculation(dinfo.comm());
   profile_.n_local = static_cast<std::int64_t>(psys.size());
   comm_ = dinfo.comm();
   if (list_mode == REUSE_LIST) {
@@ -296,24 +469,43 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::prepare(const PSys& psy
     profile_.n_cells = static_cast<std::int64_t>(local_.shape.cells.size());
     return;
   }
+  if constexpr (kCutoff) setUpCutoff(psys, dinfo);
+  if constexpr (kSearch.active()) setUpNearestImage(dinfo);
   buildLocalTree(psys, comm_, start, reorder);
-  if (comm_.size() > 1) buildGlobalTree(comm_, list_mode == MAKE_LIST_FOR_REUSE);
+  // Periodic cutoff trees need a global tree on one rank too: it holds the images.
+  if (comm_.size() > 1 || image_shifts_.size() > 1) buildGlobalTree(comm_, list_mode == MAKE_LIST_FOR_REUSE);
   makeInteractionGroups();
   reuse_.guard.forget();
   if (keep_lists) buildLists();
   if (list_mode == MAKE_LIST_FOR_REUSE) reuse_.guard.record(psys, comm_);
 }
 
-template <class Force, class EPI, class EPJ, class Moment, class SPJ>
+template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff, LongSearch kSearch>
 template <class PSys>
-void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildLocalTree(const PSys& psys, const Comm& comm,
-                                                                         ForceStart start, PSys* reorder) {
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::buildLocalTree(const PSys& psys, const Comm& comm,
+                                                                                  ForceStart start, PSys* reorder,
+                                                                                  const RootCell* given_root) {
   double t = omp_get_wtime();
   // 1. Root cell: the bounding cube of every rank's particles, so that cells agree across ranks.
   Boxd bounds = boundingBoxOfPositions(psys.particles());
   bounds.low = comm.allreduceMin(bounds.low);
   bounds.high = comm.allreduceMax(bounds.high);
-  root_ = rootCellAround(bounds);
+  if (given_root) {
+    const Boxd box = given_root->box();
+    bool inside = true;
+    for (std::size_t a = 0; a < 3 && !bounds.isEmpty(); ++a)
+      inside = inside && box.low[a] <= bounds.low[a] && bounds.high[a] <= box.high[a];
+    require(inside, "TreeForForceLong::makeLocalTree", "the root cell {} does not hold every particle (they span {})",
+            box, bounds);
+    root_ = *given_root;
+  } else {
+    // Cutoff trees hold images up to r_cut outside the periodic box: the root covers them, so
+    // that local and global keys are relative to one cube. (A given root, FDPS's period, is
+    // kept: images outside it get edge keys, and the walks, which test the cells' tight
+    // extents, stay exact.)
+    if constexpr (kCutoff) bounds = cutoffTreeBounds(bounds, boundary_, root_domain_, r_cut_);
+    root_ = rootCellAround(bounds);
+  }
   criterion_ = OpeningCriterion(root_, theta_);
   profile_.root_cell = omp_get_wtime() - t;
 
@@ -328,23 +520,18 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildLocalTree(const PS
   profile_.link = omp_get_wtime() - t;
   t = omp_get_wtime();
   local_.computeMomentsAndSuperParticles();
+  if constexpr (kCutoff) local_.computeExtents();
+  computeSearchBoxesOf<kSearch.mode>(local_);
   profile_.local_moments = omp_get_wtime() - t;
   profile_.n_cells = static_cast<std::int64_t>(local_.cells());
   global_built_ = false;
 }
 
-template <class Force, class EPI, class EPJ, class Moment, class SPJ>
-void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildGlobalTree(const Comm& comm, bool keep_plan) {
-  double t = omp_get_wtime();
-  const Boxd my_box = boundingBoxOfPositions(std::span<const EPJ>(local_.epj));
-  LetPlan plan = planLet(comm, let_mode_, local_.shape, std::span<const Vec3d>(local_.cell_pos), criterion_, my_box);
-  profile_.let_build = omp_get_wtime() - t;
-  t = omp_get_wtime();
-  const std::span<const SPJ> cell_spj(local_.all_spj.data(), local_.cells());
-  ReceivedLet<EPJ, SPJ> let = exchangeLet<EPJ, SPJ>(comm, plan, std::span<const EPJ>(local_.epj), cell_spj, profile_);
-  profile_.let_exchange = omp_get_wtime() - t;
+template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff, LongSearch kSearch>
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::buildGlobalTree(const Comm& comm, bool keep_plan) {
+  ReceivedLet<EPJ, SPJ> let = planAndExchangeLet(comm, keep_plan);
 
-  t = omp_get_wtime();
+  double t = omp_get_wtime();
   // Received EPJs merged into the (already sorted) local ones; received SPJs sorted by key.
   std::vector<std::uint32_t>* ep_source = keep_plan ? &reuse_.global_ep_source : nullptr;
   std::vector<std::uint32_t>* sp_source = keep_plan ? &reuse_.global_sp_source : nullptr;
@@ -356,26 +543,122 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildGlobalTree(const C
 
   t = omp_get_wtime();
   global_.computeMomentsAndSuperParticles();
+  if constexpr (kCutoff) global_.computeExtents();
+  computeSearchBoxesOf<kSearch.mode>(global_);
   profile_.global_moments = omp_get_wtime() - t;
   global_built_ = true;
-  if (keep_plan) reuse_.let_plan = std::move(plan);
 }
 
-template <class Force, class EPI, class EPJ, class Moment, class SPJ>
+template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff, LongSearch kSearch>
 template <class PSys>
-void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::refreshForReuse(const PSys& psys, const DomainInfo& dinfo,
-                                                                          ForceStart start) {
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::setUpCutoff(const PSys& psys,
+                                                                               const DomainInfo& dinfo) {
+  // FDPS asks for one r_cut shared by every EPJ; the largest is taken, so that a mixture still
+  // finds every pair within its own radius.
+  double r_cut = 0.0;
+  const auto n = static_cast<std::int64_t>(psys.size());
+#pragma omp parallel for reduction(max : r_cut) schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    EPJ e;
+    loadEssential(e, psys[static_cast<std::size_t>(i)]);
+    const double r = static_cast<double>(e.getRSearch());
+    // NaN fails the comparison and lands in r_cut, to be reported below.
+    r_cut = r > r_cut || r != r ? r : r_cut;
+  }
+  r_cut_ = comm_.allreduceMax(r_cut);
+  require(r_cut_ > 0.0 && isFiniteValue(r_cut_), "TreeForForceLong (cutoff)",
+          "the cutoff radius (EPJ::getRSearch) must be positive and finite, got {}", r_cut_);
+  boundary_ = dinfo.getBoundaryCondition();
+  root_domain_ = dinfo.getPosRootDomain();
+  image_shifts_ = cutoffImageShifts(boundary_, root_domain_, r_cut_);
+  if (image_shifts_.size() > 1) {
+    require(HasSetPos<EPJ>, "TreeForForceLong (cutoff)",
+            "periodic boundaries need `setPos(const Vec3d&)` on the EPJ type (images are shifted copies)");
+    require(HasSetPos<SPJ>, "TreeForForceLong (cutoff)",
+            "periodic boundaries need `setPos(const Vec3d&)` on the SPJ type (images are shifted copies)");
+  }
+}
+
+template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff, LongSearch kSearch>
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::setUpNearestImage(const DomainInfo& dinfo) {
+  Vec3d period{};
+  const Vec3d root = dinfo.getPosRootDomain().size();
+  for (std::size_t a = 0; a < 3; ++a) {
+    if (!((kSearch.nearest_axes >> a) & 1u)) continue;
+    require(std::isfinite(root[a]) && root[a] > 0.0, "TreeForForceLong (nearest image)",
+            "distances to the nearest image along {} need the period there: the root domain is {} long; set it "
+            "with DomainInfo::setPosRootDomain",
+            "xyz"[a], root[a]);
+    period[a] = root[a];
+  }
+  image_ = NearestImage(period);
+}
+
+template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff, LongSearch kSearch>
+ReceivedLet<EPJ, SPJ> TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::planAndExchangeLet(const Comm& comm,
+                                                                                                       bool keep_plan) {
+  double t = omp_get_wtime();
+  const Boxd my_box = boundingBoxOfPositions(std::span<const EPJ>(local_.epj));
+  const std::span<const Vec3d> cell_pos(local_.cell_pos);
+  const std::span<const SPJ> cell_spj(local_.all_spj.data(), local_.cells());
+  ReceivedLet<EPJ, SPJ> let;
+  if constexpr (kCutoff) {
+    CutoffLetPlan plan = planCutoffLet(comm, local_.shape, cell_pos, std::span<const Boxd>(local_.cell_extent),
+                                       std::span<const EPJ>(local_.epj), criterion_, r_cut_, my_box,
+                                       std::span<const Vec3d>(image_shifts_));
+    profile_.let_build = omp_get_wtime() - t;
+    t = omp_get_wtime();
+    let = exchangeCutoffLet<EPJ, SPJ>(comm, plan, std::span<const EPJ>(local_.epj), cell_spj, profile_);
+    if (keep_plan) reuse_.cutoff_plan = std::move(plan);
+  } else if constexpr (kSearch.active()) {
+    SearchReach my_reach;
+    my_reach.inner = boundingBoxOfPositions(std::span<const EPI>(sorted_.epi));
+    if constexpr (kSearch.mode == LongSearchMode::SYMMETRY)
+      for (const EPI& e : sorted_.epi) my_reach.outer.merge(searchBoxOf(e));
+    LetPlan plan = planSearchLet<kSearch.mode>(comm, let_mode_, local_.shape, cell_pos,
+                                               std::span<const CellBoxes>(local_.search_boxes), criterion_, my_reach,
+                                               image_);
+    profile_.let_build = omp_get_wtime() - t;
+    t = omp_get_wtime();
+    let = exchangeLet<EPJ, SPJ>(comm, plan, std::span<const EPJ>(local_.epj), cell_spj, profile_);
+    if (keep_plan) reuse_.let_plan = std::move(plan);
+  } else {
+    LetPlan plan = planLet(comm, let_mode_, local_.shape, cell_pos, criterion_, my_box);
+    profile_.let_build = omp_get_wtime() - t;
+    t = omp_get_wtime();
+    let = exchangeLet<EPJ, SPJ>(comm, plan, std::span<const EPJ>(local_.epj), cell_spj, profile_);
+    if (keep_plan) reuse_.let_plan = std::move(plan);
+  }
+  profile_.let_exchange = omp_get_wtime() - t;
+  return let;
+}
+
+template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff, LongSearch kSearch>
+ReceivedLet<EPJ, SPJ> TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::resendLet() {
+  const double t = omp_get_wtime();
+  const std::span<const SPJ> cell_spj(local_.all_spj.data(), local_.cells());
+  ReceivedLet<EPJ, SPJ> let;
+  if constexpr (kCutoff)
+    let = exchangeCutoffLet<EPJ, SPJ>(comm_, reuse_.cutoff_plan, std::span<const EPJ>(local_.epj), cell_spj, profile_);
+  else
+    let = exchangeLet<EPJ, SPJ>(comm_, reuse_.let_plan, std::span<const EPJ>(local_.epj), cell_spj, profile_);
+  profile_.let_exchange = omp_get_wtime() - t;
+  return let;
+}
+
+template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff, LongSearch kSearch>
+template <class PSys>
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::refreshForReuse(const PSys& psys,
+                                                                                   const DomainInfo& dinfo,
+                                                                                   ForceStart start) {
   reuse_.guard.check(psys, dinfo.comm(), "TreeForForceLong (REUSE_LIST)");
   sorted_.refresh(psys, start, local_.epj, profile_);
   double t = omp_get_wtime();
   local_.computeMomentsAndSuperParticles(false);
+  computeSearchBoxesOf<kSearch.mode>(local_);  // for getNeighborListOneParticle
   profile_.local_moments = omp_get_wtime() - t;
   if (!global_built_) return;
-  t = omp_get_wtime();
-  const std::span<const SPJ> cell_spj(local_.all_spj.data(), local_.cells());
-  ReceivedLet<EPJ, SPJ> let =
-      exchangeLet<EPJ, SPJ>(comm_, reuse_.let_plan, std::span<const EPJ>(local_.epj), cell_spj, profile_);
-  profile_.let_exchange = omp_get_wtime() - t;
+  const ReceivedLet<EPJ, SPJ> let = resendLet();
   t = omp_get_wtime();
   const std::size_t n_local = local_.epj.size();
   const auto n_global = static_cast<std::int64_t>(global_.epj.size());
@@ -388,11 +671,12 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::refreshForReuse(const P
   profile_.global_tree = omp_get_wtime() - t;
   t = omp_get_wtime();
   global_.computeMomentsAndSuperParticles(false);
+  computeSearchBoxesOf<kSearch.mode>(global_);
   profile_.global_moments = omp_get_wtime() - t;
 }
 
-template <class Force, class EPI, class EPJ, class Moment, class SPJ>
-void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::makeInteractionGroups() {
+template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff, LongSearch kSearch>
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::makeInteractionGroups() {
   const double t = omp_get_wtime();
   groups_ = makeGroups(local_.shape, n_group_limit_);
   const auto ng = static_cast<std::int64_t>(groups_.size());
@@ -402,20 +686,29 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::makeInteractionGroups()
     for (std::uint32_t i = group.first; i < group.first + group.count; ++i)
       group.box.merge(positionOf(sorted_.epi[i]));
   }
+  if constexpr (kSearch.mode == LongSearchMode::SYMMETRY) {
+    group_search_box_.assign(groups_.size(), Boxd::empty());
+#pragma omp parallel for schedule(static)
+    for (std::int64_t g = 0; g < ng; ++g) {
+      const InteractionGroup& group = groups_[static_cast<std::size_t>(g)];
+      for (std::uint32_t i = group.first; i < group.first + group.count; ++i)
+        group_search_box_[static_cast<std::size_t>(g)].merge(searchBoxOf(sorted_.epi[i]));
+    }
+  }
   profile_.n_groups = ng;
   profile_.groups = omp_get_wtime() - t;
 }
 
-template <class Force, class EPI, class EPJ, class Moment, class SPJ>
-void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildLists() {
+template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff, LongSearch kSearch>
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::buildLists() {
   const double t = omp_get_wtime();
   lists_.reset(groups_.size());
   buildListRange(0, groups_.size());
   profile_.walk = omp_get_wtime() - t;
 }
 
-template <class Force, class EPI, class EPJ, class Moment, class SPJ>
-void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildListRange(std::size_t g0, std::size_t g1) {
+template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff, LongSearch kSearch>
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::buildListRange(std::size_t g0, std::size_t g1) {
   const Built& tr = tree();
   require(tr.epj.size() < (std::size_t{1} << 31) && tr.all_spj.size() < (std::size_t{1} << 31), "TreeForForceLong",
           "{} EPJs and {} SPJs exceed the int32 indices of interaction lists", tr.epj.size(), tr.all_spj.size());
@@ -425,10 +718,11 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::buildListRange(std::siz
   });
 }
 
-template <class Force, class EPI, class EPJ, class Moment, class SPJ>
+template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff, LongSearch kSearch>
 template <class EpKernel, class SpKernel>
-void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::computeOnHost(EpKernel& kernel_ep, SpKernel& kernel_sp,
-                                                                        bool from_kept_lists) {
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::computeOnHost(EpKernel& kernel_ep,
+                                                                                 SpKernel& kernel_sp,
+                                                                                 bool from_kept_lists) {
   const Built& t = tree();
   const double start = omp_get_wtime();
   double walk_thread_seconds = 0.0, kernel_thread_seconds = 0.0;
@@ -475,18 +769,54 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::computeOnHost(EpKernel&
   profile_.n_ep_sp = n_ep_sp;
 }
 
-template <class Force, class EPI, class EPJ, class Moment, class SPJ>
-std::size_t TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>::memoryBytes() const {
+template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff, LongSearch kSearch>
+std::size_t TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::memoryBytes() const {
   auto bytes = [](const auto& v) { return v.capacity() * sizeof(typename std::decay_t<decltype(v)>::value_type); };
   auto built = [&](const Built& b) {
     return bytes(b.ep_keys) + bytes(b.sp_keys) + bytes(b.epj) + bytes(b.spj) + bytes(b.shape.cells) +
-           bytes(b.shape.level_begin) + bytes(b.moments) + bytes(b.all_spj) + bytes(b.cell_pos);
+           bytes(b.shape.level_begin) + bytes(b.moments) + bytes(b.all_spj) + bytes(b.cell_pos) +
+           bytes(b.cell_extent) + bytes(b.search_boxes);
   };
   return sorted_.memoryBytes() + built(local_) + built(global_) + bytes(groups_) + lists_.memoryBytes();
 }
 
-// FDPS's spelling: TreeForForceLong<Force, EPI, EPJ>::Monopole and friends.
+namespace detail {
+template <class Moment>
+struct WithCutoffNeedsMomentAndSpj {
+  static_assert(!std::is_void_v<Moment>,
+                "grove: WithCutoff needs the moment and SPJ types: TreeForForceLong<Force, EPI, EPJ, Moment, "
+                "SPJ>::WithCutoff (or TreeForForceLong<Force, EPI, EPJ>::MonopoleWithCutoff)");
+};
+template <class Force, class EPI, class EPJ, class Moment, class SPJ>
+struct CutoffTreeOf {
+  using type = TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, true>;
+};
 template <class Force, class EPI, class EPJ>
+struct CutoffTreeOf<Force, EPI, EPJ, void, void> {
+  using type = WithCutoffNeedsMomentAndSpj<void>;
+};
+template <class Moment>
+struct WithSearchNeedsMomentAndSpj {
+  static_assert(!std::is_void_v<Moment>,
+                "grove: WithScatterSearch / WithSymmetrySearch need the moment and SPJ types: TreeForForceLong<Force, "
+                "EPI, EPJ, Moment, SPJ>::WithScatterSearch (or TreeForForceLong<Force, EPI, EPJ>::"
+                "MonopoleWithScatterSearch)");
+};
+template <class Force, class EPI, class EPJ, class Moment, class SPJ, LongSearch kSearch>
+struct SearchTreeOf {
+  using type = TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, false, kSearch>;
+};
+template <class Force, class EPI, class EPJ, LongSearch kSearch>
+struct SearchTreeOf<Force, EPI, EPJ, void, void, kSearch> {
+  using type = WithSearchNeedsMomentAndSpj<void>;
+};
+}  // namespace detail
+
+// FDPS's spelling: TreeForForceLong<Force, EPI, EPJ>::Monopole and friends;
+// TreeForForceLong<Force, EPI, EPJ>::MonopoleWithCutoff and
+// TreeForForceLong<Force, EPI, EPJ, Moment, SPJ>::WithCutoff for FDPS's SEARCH_MODE_LONG_CUTOFF
+// (the 4th and 5th arguments matter only to WithCutoff, WithScatterSearch and WithSymmetrySearch, as in FDPS).
+template <class Force, class EPI, class EPJ, class MomentForCutoff = void, class SPJForCutoff = void>
 struct TreeForForceLong {
   using Monopole = TreeForForceLongWith<Force, EPI, EPJ, MomentMonopole, SPJMonopole>;
   using Quadrupole = TreeForForceLongWith<Force, EPI, EPJ, MomentQuadrupole, SPJQuadrupole>;
@@ -499,6 +829,25 @@ struct TreeForForceLong {
   // A user's own moment and superparticle pair.
   template <class Moment, class SPJ>
   using WithMoment = TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>;
+  // Cutoff trees: forces that vanish beyond EPJ::getRSearch(), open or periodic boundaries.
+  using MonopoleWithCutoff = TreeForForceLongWith<Force, EPI, EPJ, MomentMonopoleCutoff, SPJMonopoleCutoff, true>;
+  using WithCutoff = typename detail::CutoffTreeOf<Force, EPI, EPJ, MomentForCutoff, SPJForCutoff>::type;
+  template <class Moment, class SPJ>
+  using WithMomentAndCutoff = TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, true>;
+  // Search trees (FDPS's SEARCH_MODE_LONG_SCATTER / LONG_SYMMETRY): particles within search
+  // reach of a group reach its kernel one by one, never inside a superparticle.
+  using MonopoleWithScatterSearch =
+      TreeForForceLongWith<Force, EPI, EPJ, MomentMonopoleScatter, SPJMonopoleScatter, false, kScatterSearch>;
+  using QuadrupoleWithScatterSearch =
+      TreeForForceLongWith<Force, EPI, EPJ, MomentQuadrupoleScatter, SPJQuadrupoleScatter, false, kScatterSearch>;
+  using MonopoleWithSymmetrySearch =
+      TreeForForceLongWith<Force, EPI, EPJ, MomentMonopoleSymmetry, SPJMonopoleSymmetry, false, kSymmetrySearch>;
+  using QuadrupoleWithSymmetrySearch =
+      TreeForForceLongWith<Force, EPI, EPJ, MomentQuadrupoleSymmetry, SPJQuadrupoleSymmetry, false, kSymmetrySearch>;
+  using WithScatterSearch =
+      typename detail::SearchTreeOf<Force, EPI, EPJ, MomentForCutoff, SPJForCutoff, kScatterSearch>::type;
+  using WithSymmetrySearch =
+      typename detail::SearchTreeOf<Force, EPI, EPJ, MomentForCutoff, SPJForCutoff, kSymmetrySearch>::type;
 };
 
 }  // namespace grove

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <queue>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "grove/comm/comm.hpp"
@@ -26,8 +27,10 @@
 #include "grove/tree/groups.hpp"
 #include "grove/tree/merge_sorted.hpp"
 #include "grove/tree/profile.hpp"
+#include "grove/tree/tree_statistics.hpp"
 #include "grove/tree/reuse_guard.hpp"
 #include "grove/tree/sorted_particles.hpp"
+#include "grove/tree/staged_particles.hpp"
 #include "grove/tree/tree_cells.hpp"
 #include "grove/walk/interaction_lists.hpp"
 #include "grove/walk/multiwalk.hpp"
@@ -57,7 +60,9 @@ consteval bool checkShortRangeContracts() {
 
 template <class Force, class EPI, class EPJ, SearchMode M>
 class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force, EPI, EPJ, M>>,
-                              public ParticleOrderOption {
+                              public ParticleOrderOption,
+                              public TreeStatistics,
+                              public StagedInput<EPI, EPJ> {
   friend class MultiWalkCalls<TreeForForceShortWith>;
  public:
   using ForceType = Force;
@@ -101,14 +106,46 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
     }
   }
 
+  // FDPS's split stages: setParticleLocalTree loads particles (several systems in turn with
+  // clear = false); calcForceMakingTree makes the trees from them and computes the forces;
+  // getForce(i) is the force on the i-th particle loaded. calcForce and calcForceAndWriteBack
+  // compute again on the trees made last (calcForceAndWriteBack writes to psys, which must hold
+  // the particles the trees were made from, in the same order).
+  // setParticleLocalTree(psys[, clear]) comes from StagedInput (tree/staged_particles.hpp).
+  template <class Kernel>
+  void calcForceMakingTree(Kernel&& kernel, const DomainInfo& dinfo, bool clear = true,
+                           InteractionListMode list_mode = MAKE_LIST, bool flag_serialize = false) {
+    require(!flag_serialize, "TreeForForceShort::calcForceMakingTree",
+            "LET serialization (flag_serialize = true) is not supported (nor in FDPS 7.1)");
+    prepare(staged_, dinfo, forceStartFor(clear), list_mode, list_mode != MAKE_LIST);
+    computeOnHost(kernel, list_mode != MAKE_LIST);
+  }
+  template <class Kernel>
+  void calcForce(Kernel&& kernel, bool clear = true) {
+    require(!groups_.empty() || sorted_.order.empty(), "TreeForForceShort::calcForce", "make the trees first");
+    beginCalculation(stats_comm_of_last_);
+    if (clear)
+      for (auto& f : sorted_.force) f.clear();
+    profile_.n_local = static_cast<std::int64_t>(sorted_.order.size());
+    profile_.n_groups = static_cast<std::int64_t>(groups_.size());
+    computeOnHost(kernel, false);
+  }
+  template <class Kernel, class PSys>
+  void calcForceAndWriteBack(Kernel&& kernel, PSys& psys, bool clear = true) {
+    require(sorted_.order.size() == psys.size(), "TreeForForceShort::calcForceAndWriteBack",
+            "the trees were made from {} particles, psys holds {}", sorted_.order.size(), psys.size());
+    calcForce(kernel, clear);
+    sorted_.writeBack(psys, profile_);
+  }
+
   // Multiwalk calls (calcForceAll[AndWriteBack]MultiWalk[Index]) come from MultiWalkCalls,
   // without superparticles (see grove/walk/multiwalk.hpp for the signatures):
   //   dispatch(tag, n_walk, epi**, n_epi*, epj**, n_epj*)
   //   dispatch(tag, n_walk, epi**, n_epi*, id_epj**, n_epj*, epj*, n_epj_total, send_flag [, lists_unchanged])
 
   const Force& getForce(std::size_t i) const { return sorted_.forceOf(i); }
-  const TreeProfile& profile() const { return profile_; }
-  std::int64_t getNumberOfInteractionEPEPLocal() const { return profile_.n_ep_ep; }
+  // profile(), the interaction and walk counts (accumulated, FDPS's) and getTimeProfile() come
+  // from TreeStatistics (tree/tree_statistics.hpp).
 
   // The EPJs within the search radius of `particle` (by this tree's mode: the particle's radius
   // for Gather, the EPJ's for Scatter, the larger for Symmetry; strictly closer than it), from
@@ -177,7 +214,37 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
     return static_cast<int>(found.size());
   }
 
+  // FDPS's getEpjFromId: the EPJ with this id (EPJ::getId()) among those the last calculation's
+  // tree holds (this rank's and those received from other ranks), or null when it holds none.
+  // A particle held more than once (periodic images) gives the first copy in key order. The
+  // id -> index table is built on the first call after each calculation; not thread-safe.
+  EPJ* getEpjFromId(std::int64_t id) {
+    static_assert(requires(const EPJ& e) { { e.getId() } -> std::convertible_to<std::int64_t>; },
+                  "grove: getEpjFromId needs `getId() const` on the EPJ type");
+    Built& t = global_built_ ? global_ : local_;
+    if (!id_table_valid_) {
+      id_table_.clear();
+      id_table_.reserve(t.epj.size());
+      for (std::size_t j = 0; j < t.epj.size(); ++j)
+        id_table_.try_emplace(static_cast<std::int64_t>(t.epj[j].getId()), static_cast<std::uint32_t>(j));
+      id_table_valid_ = true;
+    }
+    const auto found = id_table_.find(id);
+    return found == id_table_.end() ? nullptr : &t.epj[found->second];
+  }
+
+  // Bytes held by the tree's arrays (capacity), FDPS's getMemSizeUsed.
+  std::size_t getMemSizeUsed() const {
+    auto bytes = [](const auto& v) { return v.capacity() * sizeof(typename std::decay_t<decltype(v)>::value_type); };
+    auto built = [&](const Built& b) {
+      return bytes(b.ep_keys) + bytes(b.epj) + bytes(b.shape.cells) + bytes(b.shape.level_begin) + bytes(b.boxes);
+    };
+    return sorted_.memoryBytes() + built(local_) + built(global_) + bytes(groups_) + lists_.memoryBytes();
+  }
+  std::size_t getUsedMemorySize() const { return getMemSizeUsed(); }
+
  private:
+  using StagedInput<EPI, EPJ>::staged_;  // setParticleLocalTree's particles (a dependent base)
   struct Built {
     std::vector<MortonKey> ep_keys;
     LargeVector<EPJ> epj;
@@ -257,7 +324,9 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
     ShortRangeLetPlan let_plan;
     std::vector<std::uint32_t> global_source;
   } reuse_;
-  mutable TreeProfile profile_;
+  Comm stats_comm_of_last_;           // the communicator of the trees made last
+  std::unordered_map<std::int64_t, std::uint32_t> id_table_;  // getEpjFromId's, for the current tree
+  bool id_table_valid_ = false;
 };
 
 template <class Force, class EPI, class EPJ, SearchMode M>
@@ -266,7 +335,9 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::prepare(const PSys& psys, const 
                                                          InteractionListMode list_mode, bool keep_lists,
                                                          PSys* reorder) {
   require(initialized_, "TreeForForceShort", "call initialize(n, theta, n_leaf, n_group) first");
-  profile_ = {};
+  beginCalculation(dinfo.comm());
+  stats_comm_of_last_ = dinfo.comm();
+  id_table_valid_ = false;
   profile_.n_local = static_cast<std::int64_t>(psys.size());
   if (list_mode == REUSE_LIST) {
     refreshForReuse(psys, dinfo, start);
@@ -326,12 +397,12 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::buildTrees(const PSys& psys, con
     const auto& fp = psys[static_cast<std::size_t>(i)];
     if constexpr (M != SearchMode::SCATTER) {
       EPI e;
-      e.copyFromFP(fp);
+      loadEssential(e, fp);
       r_max = std::max(r_max, static_cast<double>(e.getRSearch()));
     }
     if constexpr (M != SearchMode::GATHER) {
       EPJ e;
-      e.copyFromFP(fp);
+      loadEssential(e, fp);
       r_max = std::max(r_max, static_cast<double>(e.getRSearch()));
     }
   }

@@ -33,30 +33,39 @@ class OpeningCriterion {
     }
   }
   bool opens(const Boxd& target, const Vec3d& cell_pos, int level) const {
-    return distanceMinSq(target, cell_pos) <= r_crit_sq_[static_cast<std::size_t>(level)];
+    return opensAt(distanceMinSq(target, cell_pos), level);
+  }
+  // The same test for a distance measured by the caller (e.g. to the nearest periodic image).
+  bool opensAt(double distance_sq, int level) const {
+    return distance_sq <= r_crit_sq_[static_cast<std::size_t>(level)];
   }
 
  private:
   std::array<double, kMortonLevels + 1> r_crit_sq_{};
 };
 
-// Depth-first walk of a tree for one target box. Cells the criterion accepts go to
-// on_far(cell); leaves it opens go to on_leaf(cell). With open_root the root is opened
-// unconditionally (a group always lies inside the root, so this only matters at large theta).
-template <class OnFar, class OnLeaf>
-void walkTree(const TreeShape& shape, std::span<const Vec3d> cell_pos, const OpeningCriterion& criterion,
-              const Boxd& target, bool open_root, std::vector<std::int32_t>& stack, OnFar&& on_far,
-              OnLeaf&& on_leaf) {
+// The depth-first walk every long-range tree shares. From the root: a cell that skip(c) drops
+// is left out with its subtree; a cell that opens(c, cell) does not open goes to on_far(c); an
+// opened leaf goes to on_leaf(cell); an opened inner cell gives its children. With open_root the
+// root is opened unconditionally (a group always lies inside the root, so this only matters at
+// large theta). The plain, cutoff (walk/cutoff.hpp) and search (walk/long_search.hpp) walks
+// differ only in skip and opens.
+template <class Skip, class Opens, class OnFar, class OnLeaf>
+void walkCells(const TreeShape& shape, bool open_root, std::vector<std::int32_t>& stack, Skip&& skip, Opens&& opens,
+               OnFar&& on_far, OnLeaf&& on_leaf) {
   stack.clear();
   stack.push_back(0);
   bool first = true;
   while (!stack.empty()) {
     const std::int32_t index = stack.back();
     stack.pop_back();
-    const TreeCell& cell = shape.cells[static_cast<std::size_t>(index)];
-    if (cell.count() == 0) continue;
-    const bool open = (first && open_root) ||
-                      criterion.opens(target, cell_pos[static_cast<std::size_t>(index)], cell.level);
+    const auto c = static_cast<std::size_t>(index);
+    const TreeCell& cell = shape.cells[c];
+    if (cell.count() == 0 || skip(c)) {
+      first = false;
+      continue;
+    }
+    const bool open = (first && open_root) || opens(c, cell);
     first = false;
     if (!open) {
       on_far(index);
@@ -66,6 +75,18 @@ void walkTree(const TreeShape& shape, std::span<const Vec3d> cell_pos, const Ope
       for (int k = cell.child_count - 1; k >= 0; --k) stack.push_back(cell.child_first + k);
     }
   }
+}
+
+// Barnes-Hut walk for one target box: cells the criterion accepts go to on_far(cell), leaves it
+// opens to on_leaf(cell).
+template <class OnFar, class OnLeaf>
+void walkTree(const TreeShape& shape, std::span<const Vec3d> cell_pos, const OpeningCriterion& criterion,
+              const Boxd& target, bool open_root, std::vector<std::int32_t>& stack, OnFar&& on_far,
+              OnLeaf&& on_leaf) {
+  walkCells(
+      shape, open_root, stack, [](std::size_t) { return false; },
+      [&](std::size_t c, const TreeCell& cell) { return criterion.opens(target, cell_pos[c], cell.level); }, on_far,
+      on_leaf);
 }
 
 }  // namespace grove

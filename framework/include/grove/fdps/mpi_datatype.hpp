@@ -1,0 +1,55 @@
+#pragma once
+// PS::GetDataType<T>(): the MPI datatype of T, for FDPS programs that call MPI themselves
+// (`MPI_Allreduce(&e, &e_sum, 1, PS::GetDataType<PS::F64>(), MPI_SUM, MPI_COMM_WORLD)`).
+// Only compiled where the program defines PARTICLE_SIMULATOR_MPI_PARALLEL, as in FDPS: grove's
+// own headers never include mpi.h (grove/fdps.hpp brings this file in).
+#include <mpi.h>
+
+#include <type_traits>
+
+namespace grove::fdps {
+
+namespace detail {
+// A type MPI has no name for travels as sizeof(T) bytes: one contiguous type per T, committed
+// on first use and kept until MPI_Finalize (which frees it), as FDPS does.
+template <class T>
+MPI_Datatype contiguousBytesType() {
+  static const MPI_Datatype type = [] {
+    MPI_Datatype t;
+    MPI_Type_contiguous(static_cast<int>(sizeof(T)), MPI_BYTE, &t);
+    MPI_Type_commit(&t);
+    return t;
+  }();
+  return type;
+}
+}  // namespace detail
+
+template <class T>
+MPI_Datatype GetDataType() {
+  static_assert(std::is_trivially_copyable_v<T>, "PS::GetDataType<T>: T must be trivially copyable");
+  using U = std::remove_cv_t<T>;
+  if constexpr (std::is_same_v<U, char>) return MPI_CHAR;
+  else if constexpr (std::is_same_v<U, signed char>) return MPI_SIGNED_CHAR;
+  else if constexpr (std::is_same_v<U, unsigned char>) return MPI_UNSIGNED_CHAR;
+  else if constexpr (std::is_same_v<U, short>) return MPI_SHORT;
+  else if constexpr (std::is_same_v<U, unsigned short>) return MPI_UNSIGNED_SHORT;
+  else if constexpr (std::is_same_v<U, int>) return MPI_INT;
+  else if constexpr (std::is_same_v<U, unsigned int>) return MPI_UNSIGNED;
+  else if constexpr (std::is_same_v<U, long>) return MPI_LONG;
+  else if constexpr (std::is_same_v<U, unsigned long>) return MPI_UNSIGNED_LONG;
+  else if constexpr (std::is_same_v<U, long long>) return MPI_LONG_LONG_INT;
+  else if constexpr (std::is_same_v<U, unsigned long long>) return MPI_UNSIGNED_LONG_LONG;
+  else if constexpr (std::is_same_v<U, float>) return MPI_FLOAT;
+  else if constexpr (std::is_same_v<U, double>) return MPI_DOUBLE;
+  else if constexpr (std::is_same_v<U, long double>) return MPI_LONG_DOUBLE;
+  else if constexpr (std::is_same_v<U, bool>) return MPI_CXX_BOOL;
+  else return detail::contiguousBytesType<U>();
+}
+
+// FDPS's second spelling: the type of an object.
+template <class T>
+MPI_Datatype GetDataType(const T&) {
+  return GetDataType<T>();
+}
+
+}  // namespace grove::fdps

@@ -1,0 +1,137 @@
+#pragma once
+// FDPS's generic spelling of a tree, PS::TreeForForce<SEARCH_MODE_*, Force, EPI, EPJ, MomentLocal,
+// MomentGlobal, SPJ[, CALC_DISTANCE_TYPE]>, mapped onto grove's trees:
+//   SEARCH_MODE_LONG         -> TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>
+//   SEARCH_MODE_LONG_CUTOFF  -> the same with the cutoff walk
+//   SEARCH_MODE_LONG_SCATTER / LONG_SYMMETRY -> the same with the search walk (walk/long_search.hpp)
+//   CALC_DISTANCE_TYPE_NEAREST_* -> nearest-image distances, for SEARCH_MODE_LONG, LONG_SCATTER
+//                                   and LONG_SYMMETRY (not for the cutoff and short-range modes)
+//   SEARCH_MODE_GATHER / SCATTER / SYMMETRY -> TreeForForceShortWith<Force, EPI, EPJ, mode>
+// Grove's long-range trees use one moment type for the local and the global tree, so the two
+// must be the same; the short-range modes ignore the moment and superparticle types (FDPS's
+// wrappers pass placeholders there). A mode or distance type grove lacks is a compile error
+// naming it, never a silent substitute.
+#include <cstdint>
+#include <type_traits>
+
+#include "grove/tree/tree_for_force_long.hpp"
+#include "grove/tree/tree_for_force_short.hpp"
+
+namespace grove::fdps {
+
+// FDPS's search modes are types (template arguments of TreeForForce).
+struct SEARCH_MODE_LONG {};
+struct SEARCH_MODE_LONG_CUTOFF {};
+struct SEARCH_MODE_GATHER {};
+struct SEARCH_MODE_SCATTER {};
+struct SEARCH_MODE_SYMMETRY {};
+struct SEARCH_MODE_LONG_SCATTER {};
+struct SEARCH_MODE_LONG_SYMMETRY {};
+struct SEARCH_MODE_LONG_CUTOFF_SCATTER {};
+
+// How the distance between particles is measured (FDPS's values).
+enum CALC_DISTANCE_TYPE {
+  CALC_DISTANCE_TYPE_NORMAL = 0,
+  CALC_DISTANCE_TYPE_NEAREST_X = 1,
+  CALC_DISTANCE_TYPE_NEAREST_Y = 2,
+  CALC_DISTANCE_TYPE_NEAREST_XY = 3,
+  CALC_DISTANCE_TYPE_NEAREST_Z = 4,
+  CALC_DISTANCE_TYPE_NEAREST_XZ = 5,
+  CALC_DISTANCE_TYPE_NEAREST_YZ = 6,
+  CALC_DISTANCE_TYPE_NEAREST_XYZ = 7,
+};
+
+// Placeholders FDPS's short-range wrappers pass as moment and superparticle types.
+struct MomentSearchInAndOut {};
+struct MomentSearchInOnly {};
+struct SuperParticleBase {};
+
+namespace detail {
+
+template <class>
+inline constexpr bool kUnsupported = false;
+
+template <class Mode, class Force, class EPI, class EPJ, class MomentLocal, class MomentGlobal, class SPJ,
+          CALC_DISTANCE_TYPE kDistance>
+struct TreeForForceOf {
+  static_assert(kUnsupported<Mode>,
+                "PS::TreeForForce: grove maps SEARCH_MODE_LONG, SEARCH_MODE_LONG_CUTOFF, SEARCH_MODE_LONG_SCATTER, "
+                "SEARCH_MODE_LONG_SYMMETRY, SEARCH_MODE_GATHER, SEARCH_MODE_SCATTER and SEARCH_MODE_SYMMETRY; this "
+                "search mode is not available (doc/fdps.md)");
+  using type = void;
+};
+
+template <class MomentLocal, class MomentGlobal>
+consteval bool checkLongTreeMoments() {
+  static_assert(std::is_same_v<MomentLocal, MomentGlobal>,
+                "PS::TreeForForce: grove's long-range trees use one moment type for the local and the global "
+                "tree; pass the same type twice");
+  return true;
+}
+
+// The search option of a long-range tree: mode and nearest-image axes (FDPS's bits: 1 x, 2 y, 4 z).
+template <::grove::LongSearchMode kMode, CALC_DISTANCE_TYPE kDistance>
+inline constexpr ::grove::LongSearch kLongSearchOf{kMode, static_cast<std::uint8_t>(kDistance)};
+
+template <class Force, class EPI, class EPJ, class ML, class MG, class SPJ, CALC_DISTANCE_TYPE D>
+struct TreeForForceOf<SEARCH_MODE_LONG, Force, EPI, EPJ, ML, MG, SPJ, D> {
+  static_assert(checkLongTreeMoments<ML, MG>());
+  using type = ::grove::TreeForForceLongWith<Force, EPI, EPJ, MG, SPJ, false,
+                                             kLongSearchOf<::grove::LongSearchMode::NONE, D>>;
+};
+
+template <class Force, class EPI, class EPJ, class ML, class MG, class SPJ, CALC_DISTANCE_TYPE D>
+struct TreeForForceOf<SEARCH_MODE_LONG_CUTOFF, Force, EPI, EPJ, ML, MG, SPJ, D> {
+  static_assert(checkLongTreeMoments<ML, MG>());
+  static_assert(D == CALC_DISTANCE_TYPE_NORMAL,
+                "PS::TreeForForce: CALC_DISTANCE_TYPE_NEAREST_* is not available with SEARCH_MODE_LONG_CUTOFF; "
+                "use a periodic boundary condition (BOUNDARY_CONDITION_PERIODIC_*)");
+  using type = ::grove::TreeForForceLongWith<Force, EPI, EPJ, MG, SPJ, true>;
+};
+
+template <class Force, class EPI, class EPJ, class ML, class MG, class SPJ, CALC_DISTANCE_TYPE D>
+struct TreeForForceOf<SEARCH_MODE_LONG_SCATTER, Force, EPI, EPJ, ML, MG, SPJ, D> {
+  static_assert(checkLongTreeMoments<ML, MG>());
+  using type = ::grove::TreeForForceLongWith<Force, EPI, EPJ, MG, SPJ, false,
+                                             kLongSearchOf<::grove::LongSearchMode::SCATTER, D>>;
+};
+
+template <class Force, class EPI, class EPJ, class ML, class MG, class SPJ, CALC_DISTANCE_TYPE D>
+struct TreeForForceOf<SEARCH_MODE_LONG_SYMMETRY, Force, EPI, EPJ, ML, MG, SPJ, D> {
+  static_assert(checkLongTreeMoments<ML, MG>());
+  using type = ::grove::TreeForForceLongWith<Force, EPI, EPJ, MG, SPJ, false,
+                                             kLongSearchOf<::grove::LongSearchMode::SYMMETRY, D>>;
+};
+
+template <SearchMode kMode, CALC_DISTANCE_TYPE D>
+consteval bool checkShortTreeArguments() {
+  static_assert(D == CALC_DISTANCE_TYPE_NORMAL,
+                "PS::TreeForForce: CALC_DISTANCE_TYPE_NEAREST_* is not available; short-range trees take periodic "
+                "images from DomainInfo's boundary condition (BOUNDARY_CONDITION_PERIODIC_*)");
+  return true;
+}
+
+template <class Force, class EPI, class EPJ, class ML, class MG, class SPJ, CALC_DISTANCE_TYPE D>
+struct TreeForForceOf<SEARCH_MODE_GATHER, Force, EPI, EPJ, ML, MG, SPJ, D> {
+  static_assert(checkShortTreeArguments<SearchMode::GATHER, D>());
+  using type = ::grove::TreeForForceShortWith<Force, EPI, EPJ, SearchMode::GATHER>;
+};
+template <class Force, class EPI, class EPJ, class ML, class MG, class SPJ, CALC_DISTANCE_TYPE D>
+struct TreeForForceOf<SEARCH_MODE_SCATTER, Force, EPI, EPJ, ML, MG, SPJ, D> {
+  static_assert(checkShortTreeArguments<SearchMode::SCATTER, D>());
+  using type = ::grove::TreeForForceShortWith<Force, EPI, EPJ, SearchMode::SCATTER>;
+};
+template <class Force, class EPI, class EPJ, class ML, class MG, class SPJ, CALC_DISTANCE_TYPE D>
+struct TreeForForceOf<SEARCH_MODE_SYMMETRY, Force, EPI, EPJ, ML, MG, SPJ, D> {
+  static_assert(checkShortTreeArguments<SearchMode::SYMMETRY, D>());
+  using type = ::grove::TreeForForceShortWith<Force, EPI, EPJ, SearchMode::SYMMETRY>;
+};
+
+}  // namespace detail
+
+template <class Mode, class Force, class EPI, class EPJ, class MomentLocal, class MomentGlobal, class SPJ,
+          CALC_DISTANCE_TYPE kDistance = CALC_DISTANCE_TYPE_NORMAL>
+using TreeForForce =
+    typename detail::TreeForForceOf<Mode, Force, EPI, EPJ, MomentLocal, MomentGlobal, SPJ, kDistance>::type;
+
+}  // namespace grove::fdps

@@ -1,0 +1,114 @@
+#pragma once
+// Cutoff walks (FDPS's SEARCH_MODE_LONG_CUTOFF): forces that vanish beyond a radius r_cut, such
+// as the short-range part of a TreePM split or gravity/Coulomb in a periodic box by Ewald-like
+// splitting. A cell whose contents all lie farther than r_cut from the target box cannot
+// contribute (the user kernel gives zero there), so it is skipped: neither opened nor made a
+// superparticle. Cells within reach follow the usual opening criterion.
+//
+// Periodic boundaries enter as image shifts (whole periods along periodic axes). Because
+// r_cut < L/2 on each periodic axis, a pair within r_cut has exactly one image within r_cut,
+// so each interaction is counted once when the images are materialised as shifted copies
+// (see let/cutoff_let.hpp).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "grove/core/box.hpp"
+#include "grove/core/error.hpp"
+#include "grove/domain/boundary.hpp"
+#include "grove/particles/particle_traits.hpp"
+#include "grove/tree/tree_cells.hpp"
+#include "grove/walk/opening_criterion.hpp"
+
+namespace grove {
+
+template <class P>
+concept HasCutoffRadius = requires(const P& p) {
+  { p.getRSearch() } -> std::convertible_to<double>;
+};
+
+// Squared gap between two boxes (0 when they touch or overlap).
+inline double distanceSq(const Boxd& a, const Boxd& b) {
+  double d2 = 0.0;
+  for (std::size_t k = 0; k < 3; ++k) {
+    const double gap = std::max({0.0, a.low[k] - b.high[k], b.low[k] - a.high[k]});
+    d2 += gap * gap;
+  }
+  return d2;
+}
+
+// The image shifts a cutoff tree must consider: the zero shift first, then every combination of
+// -L, 0, +L along the periodic axes. Rejects r_cut >= L/2 on a periodic axis, where one image
+// per pair would no longer be enough.
+inline std::vector<Vec3d> cutoffImageShifts(BoundaryCondition bc, const Boxd& root_domain, double r_cut) {
+  std::vector<Vec3d> shifts{Vec3d{}};
+  if (!isAnyPeriodic(bc)) return shifts;
+  const Vec3d period = root_domain.size();
+  for (int a = 0; a < 3; ++a) {
+    if (!isPeriodic(bc, a)) continue;
+    const double length = period[static_cast<std::size_t>(a)];
+    require(std::isfinite(length) && length > 0.0, "TreeForForceLong (cutoff)",
+            "the boundary is periodic along {} but the root domain there is {}; set it with setPosRootDomain",
+            "xyz"[a], length);
+    require(2.0 * r_cut < length, "TreeForForceLong (cutoff)",
+            "the cutoff radius {} (EPJ::getRSearch) reaches half the periodic length {} along {}: the nearest "
+            "image would not be unique; use r_cut < L/2",
+            r_cut, length, "xyz"[a]);
+    const std::size_t before = shifts.size();
+    for (std::size_t s = 0; s < before; ++s)
+      for (double sign : {-1.0, 1.0}) {
+        Vec3d shift = shifts[s];
+        shift[static_cast<std::size_t>(a)] += sign * length;
+        shifts.push_back(shift);
+      }
+  }
+  return shifts;
+}
+
+// Where a cutoff tree's entries can lie: the particles' bounds, and on periodic axes the root
+// domain widened by r_cut on both sides (the images that come within r_cut of some particle).
+inline Boxd cutoffTreeBounds(Boxd particle_bounds, BoundaryCondition bc, const Boxd& root_domain, double r_cut) {
+  for (int a = 0; a < 3; ++a) {
+    if (!isPeriodic(bc, a)) continue;
+    const auto k = static_cast<std::size_t>(a);
+    particle_bounds.low[k] = std::min(particle_bounds.low[k], root_domain.low[k] - r_cut);
+    particle_bounds.high[k] = std::max(particle_bounds.high[k], root_domain.high[k] + r_cut);
+  }
+  return particle_bounds;
+}
+
+// Bottom-up bounding boxes of every cell's entries (particles and received superparticles):
+// the reach test of a cutoff walk. Tight boxes, not the Morton cells, so that a cell whose
+// particles sit far from its faces is skipped as early as possible.
+template <class EPJ, class SPJ>
+void computeCellExtents(const TreeShape& shape, std::span<const EPJ> epj, std::span<const SPJ> spj,
+                        std::vector<Boxd>& extent) {
+  extent.assign(shape.cells.size(), Boxd::empty());
+  forEachCellBottomUp(shape, [&](std::size_t c, const TreeCell& cell) {
+    Boxd& b = extent[c];
+    if (cell.isLeaf()) {
+      for (std::uint32_t i = cell.ep_first; i < cell.ep_first + cell.ep_count; ++i) b.merge(positionOf(epj[i]));
+      for (std::uint32_t i = cell.sp_first; i < cell.sp_first + cell.sp_count; ++i) b.merge(positionOf(spj[i]));
+    } else {
+      for (int k = 0; k < cell.child_count; ++k) b.merge(extent[static_cast<std::size_t>(cell.child_first + k)]);
+    }
+  });
+}
+
+// walkTree (walk/opening_criterion.hpp) with the cutoff: cells whose extent lies farther than
+// r_cut from the target are dropped before the opening test. Cells at exactly r_cut are kept:
+// the kernel decides about the boundary itself.
+template <class OnFar, class OnLeaf>
+void walkTreeWithinCutoff(const TreeShape& shape, std::span<const Vec3d> cell_pos, std::span<const Boxd> extent,
+                          const OpeningCriterion& criterion, const Boxd& target, double r_cut, bool open_root,
+                          std::vector<std::int32_t>& stack, OnFar&& on_far, OnLeaf&& on_leaf) {
+  const double r_cut_sq = r_cut * r_cut;
+  walkCells(
+      shape, open_root, stack, [&](std::size_t c) { return distanceSq(target, extent[c]) > r_cut_sq; },
+      [&](std::size_t c, const TreeCell& cell) { return criterion.opens(target, cell_pos[c], cell.level); }, on_far,
+      on_leaf);
+}
+
+}  // namespace grove
