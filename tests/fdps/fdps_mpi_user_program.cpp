@@ -6,6 +6,7 @@
 // namespace ParticleSimulator. It exits non-zero on every rank if any check fails.
 #include <cmath>
 #include <cstdio>
+#include <type_traits>
 #include <particle_simulator.hpp>
 
 // User additions to FDPS's namespace, as FDPS programs make them.
@@ -67,6 +68,22 @@ int main(int argc, char * argv[]) {
     PS::F64vec v_loc(1.0, my_rank, -2.0), v_sum(0.0);
     MPI_Allreduce(&v_loc, &v_sum, 3, PS::GetDataType<PS::F64>(), MPI_SUM, comm);
     check(v_sum == PS::F64vec(n_proc, 0.5 * n_proc * (n_proc - 1), -2.0 * n_proc), "MPI_Allreduce of an F64vec");
+    // MPI_MAXLOC with FDPS's pair type: the largest value and the rank holding it.
+    struct { PS::F64 value; int rank; } loc_in = {1.0 + (my_rank == n_proc - 1 ? 10.0 : my_rank), my_rank}, loc_out;
+    MPI_Allreduce(&loc_in, &loc_out, 1, PS::GetDataType<PS::F64, PS::S32>(), MPI_MAXLOC, comm);
+    check(loc_out.rank == n_proc - 1 && loc_out.value == 11.0, "MPI_MAXLOC with GetDataType<F64, S32>");
+    PS::MpiRequest request;
+    PS::S32 token = my_rank, token_back = -1;
+    MPI_Irecv(&token_back, 1, PS::GetDataType<PS::S32>(), my_rank, 7, comm, &request);
+    MPI_Send(&token, 1, PS::GetDataType<PS::S32>(), my_rank, 7, comm);
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    check(token_back == my_rank, "PS::MpiRequest with MPI_Irecv");
+    // FDPS's small type helpers.
+    check(PS::SEARCH_MODE_LONG::search_type_id == PS::LONG_NO_CUTOFF &&
+              std::is_same<PS::SEARCH_MODE_GATHER::force_type, PS::TagForceShort>::value &&
+              std::is_same<PS::Count_t, PS::U64>::value && std::is_same<PS::FSPvec, PS::F64vec>::value &&
+              PS::N_CHILDREN == 8,
+          "search-mode tags, Count_t, FSPvec, N_CHILDREN");
 #if defined(OMPI_BUILD_CXX_BINDINGS) && OMPI_BUILD_CXX_BINDINGS
     // The MPI-2 C++ bindings that older FDPS programs use, where the library provides them.
     check(MPI::COMM_WORLD.Get_rank() == my_rank, "MPI::COMM_WORLD.Get_rank()");

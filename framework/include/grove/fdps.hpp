@@ -138,6 +138,15 @@ using U64 = unsigned long long int;
 using F32 = float;
 using F64 = double;
 using CountT = U64;
+using Count_t = CountT;
+// Superparticle moment precision (FDPS's PARTICLE_SIMULATOR_SPMOM_F32 selects single).
+#if defined(PARTICLE_SIMULATOR_SPMOM_F32)
+using SSP = S32;
+using FSP = F32;
+#else
+using SSP = S64;
+using FSP = F64;
+#endif
 
 // ---- vectors -----------------------------------------------------------------------------------------
 // FDPS's class template name; Vector3<T> is grove::Vec3<T> (T float or double).
@@ -147,9 +156,12 @@ using F32vec = Vec3<F32>;
 using F64vec = Vec3<F64>;
 using F32vec3 = F32vec;
 using F64vec3 = F64vec;
+using FSPvec = Vec3<FSP>;
 
 inline constexpr S32 DIMENSION = 3;
 inline constexpr S32 DIMENSION_LIMIT = 3;
+inline constexpr S32 N_CHILDREN = 8;
+inline constexpr S32 TREE_LEVEL_LIMIT = 21;  // 63-bit Morton keys, as FDPS's
 inline constexpr F64 LARGE_DOUBLE = std::numeric_limits<F64>::max() * 0.0625;
 inline constexpr F64 LARGE_FLOAT = std::numeric_limits<F32>::max() * 0.0625;
 inline constexpr S64 LARGE_INT = static_cast<S64>(std::numeric_limits<S32>::max() * 0.0625);
@@ -319,6 +331,7 @@ using F32mat = MatrixSym3<F32>;
 using F64mat = MatrixSym3<F64>;
 using F32mat3 = F32mat;
 using F64mat3 = F64mat;
+using FSPmat = MatrixSym3<FSP>;
 
 }  // namespace grove::fdps
 

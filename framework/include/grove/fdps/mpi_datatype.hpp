@@ -46,6 +46,18 @@ MPI_Datatype GetDataType() {
   else return detail::contiguousBytesType<U>();
 }
 
+// The (value, index) pair types of MPI_MINLOC / MPI_MAXLOC.
+template <class Tfloat, class Tint>
+MPI_Datatype GetDataType() {
+  static_assert(std::is_same_v<Tint, int> && (std::is_same_v<Tfloat, float> || std::is_same_v<Tfloat, double>),
+                "PS::GetDataType<Tfloat, Tint>: MPI has pair types for (float, int) and (double, int)");
+  if constexpr (std::is_same_v<Tfloat, float>) return MPI_FLOAT_INT;
+  else return MPI_DOUBLE_INT;
+}
+
+// A pending nonblocking operation, as FDPS names it.
+using MpiRequest = MPI_Request;
+
 // FDPS's second spelling: the type of an object.
 template <class T>
 MPI_Datatype GetDataType(const T&) {

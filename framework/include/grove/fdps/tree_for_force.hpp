@@ -19,15 +19,48 @@
 
 namespace grove::fdps {
 
-// FDPS's search modes are types (template arguments of TreeForForce).
-struct SEARCH_MODE_LONG {};
-struct SEARCH_MODE_LONG_CUTOFF {};
-struct SEARCH_MODE_GATHER {};
-struct SEARCH_MODE_SCATTER {};
-struct SEARCH_MODE_SYMMETRY {};
-struct SEARCH_MODE_LONG_SCATTER {};
-struct SEARCH_MODE_LONG_SYMMETRY {};
-struct SEARCH_MODE_LONG_CUTOFF_SCATTER {};
+// FDPS's search modes are types (template arguments of TreeForForce) that name their kind of
+// force and search by tags and an id, which user code (accelerator kernels, generic helpers)
+// may dispatch on.
+enum SEARCH_MODE {
+  LONG_NO_CUTOFF,
+  LONG_CUTOFF,
+  LONG_SCATTER,
+  LONG_CUTOFF_SCATTER,
+  SHORT_GATHER,
+  SHORT_SCATTER,
+  SHORT_SYMMETRY,
+  LONG_SYMMETRY,
+};
+struct TagForceLong {};
+struct TagForceShort {};
+struct TagSearchLong {};
+struct TagSearchLongCutoff {};
+struct TagSearchLongScatter {};
+struct TagSearchLongSymmetry {};
+struct TagSearchLongCutoffScatter {};
+struct TagSearchShortGather {};
+struct TagSearchShortScatter {};
+struct TagSearchShortSymmetry {};
+
+namespace detail {
+template <class Force, class Search, SEARCH_MODE kId>
+struct SearchModeTraits {
+  using force_type = Force;
+  using search_type = Search;
+  enum { search_type_id = kId };
+};
+}  // namespace detail
+
+struct SEARCH_MODE_LONG : detail::SearchModeTraits<TagForceLong, TagSearchLong, LONG_NO_CUTOFF> {};
+struct SEARCH_MODE_LONG_CUTOFF : detail::SearchModeTraits<TagForceLong, TagSearchLongCutoff, LONG_CUTOFF> {};
+struct SEARCH_MODE_GATHER : detail::SearchModeTraits<TagForceShort, TagSearchShortGather, SHORT_GATHER> {};
+struct SEARCH_MODE_SCATTER : detail::SearchModeTraits<TagForceShort, TagSearchShortScatter, SHORT_SCATTER> {};
+struct SEARCH_MODE_SYMMETRY : detail::SearchModeTraits<TagForceShort, TagSearchShortSymmetry, SHORT_SYMMETRY> {};
+struct SEARCH_MODE_LONG_SCATTER : detail::SearchModeTraits<TagForceLong, TagSearchLongScatter, LONG_SCATTER> {};
+struct SEARCH_MODE_LONG_SYMMETRY : detail::SearchModeTraits<TagForceLong, TagSearchLongSymmetry, LONG_SYMMETRY> {};
+struct SEARCH_MODE_LONG_CUTOFF_SCATTER
+    : detail::SearchModeTraits<TagForceLong, TagSearchLongCutoffScatter, LONG_CUTOFF_SCATTER> {};
 
 // How the distance between particles is measured (FDPS's values).
 enum CALC_DISTANCE_TYPE {
