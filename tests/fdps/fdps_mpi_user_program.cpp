@@ -160,6 +160,49 @@ int main(int argc, char * argv[]) {
         check(two_axes.getNumberOfDomainMultiDimension()[2] == 1, "setDomain(nx, ny): nz = 1");
     }
 
+    // ---- CommInfo: FDPS's communicator objects, and domains on a part of the ranks ------------------
+    MPI_Comm halves;
+    MPI_Comm_split(MPI_COMM_WORLD, my_rank % 2, my_rank, &halves);
+    PS::CommInfo half_info(halves);
+    const PS::S32 half_size = (n_proc + 1 - my_rank % 2) / 2;
+    check(half_info.getNumberOfProc() == half_size && half_info.getRank() == my_rank / 2,
+          "CommInfo over an MPI_Comm_split communicator");
+    check(half_info.getSum(1) == half_size, "CommInfo::getSum over its ranks only");
+    PS::F64 f_max;
+    PS::S32 at;
+    half_info.getMaxValue((PS::F64)my_rank, my_rank, f_max, at);
+    check(at == (my_rank % 2 == 0 ? (n_proc - 1) / 2 * 2 : n_proc / 2 * 2 - 1) && f_max == at, "CommInfo MAXLOC");
+    const PS::CommInfo split_info = PS::CommInfo(MPI_COMM_WORLD).split(my_rank % 2, -my_rank);
+    check(split_info.getNumberOfProc() == half_size && split_info.getRank() == half_size - 1 - my_rank / 2,
+          "CommInfo::split with descending keys");
+    const int first_rank[1] = {0};
+    const PS::CommInfo only_first = PS::CommInfo(MPI_COMM_WORLD).create(1, first_rank);
+    check(only_first.isNull() == (my_rank != 0), "CommInfo::create: only the listed ranks belong");
+    if (my_rank == 0) check(only_first.getNumberOfProc() == 1, "CommInfo::create: its size");
+    int compare = MPI_UNEQUAL;
+    MPI_Comm_compare(half_info.getCommunicator(), halves, &compare);
+    check(compare == MPI_IDENT, "CommInfo::getCommunicator gives the communicator back");
+    // Each half decomposes and exchanges its own particles.
+    PS::ParticleSystem<FP> half_system;
+    half_system.setCommInfo(half_info);
+    half_system.initialize();
+    const PS::S32 n_mine = 100 * (my_rank + 1);
+    half_system.setNumberOfParticleLocal(n_mine);
+    for (PS::S32 i = 0; i < n_mine; i++) {
+        half_system[i].id = i;
+        half_system[i].mass = 1.0;
+        half_system[i].pos = PS::F64vec(0.001 * i, 0.5 * (my_rank % 3), 0.25);
+    }
+    PS::DomainInfo half_dinfo;
+    half_dinfo.setCommInfo(half_info);
+    half_dinfo.initialize();
+    half_dinfo.decomposeDomainAll(half_system);
+    half_system.exchangeParticle(half_dinfo);
+    const PS::S64 half_total = half_info.getSum((PS::S64)n_mine);
+    check(half_system.getNumberOfParticleGlobal() == half_total && half_total == half_info.getSum((PS::S64)half_system.getNumberOfParticleLocal()),
+          "domains and exchange within a CommInfo's ranks keep its particles");
+    MPI_Comm_free(&halves);
+
     if (n_fail > 0) fprintf(stderr, "rank %d: %d checks failed\n", my_rank, n_fail);
     const bool all_ok = PS::Comm::synchronizeConditionalBranchAND(n_fail == 0);
     if (my_rank == 0 && all_ok) std::printf("fdps_mpi_user_program: all checks passed on %d ranks\n", n_proc);

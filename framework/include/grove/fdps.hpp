@@ -79,6 +79,7 @@
 #include "grove/domain/domain_info.hpp"
 #include "grove/particles/particle_system.hpp"
 #include "grove/runtime/runtime.hpp"
+#include "grove/fdps/comm_info.hpp"
 
 // ---- FDPS's vector algebra on grove::Vec3 -----------------------------------------------------------
 // In namespace grove so that argument-dependent lookup finds them wherever FDPS code multiplies
@@ -476,57 +477,37 @@ class Comm {
     return *static_cast<const MPI_Comm*>(::grove::detail::nativeComm(world().handle()));
   }
 #endif
-  static bool synchronizeConditionalBranchAND(const bool& local) { return world().allreduceMin(local ? 1 : 0) == 1; }
-  static bool synchronizeConditionalBranchOR(const bool& local) { return world().allreduceMax(local ? 1 : 0) == 1; }
+  static bool synchronizeConditionalBranchAND(const bool& local) { return info().synchronizeConditionalBranchAND(local); }
+  static bool synchronizeConditionalBranchOR(const bool& local) { return info().synchronizeConditionalBranchOR(local); }
 
-  // ---- reductions: arithmetic types, F32vec/F64vec, F32mat/F64mat ---------------------------------
+  // ---- reductions: arithmetic types, F32vec/F64vec, F32mat/F64mat (CommInfo's, over the world) ----
   template <class T>
   static T getSum(const T& value) {
-    checkReducible<T>();
-    return world().allreduceSum(value);
+    return info().getSum(value);
   }
   template <class T>
   static T getMinValue(const T& value) {
-    checkReducible<T>();
-    return world().allreduceMin(value);
+    return info().getMinValue(value);
   }
   template <class T>
   static T getMaxValue(const T& value) {
-    checkReducible<T>();
-    return world().allreduceMax(value);
+    return info().getMaxValue(value);
   }
-  // MPI_MINLOC: f_out is the smallest f_in of all ranks and i_out the i_in that came with it
-  // (the smallest such i_in on a tie). Typically i_in is the rank.
-  template <class Tfloat>
-  static void getMinValue(const Tfloat& f_in, const int& i_in, Tfloat& f_out, int& i_out) {
-    static_assert(std::is_floating_point_v<Tfloat>,
-                  "PS::Comm::getMinValue(f, i, f_out, i_out): f must be floating point");
-    const ::grove::Comm comm = world();
-    const Tfloat best = comm.allreduceMin(f_in);
-    i_out = comm.allreduceMin(f_in == best ? i_in : INT_MAX);
-    f_out = best;
+  // MPI_MINLOC / MPI_MAXLOC: the extreme f_in of all ranks and the i_in that came with it (the
+  // smallest such i_in on a tie). Typically i_in is the rank.
+  template <class Tfloat, class Tint>
+  static void getMinValue(const Tfloat& f_in, const Tint& i_in, Tfloat& f_out, Tint& i_out) {
+    info().getMinValue(f_in, i_in, f_out, i_out);
   }
-  // MPI_MAXLOC, likewise.
-  template <class Tfloat>
-  static void getMaxValue(const Tfloat& f_in, const int& i_in, Tfloat& f_out, int& i_out) {
-    static_assert(std::is_floating_point_v<Tfloat>,
-                  "PS::Comm::getMaxValue(f, i, f_out, i_out): f must be floating point");
-    const ::grove::Comm comm = world();
-    const Tfloat best = comm.allreduceMax(f_in);
-    i_out = comm.allreduceMin(f_in == best ? i_in : INT_MAX);
-    f_out = best;
+  template <class Tfloat, class Tint>
+  static void getMaxValue(const Tfloat& f_in, const Tint& i_in, Tfloat& f_out, Tint& i_out) {
+    info().getMaxValue(f_in, i_in, f_out, i_out);
   }
 
   // ---- broadcast, gather, scatter, all-to-all (T trivially copyable) ------------------------------
   template <class T>
   static void broadcast(T* values, const int n, const int src = 0) {
-    checkTransferable<T>();
-    std::vector<T> buffer;
-    if (getRank() == src) buffer.assign(values, values + n);
-    world().broadcast(buffer, src);
-    require(static_cast<int>(buffer.size()) == n, "PS::Comm::broadcast",
-            "rank {} broadcast {} values, this rank asked for {}", src, buffer.size(), n);
-    std::copy(buffer.begin(), buffer.end(), values);
+    info().broadcast(values, n, src);
   }
   // n values from every rank, in rank order, on dst.
   template <class T>
@@ -619,17 +600,8 @@ class Comm {
 
  private:
   static ::grove::Comm world() { return ::grove::Comm::world(); }
+  static CommInfo info() { return CommInfo::world(); }
 
-  template <class T>
-  static constexpr void checkReducible() {
-    static_assert(Reducible<T>,
-                  "PS::Comm reductions take arithmetic types, F32vec/F64vec or F32mat/F64mat (or a type with a "
-                  "grove::ReductionLayout)");
-  }
-  template <class T>
-  static constexpr void checkTransferable() {
-    static_assert(Transferable<T>, "PS::Comm: the value type must be trivially copyable");
-  }
   template <class T>
   static std::vector<T> toEachRank(const std::vector<T>& out, const std::vector<int>& counts, int /*src*/) {
     return world().alltoallv(std::span<const T>(out), std::span<const int>(counts));

@@ -150,6 +150,25 @@ int commSize(const CommHandle& comm) {
 
 const void* nativeComm(const CommHandle& comm) noexcept { return &comm.comm; }
 
+CommPtr adoptNativeComm(const void* native_comm) {
+  const MPI_Comm comm = *static_cast<const MPI_Comm*>(native_comm);
+  if (comm == MPI_COMM_NULL) throw Error("Comm", "MPI_COMM_NULL is not a communicator to run on");
+  return std::make_shared<CommHandle>(CommHandle{comm, false});
+}
+
+CommPtr subsetComm(const CommHandle& comm, const int* ranks, int n) {
+  MPI_Group all = MPI_GROUP_NULL, some = MPI_GROUP_NULL;
+  MPI_Comm_group(comm.comm, &all);
+  MPI_Group_incl(all, n, ranks, &some);
+  auto out = std::make_shared<CommHandle>();
+  MPI_Comm_create(comm.comm, some, &out->comm);
+  MPI_Group_free(&some);
+  MPI_Group_free(&all);
+  if (out->comm == MPI_COMM_NULL) return nullptr;
+  out->owned = true;
+  return out;
+}
+
 void barrier(const CommHandle& comm) { MPI_Barrier(comm.comm); }
 
 void allreduce(const CommHandle& comm, const void* in, void* out, std::size_t count, ScalarKind kind,

@@ -15,6 +15,15 @@ void DomainInfo::resetToSingleOwner() {
 
 void DomainInfo::initialize(double coef_ema) { setCoefEma(coef_ema); }
 
+void DomainInfo::setComm(Comm comm) {
+  comm_ = std::move(comm);
+  rank_count_ = comm_.size();
+  if (grid_from_user_ && grid_[0] * grid_[1] * grid_[2] != rank_count_) grid_from_user_ = false;
+  if (!grid_from_user_) grid_ = {0, 0, 0};
+  samples_.clear();
+  resetToSingleOwner();
+}
+
 void DomainInfo::setCoefEma(double coef_ema) {
   require(coef_ema > 0.0 && coef_ema <= 1.0, "DomainInfo::initialize", "coef_ema must lie in (0, 1], got {}",
           coef_ema);

@@ -29,6 +29,11 @@ int commSize(const CommHandle& comm);
 // The communicator's MPI_Comm, as a pointer to it (null in the serial build): for code that
 // includes mpi.h itself, such as FDPS programs asking PS::Comm::getCommunicator().
 const void* nativeComm(const CommHandle& comm) noexcept;
+// A handle over an MPI_Comm (given by pointer) that the caller keeps alive and frees.
+CommPtr adoptNativeComm(const void* native_comm);
+// The ranks listed, in that order, as a new communicator (collective over comm); null on the
+// ranks not listed.
+CommPtr subsetComm(const CommHandle& comm, const int* ranks, int n);
 
 // Collectives. Counts are in elements of elem_bytes bytes each and must fit an int.
 void barrier(const CommHandle& comm);

@@ -78,6 +78,17 @@ class Comm {
     return Comm(detail::splitComm(*handle_, color, key));
   }
 
+  // A communicator over an MPI_Comm, given by pointer, that the caller keeps alive (code that
+  // holds MPI handles itself, such as FDPS's CommInfo); an error for MPI_COMM_NULL.
+  static Comm fromNative(const void* native_comm) { return Comm(detail::adoptNativeComm(native_comm)); }
+  // Collective: the ranks listed, in that order, as a new communicator; nothing on the others.
+  std::optional<Comm> subset(std::span<const int> ranks) const {
+    for (int r : ranks) require(r >= 0 && r < size(), "Comm::subset", "rank {} is outside [0, {})", r, size());
+    detail::CommPtr handle = detail::subsetComm(*handle_, ranks.data(), static_cast<int>(ranks.size()));
+    if (!handle) return std::nullopt;
+    return Comm(std::move(handle));
+  }
+
   // ---- reductions: T is arithmetic, Vec3, or has a ReductionLayout -------------------------
   template <Reducible T>
   T allreduceSum(const T& value) const { return allreduceOne(value, detail::ReduceOp::Sum); }

@@ -41,6 +41,15 @@ class DomainInfo {
   // FDPS's initialize: coef_ema in (0, 1] weights the new cuts against the previous ones;
   // 1 (the default) keeps no memory.
   void initialize(double coef_ema = 1.0);
+  // Another communicator (collective over it): the domains start again from one owner, the
+  // samples are dropped, a user grid that no longer fits the rank count is forgotten.
+  void setComm(Comm comm);
+  // FDPS's setCommInfo(PS::CommInfo): the same, for a type that carries a grove::Comm.
+  template <class Info>
+    requires requires(const Info& info) { { info.groveComm() } -> std::convertible_to<Comm>; }
+  void setCommInfo(const Info& info) {
+    setComm(info.groveComm());
+  }
   void setCoefEma(double coef_ema);
   double getCoefEma() const { return coef_ema_; }
 

@@ -221,6 +221,17 @@ class ParticleSystem {
   }
 
   const Comm& comm() const { return comm_; }
+  // Another communicator for the collective calls (the particles stay where they are).
+  void setComm(Comm comm) {
+    comm_ = std::move(comm);
+    ++layout_version_;
+  }
+  // FDPS's setCommInfo(PS::CommInfo).
+  template <class Info>
+    requires requires(const Info& info) { { info.groveComm() } -> std::convertible_to<Comm>; }
+  void setCommInfo(const Info& info) {
+    setComm(info.groveComm());
+  }
 
   // ---- FDPS's statistics ----------------------------------------------------------------------
   // Bytes held by the particle arrays (capacity).
