@@ -12,6 +12,7 @@
 
 #include "grove/fdps.hpp"
 #include "grove/tree/tree_for_force_long.hpp"
+#include "support/host_accelerator.hpp"
 #include "support/particles.hpp"
 
 using namespace grove;
@@ -27,6 +28,7 @@ struct CutForce {
   Vec3d acc;
   std::int64_t neighbours = 0;  // particles (not superparticles) met within r_cut
   void clear() { acc = {}, neighbours = 0; }
+  void add(const CutForce& o) { acc += o.acc, neighbours += o.neighbours; }
 };
 
 struct Body {
@@ -362,65 +364,10 @@ TEST(CutoffTreeLists, SplitStageCallsGiveTheOneCallForces) {
 namespace {
 // A host stand-in for an accelerator: dispatch computes each walk with the CPU kernels,
 // retrieve hands the results back.
-struct HostDevice {
-  std::map<int, std::vector<std::vector<CutForce>>> results;
-  const BodyEP* epj_all = nullptr;
-  const SPJMonopoleCutoff* spj_all = nullptr;
-
-  void compute(int tag, int n_walk, const int* n_epi, const std::function<void(int, CutForce*)>& kernels) {
-    auto& r = results[tag];
-    r.assign(static_cast<std::size_t>(n_walk), {});
-    for (int w = 0; w < n_walk; ++w) {
-      r[static_cast<std::size_t>(w)].assign(static_cast<std::size_t>(n_epi[w]), CutForce{});
-      kernels(w, r[static_cast<std::size_t>(w)].data());
-    }
-  }
-};
-
-struct PlainDispatch {
-  HostDevice* device;
-  int operator()(int tag, int n_walk, const BodyEP** epi, const int* n_epi, const BodyEP** epj, const int* n_epj,
-                 const SPJMonopoleCutoff** spj, const int* n_spj) const {
-    device->compute(tag, n_walk, n_epi, [&](int w, CutForce* out) {
-      EpKernel{}(epi[w], n_epi[w], epj[w], n_epj[w], out);
-      SpKernel{}(epi[w], n_epi[w], spj[w], n_spj[w], out);
-    });
-    return 0;
-  }
-};
-
-struct IndexDispatch {
-  HostDevice* device;
-  int operator()(int tag, int n_walk, const BodyEP** epi, const int* n_epi, const int** id_epj, const int* n_epj,
-                 const int** id_spj, const int* n_spj, const BodyEP* epj, int, const SPJMonopoleCutoff* spj, int,
-                 bool send_flag) const {
-    if (send_flag) device->epj_all = epj, device->spj_all = spj;
-    if (n_walk == 0) return 0;
-    device->compute(tag, n_walk, n_epi, [&](int w, CutForce* out) {
-      std::vector<BodyEP> ep(static_cast<std::size_t>(n_epj[w]));
-      std::vector<SPJMonopoleCutoff> sp(static_cast<std::size_t>(n_spj[w]));
-      for (int k = 0; k < n_epj[w]; ++k) ep[static_cast<std::size_t>(k)] = device->epj_all[id_epj[w][k]];
-      for (int k = 0; k < n_spj[w]; ++k) sp[static_cast<std::size_t>(k)] = device->spj_all[id_spj[w][k]];
-      EpKernel{}(epi[w], n_epi[w], ep.data(), n_epj[w], out);
-      SpKernel{}(epi[w], n_epi[w], sp.data(), n_spj[w], out);
-    });
-    return 0;
-  }
-};
-
-struct Retrieve {
-  HostDevice* device;
-  int operator()(int tag, int n_walk, const int* n_epi, CutForce** force) const {
-    auto& r = device->results.at(tag);
-    for (int w = 0; w < n_walk; ++w)
-      for (int i = 0; i < n_epi[w]; ++i) {
-        force[w][i].acc += r[static_cast<std::size_t>(w)][static_cast<std::size_t>(i)].acc;
-        force[w][i].neighbours += r[static_cast<std::size_t>(w)][static_cast<std::size_t>(i)].neighbours;
-      }
-    device->results.erase(tag);
-    return 0;
-  }
-};
+using HostDevice = HostAccelerator<BodyEP, BodyEP, SPJMonopoleCutoff, CutForce, EpKernel, SpKernel>;
+using IndexDispatch = HostDevice::IndexDispatch;
+using Retrieve = HostDevice::Retrieve;
+using PlainDispatch = HostDevice::PlainDispatch;
 
 std::map<std::int64_t, CutForce> forcesById(const Psys& psys) {
   std::map<std::int64_t, CutForce> out;

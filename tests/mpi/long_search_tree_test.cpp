@@ -16,6 +16,7 @@
 
 #include "grove/fdps.hpp"
 #include "grove/tree/tree_for_force_long.hpp"
+#include "support/host_accelerator.hpp"
 #include "support/particles.hpp"
 
 using namespace grove;
@@ -32,6 +33,7 @@ struct SearchForce {
   Vec3d acc;
   std::int64_t close_pairs = 0;  // EPJs within search reach met one by one
   void clear() { acc = {}, close_pairs = 0; }
+  void add(const SearchForce& o) { acc += o.acc, close_pairs += o.close_pairs; }
 };
 
 struct Body {
@@ -318,47 +320,9 @@ INSTANTIATE_TEST_SUITE_P(Cases, SearchTree, ::testing::ValuesIn(kCases),
 namespace {
 // A host stand-in for an accelerator (index form): dispatch computes each walk with the CPU
 // kernels, retrieve hands the results back.
-struct HostDevice {
-  std::map<int, std::vector<std::vector<SearchForce>>> results;
-  const BodyEP* epj_all = nullptr;
-  const SPJMonopoleScatter* spj_all = nullptr;
-};
-
-struct IndexDispatch {
-  HostDevice* device;
-  int operator()(int tag, int n_walk, const BodyEP** epi, const int* n_epi, const int** id_epj, const int* n_epj,
-                 const int** id_spj, const int* n_spj, const BodyEP* epj, int, const SPJMonopoleScatter* spj, int,
-                 bool send_flag) const {
-    if (send_flag) device->epj_all = epj, device->spj_all = spj;
-    auto& r = device->results[tag];
-    r.assign(static_cast<std::size_t>(n_walk), {});
-    for (int w = 0; w < n_walk; ++w) {
-      auto& out = r[static_cast<std::size_t>(w)];
-      out.assign(static_cast<std::size_t>(n_epi[w]), SearchForce{});
-      std::vector<BodyEP> ep;
-      std::vector<SPJMonopoleScatter> sp;
-      for (int k = 0; k < n_epj[w]; ++k) ep.push_back(device->epj_all[id_epj[w][k]]);
-      for (int k = 0; k < n_spj[w]; ++k) sp.push_back(device->spj_all[id_spj[w][k]]);
-      EpKernel{}(epi[w], n_epi[w], ep.data(), n_epj[w], out.data());
-      SpKernel{}(epi[w], n_epi[w], sp.data(), n_spj[w], out.data());
-    }
-    return 0;
-  }
-};
-
-struct Retrieve {
-  HostDevice* device;
-  int operator()(int tag, int n_walk, const int* n_epi, SearchForce** force) const {
-    auto& r = device->results.at(tag);
-    for (int w = 0; w < n_walk; ++w)
-      for (int i = 0; i < n_epi[w]; ++i) {
-        force[w][i].acc += r[static_cast<std::size_t>(w)][static_cast<std::size_t>(i)].acc;
-        force[w][i].close_pairs += r[static_cast<std::size_t>(w)][static_cast<std::size_t>(i)].close_pairs;
-      }
-    device->results.erase(tag);
-    return 0;
-  }
-};
+using HostDevice = HostAccelerator<BodyEP, BodyEP, SPJMonopoleScatter, SearchForce, EpKernel, SpKernel>;
+using IndexDispatch = HostDevice::IndexDispatch;
+using Retrieve = HostDevice::Retrieve;
 
 std::int64_t countDifferences(const Psys& psys, const std::map<std::int64_t, SearchForce>& ref) {
   std::int64_t differ = 0;
