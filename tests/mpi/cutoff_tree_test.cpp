@@ -14,6 +14,7 @@
 #include "grove/tree/tree_for_force_long.hpp"
 #include "support/host_accelerator.hpp"
 #include "support/particles.hpp"
+#include "support/statistics.hpp"
 
 using namespace grove;
 using namespace grove::testing_support;
@@ -186,8 +187,7 @@ Errors compare(const Psys& psys, const std::vector<CutForce>& ref) {
     sum_sq += norm2(ref[i].acc);
     worst_abs = std::max(worst_abs, err);
   }
-  std::vector<double> all = psys.comm().allgatherv(std::span<const double>(local));
-  std::sort(all.begin(), all.end());
+  const std::vector<double> all = sortedOverRanks(psys.comm(), local);
   Errors e;
   e.neighbour_mismatches = psys.comm().allreduceSum(mismatches);
   const auto n = psys.comm().allreduceSum(static_cast<std::int64_t>(psys.size()));

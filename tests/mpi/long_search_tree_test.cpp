@@ -18,6 +18,7 @@
 #include "grove/tree/tree_for_force_long.hpp"
 #include "support/host_accelerator.hpp"
 #include "support/particles.hpp"
+#include "support/statistics.hpp"
 
 using namespace grove;
 using namespace grove::testing_support;
@@ -206,8 +207,7 @@ Outcome compare(const Psys& psys, const Tree& tree, const Reference& ref) {
     neighbours += found;
   }
   const Comm& comm = psys.comm();
-  std::vector<double> all = comm.allgatherv(std::span<const double>(err));
-  std::sort(all.begin(), all.end());
+  const std::vector<double> all = sortedOverRanks(comm, err);
   Outcome o;
   if (!all.empty()) o.median = all[(all.size() - 1) / 2], o.max = all.back();
   o.pair_mismatches = comm.allreduceSum(pair_mismatches);

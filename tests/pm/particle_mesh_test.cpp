@@ -17,6 +17,7 @@
 #include "grove/grove.hpp"
 #include "grove/pm/particle_mesh.hpp"
 #include "pm/ewald.hpp"
+#include "support/statistics.hpp"
 
 using namespace grove;
 using namespace grove::testing_support;
@@ -79,17 +80,6 @@ Vec3d shortRange(const Vec3d& x, std::int64_t self, const std::vector<PmParticle
     acc -= d * (q.mass * pm::cutoffForceFactor(r, r_cut) / (r * r * r));
   }
   return acc;
-}
-
-struct Quantiles {
-  double median = 0.0, max = 0.0;
-};
-
-Quantiles quantilesOverRanks(const Comm& comm, const std::vector<double>& local) {
-  std::vector<double> all = comm.allgatherv(std::span<const double>(local));
-  std::sort(all.begin(), all.end());
-  if (all.empty()) return {};
-  return {all[all.size() / 2], all.back()};
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "grove/pm/particle_mesh.hpp"
 #include "grove/tree/tree_for_force_long.hpp"
 #include "pm/ewald.hpp"
+#include "support/statistics.hpp"
 
 using namespace grove;
 using namespace grove::testing_support;
@@ -150,17 +151,6 @@ std::vector<Vec3d> ewaldAccelerations(const std::vector<Body>& all, const Comm& 
   for (std::int64_t i = begin; i < end; ++i)
     mine[static_cast<std::size_t>(i - begin)] = ewald.acceleration(all[static_cast<std::size_t>(i)].pos);
   return comm.allgatherv(std::span<const Vec3d>(mine));
-}
-
-struct Quantiles {
-  double median = 0.0, max = 0.0;
-};
-
-Quantiles quantilesOverRanks(const Comm& comm, const std::vector<double>& local) {
-  std::vector<double> all = comm.allgatherv(std::span<const double>(local));
-  std::sort(all.begin(), all.end());
-  if (all.empty()) return {};
-  return {all[all.size() / 2], all.back()};
 }
 
 }  // namespace

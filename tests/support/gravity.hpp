@@ -8,6 +8,7 @@
 #include "grove/grove.hpp"
 #include "grove/tree/tree_for_force_long.hpp"
 #include "support/particles.hpp"
+#include "support/statistics.hpp"
 
 namespace grove::testing_support {
 
@@ -109,8 +110,7 @@ struct ErrorStats {
 inline ErrorStats relativeErrors(const Comm& comm, const std::vector<Vec3d>& acc, const std::vector<AccPot>& ref) {
   std::vector<double> local(acc.size());
   for (std::size_t i = 0; i < acc.size(); ++i) local[i] = norm(acc[i] - ref[i].acc) / norm(ref[i].acc);
-  std::vector<double> all = comm.allgatherv(std::span<const double>(local));
-  std::sort(all.begin(), all.end());
+  const std::vector<double> all = sortedOverRanks(comm, local);
   if (all.empty()) return {};
   auto at = [&](double q) { return all[static_cast<std::size_t>(q * static_cast<double>(all.size() - 1))]; };
   return {at(0.5), at(0.99), all.back()};

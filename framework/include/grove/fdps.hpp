@@ -676,38 +676,6 @@ class MT {
 #include "grove/fdps/tree_for_force.hpp"
 #include "grove/fdps/utilities.hpp"
 
-namespace grove::fdps {
-
-template <class Tptcl>
-void AllGatherParticle(Tptcl*& ptcl, int*& n_ptcl, int*& n_ptcl_disp, const Tptcl ptcl_org[], const int n_loc) {
-  static_assert(std::is_trivially_copyable_v<Tptcl>, "PS::AllGatherParticle: the particle type must be trivially copyable");
-  require(n_loc >= 0, "PS::AllGatherParticle", "n_loc must not be negative, got {}", n_loc);
-  const ::grove::Comm comm = ::grove::Comm::world();
-  std::vector<int> counts;
-  const std::vector<Tptcl> all = comm.allgatherv(std::span<const Tptcl>(ptcl_org, static_cast<std::size_t>(n_loc)), &counts);
-  const int ranks = comm.size();
-  n_ptcl = new int[static_cast<std::size_t>(ranks)];
-  n_ptcl_disp = new int[static_cast<std::size_t>(ranks) + 1];
-  n_ptcl_disp[0] = 0;
-  for (int r = 0; r < ranks; ++r) {
-    n_ptcl[r] = counts[static_cast<std::size_t>(r)];
-    n_ptcl_disp[r + 1] = n_ptcl_disp[r] + n_ptcl[r];
-  }
-  ptcl = new Tptcl[all.size()];
-  std::copy(all.begin(), all.end(), ptcl);
-}
-
-template <class Tptcl>
-void AllGatherParticle(Tptcl*& ptcl, int& n_tot, const Tptcl ptcl_org[], const int n_loc) {
-  int* n_ptcl = nullptr;
-  int* n_ptcl_disp = nullptr;
-  AllGatherParticle(ptcl, n_ptcl, n_ptcl_disp, ptcl_org, n_loc);
-  n_tot = n_ptcl_disp[Comm::getNumberOfProc()];
-  delete[] n_ptcl;
-  delete[] n_ptcl_disp;
-}
-
-}  // namespace grove::fdps
 
 #if defined(PARTICLE_SIMULATOR_MPI_PARALLEL)
 #include "grove/fdps/mpi_datatype.hpp"

@@ -102,6 +102,19 @@ struct MeshSolver::Impl {
     return fft.transposed() ? std::array<int, 3>{second, first, c} : std::array<int, 3>{first, second, c};
   }
 
+  // body(e, idx) for every local Fourier element e with wavenumber indices idx, in parallel.
+  template <class Body>
+  void forEachMode(Body&& body) const {
+    const std::ptrdiff_t first_count = fft.kFirstCount();
+    const int nz = n / 2 + 1;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (std::ptrdiff_t a = 0; a < first_count; ++a)
+      for (int b = 0; b < n; ++b)
+        for (int c = 0; c < nz; ++c) body((static_cast<std::size_t>(a) * n + b) * nz + c, waveIndices(a, b, c));
+  }
+  // The ik derivative's wavenumber along one axis: k without its Nyquist component.
+  double derivativeWavenumber(int index) const { return 2 * index == n ? 0.0 : 2.0 * kPi / side * index; }
+
   void buildInfluenceFunctions();
   void assign(std::span<const Vec3d> pos, std::span<const double> charge);
   void multiplyAndTransformBack();
@@ -121,47 +134,38 @@ void MeshSolver::Impl::buildInfluenceFunctions() {
   const std::size_t count = fourierCount();
   green_force.assign(count, 0.0);
   green_potential.assign(count, 0.0);
-  const std::ptrdiff_t first_count = fft.kFirstCount();
-  const int nz = n / 2 + 1;
-#pragma omp parallel for collapse(2) schedule(dynamic)
-  for (std::ptrdiff_t a = 0; a < first_count; ++a) {
-    for (int b = 0; b < n; ++b) {
-      for (int c = 0; c < nz; ++c) {
-        const auto idx = waveIndices(a, b, c);
-        if (idx[0] == 0 && idx[1] == 0 && idx[2] == 0) continue;  // the mean density does not pull
-        double alias_sum = 1.0;
-        std::array<double, 3> d{};
-        for (int ax = 0; ax < 3; ++ax) {
-          const double s = std::sin(kPi * idx[ax] / n), s2 = s * s;
-          alias_sum *= 1.0 - s2 + 2.0 * s2 * s2 / 15.0;
-          d[ax] = (2 * idx[ax] == n) ? 0.0 : k_unit * idx[ax];
-        }
-        // Per-axis alias wavenumbers and window weights.
-        std::array<std::array<double, 3>, 3> km{}, um{};
-        for (int ax = 0; ax < 3; ++ax)
-          for (int m = -1; m <= 1; ++m) {
-            const double nm = idx[ax] + static_cast<double>(m) * n;
-            km[ax][m + 1] = k_unit * nm;
-            um[ax][m + 1] = tscWindowSquared(kPi * nm / n);
-          }
-        double force_sum = 0.0, potential_sum = 0.0;
-        for (int mx = 0; mx < 3; ++mx)
-          for (int my = 0; my < 3; ++my)
-            for (int mz = 0; mz < 3; ++mz) {
-              const double u2 = um[0][mx] * um[1][my] * um[2][mz];
-              const double k2 = km[0][mx] * km[0][mx] + km[1][my] * km[1][my] + km[2][mz] * km[2][mz];
-              const double shape = s2Shape(std::sqrt(k2) * 0.5 * r_cut);
-              const double psi = 4.0 * kPi * shape * shape / k2;
-              potential_sum += u2 * psi;
-              force_sum += u2 * psi * (d[0] * km[0][mx] + d[1] * km[1][my] + d[2] * km[2][mz]);
-            }
-        const double d2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-        const std::size_t e = (static_cast<std::size_t>(a) * n + b) * nz + c;
-        green_potential[e] = potential_sum / (alias_sum * alias_sum) / volume;
-        green_force[e] = d2 > 0.0 ? force_sum / (d2 * alias_sum * alias_sum) / volume : 0.0;
-      }
+  forEachMode([&](std::size_t e, const std::array<int, 3>& idx) {
+    if (idx[0] == 0 && idx[1] == 0 && idx[2] == 0) return;  // the mean density does not pull
+    double alias_sum = 1.0;
+    std::array<double, 3> d{};
+    for (int ax = 0; ax < 3; ++ax) {
+      const double s = std::sin(kPi * idx[ax] / n), s2 = s * s;
+      alias_sum *= 1.0 - s2 + 2.0 * s2 * s2 / 15.0;
+      d[ax] = derivativeWavenumber(idx[ax]);
     }
-  }
+    // Per-axis alias wavenumbers and window weights.
+    std::array<std::array<double, 3>, 3> km{}, um{};
+    for (int ax = 0; ax < 3; ++ax)
+      for (int m = -1; m <= 1; ++m) {
+        const double nm = idx[ax] + static_cast<double>(m) * n;
+        km[ax][m + 1] = k_unit * nm;
+        um[ax][m + 1] = tscWindowSquared(kPi * nm / n);
+      }
+    double force_sum = 0.0, potential_sum = 0.0;
+    for (int mx = 0; mx < 3; ++mx)
+      for (int my = 0; my < 3; ++my)
+        for (int mz = 0; mz < 3; ++mz) {
+          const double u2 = um[0][mx] * um[1][my] * um[2][mz];
+          const double k2 = km[0][mx] * km[0][mx] + km[1][my] * km[1][my] + km[2][mz] * km[2][mz];
+          const double shape = s2Shape(std::sqrt(k2) * 0.5 * r_cut);
+          const double psi = 4.0 * kPi * shape * shape / k2;
+          potential_sum += u2 * psi;
+          force_sum += u2 * psi * (d[0] * km[0][mx] + d[1] * km[1][my] + d[2] * km[2][mz]);
+        }
+    const double d2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+    green_potential[e] = potential_sum / (alias_sum * alias_sum) / volume;
+    green_force[e] = d2 > 0.0 ? force_sum / (d2 * alias_sum * alias_sum) / volume : 0.0;
+  });
   green_side = side;
   green_r_cut = r_cut;
 }
@@ -195,24 +199,11 @@ void MeshSolver::Impl::multiplyAndTransformBack() {
   const auto* rho = reinterpret_cast<const std::complex<double>*>(spectrum.get());
   std::array<std::complex<double>*, 4> out{};
   for (int f = 0; f < 4; ++f) out[f] = reinterpret_cast<std::complex<double>*>(work[f].get());
-  const double k_unit = 2.0 * kPi / side;
-  const std::ptrdiff_t first_count = fft.kFirstCount();
-  const int nz = n / 2 + 1;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (std::ptrdiff_t a = 0; a < first_count; ++a) {
-    for (int b = 0; b < n; ++b) {
-      for (int c = 0; c < nz; ++c) {
-        const auto idx = waveIndices(a, b, c);
-        const std::size_t e = (static_cast<std::size_t>(a) * n + b) * nz + c;
-        const std::complex<double> i_g_rho = std::complex<double>(0.0, green_force[e]) * rho[e];
-        for (int ax = 0; ax < 3; ++ax) {
-          const double d = (2 * idx[ax] == n) ? 0.0 : k_unit * idx[ax];
-          out[ax][e] = d * i_g_rho;
-        }
-        out[3][e] = -green_potential[e] * rho[e];
-      }
-    }
-  }
+  forEachMode([&](std::size_t e, const std::array<int, 3>& idx) {
+    const std::complex<double> i_g_rho = std::complex<double>(0.0, green_force[e]) * rho[e];
+    for (int ax = 0; ax < 3; ++ax) out[ax][e] = derivativeWavenumber(idx[ax]) * i_g_rho;
+    out[3][e] = -green_potential[e] * rho[e];
+  });
   const std::size_t points = static_cast<std::size_t>(n) * n * n;
   for (int f = 0; f < 4; ++f) {
     fft.backward(work[f].get());

@@ -2,10 +2,14 @@
 // FDPS's small utilities that application programs use beside the main classes:
 // ReallocatableArray (FDPS's growable array), MemoryPool (accepted; grove allocates with the
 // standard allocator), and AllGatherParticle (every rank's particles on every rank).
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <span>
+#include <type_traits>
 #include <vector>
 
+#include "grove/comm/comm.hpp"
 #include "grove/core/error.hpp"
 
 namespace grove::fdps {
@@ -61,14 +65,36 @@ class MemoryPool {
   static std::size_t getSize() { return 0; }
 };
 
-// Every rank's n_loc particles on every rank, in rank order: ptcl points to n_tot particles
-// allocated with new[] (the caller deletes them with delete[], as in FDPS).
+// Every rank's n_loc particles on every rank, in rank order, with each rank's count (n_ptcl)
+// and offset (n_ptcl_disp, ranks + 1 entries): all allocated with new[] (the caller deletes
+// them with delete[], as in FDPS).
 template <class Tptcl>
-void AllGatherParticle(Tptcl*& ptcl, int& n_tot, const Tptcl ptcl_org[], const int n_loc);
+void AllGatherParticle(Tptcl*& ptcl, int*& n_ptcl, int*& n_ptcl_disp, const Tptcl ptcl_org[], const int n_loc) {
+  static_assert(std::is_trivially_copyable_v<Tptcl>, "PS::AllGatherParticle: the particle type must be trivially copyable");
+  require(n_loc >= 0, "PS::AllGatherParticle", "n_loc must not be negative, got {}", n_loc);
+  const ::grove::Comm comm = ::grove::Comm::world();
+  std::vector<int> counts;
+  const std::vector<Tptcl> all = comm.allgatherv(std::span<const Tptcl>(ptcl_org, static_cast<std::size_t>(n_loc)), &counts);
+  n_ptcl = new int[counts.size()];
+  n_ptcl_disp = new int[counts.size() + 1];
+  n_ptcl_disp[0] = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    n_ptcl[r] = counts[r];
+    n_ptcl_disp[r + 1] = n_ptcl_disp[r] + counts[r];
+  }
+  ptcl = new Tptcl[all.size()];
+  std::copy(all.begin(), all.end(), ptcl);
+}
 
-// The same with each rank's count (n_ptcl) and offset (n_ptcl_disp, ranks + 1 entries), all
-// allocated with new[].
+// The same without the counts: n_tot particles in all.
 template <class Tptcl>
-void AllGatherParticle(Tptcl*& ptcl, int*& n_ptcl, int*& n_ptcl_disp, const Tptcl ptcl_org[], const int n_loc);
+void AllGatherParticle(Tptcl*& ptcl, int& n_tot, const Tptcl ptcl_org[], const int n_loc) {
+  int* n_ptcl = nullptr;
+  int* n_ptcl_disp = nullptr;
+  AllGatherParticle(ptcl, n_ptcl, n_ptcl_disp, ptcl_org, n_loc);
+  n_tot = n_ptcl_disp[::grove::Comm::world().size()];
+  delete[] n_ptcl;
+  delete[] n_ptcl_disp;
+}
 
 }  // namespace grove::fdps

@@ -13,6 +13,7 @@
 
 namespace grove {
 
+// One loaded particle: its EPI and EPJ, already copied from the user's particle.
 template <class EPI, class EPJ>
 struct StagedParticle {
   EPI epi;
@@ -21,18 +22,14 @@ struct StagedParticle {
 };
 
 template <class P>
-concept StagedParticleType = requires(const P& p) {
-  p.epi;
-  p.epj;
-  typename P::StagedTag;
-};
+inline constexpr bool kIsStagedParticle = false;
+template <class EPI, class EPJ>
+inline constexpr bool kIsStagedParticle<StagedParticle<EPI, EPJ>> = true;
 
 template <class EPI, class EPJ>
 class StagedParticles {
  public:
-  struct value_type : StagedParticle<EPI, EPJ> {
-    using StagedTag = void;
-  };
+  using value_type = StagedParticle<EPI, EPJ>;
 
   template <class PSys>
   void append(const PSys& psys) {
@@ -75,7 +72,7 @@ class StagedInput {
 // FP -> EPI / EPJ as the trees load them: copyFromFP, or the staged copies themselves.
 template <class EP, class FP>
 void loadEssential(EP& ep, const FP& fp) {
-  if constexpr (StagedParticleType<FP>) {
+  if constexpr (kIsStagedParticle<FP>) {
     if constexpr (std::is_same_v<std::decay_t<decltype(fp.epi)>, EP>) ep = fp.epi;
     else ep = fp.epj;
   } else {

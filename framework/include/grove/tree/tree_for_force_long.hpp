@@ -238,14 +238,17 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
     calcForce(kernel_ep, kernel_sp, clear);
     sorted_.writeBack(psys, profile_);
   }
-  void makeLocalTree(const DomainInfo& dinfo) { makeLocalTreeFromStaged(dinfo, nullptr); }
+  void makeLocalTree(const DomainInfo& dinfo) { makeLocalTreeFromStaged(dinfo.comm(), &dinfo, nullptr); }
   // The local tree in the cube of side l centred on c (the same on every rank; it must hold every
-  // particle loaded).
+  // particle loaded), on the communicator of the tree's last DomainInfo.
   void makeLocalTree(float l, const Vec3f& c = Vec3f(0.0f)) {
+    static_assert(!kCutoff && !kSearch.active(),
+                  "grove: cutoff and search trees read their boundary and images from the DomainInfo: use "
+                  "makeLocalTree(dinfo)");
     require(l > 0.0f && isFiniteValue(l) && isFinite(c), "TreeForForceLong::makeLocalTree",
             "the root cell needs a positive side and a finite centre, got l = {}, c = {}", l, c);
     const RootCell root{Vec3d(c) - Vec3d(0.5 * static_cast<double>(l)), static_cast<double>(l)};
-    makeLocalTreeFromStaged(DomainInfo(comm_), &root);
+    makeLocalTreeFromStaged(comm_, nullptr, &root);
   }
   void makeGlobalTree(const DomainInfo& dinfo) {
     require(sorted_.order.size() == staged_.size(), "TreeForForceLong::makeGlobalTree", "call makeLocalTree first");
@@ -318,15 +321,16 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   template <class PSys>
   void buildLocalTree(const PSys& psys, const Comm& comm, ForceStart start, PSys* reorder,
                       const RootCell* given_root = nullptr);
-  void makeLocalTreeFromStaged(const DomainInfo& dinfo, const RootCell* given_root) {
+  // dinfo: null only for plain trees (makeLocalTree(l, c)), which need nothing else from it.
+  void makeLocalTreeFromStaged(const Comm& comm, const DomainInfo* dinfo, const RootCell* given_root) {
     require(initialized_, "TreeForForceLong", "call initialize(n, theta, n_leaf, n_group) first");
-    beginCalculation(dinfo.comm());
-    comm_ = dinfo.comm();
+    beginCalculation(comm);
+    comm_ = comm;
     profile_.n_local = static_cast<std::int64_t>(staged_.size());
     // Forces follow their particles when the same number is loaded again (calcForce(clear = false)).
     const ForceStart start = sorted_.force.size() == staged_.size() ? ForceStart::kKeep : ForceStart::kClear;
-    if constexpr (kCutoff) setUpCutoff(staged_, dinfo);
-    if constexpr (kSearch.active()) setUpNearestImage(dinfo);
+    if constexpr (kCutoff) setUpCutoff(staged_, *dinfo);
+    if constexpr (kSearch.active()) setUpNearestImage(*dinfo);
     buildLocalTree(staged_, comm_, start, static_cast<StagedParticles<EPI, EPJ>*>(nullptr), given_root);
     reuse_.guard.forget();
     groups_.clear();

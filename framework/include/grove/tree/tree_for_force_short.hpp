@@ -123,7 +123,7 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
   template <class Kernel>
   void calcForce(Kernel&& kernel, bool clear = true) {
     require(!groups_.empty() || sorted_.order.empty(), "TreeForForceShort::calcForce", "make the trees first");
-    beginCalculation(stats_comm_of_last_);
+    beginCalculation(statisticsComm());
     if (clear)
       for (auto& f : sorted_.force) f.clear();
     profile_.n_local = static_cast<std::int64_t>(sorted_.order.size());
@@ -324,7 +324,6 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
     ShortRangeLetPlan let_plan;
     std::vector<std::uint32_t> global_source;
   } reuse_;
-  Comm stats_comm_of_last_;           // the communicator of the trees made last
   std::unordered_map<std::int64_t, std::uint32_t> id_table_;  // getEpjFromId's, for the current tree
   bool id_table_valid_ = false;
 };
@@ -336,7 +335,6 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::prepare(const PSys& psys, const 
                                                          PSys* reorder) {
   require(initialized_, "TreeForForceShort", "call initialize(n, theta, n_leaf, n_group) first");
   beginCalculation(dinfo.comm());
-  stats_comm_of_last_ = dinfo.comm();
   id_table_valid_ = false;
   profile_.n_local = static_cast<std::int64_t>(psys.size());
   if (list_mode == REUSE_LIST) {

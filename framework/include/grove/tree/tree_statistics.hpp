@@ -74,6 +74,8 @@ class TreeStatistics {
   }
 
   mutable TreeProfile profile_;
+  // The communicator of the last calculation.
+  const Comm& statisticsComm() const { return stats_comm_; }
 
  private:
   std::int64_t counted(std::int64_t total, std::int64_t current) const { return total + (current_counts_ ? current : 0); }
