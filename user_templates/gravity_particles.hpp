@@ -10,8 +10,12 @@
 // Force what the kernel accumulates; clear() zeroes it before each calculation.
 #include <cstdint>
 
-// Only the vector type: CUDA translation units include these classes too (user_templates/cuda),
-// and nvcc must not see all of grove (doc/gpu.md, "what a .cu file may include").
+// GROVE_HOST_DEVICE marks the members that the GPU-resident pipeline also calls on the device
+// (grove/gpu/resident: FP -> EPI/EPJ, positions, charges, write-back); it is empty for a host
+// compiler. Only the vector type and that macro: CUDA translation units include these classes
+// too (user_templates/cuda), and nvcc must not see all of grove (doc/gpu.md, "what a .cu file
+// may include").
+#include "grove/core/execution.hpp"
 #include "grove/core/vec3.hpp"
 
 namespace user {
@@ -19,9 +23,9 @@ namespace user {
 struct GravityForce {
   grove::Vec3f acc;
   float pot = 0.0f;
-  void clear() { acc = {}, pot = 0.0f; }
+  GROVE_HOST_DEVICE void clear() { acc = {}, pot = 0.0f; }
   // GPU multiwalk retrieve adds the device's forces to these (grove/gpu/multiwalk.hpp).
-  GravityForce& operator+=(const GravityForce& o) {
+  GROVE_HOST_DEVICE GravityForce& operator+=(const GravityForce& o) {
     acc += o.acc, pot += o.pot;
     return *this;
   }
@@ -33,10 +37,10 @@ struct Body {
   grove::Vec3d pos, vel, acc;
   double pot = 0.0;
 
-  grove::Vec3d getPos() const { return pos; }
-  void setPos(const grove::Vec3d& p) { pos = p; }
-  double getCharge() const { return mass; }
-  void copyFromForce(const GravityForce& f) {
+  GROVE_HOST_DEVICE grove::Vec3d getPos() const { return pos; }
+  GROVE_HOST_DEVICE void setPos(const grove::Vec3d& p) { pos = p; }
+  GROVE_HOST_DEVICE double getCharge() const { return mass; }
+  GROVE_HOST_DEVICE void copyFromForce(const GravityForce& f) {
     acc = grove::Vec3d(f.acc);
     pot = f.pot;
   }
@@ -44,17 +48,17 @@ struct Body {
 
 struct GravityEPI {
   grove::Vec3f pos;
-  grove::Vec3f getPos() const { return pos; }
-  void copyFromFP(const Body& b) { pos = static_cast<grove::Vec3f>(b.pos); }
+  GROVE_HOST_DEVICE grove::Vec3f getPos() const { return pos; }
+  GROVE_HOST_DEVICE void copyFromFP(const Body& b) { pos = static_cast<grove::Vec3f>(b.pos); }
 };
 
 struct GravityEPJ {
   grove::Vec3f pos;
   float mass = 0.0f;
-  grove::Vec3f getPos() const { return pos; }
-  void setPos(const grove::Vec3d& p) { pos = static_cast<grove::Vec3f>(p); }
-  float getCharge() const { return mass; }
-  void copyFromFP(const Body& b) {
+  GROVE_HOST_DEVICE grove::Vec3f getPos() const { return pos; }
+  GROVE_HOST_DEVICE void setPos(const grove::Vec3d& p) { pos = static_cast<grove::Vec3f>(p); }
+  GROVE_HOST_DEVICE float getCharge() const { return mass; }
+  GROVE_HOST_DEVICE void copyFromFP(const Body& b) {
     pos = static_cast<grove::Vec3f>(b.pos);
     mass = static_cast<float>(b.mass);
   }

@@ -1,38 +1,8 @@
-#include <algorithm>
-#include <array>
-
+#include "grove/core/execution.hpp"
+#include "grove/tree/cell_linking.hpp"
 #include "grove/tree/tree_cells.hpp"
 
 namespace grove {
-
-namespace {
-
-// Where each of the 8 octants of `cell` begins in a sorted key range (and where the last ends).
-std::array<std::uint32_t, 9> octantBounds(std::span<const MortonKey> keys, std::uint32_t first, std::uint32_t count,
-                                          const TreeCell& cell) {
-  std::array<std::uint32_t, 9> bounds{};
-  if (count == 0) {  // e.g. the superparticle array of a local tree: nothing to search
-    bounds.fill(first);
-    return bounds;
-  }
-  const auto begin = keys.begin() + first, end = begin + count;
-  bounds[0] = first;
-  bounds[8] = first + count;
-  const int child_level = cell.level + 1;
-  auto lo = begin;
-  for (int o = 1; o < 8; ++o) {
-    const MortonKey start = cellKeyBegin((cell.prefix << 3) | static_cast<MortonKey>(o), child_level);
-    lo = std::lower_bound(lo, end, start);
-    bounds[static_cast<std::size_t>(o)] = static_cast<std::uint32_t>(lo - keys.begin());
-  }
-  return bounds;
-}
-
-bool splits(const TreeCell& c, int n_leaf_limit) {
-  return c.count() > static_cast<std::uint32_t>(n_leaf_limit) && c.level < kMortonLevels;
-}
-
-}  // namespace
 
 void linkCells(std::span<const MortonKey> ep_keys, std::span<const MortonKey> sp_keys, int n_leaf_limit,
                TreeShape& shape) {
@@ -42,10 +12,8 @@ void linkCells(std::span<const MortonKey> ep_keys, std::span<const MortonKey> sp
   shape.cells.clear();
   shape.cells.reserve(ep_keys.size() + sp_keys.size() + kMortonLevels + 1);
   shape.level_begin.clear();
-  TreeCell root;
-  root.ep_count = static_cast<std::uint32_t>(ep_keys.size());
-  root.sp_count = static_cast<std::uint32_t>(sp_keys.size());
-  shape.cells.push_back(root);
+  shape.cells.push_back(
+      linking::rootOf(static_cast<std::uint32_t>(ep_keys.size()), static_cast<std::uint32_t>(sp_keys.size())));
   shape.level_begin.assign({0, 1});
 
   std::vector<std::uint32_t> child_offset;  // read by every thread of the level loops
@@ -59,13 +27,7 @@ void linkCells(std::span<const MortonKey> ep_keys, std::span<const MortonKey> sp
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
       const auto ii = static_cast<std::size_t>(i);
-      const TreeCell& c = shape.cells[begin + ii];
-      if (!splits(c, n_leaf_limit)) continue;
-      const auto ep = octantBounds(ep_keys, c.ep_first, c.ep_count, c);
-      const auto sp = octantBounds(sp_keys, c.sp_first, c.sp_count, c);
-      std::uint32_t children = 0;
-      for (int o = 0; o < 8; ++o) children += (ep[o + 1] > ep[o]) || (sp[o + 1] > sp[o]);
-      child_offset[ii + 1] = children;
+      child_offset[ii + 1] = linking::childCount(shape.cells[begin + ii], ep_keys.data(), sp_keys.data(), n_leaf_limit);
     }
     for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) child_offset[i + 1] += child_offset[i];
     const std::uint32_t new_cells = child_offset[static_cast<std::size_t>(n)];
@@ -75,23 +37,8 @@ void linkCells(std::span<const MortonKey> ep_keys, std::span<const MortonKey> sp
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
       const auto ii = static_cast<std::size_t>(i);
-      TreeCell& c = shape.cells[begin + ii];
-      if (!splits(c, n_leaf_limit)) continue;
-      const auto ep = octantBounds(ep_keys, c.ep_first, c.ep_count, c);
-      const auto sp = octantBounds(sp_keys, c.sp_first, c.sp_count, c);
-      std::uint32_t out = end + child_offset[ii];
-      c.child_first = static_cast<std::int32_t>(out);
-      c.child_count = static_cast<std::uint8_t>(child_offset[ii + 1] - child_offset[ii]);
-      for (int o = 0; o < 8; ++o) {
-        if (ep[o + 1] == ep[o] && sp[o + 1] == sp[o]) continue;
-        TreeCell& child = shape.cells[out++];
-        child.prefix = (c.prefix << 3) | static_cast<MortonKey>(o);
-        child.level = static_cast<std::uint8_t>(level + 1);
-        child.ep_first = ep[o];
-        child.ep_count = ep[o + 1] - ep[o];
-        child.sp_first = sp[o];
-        child.sp_count = sp[o + 1] - sp[o];
-      }
+      linking::writeChildren(shape.cells[begin + ii], shape.cells.data(), end + child_offset[ii],
+                             child_offset[ii + 1] - child_offset[ii], ep_keys.data(), sp_keys.data());
     }
     shape.level_begin.push_back(end + new_cells);
   }

@@ -15,7 +15,7 @@ template <class T>
 struct DeviceForm {
   static_assert(std::is_trivially_copyable_v<T>, "a type sent to the device must be trivially copyable");
   using type = T;
-  static const T& make(const T& t) { return t; }
+  GROVE_HD_TEMPLATE static const T& make(const T& t) { return t; }
 };
 
 template <class T>
@@ -37,7 +37,7 @@ struct alignas(16) DeviceQuadrupole {
 template <>
 struct DeviceForm<SPJMonopole> {
   using type = DeviceMonopole;
-  static DeviceMonopole make(const SPJMonopole& s) {
+  GROVE_HOST_DEVICE static DeviceMonopole make(const SPJMonopole& s) {
     return {static_cast<float>(s.pos.x), static_cast<float>(s.pos.y), static_cast<float>(s.pos.z),
             static_cast<float>(s.mass)};
   }
@@ -46,7 +46,7 @@ struct DeviceForm<SPJMonopole> {
 template <>
 struct DeviceForm<SPJQuadrupole> {
   using type = DeviceQuadrupole;
-  static DeviceQuadrupole make(const SPJQuadrupole& s) {
+  GROVE_HOST_DEVICE static DeviceQuadrupole make(const SPJQuadrupole& s) {
     DeviceQuadrupole d{};
     d.x = static_cast<float>(s.pos.x), d.y = static_cast<float>(s.pos.y), d.z = static_cast<float>(s.pos.z);
     d.mass = static_cast<float>(s.mass);

@@ -3,6 +3,7 @@
 // member is reported in one line naming it (see the static_asserts where they are used).
 #include <concepts>
 
+#include "grove/core/execution.hpp"
 #include "grove/core/vec3.hpp"
 
 namespace grove {
@@ -25,7 +26,7 @@ concept HasSetPos = requires(P& p, const Vec3d& v) { p.setPos(v); };
 
 template <class P>
   requires HasGetPos<P>
-Vec3d positionOf(const P& p) {
+GROVE_HD_TEMPLATE Vec3d positionOf(const P& p) {
   const auto v = p.getPos();
   return {static_cast<double>(v.x), static_cast<double>(v.y), static_cast<double>(v.z)};
 }

@@ -12,6 +12,36 @@
 
 namespace grove {
 
+// One cell's moment in pass 1 or 2, from its particles (a leaf) or its children's moments: the
+// body of the bottom-up sweep, on the host (below) and on the device (grove/gpu/resident).
+// Accumulated in a local copy and returned: through a reference the compiler would store every
+// partial sum back to memory.
+template <class Moment, class EPJ, class SPJ>
+GROVE_HD_TEMPLATE Moment momentOfCell(int pass, const TreeCell& cell, const EPJ* epj, const SPJ* spj,
+                                      const Moment* moments, const Moment& previous) {
+  Moment m;
+  if (pass == 1) m.init();
+  else m = previous;
+  if (cell.isLeaf()) {
+    for (std::uint32_t i = cell.ep_first; i < cell.ep_first + cell.ep_count; ++i) {
+      if (pass == 1) m.accumulateAtLeaf(epj[i]);
+      else m.accumulateAtLeaf2(epj[i]);
+    }
+    for (std::uint32_t i = cell.sp_first; i < cell.sp_first + cell.sp_count; ++i) {
+      if (pass == 1) m.accumulate(spj[i].convertToMoment());
+      else m.accumulate2(spj[i].convertToMoment());
+    }
+  } else {
+    for (int k = 0; k < cell.child_count; ++k) {
+      const Moment& child = moments[cell.child_first + k];
+      if (pass == 1) m.accumulate(child);
+      else m.accumulate2(child);
+    }
+  }
+  if (pass == 1) m.set();
+  return m;
+}
+
 template <class Moment, class EPJ, class SPJ, class OnFinal>
 void computeMoments(const TreeShape& shape, std::span<const EPJ> epj, std::span<const SPJ> spj,
                     std::vector<Moment>& moments, OnFinal&& on_final) {
@@ -19,28 +49,7 @@ void computeMoments(const TreeShape& shape, std::span<const EPJ> epj, std::span<
   constexpr int kPasses = momentHasSecondPass<Moment>() ? 2 : 1;
   for (int pass = 1; pass <= kPasses; ++pass) {
     forEachCellBottomUp(shape, [&](std::size_t c, const TreeCell& cell) {
-      // Accumulated in a local copy and stored once: through the reference the compiler would
-      // store every partial sum back to memory.
-      Moment m;
-      if (pass == 1) m.init();
-      else m = moments[c];
-      if (cell.isLeaf()) {
-        for (std::uint32_t i = cell.ep_first; i < cell.ep_first + cell.ep_count; ++i) {
-          if (pass == 1) m.accumulateAtLeaf(epj[i]);
-          else m.accumulateAtLeaf2(epj[i]);
-        }
-        for (std::uint32_t i = cell.sp_first; i < cell.sp_first + cell.sp_count; ++i) {
-          if (pass == 1) m.accumulate(spj[i].convertToMoment());
-          else m.accumulate2(spj[i].convertToMoment());
-        }
-      } else {
-        for (int k = 0; k < cell.child_count; ++k) {
-          const Moment& child = moments[static_cast<std::size_t>(cell.child_first + k)];
-          if (pass == 1) m.accumulate(child);
-          else m.accumulate2(child);
-        }
-      }
-      if (pass == 1) m.set();
+      const Moment m = momentOfCell<Moment>(pass, cell, epj.data(), spj.data(), moments.data(), moments[c]);
       moments[c] = m;
       if (pass == kPasses) on_final(c, std::as_const(m));
     });

@@ -21,6 +21,7 @@
 #include <concepts>
 #include <cstdint>
 
+#include "grove/core/execution.hpp"
 #include "grove/core/sym_mat3.hpp"
 #include "grove/particles/particle_traits.hpp"
 
@@ -44,23 +45,23 @@ struct MomentMonopole {
   double mass = 0.0;
   Vec3d pos;  // centre of mass (sum m x during pass 1, before set())
 
-  void init() { *this = {}; }
-  Vec3d getPos() const { return pos; }
-  double getCharge() const { return mass; }
+  GROVE_HOST_DEVICE void init() { *this = {}; }
+  GROVE_HOST_DEVICE Vec3d getPos() const { return pos; }
+  GROVE_HOST_DEVICE double getCharge() const { return mass; }
   template <ChargedParticle EPJ>
-  void accumulateAtLeaf(const EPJ& p) {
+  GROVE_HD_TEMPLATE void accumulateAtLeaf(const EPJ& p) {
     const double m = static_cast<double>(p.getCharge());
     mass += m;
     pos += m * positionOf(p);
   }
-  void accumulate(const MomentMonopole& c) {
+  GROVE_HOST_DEVICE void accumulate(const MomentMonopole& c) {
     mass += c.mass;
     pos += c.mass * c.pos;
   }
-  void set() { pos = mass != 0.0 ? pos / mass : Vec3d{}; }
+  GROVE_HOST_DEVICE void set() { pos = mass != 0.0 ? pos / mass : Vec3d{}; }
   template <class EPJ>
-  void accumulateAtLeaf2(const EPJ&) {}
-  void accumulate2(const MomentMonopole&) {}
+  GROVE_HD_TEMPLATE void accumulateAtLeaf2(const EPJ&) {}
+  GROVE_HOST_DEVICE void accumulate2(const MomentMonopole&) {}
 };
 
 // The monopole's pass 1 (centre of mass), then the second moment about that centre.
@@ -68,15 +69,15 @@ struct MomentQuadrupole : MomentMonopole {
   static constexpr bool kHasSecondPass = true;
   SymMat3d quad;  // sum m (x - pos)(x - pos)^T
 
-  void init() { *this = {}; }
-  void accumulate(const MomentQuadrupole& c) { MomentMonopole::accumulate(c); }
+  GROVE_HOST_DEVICE void init() { *this = {}; }
+  GROVE_HOST_DEVICE void accumulate(const MomentQuadrupole& c) { MomentMonopole::accumulate(c); }
   template <ChargedParticle EPJ>
-  void accumulateAtLeaf2(const EPJ& p) {
+  GROVE_HD_TEMPLATE void accumulateAtLeaf2(const EPJ& p) {
     const Vec3d d = positionOf(p) - pos;
     quad += symmetricOuter(d, d, static_cast<double>(p.getCharge()));
   }
   // Parallel-axis theorem: the child's quadrupole about its own centre, moved to ours.
-  void accumulate2(const MomentQuadrupole& c) {
+  GROVE_HOST_DEVICE void accumulate2(const MomentQuadrupole& c) {
     const Vec3d d = c.pos - pos;
     quad += c.quad + symmetricOuter(d, d, c.mass);
   }
@@ -90,37 +91,41 @@ struct MomentMonopoleGeometricCenter {
   Vec3d pos;  // mean particle position (sum x during pass 1)
   std::int64_t n_ptcl = 0;
 
-  void init() { *this = {}; }
-  Vec3d getPos() const { return pos; }
-  double getCharge() const { return charge; }
+  GROVE_HOST_DEVICE void init() { *this = {}; }
+  GROVE_HOST_DEVICE Vec3d getPos() const { return pos; }
+  GROVE_HOST_DEVICE double getCharge() const { return charge; }
   template <ChargedParticle EPJ>
-  void accumulateAtLeaf(const EPJ& p) {
+  GROVE_HD_TEMPLATE void accumulateAtLeaf(const EPJ& p) {
     charge += static_cast<double>(p.getCharge());
     pos += positionOf(p);
     ++n_ptcl;
   }
-  void accumulate(const MomentMonopoleGeometricCenter& c) {
+  GROVE_HOST_DEVICE void accumulate(const MomentMonopoleGeometricCenter& c) {
     charge += c.charge;
     pos += static_cast<double>(c.n_ptcl) * c.pos;
     n_ptcl += c.n_ptcl;
   }
-  void set() { pos = n_ptcl > 0 ? pos / static_cast<double>(n_ptcl) : Vec3d{}; }
+  GROVE_HOST_DEVICE void set() { pos = n_ptcl > 0 ? pos / static_cast<double>(n_ptcl) : Vec3d{}; }
   template <class EPJ>
-  void accumulateAtLeaf2(const EPJ&) {}
-  void accumulate2(const MomentMonopoleGeometricCenter&) {}
+  GROVE_HD_TEMPLATE void accumulateAtLeaf2(const EPJ&) {}
+  GROVE_HOST_DEVICE void accumulate2(const MomentMonopoleGeometricCenter&) {}
 };
 
 struct MomentDipoleGeometricCenter : MomentMonopoleGeometricCenter {
   static constexpr bool kHasSecondPass = true;
   Vec3d dipole;  // sum q (x - pos)
 
-  void init() { *this = {}; }
-  void accumulate(const MomentDipoleGeometricCenter& c) { MomentMonopoleGeometricCenter::accumulate(c); }
+  GROVE_HOST_DEVICE void init() { *this = {}; }
+  GROVE_HOST_DEVICE void accumulate(const MomentDipoleGeometricCenter& c) {
+    MomentMonopoleGeometricCenter::accumulate(c);
+  }
   template <ChargedParticle EPJ>
-  void accumulateAtLeaf2(const EPJ& p) {
+  GROVE_HD_TEMPLATE void accumulateAtLeaf2(const EPJ& p) {
     dipole += static_cast<double>(p.getCharge()) * (positionOf(p) - pos);
   }
-  void accumulate2(const MomentDipoleGeometricCenter& c) { dipole += c.dipole + c.charge * (c.pos - pos); }
+  GROVE_HOST_DEVICE void accumulate2(const MomentDipoleGeometricCenter& c) {
+    dipole += c.dipole + c.charge * (c.pos - pos);
+  }
 };
 
 struct MomentQuadrupoleGeometricCenter : MomentMonopoleGeometricCenter {
@@ -128,17 +133,19 @@ struct MomentQuadrupoleGeometricCenter : MomentMonopoleGeometricCenter {
   Vec3d dipole;   // sum q (x - pos)
   SymMat3d quad;  // sum q (x - pos)(x - pos)^T
 
-  void init() { *this = {}; }
-  void accumulate(const MomentQuadrupoleGeometricCenter& c) { MomentMonopoleGeometricCenter::accumulate(c); }
+  GROVE_HOST_DEVICE void init() { *this = {}; }
+  GROVE_HOST_DEVICE void accumulate(const MomentQuadrupoleGeometricCenter& c) {
+    MomentMonopoleGeometricCenter::accumulate(c);
+  }
   template <ChargedParticle EPJ>
-  void accumulateAtLeaf2(const EPJ& p) {
+  GROVE_HD_TEMPLATE void accumulateAtLeaf2(const EPJ& p) {
     const double q = static_cast<double>(p.getCharge());
     const Vec3d d = positionOf(p) - pos;
     dipole += q * d;
     quad += symmetricOuter(d, d, q);
   }
   // Shifting by s = c.pos - pos: sum q (d + s)(d + s)^T = Q + 2 sym(s p^T) + q s s^T.
-  void accumulate2(const MomentQuadrupoleGeometricCenter& c) {
+  GROVE_HOST_DEVICE void accumulate2(const MomentQuadrupoleGeometricCenter& c) {
     const Vec3d s = c.pos - pos;
     dipole += c.dipole + c.charge * s;
     quad += c.quad + symmetricOuter(s, c.dipole, 2.0) + symmetricOuter(s, s, c.charge);
@@ -154,16 +161,16 @@ struct SPJMonopoleOf {
   double mass = 0.0;
   Vec3d pos;
 
-  void copyFromMoment(const Moment& m) { mass = m.mass, pos = m.pos; }
-  Moment convertToMoment() const {
+  GROVE_HOST_DEVICE void copyFromMoment(const Moment& m) { mass = m.mass, pos = m.pos; }
+  GROVE_HOST_DEVICE Moment convertToMoment() const {
     Moment m;
     m.mass = mass, m.pos = pos;
     return m;
   }
-  Vec3d getPos() const { return pos; }
-  void setPos(const Vec3d& p) { pos = p; }
-  double getCharge() const { return mass; }
-  void clear() { *this = {}; }
+  GROVE_HOST_DEVICE Vec3d getPos() const { return pos; }
+  GROVE_HOST_DEVICE void setPos(const Vec3d& p) { pos = p; }
+  GROVE_HOST_DEVICE double getCharge() const { return mass; }
+  GROVE_HOST_DEVICE void clear() { *this = {}; }
 };
 
 template <class Moment>
@@ -172,16 +179,16 @@ struct SPJQuadrupoleOf {
   Vec3d pos;
   SymMat3d quad;
 
-  void copyFromMoment(const Moment& m) { mass = m.mass, pos = m.pos, quad = m.quad; }
-  Moment convertToMoment() const {
+  GROVE_HOST_DEVICE void copyFromMoment(const Moment& m) { mass = m.mass, pos = m.pos, quad = m.quad; }
+  GROVE_HOST_DEVICE Moment convertToMoment() const {
     Moment m;
     m.mass = mass, m.pos = pos, m.quad = quad;
     return m;
   }
-  Vec3d getPos() const { return pos; }
-  void setPos(const Vec3d& p) { pos = p; }
-  double getCharge() const { return mass; }
-  void clear() { *this = {}; }
+  GROVE_HOST_DEVICE Vec3d getPos() const { return pos; }
+  GROVE_HOST_DEVICE void setPos(const Vec3d& p) { pos = p; }
+  GROVE_HOST_DEVICE double getCharge() const { return mass; }
+  GROVE_HOST_DEVICE void clear() { *this = {}; }
 };
 
 using SPJMonopole = SPJMonopoleOf<MomentMonopole>;
@@ -192,12 +199,14 @@ struct SPJMonopoleGeometricCenter {
   Vec3d pos;
   std::int64_t n_ptcl = 0;
 
-  void copyFromMoment(const MomentMonopoleGeometricCenter& m) { charge = m.charge, pos = m.pos, n_ptcl = m.n_ptcl; }
-  MomentMonopoleGeometricCenter convertToMoment() const { return {charge, pos, n_ptcl}; }
-  Vec3d getPos() const { return pos; }
-  void setPos(const Vec3d& p) { pos = p; }
-  double getCharge() const { return charge; }
-  void clear() { *this = {}; }
+  GROVE_HOST_DEVICE void copyFromMoment(const MomentMonopoleGeometricCenter& m) {
+    charge = m.charge, pos = m.pos, n_ptcl = m.n_ptcl;
+  }
+  GROVE_HOST_DEVICE MomentMonopoleGeometricCenter convertToMoment() const { return {charge, pos, n_ptcl}; }
+  GROVE_HOST_DEVICE Vec3d getPos() const { return pos; }
+  GROVE_HOST_DEVICE void setPos(const Vec3d& p) { pos = p; }
+  GROVE_HOST_DEVICE double getCharge() const { return charge; }
+  GROVE_HOST_DEVICE void clear() { *this = {}; }
 };
 
 struct SPJDipoleGeometricCenter {
@@ -206,18 +215,18 @@ struct SPJDipoleGeometricCenter {
   std::int64_t n_ptcl = 0;
   Vec3d dipole;
 
-  void copyFromMoment(const MomentDipoleGeometricCenter& m) {
+  GROVE_HOST_DEVICE void copyFromMoment(const MomentDipoleGeometricCenter& m) {
     charge = m.charge, pos = m.pos, n_ptcl = m.n_ptcl, dipole = m.dipole;
   }
-  MomentDipoleGeometricCenter convertToMoment() const {
+  GROVE_HOST_DEVICE MomentDipoleGeometricCenter convertToMoment() const {
     MomentDipoleGeometricCenter m;
     m.charge = charge, m.pos = pos, m.n_ptcl = n_ptcl, m.dipole = dipole;
     return m;
   }
-  Vec3d getPos() const { return pos; }
-  void setPos(const Vec3d& p) { pos = p; }
-  double getCharge() const { return charge; }
-  void clear() { *this = {}; }
+  GROVE_HOST_DEVICE Vec3d getPos() const { return pos; }
+  GROVE_HOST_DEVICE void setPos(const Vec3d& p) { pos = p; }
+  GROVE_HOST_DEVICE double getCharge() const { return charge; }
+  GROVE_HOST_DEVICE void clear() { *this = {}; }
 };
 
 struct SPJQuadrupoleGeometricCenter {
@@ -227,18 +236,18 @@ struct SPJQuadrupoleGeometricCenter {
   Vec3d dipole;
   SymMat3d quad;
 
-  void copyFromMoment(const MomentQuadrupoleGeometricCenter& m) {
+  GROVE_HOST_DEVICE void copyFromMoment(const MomentQuadrupoleGeometricCenter& m) {
     charge = m.charge, pos = m.pos, n_ptcl = m.n_ptcl, dipole = m.dipole, quad = m.quad;
   }
-  MomentQuadrupoleGeometricCenter convertToMoment() const {
+  GROVE_HOST_DEVICE MomentQuadrupoleGeometricCenter convertToMoment() const {
     MomentQuadrupoleGeometricCenter m;
     m.charge = charge, m.pos = pos, m.n_ptcl = n_ptcl, m.dipole = dipole, m.quad = quad;
     return m;
   }
-  Vec3d getPos() const { return pos; }
-  void setPos(const Vec3d& p) { pos = p; }
-  double getCharge() const { return charge; }
-  void clear() { *this = {}; }
+  GROVE_HOST_DEVICE Vec3d getPos() const { return pos; }
+  GROVE_HOST_DEVICE void setPos(const Vec3d& p) { pos = p; }
+  GROVE_HOST_DEVICE double getCharge() const { return charge; }
+  GROVE_HOST_DEVICE void clear() { *this = {}; }
 };
 
 // ---- cutoff trees (TreeForForceLong<...>::MonopoleWithCutoff) ------------------------------------
@@ -246,9 +255,9 @@ struct SPJQuadrupoleGeometricCenter {
 // cell. Distinct types, so that a cutoff tree's superparticles cannot be confused with an
 // open-boundary tree's; the cutoff itself is applied by the walk and by the user's kernel.
 struct MomentMonopoleCutoff : MomentMonopole {
-  void init() { *this = {}; }
-  void accumulate(const MomentMonopoleCutoff& c) { MomentMonopole::accumulate(c); }
-  void accumulate2(const MomentMonopoleCutoff&) {}
+  GROVE_HOST_DEVICE void init() { *this = {}; }
+  GROVE_HOST_DEVICE void accumulate(const MomentMonopoleCutoff& c) { MomentMonopole::accumulate(c); }
+  GROVE_HOST_DEVICE void accumulate2(const MomentMonopoleCutoff&) {}
 };
 
 using SPJMonopoleCutoff = SPJMonopoleOf<MomentMonopoleCutoff>;

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "grove/core/box.hpp"
+#include "grove/core/execution.hpp"
 
 namespace grove {
 
@@ -44,10 +45,11 @@ struct RootCell {
   Vec3d center() const { return low + Vec3d(0.5 * length); }
   double cellLength(int level) const { return std::ldexp(length, -level); }
 
-  MortonKey keyOf(const Vec3d& pos) const {
+  // Host and device give the same key (the GPU tree build calls this too).
+  GROVE_HOST_DEVICE MortonKey keyOf(const Vec3d& pos) const {
     const double scale = static_cast<double>(kMortonCellsPerAxis) / length;
     auto cell = [&](double x, double lo) {
-      const double c = std::floor((x - lo) * scale);
+      const double c = ::floor((x - lo) * scale);
       return static_cast<std::uint32_t>(c < 0.0 ? 0.0 : (c >= kMortonCellsPerAxis ? kMortonCellsPerAxis - 1 : c));
     };
     return mortonKeyFromCell(cell(pos.x, low.x), cell(pos.y, low.y), cell(pos.z, low.z));

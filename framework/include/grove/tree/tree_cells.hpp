@@ -21,8 +21,8 @@ struct TreeCell {
   std::uint8_t child_count = 0;
   std::uint8_t level = 0;
 
-  bool isLeaf() const { return child_first < 0; }
-  std::uint32_t count() const { return ep_count + sp_count; }
+  GROVE_HOST_DEVICE bool isLeaf() const { return child_first < 0; }
+  GROVE_HOST_DEVICE std::uint32_t count() const { return ep_count + sp_count; }
 };
 
 struct TreeShape {

@@ -12,7 +12,7 @@
 
 namespace grove {
 
-inline double distanceMinSq(const Boxd& box, const Vec3d& p) {
+GROVE_HOST_DEVICE inline double distanceMinSq(const Boxd& box, const Vec3d& p) {
   double d2 = 0.0;
   for (std::size_t a = 0; a < 3; ++a) {
     const double below = box.low[a] - p[a], above = p[a] - box.high[a];
@@ -32,13 +32,15 @@ class OpeningCriterion {
           theta > 0.0 ? edge * edge / (theta * theta) : std::numeric_limits<double>::infinity();
     }
   }
-  bool opens(const Boxd& target, const Vec3d& cell_pos, int level) const {
+  GROVE_HOST_DEVICE bool opens(const Boxd& target, const Vec3d& cell_pos, int level) const {
     return opensAt(distanceMinSq(target, cell_pos), level);
   }
   // The same test for a distance measured by the caller (e.g. to the nearest periodic image).
-  bool opensAt(double distance_sq, int level) const {
+  GROVE_HOST_DEVICE bool opensAt(double distance_sq, int level) const {
     return distance_sq <= r_crit_sq_[static_cast<std::size_t>(level)];
   }
+  // The squared opening distance of a cell at `level`: (L_level / theta)^2, infinite at theta 0.
+  GROVE_HOST_DEVICE double rCritSq(int level) const { return r_crit_sq_[static_cast<std::size_t>(level)]; }
 
  private:
   std::array<double, kMortonLevels + 1> r_crit_sq_{};
