@@ -1,0 +1,82 @@
+#pragma once
+// grove::gpu::DeviceParticleSystem<FP>: the user's full particles, resident in device memory
+// across steps (the GPU-resident pipeline's counterpart of grove::ParticleSystem). Needs the CUDA
+// runtime headers, not nvcc.
+//
+//   grove::gpu::DeviceParticleSystem<Body> bodies(grove::Gpu{stream});
+//   bodies.upload(host_bodies);                      // once, or after host-side changes
+//   grove::gpu::forEach(bodies.policy(), bodies, Kick{dt});   // integrate on the device
+//   tree.calcForceAllAndWriteBack(bodies, ep, sp);   // grove/gpu/resident/resident_tree.cuh
+//   auto snapshot = bodies.download();               // only when asked
+//
+// Order: a tree build sorts the particles into Morton-key order in place (as FDPS's and grove's
+// ParticleOrder::TREE_ORDER), so the order changes at every build; identify particles by a
+// member (an id), not by position in the array. order_generation() counts these reorders (and
+// uploads), so that kept interaction lists can tell that they no longer fit.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "grove/core/execution.hpp"
+#include "grove/gpu/resident/device_vector.hpp"
+
+namespace grove::gpu {
+
+template <class FP>
+class DeviceParticleSystem {
+  static_assert(std::is_trivially_copyable_v<FP>,
+                "grove::gpu::DeviceParticleSystem: the particle type must be trivially copyable (it lives in "
+                "device memory and is copied as bytes)");
+
+ public:
+  using value_type = FP;
+
+  explicit DeviceParticleSystem(Gpu policy = {}) : policy_(policy) {}
+
+  Gpu policy() const { return policy_; }
+  cudaStream_t stream() const { return policy_.stream; }
+  std::size_t size() const { return particles_.size(); }
+  FP* data() { return particles_.data(); }
+  const FP* data() const { return particles_.data(); }
+  std::uint64_t orderGeneration() const { return order_generation_; }
+  std::size_t deviceBytes() const { return particles_.bytes() + scratch_.bytes(); }
+
+  // Replaces the device particles with n host particles.
+  void upload(const FP* host, std::size_t n) {
+    particles_.assign(host, n, stream());
+    ++order_generation_;
+  }
+  template <class Range>
+    requires requires(const Range& r) {
+      { std::data(r) } -> std::convertible_to<const FP*>;
+      std::size(r);
+    }
+  void upload(const Range& host) {
+    upload(std::data(host), std::size(host));
+  }
+  // The particles, in their present (key) order.
+  std::vector<FP> download() const { return particles_.toHost(stream()); }
+  void download(FP* host) const { particles_.copyTo(host, stream()); }
+
+  // For stages that reorder: a buffer of size() particles to gather into, then adoptReordered()
+  // makes it the particle array (the old one becomes the next buffer).
+  FP* reorderBuffer() {
+    scratch_.resize(particles_.size());
+    return scratch_.data();
+  }
+  void adoptReordered() {
+    particles_.swap(scratch_);
+    ++order_generation_;
+  }
+
+ private:
+  Gpu policy_;
+  DeviceVector<FP> particles_, scratch_;
+  std::uint64_t order_generation_ = 0;
+};
+
+}  // namespace grove::gpu

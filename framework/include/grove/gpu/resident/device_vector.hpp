@@ -1,0 +1,90 @@
+#pragma once
+// grove::gpu::DeviceVector<T>: a sized array of trivially copyable T in device memory, the
+// storage of the GPU-resident pipeline. Needs the CUDA runtime headers, not nvcc.
+//
+// Growth is explicit: resize() discards the contents (a stage that refills its output), and
+// resizeKeep() copies them over on the given stream (a stage that appends). Capacity grows by
+// half again, so slowly growing runs do not reallocate every step.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+#include "grove/gpu/cuda_resources.hpp"
+
+namespace grove::gpu {
+
+template <class T>
+class DeviceVector {
+ public:
+  DeviceVector() = default;
+  explicit DeviceVector(std::size_t n) { resize(n); }
+
+  T* data() { return array_.data(); }
+  const T* data() const { return array_.data(); }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  std::size_t capacity() const { return array_.capacity(); }
+  std::size_t bytes() const { return array_.bytes(); }
+
+  // n elements; contents lost when the capacity grows.
+  void resize(std::size_t n) {
+    array_.reserve(n);
+    size_ = n;
+  }
+  // n elements, the first min(n, size()) kept (copied on `stream` when the capacity grows).
+  void resizeKeep(std::size_t n, cudaStream_t stream) {
+    if (n > array_.capacity()) {
+      DeviceArray<T> grown;
+      grown.allocate(std::max(n, array_.capacity() + array_.capacity() / 2));
+      if (size_ > 0)
+        check(cudaMemcpyAsync(grown.data(), array_.data(), size_ * sizeof(T), cudaMemcpyDeviceToDevice, stream),
+              "cudaMemcpyAsync (DeviceVector grow)");
+      check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (DeviceVector grow)");
+      array_ = std::move(grown);
+    }
+    size_ = n;
+  }
+  void clear() { size_ = 0; }
+  void release() {
+    array_.release();
+    size_ = 0;
+  }
+  void swap(DeviceVector& o) noexcept {
+    std::swap(array_, o.array_);
+    std::swap(size_, o.size_);
+  }
+
+  // Host <-> device copies of the whole vector, ordered on `stream` and waited for.
+  void assign(const T* host, std::size_t n, cudaStream_t stream) {
+    resize(n);
+    if (n == 0) return;
+    check(cudaMemcpyAsync(data(), host, n * sizeof(T), cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (upload)");
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (upload)");
+  }
+  void copyTo(T* host, cudaStream_t stream) const { copyTo(host, 0, size_, stream); }
+  void copyTo(T* host, std::size_t first, std::size_t n, cudaStream_t stream) const {
+    if (n == 0) return;
+    check(cudaMemcpyAsync(host, data() + first, n * sizeof(T), cudaMemcpyDeviceToHost, stream),
+          "cudaMemcpyAsync (download)");
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (download)");
+  }
+  std::vector<T> toHost(cudaStream_t stream) const {
+    std::vector<T> host(size_);
+    copyTo(host.data(), stream);
+    return host;
+  }
+  T elementToHost(std::size_t i, cudaStream_t stream) const {
+    T value;
+    copyTo(&value, i, 1, stream);
+    return value;
+  }
+
+ private:
+  DeviceArray<T> array_;
+  std::size_t size_ = 0;
+};
+
+}  // namespace grove::gpu

@@ -1,0 +1,24 @@
+#pragma once
+// Per-stage device times of one GPU-resident force calculation (grove/gpu/resident/resident_tree.cuh),
+// measured with CUDA events on the tree's stream. Host code may read it (no CUDA header).
+#include <cstdint>
+
+namespace grove::gpu {
+
+struct ResidentProfile {
+  // seconds of device time, in step order; a REUSE_LIST step leaves the build stages at 0
+  double root = 0, keys = 0, sort = 0, reorder = 0, link = 0, moments = 0, groups = 0;
+  double lists = 0;       // list-building walk (MAKE_LIST_FOR_REUSE)
+  double force = 0;       // fused walk + force (MAKE_LIST), or the list kernel
+  double write_back = 0;
+  double total = 0;       // first event to last, host waits included
+  std::int64_t n_particles = 0, n_cells = 0, n_groups = 0;
+  std::int64_t interactions_ep = 0, interactions_sp = 0;  // i-j pairs evaluated
+  std::int64_t list_entries = 0;                          // kept j + s indices (list forms)
+  std::int64_t device_bytes = 0;                          // the tree's device memory after the step
+
+  double build() const { return root + keys + sort + reorder + link + moments + groups; }
+  std::int64_t interactions() const { return interactions_ep + interactions_sp; }
+};
+
+}  // namespace grove::gpu

@@ -1,0 +1,600 @@
+#pragma once
+// grove::gpu::ResidentTreeLong: the long-range tree of the GPU-resident pipeline (nvcc only).
+// The particles stay in device memory (DeviceParticleSystem); the tree is built, walked and
+// evaluated on the device with the user's own pairwise interaction, the functor form of the
+// multiwalk engine (grove/gpu/multiwalk_engine.cuh), so one interaction serves both:
+//
+//   struct EpGravity { float eps2; __device__ void operator()(const EPI&, const EPJ&, Force&) const; };
+//   struct SpGravity { float eps2; __device__ void operator()(const EPI&, const DeviceMonopole&, Force&) const; };
+//
+//   grove::gpu::ResidentTreeLong<Force, EPI, EPJ> tree(theta, n_leaf, n_group, bodies.policy());
+//   tree.calcForceAllAndWriteBack(bodies, EpGravity{eps2}, SpGravity{eps2}, grove::MAKE_LIST);
+//
+// One step: root box (CUB reduce) -> Morton keys -> CUB radix sort -> the particles gathered
+// into key order in place, with their EPI/EPJ -> cells linked level by level -> moments
+// bottom-up -> groups -> walk and force -> write-back (FP::copyFromForce) in place.
+//   MAKE_LIST            fused walk: interactions evaluated as the walk finds them
+//   MAKE_LIST_FOR_REUSE  lists written to device memory, then the list kernel; all kept
+//   REUSE_LIST           same particles (no reorder, upload or build since): EPI/EPJ refreshed
+//                        from FP, moments recomputed on the kept cells, the list kernel again
+// Single rank (the multi-rank LET of the resident path is not built yet: see doc/gpu_resident.md).
+//
+// User types read on the device: FP::getPos, FP::copyFromForce, EPI/EPJ::copyFromFP,
+// EPJ::getPos/getCharge, Force's value-initialisation as its cleared state, and the moment and
+// SPJ contracts (grove's moment types qualify) — all GROVE_HOST_DEVICE (grove/core/execution.hpp).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cub/device/device_scan.cuh>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "grove/core/error.hpp"
+#include "grove/core/execution.hpp"
+#include "grove/core/list_mode.hpp"
+#include "grove/gpu/cuda_resources.hpp"
+#include "grove/gpu/device_form.hpp"
+#include "grove/gpu/multiwalk_kernel.cuh"
+#include "grove/gpu/resident/device_particle_system.hpp"
+#include "grove/gpu/resident/device_vector.hpp"
+#include "grove/gpu/resident/resident_profile.hpp"
+#include "grove/gpu/resident/tree_build.cuh"
+#include "grove/gpu/resident/walk.cuh"
+#include "grove/tree/moments.hpp"
+#include "grove/walk/opening_criterion.hpp"
+
+namespace grove::gpu {
+
+struct ResidentTreeOptions {
+  OpeningRule opening = OpeningRule::kFdps;
+  // MAKE_LIST steps walk with the fused kernel; false: build lists and run the list kernel, as
+  // MAKE_LIST_FOR_REUSE does (for comparisons).
+  bool fused_walk = true;
+  int stack_capacity = 1 << 15;  // cells per walking block (overflow: a clear error naming the group)
+};
+
+namespace kernel {
+
+// FP -> (FP in key order, EPI, EPJ and their device images); index null: the identity (refresh).
+template <class FP, class EPI, class EPJ, class DI, class DJ>
+__global__ void gatherParticles(const FP* __restrict__ in, const std::uint32_t* __restrict__ index, std::size_t n,
+                                FP* __restrict__ out, EPI* __restrict__ epi, EPJ* __restrict__ epj,
+                                DI* __restrict__ di, DJ* __restrict__ dj) {
+  const std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k >= n) return;
+  const FP fp = in[index ? index[k] : k];
+  if (out) out[k] = fp;
+  EPI i;
+  i.copyFromFP(fp);
+  epi[k] = i;
+  EPJ j;
+  j.copyFromFP(fp);
+  epj[k] = j;
+  if constexpr (!std::is_same_v<DI, EPI>) di[k] = DeviceForm<EPI>::make(i);
+  if constexpr (!std::is_same_v<DJ, EPJ>) dj[k] = DeviceForm<EPJ>::make(j);
+}
+
+template <class FP, class Force>
+__global__ void writeBackForces(FP* __restrict__ particles, const Force* __restrict__ force, std::size_t n) {
+  const std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k < n) particles[k].copyFromForce(force[k]);
+}
+
+__global__ inline void splitListCounts(const int* __restrict__ counts, std::uint32_t n_groups,
+                                       std::int64_t* __restrict__ j_counts, std::int64_t* __restrict__ s_counts) {
+  const std::uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
+  if (g < n_groups) j_counts[g] = counts[2 * g], s_counts[g] = counts[2 * g + 1];
+  if (g == n_groups) j_counts[g] = 0, s_counts[g] = 0;
+}
+
+__global__ inline void countInteractions(const WalkDesc* __restrict__ walks, std::uint32_t n_walks,
+                                         unsigned long long* __restrict__ counters) {
+  const std::uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned long long ep = 0, sp = 0;
+  if (w < n_walks) {
+    ep = static_cast<unsigned long long>(walks[w].n_i) * static_cast<unsigned long long>(walks[w].n_j);
+    sp = static_cast<unsigned long long>(walks[w].n_i) * static_cast<unsigned long long>(walks[w].n_s);
+  }
+  for (int offset = 16; offset > 0; offset /= 2) {
+    ep += __shfl_xor_sync(0xffffffffu, ep, offset);
+    sp += __shfl_xor_sync(0xffffffffu, sp, offset);
+  }
+  if (threadIdx.x % 32 == 0) {
+    atomicAdd(counters, ep);
+    atomicAdd(counters + 1, sp);
+  }
+}
+
+}  // namespace kernel
+
+template <class Force, class EPI, class EPJ, class Moment = MomentMonopole, class SPJ = SPJMonopole>
+class ResidentTreeLong {
+ public:
+  using DI = DeviceFormOf<EPI>;
+  using DJ = DeviceFormOf<EPJ>;
+  using DS = DeviceFormOf<SPJ>;
+  static constexpr int kWalkThreads = 128;   // fused and list walks: threads per block
+  static constexpr int kIPerThread = 4;      // fused walk: i-particles per thread (512 per pass)
+  static constexpr int kJCapacity = 2048;    // fused walk: shared-memory index buffers
+  static constexpr int kSCapacity = 1024;
+  static constexpr int kListThreads = 64;    // the list kernel: the multiwalk engine's shape
+  static constexpr int kListIPerThread = 1;
+  static constexpr int kListChunk = kListThreads * kListIPerThread;
+
+  static_assert(std::is_trivially_copyable_v<EPI> && std::is_trivially_copyable_v<EPJ> &&
+                    std::is_trivially_copyable_v<Force> && std::is_trivially_copyable_v<Moment>,
+                "grove::gpu::ResidentTreeLong: EPI, EPJ, Force and the moment must be trivially copyable");
+
+  ResidentTreeLong(double theta, int n_leaf_limit, int n_group_limit, Gpu policy = {},
+                   ResidentTreeOptions options = {})
+      : theta_(theta), n_leaf_limit_(n_leaf_limit), n_group_limit_(n_group_limit), policy_(policy),
+        options_(options) {
+    require(theta >= 0.0, "ResidentTreeLong", "theta must be >= 0 (got {})", theta);
+    require(n_leaf_limit > 0 && n_group_limit > 0, "ResidentTreeLong",
+            "n_leaf_limit and n_group_limit must be positive (got {} and {})", n_leaf_limit, n_group_limit);
+    check(cudaGetDevice(&device_), "cudaGetDevice");
+    check(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device_), "cudaDeviceGetAttribute");
+  }
+
+  // ---- the whole step ------------------------------------------------------------------------------
+  template <class FP, class Ep, class Sp>
+  void calcForceAllAndWriteBack(DeviceParticleSystem<FP>& psys, Ep ep, Sp sp, InteractionListMode mode = MAKE_LIST) {
+    checkStream(psys);
+    if (mode == REUSE_LIST) {
+      requireReusable(psys);
+      refresh(psys);
+    } else {
+      buildTree(psys);
+    }
+    if (mode == MAKE_LIST && options_.fused_walk) {
+      computeForceFused(ep, sp);
+    } else {
+      if (mode != REUSE_LIST) buildLists();
+      computeForceFromLists(ep, sp);
+    }
+    writeBack(psys);
+    finishProfile();
+    if (mode == MAKE_LIST_FOR_REUSE) {
+      reuse_generation_ = psys.orderGeneration();
+      reuse_size_ = psys.size();
+      lists_kept_ = true;
+    } else if (mode == MAKE_LIST) {
+      lists_kept_ = false;
+    }
+  }
+
+  // ---- stages (public: tests compare them with the host's, callers may split the step) ------------
+
+  // Root box, keys, sort, particles into key order (psys is reordered), cells, moments, groups.
+  template <class FP>
+  void buildTree(DeviceParticleSystem<FP>& psys) {
+    const std::size_t n = psys.size();
+    require(n > 0, "ResidentTreeLong", "no particles on the device (upload them first)");
+    require(n < (std::size_t{1} << 31), "ResidentTreeLong", "{} particles exceed the 2^31 a resident tree indexes", n);
+    profile_ = {};
+    marks_.begin(stream());
+    profile_.n_particles = static_cast<std::int64_t>(n);
+    explainIfTooLarge(n, sizeof(FP));
+
+    // 1. Root cell: the host's rootCellAround of the device's bounding box, so keys agree.
+    const Boxd bounds = boundingBox(policy_, psys.data(), n, cub_);
+    root_ = rootCellAround(bounds);
+    criterion_ = OpeningCriterion(root_, theta_);
+    marks_.mark(stream(), Stage::kRoot);
+
+    // 2. Keys and the stable sort.
+    keys_.resize(n);
+    sorted_index_.resize(n);
+    mortonKeys(policy_, root_, psys.data(), n, keys_.data(), sorted_index_.data());
+    marks_.mark(stream(), Stage::kKeys);
+    sortByKey(policy_, keys_, keys_alt_, sorted_index_, index_alt_, cub_);
+    marks_.mark(stream(), Stage::kSort);
+
+    // 3. The particles into key order (in place), with their EPI and EPJ.
+    gather(psys, sorted_index_.data(), psys.reorderBuffer());
+    psys.adoptReordered();
+    marks_.mark(stream(), Stage::kReorder);
+
+    // 4. Cells.
+    linkCells(policy_, keys_.data(), n, nullptr, 0, n_leaf_limit_, shape_, level_scratch_, cub_);
+    profile_.n_cells = static_cast<std::int64_t>(shape_.size());
+    marks_.mark(stream(), Stage::kLink);
+
+    // 5. Moments, superparticle images and the walk's view of each cell.
+    computeCellMoments(true);
+    marks_.mark(stream(), Stage::kMoments);
+
+    // 6. Groups and their boxes.
+    makeGroups(policy_, shape_, n_group_limit_, groups_, group_scratch_, group_flags_, cub_);
+    const auto ng = static_cast<std::uint32_t>(groups_.size());
+    profile_.n_groups = ng;
+    group_boxes_.resize(ng);
+    if (ng > 0) {
+      kernel::groupBoxes<<<blocksFor(std::size_t{ng} * 32, 128), 128, 0, stream()>>>(groups_.data(), ng, epi_.data(),
+                                                                                       group_boxes_.data());
+      check(cudaGetLastError(), "groupBoxes kernel launch");
+    }
+    marks_.mark(stream(), Stage::kGroups);
+    lists_kept_ = false;
+  }
+
+  // Walk and force in one kernel (no lists), forces in key order.
+  template <class Ep, class Sp>
+  void computeForceFused(Ep ep, Sp sp) {
+    const std::size_t n = epi_.size();
+    force_.resize(n);
+    resetCounters();
+    using Kernel = decltype(&kernel::fusedWalk<kWalkThreads, kIPerThread, kJCapacity, kSCapacity, DI, DJ, DS, Force,
+                                               Ep, Sp>);
+    Kernel walk = &kernel::fusedWalk<kWalkThreads, kIPerThread, kJCapacity, kSCapacity, DI, DJ, DS, Force, Ep, Sp>;
+    const unsigned blocks = persistentBlocks(reinterpret_cast<const void*>(walk));
+    kernel::WalkTree tree = walkTree(blocks);
+    walk<<<blocks, kWalkThreads, 0, stream()>>>(tree, epiImages(), epjImages(), spj_images_.data(), ep, sp,
+                                                 force_.data());
+    check(cudaGetLastError(), "fusedWalk kernel launch");
+    marks_.mark(stream(), Stage::kForce);
+    checkOverflow();
+  }
+
+  // The list-building walk: every group's EPJ and SPJ index lists in device memory.
+  void buildLists() {
+    const std::uint32_t ng = static_cast<std::uint32_t>(groups_.size());
+    list_counts_.resize(2 * std::size_t{ng});
+    resetCounters();
+    auto count = &kernel::buildLists<kWalkThreads, false>;
+    auto write = &kernel::buildLists<kWalkThreads, true>;
+    const unsigned blocks = persistentBlocks(reinterpret_cast<const void*>(count));
+    kernel::WalkTree tree = walkTree(blocks);
+    count<<<blocks, kWalkThreads, 0, stream()>>>(tree, list_counts_.data(), nullptr, nullptr, nullptr, nullptr);
+    check(cudaGetLastError(), "buildLists (count) kernel launch");
+    checkOverflow();
+    scanListCounts();
+    const auto n_j = j_offsets_.elementToHost(ng, stream());
+    const auto n_s = s_offsets_.elementToHost(ng, stream());
+    require(n_j < (std::int64_t{1} << 31) && n_s < (std::int64_t{1} << 31), "ResidentTreeLong",
+            "interaction lists of {} + {} entries exceed the 2^31 the list kernel indexes (lower theta's reach or "
+            "n_group_limit)", n_j, n_s);
+    j_lists_.resize(static_cast<std::size_t>(n_j));
+    s_lists_.resize(static_cast<std::size_t>(n_s));
+    profile_.list_entries = n_j + n_s;
+    check(cudaMemsetAsync(next_group_.data(), 0, sizeof(unsigned), stream()), "cudaMemsetAsync (group counter)");
+    write<<<blocks, kWalkThreads, 0, stream()>>>(tree, nullptr, j_offsets_.data(), s_offsets_.data(), j_lists_.data(),
+                                                  s_lists_.data());
+    check(cudaGetLastError(), "buildLists (write) kernel launch");
+    checkOverflow();
+    // The list kernel's walks and tasks.
+    walks_.resize(ng);
+    kernel::describeWalks<<<blocksFor(ng, 256), 256, 0, stream()>>>(groups_.data(), ng, list_counts_.data(),
+                                                                       j_offsets_.data(), s_offsets_.data(),
+                                                                       walks_.data());
+    task_offsets_.resize(std::size_t{ng} + 1);
+    kernel::countTasks<<<blocksFor(std::size_t{ng} + 1, 256), 256, 0, stream()>>>(groups_.data(), ng, kListChunk,
+                                                                                   task_offsets_.data());
+    std::size_t temp_bytes = 0;
+    check(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, task_offsets_.data(), task_offsets_.data(),
+                                        static_cast<std::int64_t>(ng) + 1, stream()),
+          "cub::DeviceScan::ExclusiveSum (size)");
+    check(cub::DeviceScan::ExclusiveSum(cub_.get(temp_bytes), temp_bytes, task_offsets_.data(), task_offsets_.data(),
+                                        static_cast<std::int64_t>(ng) + 1, stream()),
+          "cub::DeviceScan::ExclusiveSum (tasks)");
+    const int n_tasks = task_offsets_.elementToHost(ng, stream());
+    tasks_.resize(static_cast<std::size_t>(n_tasks));
+    kernel::writeTasks<<<blocksFor(ng, 256), 256, 0, stream()>>>(ng, task_offsets_.data(), tasks_.data(),
+                                                                   kListChunk);
+    check(cudaGetLastError(), "list description kernels launch");
+    marks_.mark(stream(), Stage::kLists);
+  }
+
+  // The engine's list kernel over the kept lists: forces in key order.
+  template <class Ep, class Sp>
+  void computeForceFromLists(Ep ep, Sp sp) {
+    require(!walks_.empty() || groups_.empty(), "ResidentTreeLong", "no interaction lists were built");
+    force_.resize(epi_.size());
+    if (!tasks_.empty()) {
+      kernel::multiwalkKernel<kListThreads, kListIPerThread, true, DI, DJ, DS, Force, Ep, Sp,
+                              kernel::IndexedSource<DJ>, kernel::IndexedSource<DS>>
+          <<<static_cast<unsigned>(tasks_.size()), kListThreads, 0, stream()>>>(
+              tasks_.data(), walks_.data(), epiImages(), kernel::IndexedSource<DJ>{epjImages(), j_lists_.data()},
+              kernel::IndexedSource<DS>{spj_images_.data(), s_lists_.data()}, ep, sp, force_.data());
+      check(cudaGetLastError(), "list force kernel launch");
+    }
+    marks_.mark(stream(), Stage::kForce);
+    countListInteractions();
+  }
+
+  // FP::copyFromForce for every particle (psys is in key order, as the forces).
+  template <class FP>
+  void writeBack(DeviceParticleSystem<FP>& psys) {
+    require(psys.size() == force_.size(), "ResidentTreeLong::writeBack",
+            "{} particles but {} forces: write back to the particle system the tree was built from", psys.size(),
+            force_.size());
+    if (!force_.empty()) {
+      kernel::writeBackForces<<<blocksFor(force_.size(), 256), 256, 0, stream()>>>(psys.data(), force_.data(),
+                                                                                     force_.size());
+      check(cudaGetLastError(), "writeBackForces kernel launch");
+    }
+    marks_.mark(stream(), Stage::kWriteBack);
+  }
+
+  // ---- results and the tree, for tests and diagnostics ------------------------------------------------
+  const ResidentProfile& profile() const { return profile_; }
+  const RootCell& rootCell() const { return root_; }
+  const OpeningCriterion& criterion() const { return criterion_; }
+  Gpu policy() const { return policy_; }
+  const DeviceVector<MortonKey>& keys() const { return keys_; }
+  // sortedIndex()[k]: where the particle now at key position k was before the build's reorder.
+  const DeviceVector<std::uint32_t>& sortedIndex() const { return sorted_index_; }
+  const DeviceTreeShape& shape() const { return shape_; }
+  const DeviceVector<Moment>& moments() const { return moments_; }
+  const DeviceVector<std::uint64_t>& groups() const { return groups_; }
+  const DeviceVector<Boxd>& groupBoxes() const { return group_boxes_; }
+  const DeviceVector<Force>& forces() const { return force_; }
+  const DeviceVector<int>& listCounts() const { return list_counts_; }
+  const DeviceVector<int>& epjLists() const { return j_lists_; }
+  const DeviceVector<int>& spjLists() const { return s_lists_; }
+  const DeviceVector<std::int64_t>& epjListOffsets() const { return j_offsets_; }
+  const DeviceVector<std::int64_t>& spjListOffsets() const { return s_offsets_; }
+  bool listsKept() const { return lists_kept_; }
+  std::size_t deviceBytes() const {
+    return keys_.bytes() + keys_alt_.bytes() + sorted_index_.bytes() + index_alt_.bytes() + epi_.bytes() +
+           epj_.bytes() + di_.bytes() + dj_.bytes() + shape_.cells.bytes() + level_scratch_.bytes() +
+           moments_.bytes() + spj_images_.bytes() + walk_cells_.bytes() + groups_.bytes() + group_scratch_.bytes() +
+           group_flags_.bytes() + group_boxes_.bytes() + force_.bytes() + stack_.bytes() + list_counts_.bytes() +
+           j_offsets_.bytes() + s_offsets_.bytes() + j_lists_.bytes() + s_lists_.bytes() + walks_.bytes() +
+           task_offsets_.bytes() + tasks_.bytes() + cub_.bytes();
+  }
+
+ private:
+  enum class Stage { kRoot, kKeys, kSort, kReorder, kLink, kMoments, kGroups, kLists, kForce, kWriteBack, kCount };
+
+  // Events at stage ends; a stage's time is from the previous mark to its own.
+  class StageMarks {
+   public:
+    void begin(cudaStream_t stream) {
+      start_.record(stream);
+      order_.clear();
+    }
+    void mark(cudaStream_t stream, Stage stage) {
+      const auto s = static_cast<std::size_t>(stage);
+      events_[s].record(stream);
+      order_.push_back(static_cast<int>(s));
+    }
+    // Seconds per stage (0 for stages not run this step) and the whole span.
+    template <class Set>
+    double collect(Set&& set) {
+      if (order_.empty()) return 0.0;
+      events_[static_cast<std::size_t>(order_.back())].synchronize();
+      const Event* previous = &start_;
+      for (int s : order_) {
+        set(static_cast<Stage>(s), events_[static_cast<std::size_t>(s)].secondsSince(*previous));
+        previous = &events_[static_cast<std::size_t>(s)];
+      }
+      return events_[static_cast<std::size_t>(order_.back())].secondsSince(start_);
+    }
+
+   private:
+    Event start_{true};
+    std::vector<Event> events_ = makeEvents();
+    std::vector<int> order_;
+    static std::vector<Event> makeEvents() {
+      std::vector<Event> events;
+      for (int s = 0; s < static_cast<int>(Stage::kCount); ++s) events.emplace_back(true);
+      return events;
+    }
+  };
+
+  cudaStream_t stream() const { return policy_.stream; }
+
+  template <class FP>
+  void checkStream(const DeviceParticleSystem<FP>& psys) const {
+    require(psys.stream() == stream(), "ResidentTreeLong",
+            "the particle system and the tree must use the same stream (give both the same grove::Gpu policy)");
+  }
+
+  template <class FP>
+  void requireReusable(const DeviceParticleSystem<FP>& psys) const {
+    require(lists_kept_, "ResidentTreeLong", "REUSE_LIST without a MAKE_LIST_FOR_REUSE step before it");
+    require(psys.orderGeneration() == reuse_generation_ && psys.size() == reuse_size_, "ResidentTreeLong",
+            "REUSE_LIST needs the particles of the MAKE_LIST_FOR_REUSE step, in its order ({} then, {} now; "
+            "uploaded or reordered since: {})",
+            reuse_size_, psys.size(), psys.orderGeneration() != reuse_generation_ ? "yes" : "no");
+  }
+
+  // A device-memory estimate of one build against what the device has free, so that a run that
+  // cannot fit says so with the sizes instead of failing in the middle of a step.
+  void explainIfTooLarge(std::size_t n, std::size_t fp_bytes) const {
+    const std::size_t per_particle = 2 * (sizeof(MortonKey) + 4) + sizeof(EPI) + sizeof(EPJ) + sizeof(Force) +
+                                     fp_bytes + (std::is_same_v<DI, EPI> ? 0 : sizeof(DI)) +
+                                     (std::is_same_v<DJ, EPJ> ? 0 : sizeof(DJ)) +
+                                     (sizeof(TreeCell) + sizeof(Moment) + sizeof(DS) + sizeof(WalkCell)) / 2;
+    const std::size_t needed = n * per_particle;
+    std::size_t free_bytes = 0, total_bytes = 0;
+    check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    const std::size_t held = deviceBytes();
+    require(needed <= free_bytes + held, "ResidentTreeLong",
+            "{} particles need about {:.2f} GB of device memory for the tree ({} bytes per particle: keys, order, "
+            "EPI, EPJ, Force, the reorder copy of FP, cells and moments), but the device has {:.2f} GB free of "
+            "{:.2f} GB ({:.2f} GB held by this tree)",
+            n, needed * 1e-9, per_particle, free_bytes * 1e-9, total_bytes * 1e-9, held * 1e-9);
+  }
+
+  template <class FP>
+  void gather(const DeviceParticleSystem<FP>& psys, const std::uint32_t* index, FP* out) {
+    const std::size_t n = psys.size();
+    epi_.resize(n);
+    epj_.resize(n);
+    if constexpr (!std::is_same_v<DI, EPI>) di_.resize(n);
+    if constexpr (!std::is_same_v<DJ, EPJ>) dj_.resize(n);
+    kernel::gatherParticles<<<blocksFor(n, 256), 256, 0, stream()>>>(psys.data(), index, n, out, epi_.data(),
+                                                                       epj_.data(), diPtr(), djPtr());
+    check(cudaGetLastError(), "gatherParticles kernel launch");
+  }
+
+  template <class FP>
+  void refresh(const DeviceParticleSystem<FP>& psys) {
+    profile_ = {};
+    marks_.begin(stream());
+    profile_.n_particles = static_cast<std::int64_t>(psys.size());
+    profile_.n_cells = static_cast<std::int64_t>(shape_.size());
+    profile_.n_groups = static_cast<std::int64_t>(groups_.size());
+    profile_.list_entries = static_cast<std::int64_t>(j_lists_.size() + s_lists_.size());
+    gather(psys, nullptr, static_cast<FP*>(nullptr));
+    marks_.mark(stream(), Stage::kReorder);
+    computeCellMoments(false);
+    marks_.mark(stream(), Stage::kMoments);
+  }
+
+  void computeCellMoments(bool for_walks) {
+    const std::size_t nc = shape_.size();
+    moments_.resize(nc);
+    spj_images_.resize(nc);
+    computeMoments<Moment, EPJ, SPJ>(policy_, shape_, epj_.data(), static_cast<const SPJ*>(nullptr), moments_.data());
+    if (for_walks) walk_cells_.resize(nc);
+    kernel::finishCells<Moment, SPJ, DS><<<blocksFor(nc, 256), 256, 0, stream()>>>(
+        shape_.cells.data(), moments_.data(), static_cast<std::uint32_t>(nc), root_, criterion_, options_.opening,
+        for_walks ? walk_cells_.data() : nullptr, spj_images_.data());
+    check(cudaGetLastError(), "finishCells kernel launch");
+  }
+
+  unsigned persistentBlocks(const void* kernel_function) const {
+    int per_sm = 0;
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_function, kWalkThreads, 0),
+          "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    const auto blocks = static_cast<unsigned>(std::max(1, per_sm) * sm_count_);
+    return std::min<unsigned>(blocks, std::max<std::size_t>(1, groups_.size()));
+  }
+
+  kernel::WalkTree walkTree(unsigned blocks) {
+    stack_.resize(static_cast<std::size_t>(blocks) * static_cast<std::size_t>(options_.stack_capacity));
+    next_group_.resize(1);
+    overflow_.resize(1);
+    check(cudaMemsetAsync(next_group_.data(), 0, sizeof(unsigned), stream()), "cudaMemsetAsync (group counter)");
+    const int none = -1;
+    check(cudaMemcpyAsync(overflow_.data(), &none, sizeof(int), cudaMemcpyHostToDevice, stream()),
+          "cudaMemcpyAsync (overflow flag)");
+    return {shape_.cells.data(), walk_cells_.data(), static_cast<std::uint32_t>(shape_.size()), groups_.data(),
+            group_boxes_.data(), static_cast<std::uint32_t>(groups_.size()), next_group_.data(), stack_.data(),
+            options_.stack_capacity, overflow_.data(), counters_.data()};
+  }
+
+  void checkOverflow() {
+    const int group = overflow_.elementToHost(0, stream());
+    require(group < 0, "ResidentTreeLong",
+            "the walk of group {} needed more than the {} stack entries per block of ResidentTreeOptions::stack_capacity "
+            "(raise it)", group, options_.stack_capacity);
+  }
+
+  void resetCounters() {
+    counters_.resize(2);
+    check(cudaMemsetAsync(counters_.data(), 0, 2 * sizeof(unsigned long long), stream()), "cudaMemsetAsync (counters)");
+  }
+
+  void countListInteractions() {
+    resetCounters();
+    if (walks_.empty()) return;
+    kernel::countInteractions<<<blocksFor(walks_.size(), 256), 256, 0, stream()>>>(
+        walks_.data(), static_cast<std::uint32_t>(walks_.size()), counters_.data());
+    check(cudaGetLastError(), "countInteractions kernel launch");
+  }
+
+  // Each group's j and s list offsets: the counts split into two 64-bit arrays with a 0 appended,
+  // then exclusive scans (offsets[ng] is the total).
+  void scanListCounts() {
+    const auto ng = static_cast<std::uint32_t>(groups_.size());
+    j_offsets_.resize(std::size_t{ng} + 1);
+    s_offsets_.resize(std::size_t{ng} + 1);
+    kernel::splitListCounts<<<blocksFor(std::size_t{ng} + 1, 256), 256, 0, stream()>>>(
+        list_counts_.data(), ng, j_offsets_.data(), s_offsets_.data());
+    check(cudaGetLastError(), "splitListCounts kernel launch");
+    for (DeviceVector<std::int64_t>* offsets : {&j_offsets_, &s_offsets_}) {
+      std::size_t temp_bytes = 0;
+      check(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, offsets->data(), offsets->data(),
+                                          static_cast<std::int64_t>(ng) + 1, stream()),
+            "cub::DeviceScan::ExclusiveSum (size)");
+      check(cub::DeviceScan::ExclusiveSum(cub_.get(temp_bytes), temp_bytes, offsets->data(), offsets->data(),
+                                          static_cast<std::int64_t>(ng) + 1, stream()),
+            "cub::DeviceScan::ExclusiveSum (list offsets)");
+    }
+  }
+
+  void finishProfile() {
+    profile_.total = marks_.collect([&](Stage stage, double seconds) {
+      switch (stage) {
+        case Stage::kRoot: profile_.root = seconds; break;
+        case Stage::kKeys: profile_.keys = seconds; break;
+        case Stage::kSort: profile_.sort = seconds; break;
+        case Stage::kReorder: profile_.reorder = seconds; break;
+        case Stage::kLink: profile_.link = seconds; break;
+        case Stage::kMoments: profile_.moments = seconds; break;
+        case Stage::kGroups: profile_.groups = seconds; break;
+        case Stage::kLists: profile_.lists = seconds; break;
+        case Stage::kForce: profile_.force = seconds; break;
+        case Stage::kWriteBack: profile_.write_back = seconds; break;
+        case Stage::kCount: break;
+      }
+    });
+    if (!counters_.empty()) {
+      const std::vector<unsigned long long> counts = counters_.toHost(stream());
+      profile_.interactions_ep = static_cast<std::int64_t>(counts[0]);
+      profile_.interactions_sp = static_cast<std::int64_t>(counts[1]);
+    }
+    profile_.device_bytes = static_cast<std::int64_t>(deviceBytes());
+  }
+
+  const DI* epiImages() const {
+    if constexpr (std::is_same_v<DI, EPI>) return epi_.data();
+    else return di_.data();
+  }
+  const DJ* epjImages() const {
+    if constexpr (std::is_same_v<DJ, EPJ>) return epj_.data();
+    else return dj_.data();
+  }
+  DI* diPtr() {
+    if constexpr (std::is_same_v<DI, EPI>) return nullptr;
+    else return di_.data();
+  }
+  DJ* djPtr() {
+    if constexpr (std::is_same_v<DJ, EPJ>) return nullptr;
+    else return dj_.data();
+  }
+
+  double theta_;
+  int n_leaf_limit_, n_group_limit_;
+  Gpu policy_;
+  ResidentTreeOptions options_;
+  int device_ = 0, sm_count_ = 1;
+  RootCell root_;
+  OpeningCriterion criterion_;
+  CubScratch cub_;
+  DeviceVector<MortonKey> keys_, keys_alt_;
+  DeviceVector<std::uint32_t> sorted_index_, index_alt_, level_scratch_;
+  DeviceVector<EPI> epi_;
+  DeviceVector<EPJ> epj_;
+  DeviceVector<DI> di_;  // only when EPI's device form differs from EPI
+  DeviceVector<DJ> dj_;
+  DeviceTreeShape shape_;
+  DeviceVector<Moment> moments_;
+  DeviceVector<DS> spj_images_;
+  DeviceVector<WalkCell> walk_cells_;
+  DeviceVector<std::uint64_t> groups_, group_scratch_;
+  DeviceVector<std::uint8_t> group_flags_;
+  DeviceVector<Boxd> group_boxes_;
+  DeviceVector<Force> force_;
+  DeviceVector<int> stack_, overflow_;
+  DeviceVector<unsigned> next_group_;
+  DeviceVector<unsigned long long> counters_;
+  DeviceVector<int> list_counts_, j_lists_, s_lists_, task_offsets_;
+  DeviceVector<std::int64_t> j_offsets_, s_offsets_;
+  DeviceVector<kernel::WalkDesc> walks_;
+  DeviceVector<kernel::WalkTask> tasks_;
+  bool lists_kept_ = false;
+  std::uint64_t reuse_generation_ = 0;
+  std::size_t reuse_size_ = 0;
+  StageMarks marks_;
+  ResidentProfile profile_;
+};
+
+}  // namespace grove::gpu

@@ -1,0 +1,293 @@
+#pragma once
+// The tree build's stages on the device (nvcc only), each the grove::Gpu form of a host stage:
+//
+//   boundingBox(Gpu, items, n)           CUB reduce of the positions             (host: boundingBoxOfPositions)
+//   mortonKeys(Gpu, root, items, n, ..)  RootCell::keyOf per item                (host: SortedParticles::build)
+//   sortByKey(Gpu, keys, index, ..)      CUB radix sort, stable                   (host: radixSortByKey)
+//   linkCells(Gpu, keys, .., shape)      grove::linking's per-cell steps by level (host: linkCells)
+//   computeMoments(Gpu, shape, ..)       momentOfCell, deepest level first        (host: computeMoments)
+//   makeGroups(Gpu, shape, ..)           cells the host's makeGroups picks, Morton order
+//
+// Host and device share the per-item bodies (RootCell::keyOf, grove/tree/cell_linking.hpp,
+// momentOfCell), so the device's keys, order, cells and groups equal the host's exactly, and its
+// moments equal them up to the order of floating-point sums (the same order here too: one
+// thread per cell, children and particles in index order). Work goes on the policy's stream;
+// the functions that return a host value (boundingBox, the level counts of linkCells, the group
+// count) wait for it.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
+#include <vector>
+
+#include "grove/core/box.hpp"
+#include "grove/core/execution.hpp"
+#include "grove/gpu/cuda_resources.hpp"
+#include "grove/gpu/resident/device_vector.hpp"
+#include "grove/particles/particle_traits.hpp"
+#include "grove/tree/cell_linking.hpp"
+#include "grove/tree/moment_pass.hpp"
+#include "grove/tree/morton.hpp"
+#include "grove/tree/tree_cells.hpp"
+
+namespace grove::gpu {
+
+// Temporary storage for CUB calls on one stream, kept between calls. (Growing frees the old
+// buffer; cudaFree waits for the device, so work still reading it is done first.)
+class CubScratch {
+ public:
+  void* get(std::size_t bytes) {
+    if (storage_.size() < bytes) storage_.resize(bytes);
+    return storage_.data();
+  }
+  std::size_t bytes() const { return storage_.bytes(); }
+
+ private:
+  DeviceVector<std::byte> storage_;
+};
+
+// The octree's shape on the device: the cells in the host's layout (grove/tree/tree_cells.hpp),
+// the level boundaries on the host (the link loop knows them as it goes).
+struct DeviceTreeShape {
+  DeviceVector<TreeCell> cells;
+  std::vector<std::uint32_t> level_begin;
+  int levels() const { return static_cast<int>(level_begin.size()) - 1; }
+  std::size_t size() const { return cells.size(); }
+};
+
+// ---- kernels ------------------------------------------------------------------------------------
+namespace kernel {
+
+template <class P>
+__global__ void mortonKeys(RootCell root, const P* __restrict__ items, std::size_t n, MortonKey* __restrict__ keys,
+                           std::uint32_t* __restrict__ index) {
+  const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  keys[i] = root.keyOf(positionOf(items[i]));
+  index[i] = static_cast<std::uint32_t>(i);
+}
+
+__global__ inline void countChildren(const TreeCell* __restrict__ cells, std::uint32_t begin, std::uint32_t n,
+                                     const MortonKey* __restrict__ ep_keys, const MortonKey* __restrict__ sp_keys,
+                                     int n_leaf_limit, std::uint32_t* __restrict__ counts) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) counts[i] = linking::childCount(cells[begin + i], ep_keys, sp_keys, n_leaf_limit);
+  if (i == n) counts[n] = 0;  // the exclusive scan's total lands here
+}
+
+__global__ inline void writeChildren(TreeCell* __restrict__ cells, std::uint32_t begin, std::uint32_t end,
+                                     std::uint32_t n, const std::uint32_t* __restrict__ offsets,
+                                     const MortonKey* __restrict__ ep_keys, const MortonKey* __restrict__ sp_keys) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  linking::writeChildren(cells[begin + i], cells, end + offsets[i], offsets[i + 1] - offsets[i], ep_keys, sp_keys);
+}
+
+template <class Moment, class EPJ, class SPJ>
+__global__ void momentsOfLevel(int pass, const TreeCell* __restrict__ cells, std::uint32_t begin, std::uint32_t n,
+                               const EPJ* __restrict__ epj, const SPJ* __restrict__ spj, Moment* moments) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const std::uint32_t c = begin + i;
+  moments[c] = momentOfCell<Moment>(pass, cells[c], epj, spj, moments, moments[c]);
+}
+
+// Group cells, as the host's depth-first makeGroups chooses them: a cell with particles that is
+// a leaf or holds at most n_group_limit of them, whose parent was opened (the root: always
+// considered). Written as (ep_first << 32 | ep_count), so that sorting sorts by ep_first.
+__global__ inline void flagGroups(const TreeCell* __restrict__ cells, std::uint32_t n_cells, int n_group_limit,
+                                  std::uint8_t* __restrict__ flags) {
+  const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= n_cells) return;
+  const auto groupable = [&](const TreeCell& cell) {
+    return cell.ep_count > 0 && (cell.isLeaf() || cell.ep_count <= static_cast<std::uint32_t>(n_group_limit));
+  };
+  const TreeCell& cell = cells[c];
+  if (c == 0) flags[0] = groupable(cell) ? 1 : 0;
+  // Opened: holds particles and is not itself a group. Its children start unflagged (set here).
+  if (cell.isLeaf() || !(cell.ep_count > 0 && !groupable(cell))) return;
+  for (int k = 0; k < cell.child_count; ++k) {
+    const auto child = static_cast<std::uint32_t>(cell.child_first + k);
+    flags[child] = groupable(cells[child]) ? 1 : 0;
+  }
+}
+
+__global__ inline void packGroupCells(const TreeCell* __restrict__ cells, std::uint32_t n_cells,
+                                      std::uint64_t* __restrict__ packed) {
+  const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c < n_cells) packed[c] = (std::uint64_t{cells[c].ep_first} << 32) | cells[c].ep_count;
+}
+
+}  // namespace kernel
+
+inline unsigned blocksFor(std::size_t n, int threads) {
+  return static_cast<unsigned>((n + static_cast<std::size_t>(threads) - 1) / static_cast<std::size_t>(threads));
+}
+
+// ---- stages ---------------------------------------------------------------------------------------
+
+struct PositionBoxOf {
+  template <class P>
+  GROVE_HD_TEMPLATE Boxd operator()(const P& p) const {
+    const Vec3d x = positionOf(p);
+    return {x, x};
+  }
+};
+struct MergeBoxes {
+  GROVE_HOST_DEVICE Boxd operator()(Boxd a, const Boxd& b) const {
+    a.merge(b);
+    return a;
+  }
+};
+
+// The bounding box of n items' positions (waits for it).
+template <class P>
+Boxd boundingBox(Gpu policy, const P* items, std::size_t n, CubScratch& scratch) {
+  if (n == 0) return Boxd::empty();
+  std::size_t temp_bytes = 0;
+  Boxd* out = nullptr;
+  check(cub::DeviceReduce::TransformReduce(nullptr, temp_bytes, items, out, n, MergeBoxes{}, PositionBoxOf{},
+                                           Boxd::empty(), policy.stream),
+        "cub::DeviceReduce::TransformReduce (bounding box, size)");
+  const std::size_t out_offset = (temp_bytes + 63) / 64 * 64;
+  auto* base = static_cast<std::byte*>(scratch.get(out_offset + sizeof(Boxd)));
+  out = reinterpret_cast<Boxd*>(base + out_offset);
+  check(cub::DeviceReduce::TransformReduce(base, temp_bytes, items, out, n, MergeBoxes{}, PositionBoxOf{},
+                                           Boxd::empty(), policy.stream),
+        "cub::DeviceReduce::TransformReduce (bounding box)");
+  Boxd box;
+  check(cudaMemcpyAsync(&box, out, sizeof(Boxd), cudaMemcpyDeviceToHost, policy.stream), "cudaMemcpyAsync (box)");
+  check(cudaStreamSynchronize(policy.stream), "cudaStreamSynchronize (box)");
+  return box;
+}
+
+// keys[i] = root.keyOf(position of items[i]), index[i] = i.
+template <class P>
+void mortonKeys(Gpu policy, const RootCell& root, const P* items, std::size_t n, MortonKey* keys,
+                std::uint32_t* index) {
+  if (n == 0) return;
+  kernel::mortonKeys<<<blocksFor(n, 256), 256, 0, policy.stream>>>(root, items, n, keys, index);
+  check(cudaGetLastError(), "mortonKeys kernel launch");
+}
+
+// Stable sort of (key, index) by key; keys_alt and index_alt are the radix sort's second buffers
+// (the sorted data end up in keys and index).
+inline void sortByKey(Gpu policy, DeviceVector<MortonKey>& keys, DeviceVector<MortonKey>& keys_alt,
+                      DeviceVector<std::uint32_t>& index, DeviceVector<std::uint32_t>& index_alt,
+                      CubScratch& scratch) {
+  const std::size_t n = keys.size();
+  keys_alt.resize(n);
+  index_alt.resize(n);
+  if (n == 0) return;
+  cub::DoubleBuffer<MortonKey> k(keys.data(), keys_alt.data());
+  cub::DoubleBuffer<std::uint32_t> v(index.data(), index_alt.data());
+  constexpr int kKeyBits = 3 * kMortonLevels;
+  std::size_t temp_bytes = 0;
+  check(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, k, v, static_cast<std::int64_t>(n), 0, kKeyBits,
+                                        policy.stream),
+        "cub::DeviceRadixSort::SortPairs (size)");
+  check(cub::DeviceRadixSort::SortPairs(scratch.get(temp_bytes), temp_bytes, k, v, static_cast<std::int64_t>(n), 0,
+                                        kKeyBits, policy.stream),
+        "cub::DeviceRadixSort::SortPairs");
+  if (k.Current() != keys.data()) keys.swap(keys_alt);
+  if (v.Current() != index.data()) index.swap(index_alt);
+}
+
+// Links the cells of the sorted key arrays, level by level, as the host's linkCells does (the
+// same cells in the same order). `offsets` is scratch for the per-level child counts.
+inline void linkCells(Gpu policy, const MortonKey* ep_keys, std::size_t n_ep, const MortonKey* sp_keys,
+                      std::size_t n_sp, int n_leaf_limit, DeviceTreeShape& shape,
+                      DeviceVector<std::uint32_t>& offsets, CubScratch& scratch) {
+  cudaStream_t stream = policy.stream;
+  shape.cells.resize(n_ep + n_sp + kMortonLevels + 1);  // the host's reservation; grows if needed
+  const TreeCell root = linking::rootOf(static_cast<std::uint32_t>(n_ep), static_cast<std::uint32_t>(n_sp));
+  check(cudaMemcpyAsync(shape.cells.data(), &root, sizeof(TreeCell), cudaMemcpyHostToDevice, stream),
+        "cudaMemcpyAsync (root cell)");
+  shape.level_begin.assign({0, 1});
+  std::uint32_t n_cells = 1;
+  for (int level = 0; level < kMortonLevels; ++level) {
+    const std::uint32_t begin = shape.level_begin[static_cast<std::size_t>(level)];
+    const std::uint32_t end = shape.level_begin[static_cast<std::size_t>(level) + 1];
+    const std::uint32_t n = end - begin;
+    offsets.resize(std::size_t{n} + 1);
+    kernel::countChildren<<<blocksFor(std::size_t{n} + 1, 128), 128, 0, stream>>>(
+        shape.cells.data(), begin, n, ep_keys, sp_keys, n_leaf_limit, offsets.data());
+    check(cudaGetLastError(), "countChildren kernel launch");
+    std::size_t temp_bytes = 0;
+    check(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, offsets.data(), offsets.data(),
+                                        static_cast<std::int64_t>(n) + 1, stream),
+          "cub::DeviceScan::ExclusiveSum (size)");
+    check(cub::DeviceScan::ExclusiveSum(scratch.get(temp_bytes), temp_bytes, offsets.data(), offsets.data(),
+                                        static_cast<std::int64_t>(n) + 1, stream),
+          "cub::DeviceScan::ExclusiveSum (children)");
+    const std::uint32_t new_cells = offsets.elementToHost(n, stream);
+    if (new_cells == 0) break;
+    if (std::size_t{end} + new_cells > shape.cells.size())
+      shape.cells.resizeKeep(std::size_t{end} + new_cells + (n_ep + n_sp) / 8 + 64, stream);
+    kernel::writeChildren<<<blocksFor(n, 128), 128, 0, stream>>>(shape.cells.data(), begin, end, n, offsets.data(),
+                                                                   ep_keys, sp_keys);
+    check(cudaGetLastError(), "writeChildren kernel launch");
+    n_cells = end + new_cells;
+    shape.level_begin.push_back(n_cells);
+  }
+  shape.cells.resizeKeep(n_cells, stream);
+}
+
+// Moments of every cell, bottom-up, pass 1 then (if the moment type has one) pass 2.
+template <class Moment, class EPJ, class SPJ>
+void computeMoments(Gpu policy, const DeviceTreeShape& shape, const EPJ* epj, const SPJ* spj, Moment* moments) {
+  constexpr int kPasses = momentHasSecondPass<Moment>() ? 2 : 1;
+  for (int pass = 1; pass <= kPasses; ++pass) {
+    for (int level = shape.levels() - 1; level >= 0; --level) {
+      const std::uint32_t begin = shape.level_begin[static_cast<std::size_t>(level)];
+      const std::uint32_t n = shape.level_begin[static_cast<std::size_t>(level) + 1] - begin;
+      kernel::momentsOfLevel<Moment, EPJ, SPJ>
+          <<<blocksFor(n, 128), 128, 0, policy.stream>>>(pass, shape.cells.data(), begin, n, epj, spj, moments);
+      check(cudaGetLastError(), "momentsOfLevel kernel launch");
+    }
+  }
+}
+
+// The interaction groups, in Morton order, as (ep_first << 32 | ep_count) (waits for their count).
+inline void makeGroups(Gpu policy, const DeviceTreeShape& shape, int n_group_limit,
+                       DeviceVector<std::uint64_t>& groups, DeviceVector<std::uint64_t>& scratch_keys,
+                       DeviceVector<std::uint8_t>& flags, CubScratch& scratch) {
+  cudaStream_t stream = policy.stream;
+  const auto n_cells = static_cast<std::uint32_t>(shape.size());
+  flags.resize(n_cells);
+  scratch_keys.resize(std::size_t{n_cells} + 1);  // packed cells, then the selected count
+  groups.resize(n_cells);
+  check(cudaMemsetAsync(flags.data(), 0, n_cells, stream), "cudaMemsetAsync (group flags)");
+  kernel::flagGroups<<<blocksFor(n_cells, 256), 256, 0, stream>>>(shape.cells.data(), n_cells, n_group_limit,
+                                                                    flags.data());
+  kernel::packGroupCells<<<blocksFor(n_cells, 256), 256, 0, stream>>>(shape.cells.data(), n_cells,
+                                                                        scratch_keys.data());
+  check(cudaGetLastError(), "group kernels launch");
+  std::uint64_t* selected_count = scratch_keys.data() + n_cells;
+  std::size_t temp_bytes = 0;
+  check(cub::DeviceSelect::Flagged(nullptr, temp_bytes, scratch_keys.data(), flags.data(), groups.data(),
+                                   selected_count, static_cast<std::int64_t>(n_cells), stream),
+        "cub::DeviceSelect::Flagged (size)");
+  check(cub::DeviceSelect::Flagged(scratch.get(temp_bytes), temp_bytes, scratch_keys.data(), flags.data(),
+                                   groups.data(), selected_count, static_cast<std::int64_t>(n_cells), stream),
+        "cub::DeviceSelect::Flagged (groups)");
+  const auto n_groups = static_cast<std::size_t>(scratch_keys.elementToHost(n_cells, stream));
+  groups.resize(n_groups);
+  if (n_groups < 2) return;
+  // Level order to Morton order: sort by ep_first (the high half).
+  scratch_keys.resize(n_groups);
+  temp_bytes = 0;
+  check(cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, groups.data(), scratch_keys.data(),
+                                       static_cast<std::int64_t>(n_groups), 32, 64, stream),
+        "cub::DeviceRadixSort::SortKeys (size)");
+  check(cub::DeviceRadixSort::SortKeys(scratch.get(temp_bytes), temp_bytes, groups.data(), scratch_keys.data(),
+                                       static_cast<std::int64_t>(n_groups), 32, 64, stream),
+        "cub::DeviceRadixSort::SortKeys (groups)");
+  groups.swap(scratch_keys);
+}
+
+}  // namespace grove::gpu

@@ -1,0 +1,378 @@
+#pragma once
+// The device tree walks of the GPU-resident pipeline (nvcc only).
+//
+// One thread block walks the tree for one interaction group at a time (blocks take groups from
+// an atomic counter until none are left). The walk is breadth-first in chunks: the block pops up
+// to kThreads cells from its stack (global memory), each thread tests one against the group's
+// box with the host's opening criterion, and block-wide scans turn the outcomes into
+//   far cells        -> superparticle indices (the cell's own SPJ),
+//   opened leaves    -> particle index ranges (and the leaf's received superparticles),
+//   opened inner     -> children pushed on the stack.
+// What happens to the indices is the sink's business:
+//   FusedSink   gathers them in shared memory and, when a buffer fills, evaluates the user's
+//               interaction for them against the group's i-particles held in registers: no
+//               list reaches global memory (Bonsai's and Ryoanji's scheme; MAKE_LIST steps);
+//   CountSink / WriteSink   count, then write, each group's lists to global memory, for the
+//               list kernel (the multiwalk engine's, kernel::multiwalkKernel) to evaluate now
+//               and again on REUSE_LIST steps.
+// Both visit the same cells as the host's walkTree for the same tree and box, so the lists are
+// the host's (in another order).
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cub/block/block_scan.cuh>
+
+#include "grove/core/box.hpp"
+#include "grove/core/execution.hpp"
+#include "grove/gpu/multiwalk_kernel.cuh"
+#include "grove/tree/tree_cells.hpp"
+#include "grove/walk/opening_criterion.hpp"
+
+namespace grove::gpu {
+
+// What the walk reads of a cell besides its TreeCell: the expansion centre and the squared
+// distance within which a target opens it (the criterion, evaluated once per cell and step).
+struct alignas(32) WalkCell {
+  double x, y, z, r2;
+};
+
+// Which opening criterion the device walk uses.
+enum class OpeningRule {
+  kFdps,      // FDPS's and the host walk's: distance from the group box to the expansion centre
+              // at most L_level / theta (so device and host lists are the same)
+  kNakasato,  // Nakasato's l / theta + s < d (s: distance of the centre of mass from the cell's
+              // geometric centre), safer for cells whose mass sits off-centre
+};
+
+// The geometric centre of the cell (prefix, level) of `root` (device form of RootCell::cellBox).
+GROVE_HOST_DEVICE inline Vec3d cellCenter(const RootCell& root, MortonKey prefix, int level) {
+  std::uint32_t c[3] = {0, 0, 0};
+  for (int l = 0; l < level; ++l) {
+    const auto octant = static_cast<std::uint32_t>((prefix >> (3 * (level - 1 - l))) & 7u);
+    c[0] = (c[0] << 1) | ((octant >> 2) & 1u);
+    c[1] = (c[1] << 1) | ((octant >> 1) & 1u);
+    c[2] = (c[2] << 1) | (octant & 1u);
+  }
+  const double edge = ::ldexp(root.length, -level);
+  return {root.low.x + (c[0] + 0.5) * edge, root.low.y + (c[1] + 0.5) * edge, root.low.z + (c[2] + 0.5) * edge};
+}
+
+namespace kernel {
+
+// The walk cells and the superparticle images of every cell, from the moments.
+template <class Moment, class SPJ, class DS>
+__global__ void finishCells(const TreeCell* __restrict__ cells, const Moment* __restrict__ moments, std::uint32_t n,
+                            RootCell root, OpeningCriterion criterion, OpeningRule rule,
+                            WalkCell* __restrict__ walk_cells, DS* __restrict__ spj_images) {
+  const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= n) return;
+  const Moment& m = moments[c];
+  SPJ spj;
+  spj.copyFromMoment(m);
+  spj_images[c] = DeviceForm<SPJ>::make(spj);
+  if (!walk_cells) return;
+  const TreeCell cell = cells[c];
+  const Vec3d pos = positionOf(m);
+  double r2 = criterion.rCritSq(cell.level);
+  if (rule == OpeningRule::kNakasato) {
+    const double s = ::sqrt(norm2(pos - cellCenter(root, cell.prefix, cell.level)));
+    const double r = ::sqrt(r2) + s;
+    r2 = r * r;
+  }
+  walk_cells[c] = {pos.x, pos.y, pos.z, r2};
+}
+
+// The bounding box of each group's particles (one warp per group), in double as the host's.
+template <class EPI>
+__global__ void groupBoxes(const std::uint64_t* __restrict__ groups, std::uint32_t n_groups,
+                           const EPI* __restrict__ epi, Boxd* __restrict__ boxes) {
+  const std::uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  const unsigned lane = threadIdx.x % 32;
+  if (warp >= n_groups) return;
+  const auto first = static_cast<std::uint32_t>(groups[warp] >> 32);
+  const auto count = static_cast<std::uint32_t>(groups[warp]);
+  Boxd box = Boxd::empty();
+  for (std::uint32_t i = first + lane; i < first + count; i += 32) box.merge(positionOf(epi[i]));
+  for (int offset = 16; offset > 0; offset /= 2) {
+    Boxd other;
+    other.low = {__shfl_xor_sync(0xffffffffu, box.low.x, offset), __shfl_xor_sync(0xffffffffu, box.low.y, offset),
+                 __shfl_xor_sync(0xffffffffu, box.low.z, offset)};
+    other.high = {__shfl_xor_sync(0xffffffffu, box.high.x, offset), __shfl_xor_sync(0xffffffffu, box.high.y, offset),
+                  __shfl_xor_sync(0xffffffffu, box.high.z, offset)};
+    box.merge(other);
+  }
+  if (lane == 0) boxes[warp] = box;
+}
+
+// What every walk kernel reads.
+struct WalkTree {
+  const TreeCell* cells;
+  const WalkCell* walk_cells;
+  std::uint32_t n_cells;         // superparticles of leaves are indexed n_cells + sp index
+  const std::uint64_t* groups;   // (first << 32 | count), Morton order
+  const Boxd* group_boxes;
+  std::uint32_t n_groups;
+  unsigned* next_group;          // the blocks' work counter (zeroed before the launch)
+  int* stack;                    // stack_capacity ints per block
+  int stack_capacity;
+  int* overflow;                 // set to the group whose walk did not fit its stack
+  unsigned long long* interactions;  // [0] i-EPJ pairs, [1] i-SPJ pairs (fused walk)
+};
+
+// The block-wide walk for one group: calls sink.addJ / sink.addS with each thread's run of
+// indices (first, count) and its offset and the block's total, all threads together.
+// Returns false when the stack overflowed (then *tree.overflow names the group).
+template <int kThreads, class Sink>
+__device__ bool walkGroup(const WalkTree& tree, std::uint32_t group, const Boxd& box, Sink& sink) {
+  using Scan = cub::BlockScan<int, kThreads>;
+  __shared__ typename Scan::TempStorage scan_storage;
+  int* stack = tree.stack + static_cast<std::size_t>(blockIdx.x) * tree.stack_capacity;
+  if (threadIdx.x == 0) stack[0] = 0;
+  int top = 1;  // the same in every thread
+  bool root = true;
+  __syncthreads();
+  while (top > 0) {
+    const int n_pop = top < kThreads ? top : kThreads;
+    const int base = top - n_pop;
+    const int c = static_cast<int>(threadIdx.x) < n_pop ? stack[base + static_cast<int>(threadIdx.x)] : -1;
+    int j_first = 0, j_count = 0, s_first = 0, s_count = 0, push_first = 0, push_count = 0;
+    if (c >= 0) {
+      const TreeCell cell = tree.cells[c];
+      if (cell.count() > 0) {
+        const WalkCell w = tree.walk_cells[c];
+        // The root is always opened (a group lies inside it), as on the host.
+        const bool open = root || distanceMinSq(box, Vec3d(w.x, w.y, w.z)) <= w.r2;
+        if (!open) {
+          s_first = c, s_count = 1;
+        } else if (cell.isLeaf()) {
+          j_first = static_cast<int>(cell.ep_first), j_count = static_cast<int>(cell.ep_count);
+          s_first = static_cast<int>(tree.n_cells + cell.sp_first), s_count = static_cast<int>(cell.sp_count);
+        } else {
+          push_first = cell.child_first, push_count = cell.child_count;
+        }
+      }
+    }
+    root = false;
+    int push_offset, push_total, j_offset, j_total, s_offset, s_total;
+    Scan(scan_storage).ExclusiveSum(push_count, push_offset, push_total);
+    __syncthreads();
+    Scan(scan_storage).ExclusiveSum(j_count, j_offset, j_total);
+    __syncthreads();
+    Scan(scan_storage).ExclusiveSum(s_count, s_offset, s_total);
+    if (base + push_total > tree.stack_capacity) {
+      if (threadIdx.x == 0) atomicExch(tree.overflow, static_cast<int>(group));
+      return false;
+    }
+    // Every thread has read its cell (before the scans' barriers): the pops may be overwritten.
+    for (int k = 0; k < push_count; ++k) stack[base + push_offset + k] = push_first + k;
+    top = base + push_total;
+    sink.addJ(j_first, j_count, j_offset, j_total);
+    sink.addS(s_first, s_count, s_offset, s_total);
+    __syncthreads();  // the pushes are visible to the next pop
+  }
+  sink.finish();
+  return true;
+}
+
+// Takes the next group for the block (all threads get the same answer).
+__device__ inline std::uint32_t nextGroup(const WalkTree& tree) {
+  __shared__ std::uint32_t taken;
+  __syncthreads();
+  if (threadIdx.x == 0) taken = atomicAdd(tree.next_group, 1u);
+  __syncthreads();
+  return taken;
+}
+
+// ---- list sinks ---------------------------------------------------------------------------------
+
+struct CountSink {
+  int n_j = 0, n_s = 0;
+  __device__ void addJ(int, int, int, int total) { n_j += total; }
+  __device__ void addS(int, int, int, int total) { n_s += total; }
+  __device__ void finish() {}
+};
+
+struct WriteSink {
+  int* j_list;
+  int* s_list;
+  int n_j = 0, n_s = 0;
+  __device__ void addJ(int first, int count, int offset, int total) {
+    for (int k = 0; k < count; ++k) j_list[n_j + offset + k] = first + k;
+    n_j += total;
+  }
+  __device__ void addS(int first, int count, int offset, int total) {
+    for (int k = 0; k < count; ++k) s_list[n_s + offset + k] = first + k;
+    n_s += total;
+  }
+  __device__ void finish() {}
+};
+
+// Pass 1 (kWrite = false): each group's list lengths into counts[2g], counts[2g + 1].
+// Pass 2 (kWrite = true): the lists at the scanned offsets.
+template <int kThreads, bool kWrite>
+__global__ void __launch_bounds__(kThreads)
+    buildLists(WalkTree tree, int* __restrict__ counts, const std::int64_t* __restrict__ j_offsets,
+               const std::int64_t* __restrict__ s_offsets, int* __restrict__ j_lists, int* __restrict__ s_lists) {
+  for (;;) {
+    const std::uint32_t g = nextGroup(tree);
+    if (g >= tree.n_groups) return;
+    if constexpr (kWrite) {
+      WriteSink sink{j_lists + j_offsets[g], s_lists + s_offsets[g]};
+      if (!walkGroup<kThreads>(tree, g, tree.group_boxes[g], sink)) return;
+    } else {
+      CountSink sink;
+      if (!walkGroup<kThreads>(tree, g, tree.group_boxes[g], sink)) return;
+      if (threadIdx.x == 0) counts[2 * g] = sink.n_j, counts[2 * g + 1] = sink.n_s;
+    }
+  }
+}
+
+// The list kernel's walk descriptors and tasks (chunks of kChunk i-particles) of every group.
+__global__ inline void describeWalks(const std::uint64_t* __restrict__ groups, std::uint32_t n_groups,
+                                     const int* __restrict__ counts, const std::int64_t* __restrict__ j_offsets,
+                                     const std::int64_t* __restrict__ s_offsets, WalkDesc* __restrict__ walks) {
+  const std::uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
+  if (g >= n_groups) return;
+  walks[g] = {static_cast<int>(groups[g] >> 32), static_cast<int>(static_cast<std::uint32_t>(groups[g])),
+              static_cast<int>(j_offsets[g]), counts[2 * g], static_cast<int>(s_offsets[g]), counts[2 * g + 1]};
+}
+
+__global__ inline void countTasks(const std::uint64_t* __restrict__ groups, std::uint32_t n_groups, int chunk,
+                                  int* __restrict__ tasks_per_group) {
+  const std::uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
+  if (g < n_groups) tasks_per_group[g] = (static_cast<int>(static_cast<std::uint32_t>(groups[g])) + chunk - 1) / chunk;
+  if (g == n_groups) tasks_per_group[g] = 0;
+}
+
+__global__ inline void writeTasks(std::uint32_t n_groups, const int* __restrict__ task_offsets,
+                                  WalkTask* __restrict__ tasks, int chunk) {
+  const std::uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
+  if (g >= n_groups) return;
+  for (int t = task_offsets[g]; t < task_offsets[g + 1]; ++t)
+    tasks[t] = {static_cast<int>(g), (t - task_offsets[g]) * chunk};
+}
+
+// ---- the fused walk -----------------------------------------------------------------------------
+
+// Index buffers in shared memory and the i-particles' forces in registers; a full buffer is
+// evaluated at once (all threads), kThreads sources per tile.
+template <int kThreads, int kIPerThread, int kJCapacity, int kSCapacity, class DI, class DJ, class DS, class Force,
+          class Ep, class Sp>
+struct FusedSink {
+  int* j_ids;  // shared
+  int* s_ids;  // shared
+  unsigned char* tile;  // shared, kThreads * max(sizeof(DJ), sizeof(DS)) bytes
+  const DJ* epj;
+  const DS* spj;
+  const Ep& ep;
+  const Sp& sp;
+  const DI (&xi)[kIPerThread];
+  Force (&f)[kIPerThread];
+  int valid_slots;  // this warp's i-slots that hold particles (the same in the whole warp)
+  int n_j = 0, n_s = 0;
+  long long total_j = 0, total_s = 0;  // list lengths, for the interaction counts
+
+  template <class T, class Interaction>
+  __device__ void evaluate(const int* ids, int count, const T* all, const Interaction& interact) {
+    T* t = reinterpret_cast<T*>(tile);
+    for (int base = 0; base < count; base += kThreads) {
+      const int k = base + static_cast<int>(threadIdx.x);
+      if (k < count) storeWide(t + threadIdx.x, loadWide(all + ids[k]));
+      __syncthreads();
+      const int m = count - base < kThreads ? count - base : kThreads;
+#pragma unroll 4
+      for (int q = 0; q < m; ++q) {
+        const T j = loadWide(t + q);
+#pragma unroll
+        for (int u = 0; u < kIPerThread; ++u)
+          if (u < valid_slots) interact(xi[u], j, f[u]);
+      }
+      __syncthreads();
+    }
+  }
+
+  // Appends each thread's run to a buffer through windows of the space left, evaluating the
+  // buffer whenever it fills (all threads see the same counts, so all take the same branches).
+  template <int kCapacity, class T, class Interaction>
+  __device__ void append(int* ids, int& n, int first, int count, int offset, int total, const T* all,
+                         const Interaction& interact) {
+    int written = 0;
+    while (written < total) {
+      if (n == kCapacity) {
+        evaluate(ids, n, all, interact);
+        n = 0;
+      }
+      const int window = total - written < kCapacity - n ? total - written : kCapacity - n;
+      const int lo = offset > written ? offset : written;
+      const int hi = offset + count < written + window ? offset + count : written + window;
+      for (int q = lo; q < hi; ++q) ids[n + (q - written)] = first + (q - offset);
+      n += window;
+      written += window;
+      __syncthreads();
+    }
+  }
+
+  __device__ void addJ(int first, int count, int offset, int total) {
+    total_j += total;
+    append<kJCapacity>(j_ids, n_j, first, count, offset, total, epj, ep);
+  }
+  __device__ void addS(int first, int count, int offset, int total) {
+    total_s += total;
+    append<kSCapacity>(s_ids, n_s, first, count, offset, total, spj, sp);
+  }
+  __device__ void finish() {
+    evaluate(j_ids, n_j, epj, ep);
+    evaluate(s_ids, n_s, spj, sp);
+    n_j = n_s = 0;
+  }
+};
+
+// Walk and force in one kernel: per group, the i-particles [first, first + count) in chunks of
+// kThreads * kIPerThread (a chunk per walk: larger groups, only from leaves over n_group_limit,
+// walk once per chunk), forces stored in key order.
+template <int kThreads, int kIPerThread, int kJCapacity, int kSCapacity, class DI, class DJ, class DS, class Force,
+          class Ep, class Sp>
+__global__ void __launch_bounds__(kThreads)
+    fusedWalk(WalkTree tree, const DI* __restrict__ epi, const DJ* __restrict__ epj, const DS* __restrict__ spj,
+              Ep ep, Sp sp, Force* __restrict__ force) {
+  __shared__ int j_ids[kJCapacity];
+  __shared__ int s_ids[kSCapacity];
+  __shared__ alignas(16) unsigned char tile[tileBytes<DJ, DS>(kThreads)];
+  constexpr int kChunk = kThreads * kIPerThread;
+  const int warp_first = static_cast<int>(threadIdx.x) / 32 * 32;
+  for (;;) {
+    const std::uint32_t g = nextGroup(tree);
+    if (g >= tree.n_groups) return;
+    const auto first = static_cast<int>(tree.groups[g] >> 32);
+    const auto count = static_cast<int>(static_cast<std::uint32_t>(tree.groups[g]));
+    const Boxd box = tree.group_boxes[g];
+    for (int chunk = 0; chunk < count; chunk += kChunk) {
+      DI xi[kIPerThread];
+      Force f[kIPerThread];
+      int valid_slots = 0;
+#pragma unroll
+      for (int u = 0; u < kIPerThread; ++u) {
+        const int i = chunk + u * kThreads + static_cast<int>(threadIdx.x);
+        xi[u] = loadWide(epi + first + (i < count ? i : count - 1));
+        f[u] = Force{};
+        if (chunk + u * kThreads + warp_first < count) valid_slots = u + 1;
+      }
+      FusedSink<kThreads, kIPerThread, kJCapacity, kSCapacity, DI, DJ, DS, Force, Ep, Sp> sink{
+          j_ids, s_ids, tile, epj, spj, ep, sp, xi, f, valid_slots};
+      if (!walkGroup<kThreads>(tree, g, box, sink)) return;
+      if (threadIdx.x == 0) {
+        const long long n_i = count - chunk < kChunk ? count - chunk : kChunk;
+        atomicAdd(tree.interactions, static_cast<unsigned long long>(n_i * sink.total_j));
+        atomicAdd(tree.interactions + 1, static_cast<unsigned long long>(n_i * sink.total_s));
+      }
+#pragma unroll
+      for (int u = 0; u < kIPerThread; ++u) {
+        const int i = chunk + u * kThreads + static_cast<int>(threadIdx.x);
+        if (i < count) storeWide(force + first + i, f[u]);
+      }
+    }
+  }
+}
+
+}  // namespace kernel
+}  // namespace grove::gpu

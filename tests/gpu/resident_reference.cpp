@@ -1,0 +1,127 @@
+#include "resident_reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <span>
+
+#include "gravity_kernels.hpp"
+#include "grove/grove.hpp"
+#include "grove/tree/groups.hpp"
+#include "grove/tree/moment_pass.hpp"
+#include "grove/tree/tree_for_force_long.hpp"
+
+namespace resident_test {
+
+namespace {
+grove::Vec3d isotropic(std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const double c = 2.0 * u(rng) - 1.0, phi = 2.0 * M_PI * u(rng), s = std::sqrt(1.0 - c * c);
+  return {s * std::cos(phi), s * std::sin(phi), c};
+}
+}  // namespace
+
+std::vector<user::Body> coldSphere(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<user::Body> bodies(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    bodies[k].id = static_cast<std::int64_t>(k);
+    bodies[k].mass = 1.0 / static_cast<double>(n);
+    bodies[k].pos = std::cbrt(u(rng)) * isotropic(rng);
+  }
+  return bodies;
+}
+
+std::vector<user::Body> plummerSphere(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<user::Body> bodies(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    double r;
+    do r = 1.0 / std::sqrt(std::pow(u(rng), -2.0 / 3.0) - 1.0);
+    while (!(r < 20.0));
+    bodies[k].id = static_cast<std::int64_t>(k);
+    bodies[k].mass = 1.0 / static_cast<double>(n);
+    bodies[k].pos = r * isotropic(rng);
+  }
+  return bodies;
+}
+
+HostBuild hostBuild(const std::vector<user::Body>& bodies, int n_leaf_limit, int n_group_limit) {
+  HostBuild h;
+  grove::Boxd box = grove::Boxd::empty();
+  for (const auto& b : bodies) box.merge(grove::positionOf(b));
+  h.root = grove::rootCellAround(box);
+  grove::LargeVector<grove::KeyIndex> items(bodies.size()), scratch;
+  for (std::size_t i = 0; i < bodies.size(); ++i)
+    items[i] = {h.root.keyOf(grove::positionOf(bodies[i])), static_cast<std::uint32_t>(i)};
+  grove::radixSortByKey(items, scratch);
+  std::vector<user::GravityEPI> epi(bodies.size());
+  std::vector<user::GravityEPJ> epj(bodies.size());
+  for (std::size_t k = 0; k < items.size(); ++k) {
+    h.keys.push_back(items[k].key);
+    h.order.push_back(items[k].index);
+    epi[k].copyFromFP(bodies[items[k].index]);
+    epj[k].copyFromFP(bodies[items[k].index]);
+  }
+  const grove::TreeShape shape = grove::linkCells(std::span<const grove::MortonKey>(h.keys), {}, n_leaf_limit);
+  h.cells = shape.cells;
+  h.level_begin = shape.level_begin;
+  for (const grove::InteractionGroup& g : grove::makeGroups(shape, n_group_limit)) {
+    h.groups.push_back((std::uint64_t{g.first} << 32) | g.count);
+    grove::Boxd b = grove::Boxd::empty();
+    for (std::uint32_t i = g.first; i < g.first + g.count; ++i) b.merge(grove::positionOf(epi[i]));
+    h.group_boxes.push_back(b);
+  }
+  const std::span<const user::GravityEPJ> j(epj);
+  const std::span<const grove::SPJMonopole> none;
+  grove::computeMoments<grove::MomentMonopole>(shape, j, none, h.monopoles);
+  grove::computeMoments<grove::MomentQuadrupole>(shape, j, std::span<const grove::SPJQuadrupole>(), h.quadrupoles);
+  return h;
+}
+
+std::vector<user::GravityForce> hostTreeForces(const std::vector<user::Body>& bodies, double theta, int n_leaf_limit,
+                                               int n_group_limit, float eps2, bool quadrupole) {
+  grove::ParticleSystem<user::Body> psys;
+  for (const auto& b : bodies) psys.add(b);
+  grove::DomainInfo dinfo;
+  dinfo.decomposeDomainAll(psys);
+  std::vector<user::GravityForce> force(bodies.size());
+  auto run = [&](auto& tree, auto sp_kernel) {
+    tree.calcForceAllAndWriteBack(user::GravityMonopoleKernel{eps2}, sp_kernel, psys, dinfo);
+    for (const auto& b : psys) {
+      user::GravityForce& f = force[static_cast<std::size_t>(b.id)];
+      f.acc = grove::Vec3f(b.acc);
+      f.pot = static_cast<float>(b.pot);
+    }
+  };
+  using Trees = grove::TreeForForceLong<user::GravityForce, user::GravityEPI, user::GravityEPJ>;
+  if (quadrupole) {
+    Trees::Quadrupole tree(bodies.size(), theta, n_leaf_limit, n_group_limit);
+    run(tree, user::GravityQuadrupoleKernel{eps2});
+  } else {
+    Trees::Monopole tree(bodies.size(), theta, n_leaf_limit, n_group_limit);
+    run(tree, user::GravityMonopoleKernel{eps2});
+  }
+  return force;
+}
+
+std::vector<grove::Vec3d> directAccelerations(const std::vector<user::Body>& bodies,
+                                              const std::vector<std::size_t>& sample, double eps2) {
+  std::vector<grove::Vec3d> acc(sample.size());
+#pragma omp parallel for schedule(dynamic, 4)
+  for (std::size_t s = 0; s < sample.size(); ++s) {
+    const grove::Vec3d xi = bodies[sample[s]].pos;
+    grove::Vec3d a;
+    for (const auto& b : bodies) {
+      const grove::Vec3d d = b.pos - xi;
+      const double r2 = eps2 + grove::norm2(d);
+      a += (b.mass / (r2 * std::sqrt(r2))) * d;
+    }
+    acc[s] = a;
+  }
+  return acc;
+}
+
+}  // namespace resident_test

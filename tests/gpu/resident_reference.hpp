@@ -1,0 +1,44 @@
+#pragma once
+// Host references for the GPU-resident pipeline's tests (resident_tree_test.cu), compiled by the
+// host compiler (resident_reference.cpp): nvcc cannot include all of grove, so the test reaches
+// the CPU tree, its stages and direct summation through these plain functions.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "gravity_particles.hpp"
+#include "grove/core/box.hpp"
+#include "grove/tree/moments.hpp"
+#include "grove/tree/morton.hpp"
+#include "grove/tree/tree_cells.hpp"
+
+namespace resident_test {
+
+// Bodies with ids 0 .. n-1, total mass 1, zero velocities.
+std::vector<user::Body> coldSphere(std::size_t n, std::uint64_t seed);
+std::vector<user::Body> plummerSphere(std::size_t n, std::uint64_t seed);
+
+// The host's build stages on the bodies (grove's own functions, as TreeForForceLong runs them).
+struct HostBuild {
+  grove::RootCell root;
+  std::vector<grove::MortonKey> keys;       // key order
+  std::vector<std::uint32_t> order;         // key position -> input index
+  std::vector<grove::TreeCell> cells;
+  std::vector<std::uint32_t> level_begin;
+  std::vector<std::uint64_t> groups;        // (first << 32 | count), Morton order
+  std::vector<grove::Boxd> group_boxes;     // of the EPI positions
+  std::vector<grove::MomentMonopole> monopoles;
+  std::vector<grove::MomentQuadrupole> quadrupoles;
+};
+HostBuild hostBuild(const std::vector<user::Body>& bodies, int n_leaf_limit, int n_group_limit);
+
+// Forces of grove's CPU tree (TreeForForceLong<...>::Monopole or ::Quadrupole with the user
+// template's CPU kernels), indexed by body id.
+std::vector<user::GravityForce> hostTreeForces(const std::vector<user::Body>& bodies, double theta, int n_leaf_limit,
+                                               int n_group_limit, float eps2, bool quadrupole = false);
+
+// Accelerations by direct summation in double for the bodies at `sample` (indices into bodies).
+std::vector<grove::Vec3d> directAccelerations(const std::vector<user::Body>& bodies,
+                                              const std::vector<std::size_t>& sample, double eps2);
+
+}  // namespace resident_test

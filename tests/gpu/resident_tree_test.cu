@@ -1,0 +1,309 @@
+// The GPU-resident pipeline (grove/gpu/resident) against the host's stages and trees on the same
+// bodies: keys, order, cells and groups exactly; moments to double rounding; forces of the fused
+// and list walks against grove's CPU tree with the same opening criterion; reuse steps bitwise;
+// errors against direct summation as the CPU tree's; forEach / transformReduce as the host forms.
+// Every test skips where no CUDA device is present.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "cuda/gravity_interactions.cuh"
+#include "grove/gpu/device_gpu.h"
+#include "grove/gpu/resident/for_each.cuh"
+#include "grove/gpu/resident/resident_tree.cuh"
+#include "grove/particles/for_each.hpp"
+#include "resident_reference.hpp"
+
+namespace {
+
+constexpr float kEps2 = 1e-4f;
+constexpr double kTheta = 0.5;
+constexpr int kLeaf = 16, kGroup = 256;
+
+using Tree = grove::gpu::ResidentTreeLong<user::GravityForce, user::GravityEPI, user::GravityEPJ>;
+using QuadTree = grove::gpu::ResidentTreeLong<user::GravityForce, user::GravityEPI, user::GravityEPJ,
+                                              grove::MomentQuadrupole, grove::SPJQuadrupole>;
+using Ep = user::cuda::GravityEpInteraction;
+using SpMono = user::cuda::GravityMonopoleSpInteraction;
+using SpQuad = user::cuda::GravityQuadrupoleSpInteraction;
+
+class ResidentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (grove::gpu::deviceCount() == 0) GTEST_SKIP() << "no CUDA device";
+  }
+};
+
+// Forces of the device bodies (after write-back), indexed by id.
+std::vector<user::GravityForce> forcesById(const grove::gpu::DeviceParticleSystem<user::Body>& psys) {
+  const std::vector<user::Body> bodies = psys.download();
+  std::vector<user::GravityForce> f(bodies.size());
+  for (const auto& b : bodies) {
+    auto& x = f[static_cast<std::size_t>(b.id)];
+    x.acc = grove::Vec3f(b.acc);
+    x.pot = static_cast<float>(b.pot);
+  }
+  return f;
+}
+
+double quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
+}
+
+// Relative differences per particle. The device sums the same interactions in another order, in
+// float as the CPU kernels do: medians stay below 1e-6 and 99.9 % of particles below 1e-5; the
+// few particles whose pulls nearly cancel (|a| small against its terms) reach a few 1e-5, as the
+// multiwalk engine against the CPU tree does (tree_multiwalk_test.cpp, doc/gpu.md).
+void expectSameForces(const std::vector<user::GravityForce>& got, const std::vector<user::GravityForce>& ref,
+                      const char* what) {
+  ASSERT_EQ(got.size(), ref.size());
+  std::vector<double> acc, pot;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const grove::Vec3d a(got[i].acc), b(ref[i].acc);
+    acc.push_back(grove::norm(a - b) / grove::norm(b));
+    pot.push_back(std::abs(double(got[i].pot) - double(ref[i].pot)) / std::abs(double(ref[i].pot)));
+  }
+  const double acc_median = quantile(acc, 0.5), acc_p999 = quantile(acc, 0.999), acc_max = quantile(acc, 1.0);
+  const double pot_median = quantile(pot, 0.5), pot_max = quantile(pot, 1.0);
+  std::printf("  [%s] %zu bodies: acc median %.2e p99.9 %.2e max %.2e, pot median %.2e max %.2e\n", what, acc.size(),
+              acc_median, acc_p999, acc_max, pot_median, pot_max);
+  EXPECT_LE(acc_median, 1e-6) << what;
+  EXPECT_LE(acc_p999, 1e-5) << what;
+  EXPECT_LE(acc_max, 1e-4) << what;
+  EXPECT_LE(pot_median, 1e-6) << what;
+  EXPECT_LE(pot_max, 1e-5) << what;
+}
+
+struct Setup {
+  std::vector<user::Body> bodies;
+  grove::gpu::DeviceParticleSystem<user::Body> psys;
+};
+
+TEST_F(ResidentTest, BuildEqualsHostStages) {
+  for (const bool clustered : {false, true}) {
+    const auto bodies = clustered ? resident_test::plummerSphere(40000, 7) : resident_test::coldSphere(50000, 3);
+    const auto host = resident_test::hostBuild(bodies, kLeaf, kGroup);
+    grove::gpu::DeviceParticleSystem<user::Body> psys;
+    psys.upload(bodies);
+    Tree tree(kTheta, kLeaf, kGroup);
+    tree.buildTree(psys);
+    cudaStream_t s = nullptr;
+    EXPECT_EQ(tree.rootCell().low, host.root.low);
+    EXPECT_EQ(tree.rootCell().length, host.root.length);
+    EXPECT_EQ(tree.keys().toHost(s), host.keys);
+    EXPECT_EQ(tree.sortedIndex().toHost(s), host.order);
+    // The particles themselves are now in key order.
+    const std::vector<user::Body> sorted = psys.download();
+    for (std::size_t k = 0; k < sorted.size(); ++k)
+      ASSERT_EQ(sorted[k].id, static_cast<std::int64_t>(host.order[k])) << "key position " << k;
+    const std::vector<grove::TreeCell> cells = tree.shape().cells.toHost(s);
+    ASSERT_EQ(cells.size(), host.cells.size());
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      const auto &a = cells[c], &b = host.cells[c];
+      ASSERT_TRUE(a.prefix == b.prefix && a.ep_first == b.ep_first && a.ep_count == b.ep_count &&
+                  a.sp_first == b.sp_first && a.sp_count == b.sp_count && a.child_first == b.child_first &&
+                  a.child_count == b.child_count && a.level == b.level)
+          << "cell " << c;
+    }
+    EXPECT_EQ(tree.shape().level_begin, host.level_begin);
+    EXPECT_EQ(tree.groups().toHost(s), host.groups);
+    const std::vector<grove::Boxd> boxes = tree.groupBoxes().toHost(s);
+    ASSERT_EQ(boxes.size(), host.group_boxes.size());
+    for (std::size_t g = 0; g < boxes.size(); ++g) ASSERT_EQ(boxes[g], host.group_boxes[g]) << "group " << g;
+    // Moments: the same sums in the same order; the device may fuse multiply-adds.
+    const std::vector<grove::MomentMonopole> moments = tree.moments().toHost(s);
+    ASSERT_EQ(moments.size(), host.monopoles.size());
+    double worst = 0;
+    for (std::size_t c = 0; c < moments.size(); ++c) {
+      const auto &a = moments[c], &b = host.monopoles[c];
+      worst = std::max({worst, std::abs(a.mass - b.mass) / b.mass, grove::norm(a.pos - b.pos) / tree.rootCell().length});
+    }
+    std::printf("  [%s] %zu cells, %zu groups: moments differ by at most %.2e (relative)\n",
+                clustered ? "plummer" : "cold", cells.size(), boxes.size(), worst);
+    EXPECT_LE(worst, 1e-13);
+  }
+}
+
+TEST_F(ResidentTest, QuadrupoleMomentsEqualHost) {
+  const auto bodies = resident_test::plummerSphere(30000, 11);
+  const auto host = resident_test::hostBuild(bodies, kLeaf, kGroup);
+  grove::gpu::DeviceParticleSystem<user::Body> psys;
+  psys.upload(bodies);
+  QuadTree tree(kTheta, kLeaf, kGroup);
+  tree.buildTree(psys);
+  const std::vector<grove::MomentQuadrupole> moments = tree.moments().toHost(nullptr);
+  ASSERT_EQ(moments.size(), host.quadrupoles.size());
+  double worst = 0;
+  for (std::size_t c = 0; c < moments.size(); ++c) {
+    const auto &a = moments[c].quad, &b = host.quadrupoles[c].quad;
+    const double scale = std::abs(b.xx) + std::abs(b.yy) + std::abs(b.zz) + 1e-300;
+    for (double d : {a.xx - b.xx, a.yy - b.yy, a.zz - b.zz, a.xy - b.xy, a.xz - b.xz, a.yz - b.yz})
+      worst = std::max(worst, std::abs(d) / scale);
+  }
+  std::printf("  quadrupole moments differ by at most %.2e (relative to the trace)\n", worst);
+  EXPECT_LE(worst, 1e-12);
+}
+
+// The fused walk, the list walk and the CPU tree give the same forces to float rounding (the same
+// interactions in another order), for both moment types, uniform and clustered.
+TEST_F(ResidentTest, ForcesEqualCpuTree) {
+  for (const bool clustered : {false, true}) {
+    const auto bodies = clustered ? resident_test::plummerSphere(60000, 5) : resident_test::coldSphere(60000, 9);
+    const char* name = clustered ? "plummer" : "cold";
+    for (const bool quadrupole : {false, true}) {
+      const auto cpu = resident_test::hostTreeForces(bodies, kTheta, kLeaf, kGroup, kEps2, quadrupole);
+      for (const bool fused : {true, false}) {
+        grove::gpu::DeviceParticleSystem<user::Body> psys;
+        psys.upload(bodies);
+        grove::gpu::ResidentTreeOptions options;
+        options.fused_walk = fused;
+        char what[96];
+        std::snprintf(what, sizeof what, "%s %s %s vs CPU tree", name, quadrupole ? "quadrupole" : "monopole",
+                      fused ? "fused walk" : "list walk");
+        if (quadrupole) {
+          QuadTree tree(kTheta, kLeaf, kGroup, {}, options);
+          tree.calcForceAllAndWriteBack(psys, Ep{kEps2}, SpQuad{kEps2}, grove::MAKE_LIST);
+        } else {
+          Tree tree(kTheta, kLeaf, kGroup, {}, options);
+          tree.calcForceAllAndWriteBack(psys, Ep{kEps2}, SpMono{kEps2}, grove::MAKE_LIST);
+          EXPECT_GT(tree.profile().interactions_ep, 0);
+          EXPECT_GT(tree.profile().interactions_sp, 0);
+        }
+        expectSameForces(forcesById(psys), cpu, what);
+      }
+    }
+  }
+}
+
+// The same interaction counts (hence lists) as the CPU tree's walk, for both walk forms.
+TEST_F(ResidentTest, InteractionCountsEqualCpuTree) {
+  const auto bodies = resident_test::plummerSphere(30000, 21);
+  std::int64_t counts[2][2] = {};
+  for (const bool fused : {true, false}) {
+    grove::gpu::DeviceParticleSystem<user::Body> psys;
+    psys.upload(bodies);
+    grove::gpu::ResidentTreeOptions options;
+    options.fused_walk = fused;
+    Tree tree(kTheta, kLeaf, kGroup, {}, options);
+    tree.calcForceAllAndWriteBack(psys, Ep{kEps2}, SpMono{kEps2});
+    counts[fused][0] = tree.profile().interactions_ep;
+    counts[fused][1] = tree.profile().interactions_sp;
+  }
+  EXPECT_EQ(counts[0][0], counts[1][0]);
+  EXPECT_EQ(counts[0][1], counts[1][1]);
+  std::printf("  EP %lld, SP %lld interactions (fused and list walks agree)\n",
+              static_cast<long long>(counts[1][0]), static_cast<long long>(counts[1][1]));
+}
+
+// A small rotation about z (moves every particle, keeps the order).
+struct Swirl {
+  double dt;
+  GROVE_HOST_DEVICE void operator()(user::Body& b) const { b.pos += dt * grove::Vec3d(b.pos.y, -b.pos.x, 0.0); }
+};
+
+// Reuse: a REUSE_LIST step on unchanged particles gives bitwise the MAKE_LIST_FOR_REUSE step's
+// forces and skips the build; after a drift it gives new forces; after an upload it is refused.
+TEST_F(ResidentTest, ReuseIsBitwiseAndGuarded) {
+  const auto bodies = resident_test::coldSphere(50000, 13);
+  grove::gpu::DeviceParticleSystem<user::Body> psys;
+  psys.upload(bodies);
+  Tree tree(kTheta, kLeaf, kGroup);
+  EXPECT_THROW(tree.calcForceAllAndWriteBack(psys, Ep{kEps2}, SpMono{kEps2}, grove::REUSE_LIST), grove::Error);
+  tree.calcForceAllAndWriteBack(psys, Ep{kEps2}, SpMono{kEps2}, grove::MAKE_LIST_FOR_REUSE);
+  const std::vector<user::GravityForce> first = tree.forces().toHost(nullptr);
+  EXPECT_TRUE(tree.listsKept());
+  tree.calcForceAllAndWriteBack(psys, Ep{kEps2}, SpMono{kEps2}, grove::REUSE_LIST);
+  const std::vector<user::GravityForce> again = tree.forces().toHost(nullptr);
+  ASSERT_EQ(first.size(), again.size());
+  EXPECT_EQ(std::memcmp(first.data(), again.data(), first.size() * sizeof(user::GravityForce)), 0);
+  EXPECT_EQ(tree.profile().sort, 0.0);  // no keys, sort or link on a reuse step
+  EXPECT_EQ(tree.profile().link, 0.0);
+  EXPECT_GT(tree.profile().moments, 0.0);
+  // A drift moves particles but keeps their order: reuse works and differs from the first step.
+  grove::gpu::forEach(psys.policy(), psys, Swirl{1e-3});
+  tree.calcForceAllAndWriteBack(psys, Ep{kEps2}, SpMono{kEps2}, grove::REUSE_LIST);
+  const std::vector<user::GravityForce> moved = tree.forces().toHost(nullptr);
+  EXPECT_NE(std::memcmp(first.data(), moved.data(), first.size() * sizeof(user::GravityForce)), 0);
+  // Uploading replaces the particles: the kept lists no longer apply, and grove says so.
+  psys.upload(bodies);
+  EXPECT_THROW(tree.calcForceAllAndWriteBack(psys, Ep{kEps2}, SpMono{kEps2}, grove::REUSE_LIST), grove::Error);
+}
+
+// Errors against direct summation in double: the device tree's median equals the CPU tree's
+// within 2 %.
+TEST_F(ResidentTest, ErrorAgainstDirectSummationAsCpuTree) {
+  const auto bodies = resident_test::plummerSphere(40000, 17);
+  std::vector<std::size_t> sample;
+  for (std::size_t i = 0; i < bodies.size(); i += 37) sample.push_back(i);
+  const auto direct = resident_test::directAccelerations(bodies, sample, kEps2);
+  const auto cpu = resident_test::hostTreeForces(bodies, kTheta, kLeaf, kGroup, kEps2);
+  grove::gpu::DeviceParticleSystem<user::Body> psys;
+  psys.upload(bodies);
+  Tree tree(kTheta, kLeaf, kGroup);
+  tree.calcForceAllAndWriteBack(psys, Ep{kEps2}, SpMono{kEps2});
+  const auto gpu = forcesById(psys);
+  std::vector<double> e_cpu, e_gpu;
+  for (std::size_t s = 0; s < sample.size(); ++s) {
+    const grove::Vec3d d = direct[s];
+    e_cpu.push_back(grove::norm(grove::Vec3d(cpu[sample[s]].acc) - d) / grove::norm(d));
+    e_gpu.push_back(grove::norm(grove::Vec3d(gpu[sample[s]].acc) - d) / grove::norm(d));
+  }
+  const double m_cpu = quantile(e_cpu, 0.5), m_gpu = quantile(e_gpu, 0.5);
+  std::printf("  median error vs direct summation: CPU tree %.4e, resident GPU tree %.4e (%zu samples)\n", m_cpu,
+              m_gpu, sample.size());
+  EXPECT_NEAR(m_gpu, m_cpu, 0.02 * m_cpu);
+  EXPECT_LT(m_gpu, 1e-2);
+}
+
+// Nakasato's criterion opens at least what FDPS's does (l/theta + s >= l/theta), so its errors
+// are no larger and its lists no shorter.
+TEST_F(ResidentTest, NakasatoCriterionIsNoLooser) {
+  const auto bodies = resident_test::plummerSphere(30000, 23);
+  std::int64_t sp[2] = {}, ep[2] = {};
+  for (const bool nakasato : {false, true}) {
+    grove::gpu::DeviceParticleSystem<user::Body> psys;
+    psys.upload(bodies);
+    grove::gpu::ResidentTreeOptions options;
+    options.opening = nakasato ? grove::gpu::OpeningRule::kNakasato : grove::gpu::OpeningRule::kFdps;
+    Tree tree(kTheta, kLeaf, kGroup, {}, options);
+    tree.calcForceAllAndWriteBack(psys, Ep{kEps2}, SpMono{kEps2});
+    ep[nakasato] = tree.profile().interactions_ep;
+    sp[nakasato] = tree.profile().interactions_sp;
+  }
+  std::printf("  interactions EP+SP: FDPS %lld, Nakasato %lld\n", static_cast<long long>(ep[0] + sp[0]),
+              static_cast<long long>(ep[1] + sp[1]));
+  EXPECT_GE(ep[1], ep[0]);
+  EXPECT_GT(ep[1] + sp[1], 0);
+}
+
+struct MassOf {
+  GROVE_HOST_DEVICE double operator()(const user::Body& b) const { return b.mass; }
+};
+struct Plus {
+  GROVE_HOST_DEVICE double operator()(double a, double b) const { return a + b; }
+};
+struct Kick {
+  double dt;
+  GROVE_HOST_DEVICE void operator()(user::Body& b) const { b.vel += dt * b.acc; }
+};
+
+TEST_F(ResidentTest, ForEachAndReduceMatchHost) {
+  auto bodies = resident_test::coldSphere(10000, 29);
+  for (auto& b : bodies) b.acc = b.pos;
+  grove::gpu::DeviceParticleSystem<user::Body> psys;
+  psys.upload(bodies);
+  grove::gpu::forEach(psys.policy(), psys, Kick{0.25});
+  grove::forEach(grove::Cpu{}, bodies, Kick{0.25});
+  const std::vector<user::Body> back = psys.download();
+  for (std::size_t i = 0; i < bodies.size(); ++i) ASSERT_EQ(back[i].vel, bodies[i].vel) << i;  // 0.25 * x: exact
+  const double mass = grove::gpu::transformReduce(psys.policy(), psys, 0.0, Plus{}, MassOf{});
+  EXPECT_NEAR(mass, 1.0, 1e-12);
+  EXPECT_NEAR(mass, grove::transformReduce(grove::Cpu{}, bodies, 0.0, Plus{}, MassOf{}), 1e-13);
+}
+
+}  // namespace
