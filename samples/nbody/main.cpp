@@ -14,6 +14,7 @@
 #if GROVE_NBODY_GPU
 #include "cuda/gravity_multiwalk_gpu.h"
 #include "grove/gpu/device_gpu.h"
+#include "resident_gpu.h"
 #endif
 #include "grove/tree/tree_for_force_long.hpp"
 #include "initial_conditions.hpp"
@@ -36,7 +37,7 @@ struct Options {
   std::uint64_t seed = 1;
   std::string output_dir = "nbody_out";
   int check_accuracy = 0;  // particles per rank compared with direct summation at the start
-  std::string gpu = "none";   // none, template (user_templates/cuda), engine (grove/gpu)
+  std::string gpu = "none";   // none, template (user_templates/cuda), engine (grove/gpu), resident
   std::string gpu_form = "index";
   int n_reuse = 1;            // steps per interaction-list build (1: build every step)
   int n_walk = 1000;
@@ -75,9 +76,7 @@ Energy energyOf(const grove::ParticleSystem<user::Body>& bodies, double eps) {
   return {bodies.comm().allreduceSum(kinetic), bodies.comm().allreduceSum(potential)};
 }
 
-void writeSnapshot(const grove::ParticleSystem<user::Body>& bodies, const std::filesystem::path& path, double time) {
-  const auto all = bodies.comm().gatherv(bodies.particles(), 0);
-  if (bodies.comm().rank() != 0) return;
+void writeSnapshotRows(const std::vector<user::Body>& all, const std::filesystem::path& path, double time) {
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (!f) throw grove::Error("nbody", fmt::format("cannot write snapshot {}", path.string()));
   fmt::print(f, "# time {} n {}\n# id mass x y z vx vy vz\n", time, all.size());
@@ -85,6 +84,19 @@ void writeSnapshot(const grove::ParticleSystem<user::Body>& bodies, const std::f
     fmt::print(f, "{} {:.9g} {:.9g} {:.9g} {:.9g} {:.9g} {:.9g} {:.9g}\n", b.id, b.mass, b.pos.x, b.pos.y, b.pos.z,
                b.vel.x, b.vel.y, b.vel.z);
   std::fclose(f);
+}
+
+void writeSnapshot(const grove::ParticleSystem<user::Body>& bodies, const std::filesystem::path& path, double time) {
+  const auto all = bodies.comm().gatherv(bodies.particles(), 0);
+  if (bodies.comm().rank() == 0) writeSnapshotRows(all, path, time);
+}
+
+std::FILE* openEnergyLog(const std::filesystem::path& out) {
+  std::filesystem::create_directories(out);
+  std::FILE* log = std::fopen((out / "energy.csv").c_str(), "w");
+  if (!log) throw grove::Error("nbody", fmt::format("cannot write {}", (out / "energy.csv").string()));
+  fmt::print(log, "step,time,kinetic,potential,total,relative_error,step_seconds\n");
+  return log;
 }
 
 // Relative acceleration error of the first `count` bodies of each rank against direct summation.
@@ -152,12 +164,7 @@ int run(const grove::Runtime& runtime, const Options& opt, SpKernel sp_kernel_of
 
   const std::filesystem::path out(opt.output_dir);
   std::FILE* energy_log = nullptr;
-  if (runtime.rank() == 0) {
-    std::filesystem::create_directories(out);
-    energy_log = std::fopen((out / "energy.csv").c_str(), "w");
-    if (!energy_log) throw grove::Error("nbody", fmt::format("cannot write {}", (out / "energy.csv").string()));
-    fmt::print(energy_log, "step,time,kinetic,potential,total,relative_error,step_seconds\n");
-  }
+  if (runtime.rank() == 0) energy_log = openEnergyLog(out);
   const Energy e0 = energyOf(bodies, opt.eps);
   grove::log("t = 0  E = {:.8f} (K = {:.6f}, W = {:.6f})", e0.total(), e0.kinetic, e0.potential);
 
@@ -197,6 +204,51 @@ int run(const grove::Runtime& runtime, const Options& opt, SpKernel sp_kernel_of
   return 0;
 }
 
+#if GROVE_NBODY_GPU
+// --gpu resident: the whole loop on the GPU (resident_gpu.cu); the host writes the logs.
+int runResidentSample(const grove::Runtime& runtime, const Options& opt) {
+  if (runtime.rankCount() != 1)
+    throw grove::Error("nbody", fmt::format("--gpu resident runs on one rank for now ({} given): the resident "
+                                            "pipeline's exchange and LET across ranks are not built yet",
+                                            runtime.rankCount()));
+  grove::gpu::selectDeviceForRank(runtime.rank());
+  grove::ParticleSystem<user::Body> generated;
+  generate(generated, opt);
+  std::vector<user::Body> bodies(generated.begin(), generated.end());
+  nbody::ResidentOptions ro;
+  ro.theta = opt.theta, ro.eps = opt.eps, ro.dt = opt.dt, ro.n_leaf = opt.n_leaf, ro.n_group = opt.n_group;
+  ro.n_reuse = opt.n_reuse, ro.snapshot_every = opt.snapshot_every, ro.quadrupole = opt.moment == "quadrupole";
+  ro.steps = static_cast<std::int64_t>(std::llround(opt.t_end / opt.dt));
+  const std::filesystem::path out(opt.output_dir);
+  std::FILE* energy_log = openEnergyLog(out);
+  double e0 = 0.0, total_seconds = 0.0;
+  auto on_step = [&](const nbody::ResidentStep& s) {
+    const double e = s.kinetic + s.potential;
+    if (s.step == 0) {
+      e0 = e;
+      grove::log("t = 0  E = {:.8f} (K = {:.6f}, W = {:.6f})", e, s.kinetic, s.potential);
+      return;
+    }
+    total_seconds += s.step_seconds;
+    const double relative_error = (e - e0) / std::abs(e0);
+    grove::log("step {:5d}  t = {:.4f}  dE/E = {:+.3e}  step {:.4f} s (device: tree {:.2f} ms, build {:.2f}, "
+               "force {:.2f})  {:.3e} particles/s",
+               s.step, s.time, relative_error, s.step_seconds, 1e3 * s.tree_seconds, 1e3 * s.build_seconds,
+               1e3 * s.force_seconds, static_cast<double>(opt.n) / s.step_seconds);
+    fmt::print(energy_log, "{},{},{},{},{},{},{}\n", s.step, s.time, s.kinetic, s.potential, e, relative_error,
+               s.step_seconds);
+  };
+  auto on_snapshot = [&](std::int64_t step, double time, const std::vector<user::Body>& now) {
+    writeSnapshotRows(now, out / fmt::format("snapshot_{:05d}.txt", step), time);
+  };
+  nbody::runResident(bodies, ro, on_step, on_snapshot);
+  std::fclose(energy_log);
+  grove::log("done: {} steps on the GPU, {:.4f} s per step; energy log and snapshots in {}", ro.steps,
+             ro.steps ? total_seconds / static_cast<double>(ro.steps) : 0.0, out.string());
+  return 0;
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -219,8 +271,9 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output-dir", opt.output_dir, "directory for the energy log and snapshots");
   app.add_option("--check-accuracy", opt.check_accuracy,
                  "compare this many bodies per rank with direct summation at t = 0");
-  app.add_option("--gpu", opt.gpu, "force calculation on the GPU: the hand-written template or grove's engine")
-      ->check(CLI::IsMember({"none", "template", "engine"}));
+  app.add_option("--gpu", opt.gpu,
+                 "GPU: forces by the hand-written template or grove's engine, or the whole loop resident on it")
+      ->check(CLI::IsMember({"none", "template", "engine", "resident"}));
   app.add_option("--gpu-form", opt.gpu_form, "multiwalk form")->check(CLI::IsMember({"plain", "index"}));
   app.add_option("--n-reuse", opt.n_reuse, "steps per interaction-list build (reuse in between)")
       ->check(CLI::PositiveNumber);
@@ -233,6 +286,13 @@ int main(int argc, char** argv) {
              opt.n, opt.ic, opt.moment, opt.theta, opt.n_leaf, opt.n_group, opt.eps, opt.dt, opt.t_end,
              runtime.rankCount(), runtime.threadCount(), opt.gpu == "none" ? "the CPU" : "the GPU (" + opt.gpu,
              opt.gpu == "none" ? "" : ", " + opt.gpu_form + " form)", opt.n_reuse);
+  if (opt.gpu == "resident") {
+#if GROVE_NBODY_GPU
+    return runResidentSample(runtime, opt);
+#else
+    throw grove::Error("nbody", "--gpu resident needs a build with CUDA (GROVE_CUDA=ON)");
+#endif
+  }
   if (opt.moment == "quadrupole")
     return run<Kernels::Quadrupole>(runtime, opt, [](float eps2) { return user::GravityQuadrupoleKernel{eps2}; });
   return run<Kernels::Monopole>(runtime, opt, [](float eps2) { return user::GravityMonopoleKernel{eps2}; });

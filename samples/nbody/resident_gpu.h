@@ -1,0 +1,38 @@
+#pragma once
+// samples/nbody --gpu resident: the whole leapfrog loop on one GPU (grove/gpu/resident) — kick,
+// drift, tree build, walk, force and energy on the device; the host only orchestrates, and sees
+// the bodies when a snapshot is due. Declarations only (no CUDA header); defined in
+// resident_gpu.cu, compiled by nvcc.
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "gravity_particles.hpp"
+
+namespace nbody {
+
+struct ResidentOptions {
+  double theta = 0.5, eps = 1.0 / 32.0, dt = 1.0 / 128.0;
+  std::int64_t steps = 0;
+  int n_leaf = 16, n_group = 512, n_reuse = 1, snapshot_every = 0;
+  bool quadrupole = false;
+};
+
+struct ResidentStep {
+  std::int64_t step = 0;
+  double time = 0, kinetic = 0, potential = 0;
+  double step_seconds = 0;   // host wall clock of the whole step (energy included)
+  double tree_seconds = 0;   // device: the force calculation (build or refresh, walk, force, write-back)
+  double build_seconds = 0;  // device: root, keys, sort, reorder, link, moments, groups
+  double force_seconds = 0;  // device: walk and force
+  std::int64_t interactions = 0;
+};
+
+// Runs opt.steps steps from `bodies` (one rank; returns the final bodies in `bodies`). on_step
+// sees each step's energies and times, step 0 first (the initial forces); on_snapshot sees the
+// bodies (downloaded) every snapshot_every steps and at the last step.
+void runResident(std::vector<user::Body>& bodies, const ResidentOptions& opt,
+                 const std::function<void(const ResidentStep&)>& on_step,
+                 const std::function<void(std::int64_t step, double time, const std::vector<user::Body>&)>& on_snapshot);
+
+}  // namespace nbody
