@@ -19,6 +19,12 @@
 #                         side of a G3 step with a device that takes no time)
 #   GROVE_COMPUTE_SANITIZER tools to run the GPU suites under ("memcheck racecheck"; none by default)
 #   GROVE_SANITIZER_FILTER  gtest filter for the compute-sanitizer runs (default: every test)
+#   GROVE_RESIDENT_ARGS   arguments for resident_benchmark, the GPU-resident pipeline (default
+#                         --cpu-reference: N = 2^22, theta 0.5, leaf 16, group 512, and the CPU
+#                         tree's error beside the device's)
+#   GROVE_RESIDENT_EXTRA  more resident_benchmark argument sets, ';'-separated (default: N = 2^24)
+#   GROVE_NBODY_ARGS      arguments for samples/nbody --gpu resident (needs CLI11: carry .deps)
+#   GROVE_SKIP_TABLE2     1: no gravity_table2 runs
 #   GROVE_SKIP_BENCH      1: build and test only (no samples/sph runs, no benchmarks)
 # Exit status: 0 when everything built and no test failed.
 set -uo pipefail
@@ -82,13 +88,15 @@ if [[ ! -d $BUILD/tests/gpu || ! -d $BUILD/samples/benchmarks/gpu ]]; then
 fi
 
 # ---- build ----------------------------------------------------------------------------------------
-TARGETS=(grove_gpu_tests grove_gpu_tree_tests multiwalk_benchmark gravity_table2)
+TARGETS=(grove_gpu_tests grove_gpu_tree_tests grove_gpu_resident_tests multiwalk_benchmark gravity_table2
+         resident_benchmark)
 [[ -n ${GROVE_HOST_BENCH_ARGS:-} ]] && TARGETS+=(multiwalk_host_benchmark)
-SUITES=(grove_gpu_tests grove_gpu_tree_tests)
+SUITES=(grove_gpu_tests grove_gpu_tree_tests grove_gpu_resident_tests)
 # SPH: the GPU suite, and the sample where CLI11 was found (samples/sph is configured only then).
 TARGETS+=(grove_gpu_sph_tests)
 SUITES+=(grove_gpu_sph_tests)
 [[ -d $BUILD/samples/sph ]] && TARGETS+=(sph)
+[[ -d $BUILD/samples/nbody ]] && TARGETS+=(nbody)
 step "build ${TARGETS[*]} with -j$JOBS"
 build_ok=1
 if ! cmake --build "$BUILD" -j "$JOBS" --target "${TARGETS[@]}" > "$LOGS/build.log" 2>&1; then
@@ -161,7 +169,7 @@ for t in "${SUITES[@]}"; do
     [[ ${failed[$t]} == 0 ]] && failed[$t]="rc=$rc"
     grep -E "Failure|FAILED|error" "$LOGS/$t.log" | head -20
   fi
-  grep -E "^  \[|^  engine vs" "$LOGS/$t.log" | head -40
+  grep -E "^  \[|^  engine vs|^  median error|^  interactions|^  EP |^  quadrupole" "$LOGS/$t.log" | head -40
 done
 
 # ---- compute-sanitizer ----------------------------------------------------------------------------
@@ -224,10 +232,46 @@ else
   status=1
 fi
 
+# The GPU-resident pipeline: rebuild and list-reuse steps, per-stage device times.
+resident=$BUILD/samples/benchmarks/gpu/resident_benchmark
+resident_runs=("${GROVE_RESIDENT_ARGS---cpu-reference}")
+IFS=';' read -r -a more_resident <<< "${GROVE_RESIDENT_EXTRA---n 16777216 --steps 4 --cycles 1}"
+resident_runs+=("${more_resident[@]}")
+: > "$LOGS/resident.jsonl"
+if [[ -x $resident ]]; then
+  for args in "${resident_runs[@]}"; do
+    step "run resident_benchmark $args"
+    # shellcheck disable=SC2086
+    if ! OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)} timeout 300 "$resident" $args >> "$LOGS/resident.jsonl" 2> "$LOGS/resident.err"; then
+      step "resident_benchmark $args failed or timed out"
+      tail -5 "$LOGS/resident.err"
+      status=1
+    fi
+  done
+else
+  step "resident_benchmark was not built"
+  status=1
+fi
+nbody_exe=$BUILD/samples/nbody/nbody
+NBODY_ARGS=${GROVE_NBODY_ARGS:--n 1048576 --n-leaf 16 --n-group 512 --t-end 0.0625 --dt 0.0078125 --n-reuse 4}
+if [[ -x $nbody_exe ]]; then
+  step "run samples/nbody $NBODY_ARGS --gpu resident"
+  # shellcheck disable=SC2086
+  if ! timeout 300 "$nbody_exe" $NBODY_ARGS --gpu resident -o "$LOGS/nbody_resident" > "$LOGS/nbody_resident.log" 2>&1; then
+    step "samples/nbody --gpu resident failed or timed out"
+    tail -5 "$LOGS/nbody_resident.log"
+    status=1
+  fi
+else
+  step "samples/nbody was not built (CLI11 not found: carry .deps)"
+fi
+
 # The paper's Table 2 for grove: C1/G1/G2/G3 steps on the cold sphere (GROVE_TABLE2_ARGS: N theta
 # n_leaf n_group n_walk steps n_reuse modes).
 table2=$BUILD/samples/benchmarks/gpu/gravity_table2
-if [[ -x $table2 ]]; then
+if [[ ${GROVE_SKIP_TABLE2:-0} == 1 ]]; then
+  step "gravity_table2 skipped (GROVE_SKIP_TABLE2=1)"
+elif [[ -x $table2 ]]; then
   step "run gravity_table2 ${GROVE_TABLE2_ARGS:-}"
   # shellcheck disable=SC2086
   if ! OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)} timeout 420 "$table2" ${GROVE_TABLE2_ARGS:-} > "$LOGS/table2.log" 2>&1; then
@@ -302,6 +346,29 @@ PY
     echo
   else
     echo "  (no benchmark output)"
+  fi
+  if [[ -s $LOGS/resident.jsonl ]] && command -v python3 > /dev/null; then
+    echo "resident_benchmark (ms, medians over steps; error: median vs direct summation, CPU tree's beside):"
+    python3 - "$LOGS/resident.jsonl" << 'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    if not line.startswith("{"):
+        continue
+    r = json.loads(line)
+    if "skipped" in r or "error" in r:
+        print("  ", r); continue
+    m = r["ms"]
+    print("  n=%-9d %-7s group %-4d step %7.2f ms mean (%7.2f median) | keys %.2f sort %.2f reorder %.2f link %.2f "
+          "moments %.2f groups %.2f lists %.2f force %.2f write %.2f integrate %.2f | %.2e int/s %.2e p/s err %.3e cpu %.3e"
+          " %.0f B/p" % (r["n"], r["mode"], r["group"], r["step_ms_mean"], r["step_ms_median"], m["keys"], m["sort"],
+          m["reorder"], m["link"], m["moments"], m["groups"], m["lists"], m["force"], m["write_back"], m["integrate"],
+          r["interactions_per_s"], r["particles_per_s"], r["median_error"], r["cpu_median_error"],
+          r["bytes_per_particle"]))
+PY
+  fi
+  if [[ -s $LOGS/nbody_resident.log ]]; then
+    echo "samples/nbody --gpu resident $NBODY_ARGS:"
+    grep -E "^step|^done" "$LOGS/nbody_resident.log" | tail -3 | sed 's/^/  /'
   fi
   if [[ -s $LOGS/table2.log ]]; then
     echo "Table 2 (gravity_table2):"

@@ -119,12 +119,22 @@ struct WalkTree {
   unsigned long long* interactions;  // [0] i-EPJ pairs, [1] i-SPJ pairs (fused walk)
 };
 
+// One thread's outcome for its popped cell: children to push, particles and superparticles to
+// add. Scanned together (one block-wide scan per chunk of pops instead of three).
+struct WalkCounts {
+  int push, j, s;
+  GROVE_HOST_DEVICE WalkCounts operator+(const WalkCounts& o) const { return {push + o.push, j + o.j, s + o.s}; }
+};
+struct AddWalkCounts {
+  GROVE_HOST_DEVICE WalkCounts operator()(const WalkCounts& a, const WalkCounts& b) const { return a + b; }
+};
+
 // The block-wide walk for one group: calls sink.addJ / sink.addS with each thread's run of
 // indices (first, count) and its offset and the block's total, all threads together.
 // Returns false when the stack overflowed (then *tree.overflow names the group).
 template <int kThreads, class Sink>
 __device__ bool walkGroup(const WalkTree& tree, std::uint32_t group, const Boxd& box, Sink& sink) {
-  using Scan = cub::BlockScan<int, kThreads>;
+  using Scan = cub::BlockScan<WalkCounts, kThreads>;
   __shared__ typename Scan::TempStorage scan_storage;
   int* stack = tree.stack + static_cast<std::size_t>(blockIdx.x) * tree.stack_capacity;
   if (threadIdx.x == 0) stack[0] = 0;
@@ -137,14 +147,15 @@ __device__ bool walkGroup(const WalkTree& tree, std::uint32_t group, const Boxd&
     const int c = static_cast<int>(threadIdx.x) < n_pop ? stack[base + static_cast<int>(threadIdx.x)] : -1;
     int j_first = 0, j_count = 0, s_first = 0, s_count = 0, push_first = 0, push_count = 0;
     if (c >= 0) {
-      const TreeCell cell = tree.cells[c];
-      if (cell.count() > 0) {
-        const WalkCell w = tree.walk_cells[c];
-        // The root is always opened (a group lies inside it), as on the host.
-        const bool open = root || distanceMinSq(box, Vec3d(w.x, w.y, w.z)) <= w.r2;
-        if (!open) {
-          s_first = c, s_count = 1;
-        } else if (cell.isLeaf()) {
+      // The criterion first: a far cell needs nothing else. (Every cell but an empty root holds
+      // entries, and the root is always opened, as on the host: a group lies inside it; an empty
+      // root is a leaf with nothing to add.)
+      const WalkCell w = tree.walk_cells[c];
+      if (!root && distanceMinSq(box, Vec3d(w.x, w.y, w.z)) > w.r2) {
+        s_first = c, s_count = 1;
+      } else {
+        const TreeCell cell = tree.cells[c];
+        if (cell.isLeaf()) {
           j_first = static_cast<int>(cell.ep_first), j_count = static_cast<int>(cell.ep_count);
           s_first = static_cast<int>(tree.n_cells + cell.sp_first), s_count = static_cast<int>(cell.sp_count);
         } else {
@@ -153,12 +164,10 @@ __device__ bool walkGroup(const WalkTree& tree, std::uint32_t group, const Boxd&
       }
     }
     root = false;
-    int push_offset, push_total, j_offset, j_total, s_offset, s_total;
-    Scan(scan_storage).ExclusiveSum(push_count, push_offset, push_total);
-    __syncthreads();
-    Scan(scan_storage).ExclusiveSum(j_count, j_offset, j_total);
-    __syncthreads();
-    Scan(scan_storage).ExclusiveSum(s_count, s_offset, s_total);
+    WalkCounts offset, total;
+    Scan(scan_storage).ExclusiveScan(WalkCounts{push_count, j_count, s_count}, offset, WalkCounts{0, 0, 0},
+                                     AddWalkCounts{}, total);
+    const int push_offset = offset.push, push_total = total.push;
     if (base + push_total > tree.stack_capacity) {
       if (threadIdx.x == 0) atomicExch(tree.overflow, static_cast<int>(group));
       return false;
@@ -166,9 +175,9 @@ __device__ bool walkGroup(const WalkTree& tree, std::uint32_t group, const Boxd&
     // Every thread has read its cell (before the scans' barriers): the pops may be overwritten.
     for (int k = 0; k < push_count; ++k) stack[base + push_offset + k] = push_first + k;
     top = base + push_total;
-    sink.addJ(j_first, j_count, j_offset, j_total);
-    sink.addS(s_first, s_count, s_offset, s_total);
-    __syncthreads();  // the pushes are visible to the next pop
+    sink.addJ(j_first, j_count, offset.j, total.j);
+    sink.addS(s_first, s_count, offset.s, total.s);
+    __syncthreads();  // the pushes are visible to the next pop, the scan storage free again
   }
   sink.finish();
   return true;
@@ -332,7 +341,7 @@ struct FusedSink {
 // walk once per chunk), forces stored in key order.
 template <int kThreads, int kIPerThread, int kJCapacity, int kSCapacity, class DI, class DJ, class DS, class Force,
           class Ep, class Sp>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, 1024 / kThreads)  // 8 blocks of 128 per SM: 64 registers
     fusedWalk(WalkTree tree, const DI* __restrict__ epi, const DJ* __restrict__ epj, const DS* __restrict__ spj,
               Ep ep, Sp sp, Force* __restrict__ force) {
   __shared__ int j_ids[kJCapacity];
