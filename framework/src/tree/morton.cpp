@@ -5,13 +5,8 @@
 namespace grove {
 
 Boxd RootCell::cellBox(MortonKey prefix, int level) const {
-  std::uint32_t c[3] = {0, 0, 0};
-  for (int l = 0; l < level; ++l) {
-    const auto octant = static_cast<std::uint32_t>((prefix >> (3 * (level - 1 - l))) & 7u);
-    c[0] = (c[0] << 1) | ((octant >> 2) & 1u);
-    c[1] = (c[1] << 1) | ((octant >> 1) & 1u);
-    c[2] = (c[2] << 1) | (octant & 1u);
-  }
+  std::uint32_t c[3];
+  cellCoordinates(prefix, level, c);
   const double edge = cellLength(level);
   const Vec3d lo = low + Vec3d(c[0] * edge, c[1] * edge, c[2] * edge);
   return {lo, lo + Vec3d(edge)};

@@ -58,6 +58,18 @@ struct RootCell {
   Boxd cellBox(MortonKey prefix, int level) const;
 };
 
+// The integer coordinates (in cells of that level) of the cell at `level` whose keys start with
+// `prefix`: the inverse of mortonKeyFromCell for a prefix. Host and device.
+GROVE_HOST_DEVICE inline void cellCoordinates(MortonKey prefix, int level, std::uint32_t (&c)[3]) {
+  c[0] = c[1] = c[2] = 0;
+  for (int l = 0; l < level; ++l) {
+    const auto octant = static_cast<std::uint32_t>((prefix >> (3 * (level - 1 - l))) & 7u);
+    c[0] = (c[0] << 1) | ((octant >> 2) & 1u);
+    c[1] = (c[1] << 1) | ((octant >> 1) & 1u);
+    c[2] = (c[2] << 1) | (octant & 1u);
+  }
+}
+
 // The smallest cube around a bounding box, widened a little so that the maximum falls inside
 // the last cell rather than on the upper face.
 RootCell rootCellAround(const Boxd& bounds);

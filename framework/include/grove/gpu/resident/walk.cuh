@@ -46,13 +46,8 @@ enum class OpeningRule {
 
 // The geometric centre of the cell (prefix, level) of `root` (device form of RootCell::cellBox).
 GROVE_HOST_DEVICE inline Vec3d cellCenter(const RootCell& root, MortonKey prefix, int level) {
-  std::uint32_t c[3] = {0, 0, 0};
-  for (int l = 0; l < level; ++l) {
-    const auto octant = static_cast<std::uint32_t>((prefix >> (3 * (level - 1 - l))) & 7u);
-    c[0] = (c[0] << 1) | ((octant >> 2) & 1u);
-    c[1] = (c[1] << 1) | ((octant >> 1) & 1u);
-    c[2] = (c[2] << 1) | (octant & 1u);
-  }
+  std::uint32_t c[3];
+  cellCoordinates(prefix, level, c);
   const double edge = ::ldexp(root.length, -level);
   return {root.low.x + (c[0] + 0.5) * edge, root.low.y + (c[1] + 0.5) * edge, root.low.z + (c[2] + 0.5) * edge};
 }
