@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "cuda/gravity_interactions.cuh"
@@ -279,6 +280,73 @@ TEST_F(ResidentTest, NakasatoCriterionIsNoLooser) {
               static_cast<long long>(ep[1] + sp[1]));
   EXPECT_GE(ep[1], ep[0]);
   EXPECT_GT(ep[1] + sp[1], 0);
+}
+
+// Edge cases against the CPU tree: one body; bodies stacked on one point (a leaf that cannot
+// split, larger than a walk chunk and than the shared index buffer); groups larger than a walk
+// chunk (n_group_limit above kThreads * kIPerThread). Both walk forms.
+TEST_F(ResidentTest, EdgeCasesMatchCpuTree) {
+  struct Case {
+    const char* name;
+    std::vector<user::Body> bodies;
+    int leaf, group;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"one body", resident_test::coldSphere(1, 31), kLeaf, kGroup});
+  {
+    auto stacked = resident_test::coldSphere(6000, 37);
+    for (std::size_t i = 0; i < 3000; ++i) stacked[i].pos = {0.25, -0.125, 0.5};  // 3000 on one point
+    cases.push_back({"3000 bodies on one point", stacked, kLeaf, kGroup});
+  }
+  cases.push_back({"group limit 2048", resident_test::plummerSphere(40000, 41), kLeaf, 2048});
+  for (const Case& c : cases) {
+    const auto cpu = resident_test::hostTreeForces(c.bodies, kTheta, c.leaf, c.group, kEps2);
+    for (const bool fused : {true, false}) {
+      grove::gpu::DeviceParticleSystem<user::Body> psys;
+      psys.upload(c.bodies);
+      grove::gpu::ResidentTreeOptions options;
+      options.fused_walk = fused;
+      Tree tree(kTheta, c.leaf, c.group, {}, options);
+      tree.calcForceAllAndWriteBack(psys, Ep{kEps2}, SpMono{kEps2});
+      const auto gpu = forcesById(psys);
+      ASSERT_EQ(gpu.size(), cpu.size()) << c.name;
+      double worst = 0, worst_pot = 0;
+      for (std::size_t i = 0; i < cpu.size(); ++i) {
+        // Relative to |a| (a lone body feels nothing: both give exactly zero).
+        const double a_cpu = grove::norm(grove::Vec3d(cpu[i].acc));
+        const double diff = grove::norm(grove::Vec3d(gpu[i].acc) - grove::Vec3d(cpu[i].acc));
+        worst = std::max(worst, a_cpu > 0.0 ? diff / a_cpu : diff);
+        worst_pot = std::max(worst_pot, std::abs(double(gpu[i].pot) - double(cpu[i].pot)) / std::abs(double(cpu[i].pot)));
+      }
+      std::printf("  [%s, %s walk] %zu bodies: acc differs by at most %.2e, pot by %.2e (relative)\n", c.name,
+                  fused ? "fused" : "list", cpu.size(), worst, worst_pot);
+      EXPECT_LE(worst, 1e-4) << c.name;
+      EXPECT_LE(worst_pot, 1e-4) << c.name;
+    }
+  }
+}
+
+// A walk that does not fit its stack stops with an error that names the option.
+TEST_F(ResidentTest, StackOverflowIsAnError) {
+  const auto bodies = resident_test::coldSphere(200000, 43);
+  grove::gpu::DeviceParticleSystem<user::Body> psys;
+  psys.upload(bodies);
+  grove::gpu::ResidentTreeOptions options;
+  // The least accepted, one chunk's children. theta 0 opens every cell: the third chunk of pops
+  // leaves ~50 level-2 cells' children (~280) on the stack, and the fourth pops 128 level-3
+  // cells of ~700 bodies, whose ~1000 children do not fit above the ~150 left.
+  options.stack_capacity = 8 * Tree::kWalkThreads;
+  Tree tree(0.0, kLeaf, kGroup, {}, options);
+  bool thrown = false;
+  try {
+    tree.calcForceAllAndWriteBack(psys, Ep{kEps2}, SpMono{kEps2});
+  } catch (const grove::Error& e) {
+    thrown = true;
+    EXPECT_NE(std::string(e.what()).find("stack_capacity"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(thrown);
+  options.stack_capacity = 10;
+  EXPECT_THROW(Tree(kTheta, kLeaf, kGroup, {}, options), grove::Error);
 }
 
 struct MassOf {

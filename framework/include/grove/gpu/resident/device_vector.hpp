@@ -29,7 +29,9 @@ class DeviceVector {
   std::size_t capacity() const { return array_.capacity(); }
   std::size_t bytes() const { return array_.bytes(); }
 
-  // n elements; contents lost when the capacity grows.
+  // n elements; contents lost when the capacity grows. Growing frees the old buffer with
+  // cudaFree, which waits for the device, so kernels still queued on it finish first (a
+  // stream-ordered free would not wait: keep it synchronous).
   void resize(std::size_t n) {
     array_.reserve(n);
     size_ = n;

@@ -54,14 +54,19 @@ T transformReduce(Gpu policy, const DeviceParticleSystem<FP>& psys, T init, Op o
         "cub::DeviceReduce::TransformReduce (size)");
   // One stream-ordered allocation: the temporary storage, then the result aligned for T.
   const std::size_t result_offset = (temp_bytes + alignof(T) - 1) / alignof(T) * alignof(T);
-  void* temp = nullptr;
-  check(cudaMallocAsync(&temp, result_offset + sizeof(T), stream), "cudaMallocAsync (transformReduce)");
-  result = reinterpret_cast<T*>(static_cast<char*>(temp) + result_offset);
-  check(cub::DeviceReduce::TransformReduce(temp, temp_bytes, psys.data(), result, n, op, map, init, stream),
+  struct StreamAllocation {  // freed in stream order on every path out, errors included
+    void* p = nullptr;
+    cudaStream_t stream;
+    ~StreamAllocation() {
+      if (p) cudaFreeAsync(p, stream);
+    }
+  } temp{nullptr, stream};
+  check(cudaMallocAsync(&temp.p, result_offset + sizeof(T), stream), "cudaMallocAsync (transformReduce)");
+  result = reinterpret_cast<T*>(static_cast<char*>(temp.p) + result_offset);
+  check(cub::DeviceReduce::TransformReduce(temp.p, temp_bytes, psys.data(), result, n, op, map, init, stream),
         "cub::DeviceReduce::TransformReduce");
   T host{};
   check(cudaMemcpyAsync(&host, result, sizeof(T), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync (reduce result)");
-  check(cudaFreeAsync(temp, stream), "cudaFreeAsync (transformReduce)");
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (transformReduce)");
   return host;
 }

@@ -135,6 +135,9 @@ class ResidentTreeLong {
     require(theta >= 0.0, "ResidentTreeLong", "theta must be >= 0 (got {})", theta);
     require(n_leaf_limit > 0 && n_group_limit > 0, "ResidentTreeLong",
             "n_leaf_limit and n_group_limit must be positive (got {} and {})", n_leaf_limit, n_group_limit);
+    require(options.stack_capacity >= 8 * kWalkThreads, "ResidentTreeLong",
+            "ResidentTreeOptions::stack_capacity must hold at least one chunk's children ({}; got {})",
+            8 * kWalkThreads, options.stack_capacity);
     check(cudaGetDevice(&device_), "cudaGetDevice");
     check(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device_), "cudaDeviceGetAttribute");
   }
@@ -160,6 +163,7 @@ class ResidentTreeLong {
     if (mode == MAKE_LIST_FOR_REUSE) {
       reuse_generation_ = psys.orderGeneration();
       reuse_size_ = psys.size();
+      reuse_system_ = &psys;
       lists_kept_ = true;
     } else if (mode == MAKE_LIST) {
       lists_kept_ = false;
@@ -397,6 +401,8 @@ class ResidentTreeLong {
   template <class FP>
   void requireReusable(const DeviceParticleSystem<FP>& psys) const {
     require(lists_kept_, "ResidentTreeLong", "REUSE_LIST without a MAKE_LIST_FOR_REUSE step before it");
+    require(reuse_system_ == &psys, "ResidentTreeLong",
+            "REUSE_LIST with another particle system than the MAKE_LIST_FOR_REUSE step's");
     require(psys.orderGeneration() == reuse_generation_ && psys.size() == reuse_size_, "ResidentTreeLong",
             "REUSE_LIST needs the particles of the MAKE_LIST_FOR_REUSE step, in its order ({} then, {} now; "
             "uploaded or reordered since: {})",
@@ -447,6 +453,9 @@ class ResidentTreeLong {
     marks_.mark(stream(), Stage::kMoments);
   }
 
+  // spj_images_ holds the cells' own superparticles (index = cell); a global tree's received
+  // superparticles, indexed after them by the walk, come with the multi-rank path (not yet: the
+  // local tree is linked with no superparticle keys, so no leaf refers to one).
   void computeCellMoments(bool for_walks) {
     const std::size_t nc = shape_.size();
     moments_.resize(nc);
@@ -593,6 +602,7 @@ class ResidentTreeLong {
   bool lists_kept_ = false;
   std::uint64_t reuse_generation_ = 0;
   std::size_t reuse_size_ = 0;
+  const void* reuse_system_ = nullptr;
   StageMarks marks_;
   ResidentProfile profile_;
 };

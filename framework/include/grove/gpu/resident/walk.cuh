@@ -15,8 +15,8 @@
 //   CountSink / WriteSink   count, then write, each group's lists to global memory, for the
 //               list kernel (the multiwalk engine's, kernel::multiwalkKernel) to evaluate now
 //               and again on REUSE_LIST steps.
-// Both visit the same cells as the host's walkTree for the same tree and box, so the lists are
-// the host's (in another order).
+// With OpeningRule::kFdps both visit the same cells as the host's walkTree for the same tree and
+// box, so the lists are the host's (in another order).
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -103,7 +103,8 @@ __global__ void groupBoxes(const std::uint64_t* __restrict__ groups, std::uint32
 struct WalkTree {
   const TreeCell* cells;
   const WalkCell* walk_cells;
-  std::uint32_t n_cells;         // superparticles of leaves are indexed n_cells + sp index
+  std::uint32_t n_cells;         // superparticles received into leaves (a global tree's) are
+                                 // indexed n_cells + sp index, after the cells' own
   const std::uint64_t* groups;   // (first << 32 | count), Morton order
   const Boxd* group_boxes;
   std::uint32_t n_groups;
@@ -332,8 +333,8 @@ struct FusedSink {
 };
 
 // Walk and force in one kernel: per group, the i-particles [first, first + count) in chunks of
-// kThreads * kIPerThread (a chunk per walk: larger groups, only from leaves over n_group_limit,
-// walk once per chunk), forces stored in key order.
+// kThreads * kIPerThread (a chunk per walk: groups larger than a chunk, from n_group_limit above
+// it or from leaves that cannot split, walk once per chunk), forces stored in key order.
 template <int kThreads, int kIPerThread, int kJCapacity, int kSCapacity, class DI, class DJ, class DS, class Force,
           class Ep, class Sp>
 __global__ void __launch_bounds__(kThreads, 1024 / kThreads)  // 8 blocks of 128 per SM: 64 registers
