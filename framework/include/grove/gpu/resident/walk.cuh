@@ -277,8 +277,12 @@ struct FusedSink {
   int n_j = 0, n_s = 0;
   long long total_j = 0, total_s = 0;  // list lengths, for the interaction counts
 
+  // Every thread's writes to ids are done before anyone reads them (the barrier first), and all
+  // reads are done before the buffer or the tile is written again (the barrier last).
   template <class T, class Interaction>
   __device__ void evaluate(const int* ids, int count, const T* all, const Interaction& interact) {
+    if (count == 0) return;  // the same in every thread
+    __syncthreads();
     T* t = reinterpret_cast<T*>(tile);
     for (int base = 0; base < count; base += kThreads) {
       const int k = base + static_cast<int>(threadIdx.x);
@@ -298,6 +302,7 @@ struct FusedSink {
 
   // Appends each thread's run to a buffer through windows of the space left, evaluating the
   // buffer whenever it fills (all threads see the same counts, so all take the same branches).
+  // Threads write disjoint slots; evaluate() holds the barriers that order writes and reads.
   template <int kCapacity, class T, class Interaction>
   __device__ void append(int* ids, int& n, int first, int count, int offset, int total, const T* all,
                          const Interaction& interact) {
@@ -313,7 +318,6 @@ struct FusedSink {
       for (int q = lo; q < hi; ++q) ids[n + (q - written)] = first + (q - offset);
       n += window;
       written += window;
-      __syncthreads();
     }
   }
 
