@@ -52,6 +52,32 @@ std::vector<int> destinationRanks(std::span<const FP> particles, const DomainInf
 
 }  // namespace detail
 
+// Collective: sends bucket r of `send` (send_counts[r] items, buckets in rank order, none for this
+// rank) to rank r, and receives recv_counts[r] items from each rank r into `into`, in rank order.
+// Point-to-point between the ranks that have something for each other. The host exchange below
+// and the device one (grove/gpu/resident/exchange.cuh, through pinned buffers) share it.
+template <class T>
+void swapBuckets(const Comm& comm, const T* send, std::span<const int> send_counts, T* into,
+                 std::span<const int> recv_counts) {
+  const int ranks = comm.size();
+  std::vector<Request> requests;
+  std::size_t recv_offset = 0;
+  for (int r = 0; r < ranks; ++r) {
+    const auto c = static_cast<std::size_t>(recv_counts[static_cast<std::size_t>(r)]);
+    if (c == 0) continue;
+    requests.push_back(comm.irecv(std::span<T>(into + recv_offset, c), r, detail::kExchangeTag));
+    recv_offset += c;
+  }
+  std::size_t send_offset = 0;
+  for (int r = 0; r < ranks; ++r) {
+    const auto c = static_cast<std::size_t>(send_counts[static_cast<std::size_t>(r)]);
+    if (c == 0) continue;
+    requests.push_back(comm.isend(std::span<const T>(send + send_offset, c), r, detail::kExchangeTag));
+    send_offset += c;
+  }
+  waitAll(requests);
+}
+
 // Collective. On return every particle of every rank lies in its rank's domain, and the union of
 // particles is unchanged. Throws grove::Error on every rank, with nothing moved, when any rank
 // holds a particle that no rank can own (non-finite position, outside a fixed root domain).
@@ -95,21 +121,8 @@ void exchangeParticles(std::vector<FP, Alloc>& particles, const DomainInfo& dinf
   for (int c : recv_counts) arriving += static_cast<std::size_t>(c);
   particles.resize(staying + arriving);
 
-  std::vector<Request> requests;
-  std::size_t recv_offset = staying;
-  for (int r = 0; r < ranks; ++r) {
-    const auto c = static_cast<std::size_t>(recv_counts[static_cast<std::size_t>(r)]);
-    if (c == 0) continue;
-    requests.push_back(comm.irecv(std::span<FP>(particles.data() + recv_offset, c), r, detail::kExchangeTag));
-    recv_offset += c;
-  }
-  for (int r = 0; r < ranks; ++r) {
-    const auto c = static_cast<std::size_t>(send_counts[static_cast<std::size_t>(r)]);
-    if (c == 0) continue;
-    requests.push_back(comm.isend(std::span<const FP>(send_buffer.data() + send_offsets[static_cast<std::size_t>(r)], c),
-                                  r, detail::kExchangeTag));
-  }
-  waitAll(requests);
+  swapBuckets(comm, send_buffer.data(), std::span<const int>(send_counts), particles.data() + staying,
+              std::span<const int>(recv_counts));
 }
 
 }  // namespace grove

@@ -62,6 +62,12 @@ class DeviceParticleSystem {
   std::vector<FP> download() const { return particles_.toHost(stream()); }
   void download(FP* host) const { particles_.copyTo(host, stream()); }
 
+  // n particles, the first min(n, size()) kept (the exchange's stayers, before arrivals).
+  void resizeKeep(std::size_t n) {
+    particles_.resizeKeep(n, stream());
+    ++order_generation_;
+  }
+
   // For stages that reorder: a buffer of size() particles to gather into, then adoptReordered()
   // makes it the particle array (the old one becomes the next buffer).
   FP* reorderBuffer() {

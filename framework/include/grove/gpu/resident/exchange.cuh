@@ -1,0 +1,171 @@
+#pragma once
+// Particle exchange for device-resident particles (nvcc only): the grove::Gpu form of
+// ParticleSystem::exchangeParticle. Destinations are found on the device against the ranks'
+// domain boxes, the particles are reordered there (stayers first, in their order, then the
+// leavers bucketed by destination rank), and only the leavers cross PCIe, through pinned
+// buffers, to the point-to-point exchange the host path uses (grove::swapBuckets). Arrivals are
+// appended after the stayers in rank order, as on the host.
+//
+//   grove::gpu::exchangeParticles(bodies, dinfo);   // collective, like bodies.exchangeParticle(dinfo)
+//
+// A particle that no rank can own (non-finite position, outside a fixed root domain) makes every
+// rank throw grove::Error naming it, with nothing moved.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cub/device/device_histogram.cuh>
+#include <cub/device/device_radix_sort.cuh>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "grove/comm/comm.hpp"
+#include "grove/domain/domain_info.hpp"
+#include "grove/gpu/cuda_resources.hpp"
+#include "grove/gpu/resident/device_particle_system.hpp"
+#include "grove/gpu/resident/tree_build.cuh"
+#include "grove/particles/exchange.hpp"
+
+namespace grove::gpu {
+
+namespace kernel {
+
+// Bucket of each particle: 0 stays, 1 + r leaves for rank r; the lowest index that no box holds
+// (or whose position is not finite, or outside the root) into *first_bad.
+template <class FP>
+__global__ void destinationBuckets(const FP* __restrict__ particles, std::size_t n, const Boxd* __restrict__ boxes,
+                                   int ranks, int me, Boxd root, bool root_fixed, std::uint32_t* __restrict__ bucket,
+                                   std::uint32_t* __restrict__ index, unsigned long long* __restrict__ first_bad) {
+  const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const Vec3d x = positionOf(particles[i]);
+  int owner = -1;
+  const bool finite = isfinite(x.x) && isfinite(x.y) && isfinite(x.z);
+  if (finite && (!root_fixed || root.contains(x)))
+    for (int r = 0; r < ranks && owner < 0; ++r)
+      if (boxes[r].contains(x)) owner = r;
+  if (owner < 0) atomicMin(first_bad, static_cast<unsigned long long>(i));
+  bucket[i] = owner < 0 || owner == me ? 0u : static_cast<std::uint32_t>(owner + 1);
+  index[i] = static_cast<std::uint32_t>(i);
+}
+
+template <class FP>
+__global__ void gatherByIndex(const FP* __restrict__ in, const std::uint32_t* __restrict__ index, std::size_t n,
+                              FP* __restrict__ out) {
+  const std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k < n) out[k] = in[index[k]];
+}
+
+}  // namespace kernel
+
+// Scratch a device exchange keeps between calls.
+struct ExchangeScratch {
+  DeviceVector<Boxd> boxes;
+  DeviceVector<std::uint32_t> bucket, bucket_alt, index, index_alt;
+  DeviceVector<int> histogram;
+  DeviceVector<unsigned long long> first_bad;
+  CubScratch cub;
+};
+
+template <class FP>
+void exchangeParticles(DeviceParticleSystem<FP>& psys, const DomainInfo& dinfo, ExchangeScratch& scratch) {
+  const Comm& comm = dinfo.comm();
+  const int ranks = comm.size(), me = comm.rank();
+  cudaStream_t stream = psys.stream();
+  const std::size_t n = psys.size();
+  require(n < (std::size_t{1} << 32), "exchangeParticles", "{} particles exceed the 2^32 an exchange indexes", n);
+
+  // 1. Destinations on the device, against every rank's domain box.
+  std::vector<Boxd> boxes(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) boxes[static_cast<std::size_t>(r)] = dinfo.getPosDomain(r);
+  scratch.boxes.assign(boxes.data(), boxes.size(), stream);
+  scratch.bucket.resize(n);
+  scratch.index.resize(n);
+  const unsigned long long none = ~0ull;
+  scratch.first_bad.assign(&none, 1, stream);
+  if (n > 0) {
+    kernel::destinationBuckets<<<blocksFor(n, 256), 256, 0, stream>>>(
+        psys.data(), n, scratch.boxes.data(), ranks, me, dinfo.getPosRootDomain(), dinfo.isRootDomainFixed(),
+        scratch.bucket.data(), scratch.index.data(), scratch.first_bad.data());
+    check(cudaGetLastError(), "destinationBuckets kernel launch");
+  }
+  const unsigned long long bad = scratch.first_bad.elementToHost(0, stream);
+  std::optional<std::string> problem;
+  if (bad != none) {
+    FP particle;
+    check(cudaMemcpyAsync(&particle, psys.data() + bad, sizeof(FP), cudaMemcpyDeviceToHost, stream),
+          "cudaMemcpyAsync (unownable particle)");
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (unownable particle)");
+    problem = dinfo.positionProblem(positionOf(particle), static_cast<std::size_t>(bad));
+    if (!problem) problem = fmt::format("particle {} lies in no rank's domain box", bad);
+  }
+  comm.throwIfAnyFailed(problem, "exchangeParticles (device)");
+  if (ranks == 1) return;
+
+  // 2. Stable sort by bucket: stayers first in their order, then leavers by destination rank.
+  int bits = 1;
+  while ((1 << bits) < ranks + 1) ++bits;
+  scratch.bucket_alt.resize(n);
+  scratch.index_alt.resize(n);
+  cub::DoubleBuffer<std::uint32_t> keys(scratch.bucket.data(), scratch.bucket_alt.data());
+  cub::DoubleBuffer<std::uint32_t> values(scratch.index.data(), scratch.index_alt.data());
+  std::size_t temp_bytes = 0;
+  check(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys, values, static_cast<std::int64_t>(n), 0, bits,
+                                        stream),
+        "cub::DeviceRadixSort::SortPairs (size)");
+  check(cub::DeviceRadixSort::SortPairs(scratch.cub.get(temp_bytes), temp_bytes, keys, values,
+                                        static_cast<std::int64_t>(n), 0, bits, stream),
+        "cub::DeviceRadixSort::SortPairs (buckets)");
+  // Bucket counts (0: stayers, 1 + r: to rank r).
+  scratch.histogram.resize(static_cast<std::size_t>(ranks) + 1);
+  temp_bytes = 0;
+  check(cub::DeviceHistogram::HistogramEven(nullptr, temp_bytes, keys.Current(), scratch.histogram.data(), ranks + 2,
+                                            0u, static_cast<std::uint32_t>(ranks + 1), static_cast<std::int64_t>(n),
+                                            stream),
+        "cub::DeviceHistogram::HistogramEven (size)");
+  check(cub::DeviceHistogram::HistogramEven(scratch.cub.get(temp_bytes), temp_bytes, keys.Current(),
+                                            scratch.histogram.data(), ranks + 2, 0u,
+                                            static_cast<std::uint32_t>(ranks + 1), static_cast<std::int64_t>(n), stream),
+        "cub::DeviceHistogram::HistogramEven (buckets)");
+  FP* reordered = psys.reorderBuffer();
+  if (n > 0) {
+    kernel::gatherByIndex<<<blocksFor(n, 256), 256, 0, stream>>>(psys.data(), values.Current(), n, reordered);
+    check(cudaGetLastError(), "gatherByIndex kernel launch");
+  }
+  const std::vector<int> histogram = scratch.histogram.toHost(stream);
+  const auto staying = static_cast<std::size_t>(histogram[0]);
+  std::vector<int> send_counts(static_cast<std::size_t>(ranks), 0);
+  for (int r = 0; r < ranks; ++r) send_counts[static_cast<std::size_t>(r)] = histogram[static_cast<std::size_t>(r) + 1];
+  const std::vector<int> recv_counts = comm.alltoall(std::span<const int>(send_counts));
+  const std::size_t leaving = n - staying;
+  std::size_t arriving = 0;
+  for (int c : recv_counts) arriving += static_cast<std::size_t>(c);
+
+  // 3. Only the leavers cross PCIe: device -> pinned -> MPI -> pinned -> device.
+  PinnedArray<FP> send, receive;
+  send.allocate(leaving);
+  receive.allocate(arriving);
+  if (leaving > 0) {
+    check(cudaMemcpyAsync(send.data(), reordered + staying, leaving * sizeof(FP), cudaMemcpyDeviceToHost, stream),
+          "cudaMemcpyAsync (leavers)");
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (leavers)");
+  }
+  swapBuckets(comm, send.data(), std::span<const int>(send_counts), receive.data(), std::span<const int>(recv_counts));
+  psys.adoptReordered();
+  psys.resizeKeep(staying + arriving);
+  if (arriving > 0) {
+    check(cudaMemcpyAsync(psys.data() + staying, receive.data(), arriving * sizeof(FP), cudaMemcpyHostToDevice,
+                          stream),
+          "cudaMemcpyAsync (arrivals)");
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (arrivals)");
+  }
+}
+
+template <class FP>
+void exchangeParticles(DeviceParticleSystem<FP>& psys, const DomainInfo& dinfo) {
+  ExchangeScratch scratch;
+  exchangeParticles(psys, dinfo, scratch);
+}
+
+}  // namespace grove::gpu
