@@ -334,7 +334,8 @@ TEST_F(ResidentTest, StackOverflowIsAnError) {
   grove::gpu::ResidentTreeOptions options;
   // The least accepted, one chunk's children. theta 0 opens every cell: the third chunk of pops
   // leaves ~50 level-2 cells' children (~280) on the stack, and the fourth pops 128 level-3
-  // cells of ~700 bodies, whose ~1000 children do not fit above the ~150 left.
+  // cells of ~700 bodies, whose ~1000 children do not fit in the ~870 entries above the ~150
+  // still below them.
   options.stack_capacity = 8 * Tree::kWalkThreads;
   Tree tree(0.0, kLeaf, kGroup, {}, options);
   bool thrown = false;
