@@ -12,6 +12,7 @@
 #include "grove/comm/comm.hpp"
 #include "grove/domain/domain_info.hpp"
 #include "grove/gpu/device_gpu.h"
+#include "grove/gpu/resident/decomposition.cuh"
 #include "grove/gpu/resident/exchange.cuh"
 #include "grove/particles/particle_system.hpp"
 #include "resident_reference.hpp"
@@ -72,6 +73,29 @@ TEST_F(ResidentExchange, SameParticlesAsHostExchange) {
   // Exchanging again moves nothing.
   grove::gpu::exchangeParticles(device, dinfo);
   EXPECT_EQ(sortedIds(device.download()), sortedIds(expected));
+}
+
+// Samples gathered on the device give the host's domains exactly (the same draws), and then the
+// device exchange leaves every particle in its box.
+TEST_F(ResidentExchange, DecompositionFromDeviceSamplesEqualsHost) {
+  const grove::Comm comm = grove::Comm::world();
+  for (const auto method : {grove::DecompositionMethod::MULTISECTION, grove::DecompositionMethod::ORB}) {
+    const std::vector<user::Body> start = myShare(60000, comm);
+    grove::ParticleSystem<user::Body> host;
+    for (const auto& b : start) host.add(b);
+    grove::DomainInfo host_dinfo, device_dinfo;
+    host_dinfo.setDecompositionMethod(method);
+    device_dinfo.setDecompositionMethod(method);
+    host_dinfo.decomposeDomainAll(host);
+    grove::gpu::DeviceParticleSystem<user::Body> device;
+    device.upload(start);
+    grove::gpu::decomposeDomainAll(device_dinfo, device);
+    EXPECT_EQ(device_dinfo.getSampleCountLocal(), host_dinfo.getSampleCountLocal());
+    for (int r = 0; r < comm.size(); ++r) ASSERT_EQ(device_dinfo.getPosDomain(r), host_dinfo.getPosDomain(r)) << "rank " << r;
+    grove::gpu::exchangeParticles(device, device_dinfo);
+    const grove::Boxd mine = device_dinfo.getPosDomain(comm.rank());
+    for (const auto& b : device.download()) ASSERT_TRUE(mine.contains(b.pos)) << "body " << b.id;
+  }
 }
 
 TEST_F(ResidentExchange, UnownableParticleStopsEveryRank) {

@@ -84,6 +84,13 @@ class DomainInfo {
   // more samples, so their region is cut finer. clear = false adds to the samples held.
   template <class PSys>
   void collectSampleParticle(const PSys& psys, bool clear = true, std::optional<double> weight = std::nullopt);
+  // Collective. The same for particles the caller reads itself (e.g. on a GPU,
+  // grove/gpu/resident/decomposition.cuh): n local particles; positions_of(indices) returns the
+  // positions of the particles at those indices, in that order, as Vec3d.
+  template <class PositionsOf>
+  void collectSamplePositions(std::size_t n, PositionsOf&& positions_of, bool clear = true,
+                              std::optional<double> weight = std::nullopt,
+                              std::optional<int> samples_per_rank = std::nullopt);
   // Collective. Cuts the root domain from the samples held and shares the result.
   void decomposeDomain();
   // Collective. collectSampleParticle then decomposeDomain.
@@ -157,24 +164,39 @@ template <class PSys>
 void DomainInfo::collectSampleParticle(const PSys& psys, bool clear, std::optional<double> weight) {
   static_assert(HasGetPos<typename PSys::value_type>,
                 "grove::DomainInfo: the particle type needs `getPos() const` returning a 3-vector");
-  const double start = wallSeconds();
-  if (clear) samples_.clear();
-  const std::size_t n = psys.size();
   // A particle system may carry its own sample count (FDPS's
   // ParticleSystem::setAverageTargetNumberOfSampleParticlePerProcess).
   std::optional<int> samples_per_rank;
   if constexpr (requires { { psys.sampleCountPerRank() } -> std::convertible_to<std::optional<int>>; })
     samples_per_rank = psys.sampleCountPerRank();
+  collectSamplePositions(
+      psys.size(),
+      [&](const std::vector<std::size_t>& picks) {
+        std::vector<Vec3d> positions;
+        positions.reserve(picks.size());
+        for (std::size_t i : picks) positions.push_back(positionOf(psys[i]));
+        return positions;
+      },
+      clear, weight, samples_per_rank);
+}
+
+template <class PositionsOf>
+void DomainInfo::collectSamplePositions(std::size_t n, PositionsOf&& positions_of, bool clear,
+                                        std::optional<double> weight, std::optional<int> samples_per_rank) {
+  const double start = wallSeconds();
+  if (clear) samples_.clear();
   const SamplePlan plan = planSamples(n, weight, samples_per_rank);
-  const auto picks = detail::stratifiedSampleIndices(
+  const std::vector<std::size_t> picks = detail::stratifiedSampleIndices(
       n, plan.count, (static_cast<std::uint64_t>(comm_.rank()) << 32) ^ (sample_draws_++ * 0x9E3779B97F4A7C15ull));
+  const std::vector<Vec3d> positions = positions_of(picks);
+  require(positions.size() == picks.size(), "DomainInfo::collectSamplePositions",
+          "{} positions returned for {} sampled particles", positions.size(), picks.size());
   std::optional<std::string> problem;
   const std::size_t first_new = samples_.size();
-  for (std::size_t i : picks) {
-    const Vec3d pos = positionOf(psys[i]);
-    problem = positionProblem(pos, i);
+  for (std::size_t k = 0; k < picks.size(); ++k) {
+    problem = positionProblem(positions[k], picks[k]);
     if (problem) break;
-    samples_.push_back({wrapIntoRoot(pos), plan.weight_per_sample});
+    samples_.push_back({wrapIntoRoot(positions[k]), plan.weight_per_sample});
   }
   if (problem) samples_.resize(first_new);
   comm_.throwIfAnyFailed(problem, "DomainInfo::collectSampleParticle");
