@@ -10,6 +10,7 @@
 #include "grove/tree/groups.hpp"
 #include "grove/tree/moment_pass.hpp"
 #include "grove/tree/tree_for_force_long.hpp"
+#include "grove/walk/opening_criterion.hpp"
 
 namespace resident_test {
 
@@ -79,6 +80,32 @@ HostBuild hostBuild(const std::vector<user::Body>& bodies, int n_leaf_limit, int
   grove::computeMoments<grove::MomentMonopole>(shape, j, none, h.monopoles);
   grove::computeMoments<grove::MomentQuadrupole>(shape, j, std::span<const grove::SPJQuadrupole>(), h.quadrupoles);
   return h;
+}
+
+std::vector<LetSelection> hostLetSelection(const std::vector<user::Body>& bodies, double theta, int n_leaf_limit,
+                                           const std::vector<grove::Boxd>& targets) {
+  const HostBuild h = hostBuild(bodies, n_leaf_limit, 1);
+  grove::TreeShape shape;
+  shape.cells = h.cells;
+  shape.level_begin = h.level_begin;
+  std::vector<grove::Vec3d> cell_pos;
+  for (const auto& m : h.monopoles) cell_pos.push_back(m.pos);
+  const grove::OpeningCriterion criterion(h.root, theta);
+  std::vector<LetSelection> out(targets.size());
+  std::vector<std::int32_t> stack;
+  for (std::size_t t = 0; t < targets.size(); ++t) {
+    LetSelection& s = out[t];
+    grove::walkTree(
+        shape, std::span<const grove::Vec3d>(cell_pos), criterion, targets[t], false, stack,
+        [&](std::int32_t cell) { s.cells.push_back(cell); },
+        [&](const grove::TreeCell& leaf) {
+          for (std::uint32_t i = leaf.ep_first; i < leaf.ep_first + leaf.ep_count; ++i)
+            s.particles.push_back(static_cast<int>(i));
+        });
+    std::sort(s.cells.begin(), s.cells.end());
+    std::sort(s.particles.begin(), s.particles.end());
+  }
+  return out;
 }
 
 std::vector<user::GravityForce> hostTreeForces(const std::vector<user::Body>& bodies, double theta, int n_leaf_limit,

@@ -32,6 +32,15 @@ struct HostBuild {
 };
 HostBuild hostBuild(const std::vector<user::Body>& bodies, int n_leaf_limit, int n_group_limit);
 
+// The host's LET decision (walkTree with the root not forced open, as planLet) on the tree of
+// hostBuild(bodies, n_leaf_limit, ...) with monopole centres, for each target box: the cells whose
+// superparticles it gets and the particles (key positions) of the leaves it opens, each sorted.
+struct LetSelection {
+  std::vector<int> cells, particles;
+};
+std::vector<LetSelection> hostLetSelection(const std::vector<user::Body>& bodies, double theta, int n_leaf_limit,
+                                           const std::vector<grove::Boxd>& targets);
+
 // Forces of grove's CPU tree (TreeForForceLong<...>::Monopole or ::Quadrupole with the user
 // template's CPU kernels), indexed by body id.
 std::vector<user::GravityForce> hostTreeForces(const std::vector<user::Body>& bodies, double theta, int n_leaf_limit,

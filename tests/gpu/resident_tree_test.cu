@@ -326,6 +326,40 @@ TEST_F(ResidentTest, EdgeCasesMatchCpuTree) {
   }
 }
 
+// The LET decision on the device selects, for boxes near, far, overlapping and around the
+// particles, exactly the cells and particles the host's walk does.
+TEST_F(ResidentTest, LetSelectionEqualsHostWalk) {
+  const auto bodies = resident_test::plummerSphere(50000, 53);
+  const std::vector<grove::Boxd> targets = {
+      {{2.0, -0.5, -0.5}, {3.0, 0.5, 0.5}},      // beside the core
+      {{10.0, 10.0, 10.0}, {11.0, 12.0, 13.0}},  // far away
+      {{-0.2, -0.2, -0.2}, {0.1, 0.3, 0.2}},     // inside the core
+      {{-30.0, -30.0, -30.0}, {30.0, 30.0, 30.0}},  // around everything
+      {{0.5, 0.5, 0.5}, {0.5, 0.5, 0.5}},        // a point
+  };
+  const auto host = resident_test::hostLetSelection(bodies, kTheta, kLeaf, targets);
+  grove::gpu::DeviceParticleSystem<user::Body> psys;
+  psys.upload(bodies);
+  Tree tree(kTheta, kLeaf, kGroup);
+  tree.buildTree(psys);
+  tree.selectLet(targets);
+  const auto cells = tree.letCells().toHost(nullptr), particles = tree.letParticles().toHost(nullptr);
+  const auto cell_offsets = tree.letCellOffsets().toHost(nullptr);
+  const auto particle_offsets = tree.letParticleOffsets().toHost(nullptr);
+  ASSERT_EQ(cell_offsets.size(), targets.size() + 1);
+  for (std::size_t t = 0; t < targets.size(); ++t) {
+    std::vector<int> c(cells.begin() + cell_offsets[t], cells.begin() + cell_offsets[t + 1]);
+    std::vector<int> p(particles.begin() + particle_offsets[t], particles.begin() + particle_offsets[t + 1]);
+    std::sort(c.begin(), c.end());
+    std::sort(p.begin(), p.end());
+    EXPECT_EQ(c, host[t].cells) << "target " << t;
+    EXPECT_EQ(p, host[t].particles) << "target " << t;
+    std::printf("  LET target %zu: %zu cells, %zu particles (host: %zu, %zu)\n", t, c.size(), p.size(),
+                host[t].cells.size(), host[t].particles.size());
+  }
+  EXPECT_THROW(tree.selectLet({grove::Boxd::empty()}), grove::Error);
+}
+
 // A walk that does not fit its stack stops with an error that names the option.
 TEST_F(ResidentTest, StackOverflowIsAnError) {
   const auto bodies = resident_test::coldSphere(200000, 43);

@@ -234,7 +234,7 @@ class ResidentTreeLong {
     using Kernel = decltype(&kernel::fusedWalk<kWalkThreads, kIPerThread, kJCapacity, kSCapacity, DI, DJ, DS, Force,
                                                Ep, Sp>);
     Kernel walk = &kernel::fusedWalk<kWalkThreads, kIPerThread, kJCapacity, kSCapacity, DI, DJ, DS, Force, Ep, Sp>;
-    const unsigned blocks = persistentBlocks(reinterpret_cast<const void*>(walk));
+    const unsigned blocks = persistentBlocks(reinterpret_cast<const void*>(walk), groups_.size());
     kernel::WalkTree tree = walkTree(blocks);
     walk<<<blocks, kWalkThreads, 0, stream()>>>(tree, epiImages(), epjImages(), spj_images_.data(), ep, sp,
                                                  force_.data());
@@ -246,34 +246,14 @@ class ResidentTreeLong {
   // The list-building walk: every group's EPJ and SPJ index lists in device memory.
   void buildLists() {
     const std::uint32_t ng = static_cast<std::uint32_t>(groups_.size());
-    list_counts_.resize(2 * std::size_t{ng});
     resetCounters();
-    auto count = &kernel::buildLists<kWalkThreads, false>;
-    auto write = &kernel::buildLists<kWalkThreads, true>;
-    const unsigned blocks = persistentBlocks(reinterpret_cast<const void*>(count));
-    kernel::WalkTree tree = walkTree(blocks);
-    count<<<blocks, kWalkThreads, 0, stream()>>>(tree, list_counts_.data(), nullptr, nullptr, nullptr, nullptr);
-    check(cudaGetLastError(), "buildLists (count) kernel launch");
-    checkOverflow();
-    scanListCounts();
-    const auto n_j = j_offsets_.elementToHost(ng, stream());
-    const auto n_s = s_offsets_.elementToHost(ng, stream());
-    require(n_j < (std::int64_t{1} << 31) && n_s < (std::int64_t{1} << 31), "ResidentTreeLong",
-            "interaction lists of {} + {} entries exceed the 2^31 the list kernel indexes (lower theta's reach or "
-            "n_group_limit)", n_j, n_s);
-    j_lists_.resize(static_cast<std::size_t>(n_j));
-    s_lists_.resize(static_cast<std::size_t>(n_s));
-    profile_.list_entries = n_j + n_s;
-    check(cudaMemsetAsync(next_group_.data(), 0, sizeof(unsigned), stream()), "cudaMemsetAsync (group counter)");
-    write<<<blocks, kWalkThreads, 0, stream()>>>(tree, nullptr, j_offsets_.data(), s_offsets_.data(), j_lists_.data(),
-                                                  s_lists_.data());
-    check(cudaGetLastError(), "buildLists (write) kernel launch");
-    checkOverflow();
+    writeIndexLists(group_boxes_.data(), ng, true, "interaction lists");
+    profile_.list_entries = static_cast<std::int64_t>(lists_.j.size() + lists_.s.size());
     // The list kernel's walks and tasks.
     walks_.resize(ng);
-    kernel::describeWalks<<<blocksFor(ng, 256), 256, 0, stream()>>>(groups_.data(), ng, list_counts_.data(),
-                                                                       j_offsets_.data(), s_offsets_.data(),
-                                                                       walks_.data());
+    kernel::describeWalks<<<blocksFor(ng, 256), 256, 0, stream()>>>(groups_.data(), ng, lists_.counts.data(),
+                                                                       lists_.j_offsets.data(),
+                                                                       lists_.s_offsets.data(), walks_.data());
     task_offsets_.resize(std::size_t{ng} + 1);
     kernel::countTasks<<<blocksFor(std::size_t{ng} + 1, 256), 256, 0, stream()>>>(groups_.data(), ng, kListChunk,
                                                                                    task_offsets_.data());
@@ -301,13 +281,30 @@ class ResidentTreeLong {
       kernel::multiwalkKernel<kListThreads, kListIPerThread, true, DI, DJ, DS, Force, Ep, Sp,
                               kernel::IndexedSource<DJ>, kernel::IndexedSource<DS>>
           <<<static_cast<unsigned>(tasks_.size()), kListThreads, 0, stream()>>>(
-              tasks_.data(), walks_.data(), epiImages(), kernel::IndexedSource<DJ>{epjImages(), j_lists_.data()},
-              kernel::IndexedSource<DS>{spj_images_.data(), s_lists_.data()}, ep, sp, force_.data());
+              tasks_.data(), walks_.data(), epiImages(), kernel::IndexedSource<DJ>{epjImages(), lists_.j.data()},
+              kernel::IndexedSource<DS>{spj_images_.data(), lists_.s.data()}, ep, sp, force_.data());
       check(cudaGetLastError(), "list force kernel launch");
     }
     marks_.mark(stream(), Stage::kForce);
     countListInteractions();
   }
+
+  // The LET decision on the device: for each target box (another rank's particle box, not
+  // empty), the cells whose superparticles it needs (letCells()) and the particles of the leaves
+  // it opens (letParticles()), as the host's planLet walks: the same criterion, the root not
+  // forced open. Offsets per target in letCellOffsets() / letParticleOffsets() (one past the end
+  // last). Uses the tree of the last build.
+  void selectLet(const std::vector<Boxd>& targets) {
+    for (std::size_t t = 0; t < targets.size(); ++t)
+      require(!targets[t].isEmpty(), "ResidentTreeLong::selectLet", "target box {} is empty", t);
+    let_boxes_.assign(targets.data(), targets.size(), stream());
+    writeIndexLists(let_boxes_.data(), static_cast<std::uint32_t>(targets.size()), false, "LET selections",
+                    &let_lists_);
+  }
+  const DeviceVector<int>& letParticles() const { return let_lists_.j; }
+  const DeviceVector<int>& letCells() const { return let_lists_.s; }
+  const DeviceVector<std::int64_t>& letParticleOffsets() const { return let_lists_.j_offsets; }
+  const DeviceVector<std::int64_t>& letCellOffsets() const { return let_lists_.s_offsets; }
 
   // FP::copyFromForce for every particle (psys is in key order, as the forces).
   template <class FP>
@@ -336,19 +333,19 @@ class ResidentTreeLong {
   const DeviceVector<std::uint64_t>& groups() const { return groups_; }
   const DeviceVector<Boxd>& groupBoxes() const { return group_boxes_; }
   const DeviceVector<Force>& forces() const { return force_; }
-  const DeviceVector<int>& listCounts() const { return list_counts_; }
-  const DeviceVector<int>& epjLists() const { return j_lists_; }
-  const DeviceVector<int>& spjLists() const { return s_lists_; }
-  const DeviceVector<std::int64_t>& epjListOffsets() const { return j_offsets_; }
-  const DeviceVector<std::int64_t>& spjListOffsets() const { return s_offsets_; }
+  const DeviceVector<int>& listCounts() const { return lists_.counts; }
+  const DeviceVector<int>& epjLists() const { return lists_.j; }
+  const DeviceVector<int>& spjLists() const { return lists_.s; }
+  const DeviceVector<std::int64_t>& epjListOffsets() const { return lists_.j_offsets; }
+  const DeviceVector<std::int64_t>& spjListOffsets() const { return lists_.s_offsets; }
   bool listsKept() const { return lists_kept_; }
   std::size_t deviceBytes() const {
     return keys_.bytes() + keys_alt_.bytes() + sorted_index_.bytes() + index_alt_.bytes() + epi_.bytes() +
            epj_.bytes() + di_.bytes() + dj_.bytes() + shape_.cells.bytes() + level_scratch_.bytes() +
            moments_.bytes() + spj_images_.bytes() + walk_cells_.bytes() + groups_.bytes() + group_scratch_.bytes() +
-           group_flags_.bytes() + group_boxes_.bytes() + force_.bytes() + stack_.bytes() + list_counts_.bytes() +
-           j_offsets_.bytes() + s_offsets_.bytes() + j_lists_.bytes() + s_lists_.bytes() + walks_.bytes() +
-           task_offsets_.bytes() + tasks_.bytes() + cub_.bytes();
+           group_flags_.bytes() + group_boxes_.bytes() + force_.bytes() + stack_.bytes() + lists_.bytes() +
+           let_lists_.bytes() + let_boxes_.bytes() + walks_.bytes() + task_offsets_.bytes() + tasks_.bytes() +
+           cub_.bytes();
   }
 
  private:
@@ -446,7 +443,7 @@ class ResidentTreeLong {
     profile_.n_particles = static_cast<std::int64_t>(psys.size());
     profile_.n_cells = static_cast<std::int64_t>(shape_.size());
     profile_.n_groups = static_cast<std::int64_t>(groups_.size());
-    profile_.list_entries = static_cast<std::int64_t>(j_lists_.size() + s_lists_.size());
+    profile_.list_entries = static_cast<std::int64_t>(lists_.j.size() + lists_.s.size());
     gather(psys, nullptr, static_cast<FP*>(nullptr));
     marks_.mark(stream(), Stage::kReorder);
     computeCellMoments(false);
@@ -468,15 +465,55 @@ class ResidentTreeLong {
     check(cudaGetLastError(), "finishCells kernel launch");
   }
 
-  unsigned persistentBlocks(const void* kernel_function) const {
+  unsigned persistentBlocks(const void* kernel_function, std::size_t work_items) const {
     int per_sm = 0;
     check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_function, kWalkThreads, 0),
           "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     const auto blocks = static_cast<unsigned>(std::max(1, per_sm) * sm_count_);
-    return std::min<unsigned>(blocks, std::max<std::size_t>(1, groups_.size()));
+    return std::min<unsigned>(blocks, std::max<std::size_t>(1, work_items));
   }
 
-  kernel::WalkTree walkTree(unsigned blocks) {
+  // Index lists of walks for targets (groups, or other ranks' boxes): counts, offsets, entries.
+  struct IndexLists {
+    DeviceVector<int> counts;                         // [2t]: particles, [2t + 1]: superparticles
+    DeviceVector<std::int64_t> j_offsets, s_offsets;  // per target, and the total last
+    DeviceVector<int> j, s;                           // particle indices, superparticle (cell) indices
+    std::size_t bytes() const { return counts.bytes() + j_offsets.bytes() + s_offsets.bytes() + j.bytes() + s.bytes(); }
+  };
+
+  // The counting walk, the offsets, then the writing walk, for n targets (into lists_ or `out`).
+  void writeIndexLists(const Boxd* targets, std::uint32_t n, bool open_root, const char* what,
+                       IndexLists* out = nullptr) {
+    IndexLists& lists = out ? *out : lists_;
+    lists.counts.resize(2 * std::size_t{n});
+    auto count = &kernel::buildLists<kWalkThreads, false>;
+    auto write = &kernel::buildLists<kWalkThreads, true>;
+    const unsigned blocks = persistentBlocks(reinterpret_cast<const void*>(count), n);
+    kernel::WalkTree tree = walkTree(blocks, targets, n, open_root);
+    if (n > 0) {
+      count<<<blocks, kWalkThreads, 0, stream()>>>(tree, lists.counts.data(), nullptr, nullptr, nullptr, nullptr);
+      check(cudaGetLastError(), "buildLists (count) kernel launch");
+    }
+    checkOverflow();
+    scanListCounts(lists, n);
+    const auto n_j = lists.j_offsets.elementToHost(n, stream());
+    const auto n_s = lists.s_offsets.elementToHost(n, stream());
+    require(n_j < (std::int64_t{1} << 31) && n_s < (std::int64_t{1} << 31), "ResidentTreeLong",
+            "{} of {} + {} entries exceed the 2^31 the list kernel indexes (lower theta's reach or "
+            "n_group_limit)", what, n_j, n_s);
+    lists.j.resize(static_cast<std::size_t>(n_j));
+    lists.s.resize(static_cast<std::size_t>(n_s));
+    check(cudaMemsetAsync(next_group_.data(), 0, sizeof(unsigned), stream()), "cudaMemsetAsync (group counter)");
+    if (n > 0) {
+      write<<<blocks, kWalkThreads, 0, stream()>>>(tree, nullptr, lists.j_offsets.data(), lists.s_offsets.data(),
+                                                    lists.j.data(), lists.s.data());
+      check(cudaGetLastError(), "buildLists (write) kernel launch");
+    }
+    checkOverflow();
+  }
+
+  kernel::WalkTree walkTree(unsigned blocks) { return walkTree(blocks, group_boxes_.data(), groups_.size(), true); }
+  kernel::WalkTree walkTree(unsigned blocks, const Boxd* targets, std::size_t n_targets, bool open_root) {
     stack_.resize(static_cast<std::size_t>(blocks) * static_cast<std::size_t>(options_.stack_capacity));
     next_group_.resize(1);
     overflow_.resize(1);
@@ -484,8 +521,9 @@ class ResidentTreeLong {
     const int none = -1;
     check(cudaMemcpyAsync(overflow_.data(), &none, sizeof(int), cudaMemcpyHostToDevice, stream()),
           "cudaMemcpyAsync (overflow flag)");
-    return {shape_.cells.data(), walk_cells_.data(), static_cast<std::uint32_t>(shape_.size()), groups_.data(),
-            group_boxes_.data(), static_cast<std::uint32_t>(groups_.size()), next_group_.data(), stack_.data(),
+    return {shape_.cells.data(),   walk_cells_.data(), static_cast<std::uint32_t>(shape_.size()),
+            groups_.data(),        targets,            static_cast<std::uint32_t>(n_targets),
+            open_root,             next_group_.data(), stack_.data(),
             options_.stack_capacity, overflow_.data(), counters_.data()};
   }
 
@@ -509,22 +547,21 @@ class ResidentTreeLong {
     check(cudaGetLastError(), "countInteractions kernel launch");
   }
 
-  // Each group's j and s list offsets: the counts split into two 64-bit arrays with a 0 appended,
-  // then exclusive scans (offsets[ng] is the total).
-  void scanListCounts() {
-    const auto ng = static_cast<std::uint32_t>(groups_.size());
-    j_offsets_.resize(std::size_t{ng} + 1);
-    s_offsets_.resize(std::size_t{ng} + 1);
-    kernel::splitListCounts<<<blocksFor(std::size_t{ng} + 1, 256), 256, 0, stream()>>>(
-        list_counts_.data(), ng, j_offsets_.data(), s_offsets_.data());
+  // Each target's j and s list offsets: the counts split into two 64-bit arrays with a 0
+  // appended, then exclusive scans (offsets[n] is the total).
+  void scanListCounts(IndexLists& lists, std::uint32_t n) {
+    lists.j_offsets.resize(std::size_t{n} + 1);
+    lists.s_offsets.resize(std::size_t{n} + 1);
+    kernel::splitListCounts<<<blocksFor(std::size_t{n} + 1, 256), 256, 0, stream()>>>(
+        lists.counts.data(), n, lists.j_offsets.data(), lists.s_offsets.data());
     check(cudaGetLastError(), "splitListCounts kernel launch");
-    for (DeviceVector<std::int64_t>* offsets : {&j_offsets_, &s_offsets_}) {
+    for (DeviceVector<std::int64_t>* offsets : {&lists.j_offsets, &lists.s_offsets}) {
       std::size_t temp_bytes = 0;
       check(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, offsets->data(), offsets->data(),
-                                          static_cast<std::int64_t>(ng) + 1, stream()),
+                                          static_cast<std::int64_t>(n) + 1, stream()),
             "cub::DeviceScan::ExclusiveSum (size)");
       check(cub::DeviceScan::ExclusiveSum(cub_.get(temp_bytes), temp_bytes, offsets->data(), offsets->data(),
-                                          static_cast<std::int64_t>(ng) + 1, stream()),
+                                          static_cast<std::int64_t>(n) + 1, stream()),
             "cub::DeviceScan::ExclusiveSum (list offsets)");
     }
   }
@@ -595,8 +632,9 @@ class ResidentTreeLong {
   DeviceVector<int> stack_, overflow_;
   DeviceVector<unsigned> next_group_;
   DeviceVector<unsigned long long> counters_;
-  DeviceVector<int> list_counts_, j_lists_, s_lists_, task_offsets_;
-  DeviceVector<std::int64_t> j_offsets_, s_offsets_;
+  IndexLists lists_, let_lists_;  // the groups' interaction lists; the LET selections
+  DeviceVector<Boxd> let_boxes_;
+  DeviceVector<int> task_offsets_;
   DeviceVector<kernel::WalkDesc> walks_;
   DeviceVector<kernel::WalkTask> tasks_;
   bool lists_kept_ = false;

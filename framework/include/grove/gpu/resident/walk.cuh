@@ -105,9 +105,10 @@ struct WalkTree {
   const WalkCell* walk_cells;
   std::uint32_t n_cells;         // superparticles received into leaves (a global tree's) are
                                  // indexed n_cells + sp index, after the cells' own
-  const std::uint64_t* groups;   // (first << 32 | count), Morton order
-  const Boxd* group_boxes;
+  const std::uint64_t* groups;   // (first << 32 | count), Morton order (fused walk)
+  const Boxd* group_boxes;       // the targets: groups' boxes, or other ranks' boxes (LET)
   std::uint32_t n_groups;
+  bool open_root;                // groups: the root is always opened (a group lies inside it)
   unsigned* next_group;          // the blocks' work counter (zeroed before the launch)
   int* stack;                    // stack_capacity ints per block
   int stack_capacity;
@@ -135,7 +136,7 @@ __device__ bool walkGroup(const WalkTree& tree, std::uint32_t group, const Boxd&
   int* stack = tree.stack + static_cast<std::size_t>(blockIdx.x) * tree.stack_capacity;
   if (threadIdx.x == 0) stack[0] = 0;
   int top = 1;  // the same in every thread
-  bool root = true;
+  bool root = tree.open_root;
   __syncthreads();
   while (top > 0) {
     const int n_pop = top < kThreads ? top : kThreads;
@@ -144,8 +145,8 @@ __device__ bool walkGroup(const WalkTree& tree, std::uint32_t group, const Boxd&
     int j_first = 0, j_count = 0, s_first = 0, s_count = 0, push_first = 0, push_count = 0;
     if (c >= 0) {
       // The criterion first: a far cell needs nothing else. (Every cell but an empty root holds
-      // entries, and the root is always opened, as on the host: a group lies inside it; an empty
-      // root is a leaf with nothing to add.)
+      // entries; a group's walk opens the root unconditionally, as on the host; an empty root is
+      // a leaf with nothing to add.)
       const WalkCell w = tree.walk_cells[c];
       if (!root && distanceMinSq(box, Vec3d(w.x, w.y, w.z)) > w.r2) {
         s_first = c, s_count = 1;
