@@ -24,6 +24,8 @@
 #                         tree's error beside the device's)
 #   GROVE_RESIDENT_EXTRA  more resident_benchmark argument sets, ';'-separated (default: N = 2^24)
 #   GROVE_NBODY_ARGS      arguments for samples/nbody --gpu resident (needs CLI11: carry .deps)
+#   GROVE_NBODY_RANKS     rank counts for those runs, sharing the GPU (default "1 2")
+#   GROVE_MPI_RANKS       rank counts for the multi-rank GPU suite (default "1 2 3 4")
 #   GROVE_SKIP_TABLE2     1: no gravity_table2 runs
 #   GROVE_SKIP_BENCH      1: build and test only (no samples/sph runs, no benchmarks)
 # Exit status: 0 when everything built and no test failed.
@@ -88,10 +90,14 @@ if [[ ! -d $BUILD/tests/gpu || ! -d $BUILD/samples/benchmarks/gpu ]]; then
 fi
 
 # ---- build ----------------------------------------------------------------------------------------
-TARGETS=(grove_gpu_tests grove_gpu_tree_tests grove_gpu_resident_tests multiwalk_benchmark gravity_table2
-         resident_benchmark)
+TARGETS=(grove_gpu_tests grove_gpu_tree_tests grove_gpu_resident_tests grove_gpu_resident_exchange_tests
+         multiwalk_benchmark gravity_table2 resident_benchmark)
 [[ -n ${GROVE_HOST_BENCH_ARGS:-} ]] && TARGETS+=(multiwalk_host_benchmark)
 SUITES=(grove_gpu_tests grove_gpu_tree_tests grove_gpu_resident_tests)
+# Suites run under mpirun at each of GROVE_MPI_RANKS (ranks share the GPU).
+MPI_SUITES=(grove_gpu_resident_exchange_tests)
+read -r -a MPI_RANKS <<< "${GROVE_MPI_RANKS:-1 2 3 4}"
+read -r -a NBODY_RANKS <<< "${GROVE_NBODY_RANKS:-1 2}"
 # SPH: the GPU suite, and the sample where CLI11 was found (samples/sph is configured only then).
 TARGETS+=(grove_gpu_sph_tests)
 SUITES+=(grove_gpu_sph_tests)
@@ -146,21 +152,17 @@ fi
 
 # ---- tests ----------------------------------------------------------------------------------------
 declare -A passed failed skipped ran
-for t in "${SUITES[@]}"; do
-  exe=$BUILD/tests/gpu/$t
-  passed[$t]=-; failed[$t]=-; skipped[$t]=-; ran[$t]=no
-  if [[ ! -x $exe ]]; then
-    step "$t was not built"
-    status=1
-    continue
-  fi
+# run_suite KEY COMMAND...: runs one suite (rank 0 prints gtest's report), its counts under KEY.
+run_suite() {
+  local t=$1
+  shift
   step "run $t"
-  timeout 300 "$exe" --gtest_output="xml:$LOGS/$t.xml" > "$LOGS/$t.log" 2>&1
-  rc=$?
+  timeout 300 "$@" > "$LOGS/$t.log" 2>&1
+  local rc=$?
   ran[$t]=yes
-  passed[$t]=$(grep -oE '^\[  PASSED  \] [0-9]+' "$LOGS/$t.log" | grep -oE '[0-9]+$' || echo 0)
-  skipped[$t]=$(grep -oE '^\[  SKIPPED \] [0-9]+ test' "$LOGS/$t.log" | grep -oE '[0-9]+' || echo 0)
-  failed[$t]=$(grep -oE '^\[  FAILED  \] [0-9]+ test' "$LOGS/$t.log" | grep -oE '[0-9]+' || echo 0)
+  passed[$t]=$(grep -oE '^\[  PASSED  \] [0-9]+' "$LOGS/$t.log" | head -1 | grep -oE '[0-9]+$' || echo 0)
+  skipped[$t]=$(grep -oE '^\[  SKIPPED \] [0-9]+ test' "$LOGS/$t.log" | head -1 | grep -oE '[0-9]+' || echo 0)
+  failed[$t]=$(grep -oE '^\[  FAILED  \] [0-9]+ test' "$LOGS/$t.log" | head -1 | grep -oE '[0-9]+' || echo 0)
   [[ -z ${passed[$t]} ]] && passed[$t]=0
   [[ -z ${skipped[$t]} ]] && skipped[$t]=0
   [[ -z ${failed[$t]} ]] && failed[$t]=0
@@ -169,7 +171,32 @@ for t in "${SUITES[@]}"; do
     [[ ${failed[$t]} == 0 ]] && failed[$t]="rc=$rc"
     grep -E "Failure|FAILED|error" "$LOGS/$t.log" | head -20
   fi
-  grep -E "^  \[|^  engine vs|^  median error|^  interactions|^  EP |^  quadrupole" "$LOGS/$t.log" | head -40
+  grep -E "^  \[|^  engine vs|^  median error|^  interactions|^  EP |^  quadrupole|^  rank " "$LOGS/$t.log" | head -40
+}
+for t in "${SUITES[@]}"; do
+  exe=$BUILD/tests/gpu/$t
+  passed[$t]=-; failed[$t]=-; skipped[$t]=-; ran[$t]=no
+  if [[ ! -x $exe ]]; then
+    step "$t was not built"
+    status=1
+    continue
+  fi
+  run_suite "$t" "$exe" --gtest_color=no --gtest_output="xml:$LOGS/$t.xml"
+done
+TABLE_SUITES=("${SUITES[@]}")
+for t in "${MPI_SUITES[@]}"; do
+  exe=$BUILD/tests/gpu/$t
+  for np in "${MPI_RANKS[@]}"; do
+    key=${t}_np$np
+    TABLE_SUITES+=("$key")
+    passed[$key]=-; failed[$key]=-; skipped[$key]=-; ran[$key]=no
+    if [[ ! -x $exe ]]; then
+      step "$t was not built"
+      status=1
+      continue
+    fi
+    OMP_NUM_THREADS=$(( $(nproc) / np )) run_suite "$key" mpirun -np "$np" "$exe" --gtest_color=no
+  done
 done
 
 # ---- compute-sanitizer ----------------------------------------------------------------------------
@@ -255,13 +282,18 @@ fi
 nbody_exe=$BUILD/samples/nbody/nbody
 NBODY_ARGS=${GROVE_NBODY_ARGS:--n 1048576 --n-leaf 16 --n-group 512 --t-end 0.0625 --dt 0.0078125 --n-reuse 4}
 if [[ -x $nbody_exe ]]; then
-  step "run samples/nbody $NBODY_ARGS --gpu resident"
-  # shellcheck disable=SC2086
-  if ! timeout 300 "$nbody_exe" $NBODY_ARGS --gpu resident -o "$LOGS/nbody_resident" > "$LOGS/nbody_resident.log" 2>&1; then
-    step "samples/nbody --gpu resident failed or timed out"
-    tail -5 "$LOGS/nbody_resident.log"
-    status=1
-  fi
+  for np in "${NBODY_RANKS[@]}"; do
+    step "run samples/nbody $NBODY_ARGS --gpu resident on $np rank(s)"
+    launcher=()
+    [[ $np -gt 1 ]] && launcher=(mpirun -np "$np")
+    # shellcheck disable=SC2086
+    if ! OMP_NUM_THREADS=$(( $(nproc) / np )) timeout 300 "${launcher[@]}" "$nbody_exe" $NBODY_ARGS --gpu resident \
+        -o "$LOGS/nbody_resident_np$np" > "$LOGS/nbody_resident_np$np.log" 2>&1; then
+      step "samples/nbody --gpu resident on $np rank(s) failed or timed out"
+      tail -5 "$LOGS/nbody_resident_np$np.log"
+      status=1
+    fi
+  done
 else
   step "samples/nbody was not built (CLI11 not found: carry .deps)"
 fi
@@ -316,7 +348,7 @@ fi  # GROVE_SKIP_BENCH
   echo
   echo "==== grove GPU check ($(grep -m1 '^gpu:' "$LOGS/machine.txt" | cut -d, -f1 | sed 's/^gpu: //'), $((SECONDS - START)) s) ===="
   echo "build      : $([[ $build_ok == 1 ]] && echo ok || echo FAILED), $warnings compiler warnings, $kernels kernels compiled, $spilling of them spill registers (ptxas.txt)"
-  for t in "${SUITES[@]}"; do
+  for t in "${TABLE_SUITES[@]}"; do
     printf "%-20s : passed %s, failed %s, skipped %s\n" "$t" "${passed[$t]}" "${failed[$t]}" "${skipped[$t]}"
   done
   for key in "${!sanitized[@]}"; do
@@ -366,10 +398,12 @@ for line in open(sys.argv[1]):
           r["bytes_per_particle"]))
 PY
   fi
-  if [[ -s $LOGS/nbody_resident.log ]]; then
-    echo "samples/nbody --gpu resident $NBODY_ARGS:"
-    grep -E "^step|^done" "$LOGS/nbody_resident.log" | tail -3 | sed 's/^/  /'
-  fi
+  for np in "${NBODY_RANKS[@]}"; do
+    if [[ -s $LOGS/nbody_resident_np$np.log ]]; then
+      echo "samples/nbody --gpu resident $NBODY_ARGS, $np rank(s) on the GPU:"
+      grep -E "^step|^done" "$LOGS/nbody_resident_np$np.log" | tail -3 | sed 's/^/  /'
+    fi
+  done
   if [[ -s $LOGS/table2.log ]]; then
     echo "Table 2 (gravity_table2):"
     sed -n '/^Table 2/,$p' "$LOGS/table2.log" | grep -v '^{' | sed 's/^/  /'

@@ -205,12 +205,9 @@ int run(const grove::Runtime& runtime, const Options& opt, SpKernel sp_kernel_of
 }
 
 #if GROVE_NBODY_GPU
-// --gpu resident: the whole loop on the GPU (resident_gpu.cu); the host writes the logs.
+// --gpu resident: the whole loop on the GPU, one per rank (resident_gpu.cu); the host writes the
+// logs and gathers snapshots to rank 0.
 int runResidentSample(const grove::Runtime& runtime, const Options& opt) {
-  if (runtime.rankCount() != 1)
-    throw grove::Error("nbody", fmt::format("--gpu resident runs on one rank for now ({} given): the resident "
-                                            "pipeline's exchange and LET across ranks are not built yet",
-                                            runtime.rankCount()));
   grove::gpu::selectDeviceForRank(runtime.rank());
   grove::ParticleSystem<user::Body> generated;
   generate(generated, opt);
@@ -218,9 +215,10 @@ int runResidentSample(const grove::Runtime& runtime, const Options& opt) {
   nbody::ResidentOptions ro;
   ro.theta = opt.theta, ro.eps = opt.eps, ro.dt = opt.dt, ro.n_leaf = opt.n_leaf, ro.n_group = opt.n_group;
   ro.n_reuse = opt.n_reuse, ro.snapshot_every = opt.snapshot_every, ro.quadrupole = opt.moment == "quadrupole";
+  ro.decompose_every = opt.decompose_every, ro.orb = opt.method == "orb";
   ro.steps = static_cast<std::int64_t>(std::llround(opt.t_end / opt.dt));
   const std::filesystem::path out(opt.output_dir);
-  std::FILE* energy_log = openEnergyLog(out);
+  std::FILE* energy_log = runtime.rank() == 0 ? openEnergyLog(out) : nullptr;
   double e0 = 0.0, total_seconds = 0.0;
   auto on_step = [&](const nbody::ResidentStep& s) {
     const double e = s.kinetic + s.potential;
@@ -231,18 +229,21 @@ int runResidentSample(const grove::Runtime& runtime, const Options& opt) {
     }
     total_seconds += s.step_seconds;
     const double relative_error = (e - e0) / std::abs(e0);
-    grove::log("step {:5d}  t = {:.4f}  dE/E = {:+.3e}  step {:.4f} s (device: tree {:.2f} ms, build {:.2f}, "
-               "force {:.2f})  {:.3e} particles/s",
+    grove::log("step {:5d}  t = {:.4f}  dE/E = {:+.3e}  step {:.4f} s (rank 0's device: tree {:.2f} ms, build {:.2f}, "
+               "LET {:.2f}, force {:.2f}; exchange {:.2f} ms)  {:.3e} particles/s",
                s.step, s.time, relative_error, s.step_seconds, 1e3 * s.tree_seconds, 1e3 * s.build_seconds,
-               1e3 * s.force_seconds, static_cast<double>(opt.n) / s.step_seconds);
-    fmt::print(energy_log, "{},{},{},{},{},{},{}\n", s.step, s.time, s.kinetic, s.potential, e, relative_error,
-               s.step_seconds);
+               1e3 * s.let_seconds, 1e3 * s.force_seconds, 1e3 * s.exchange_seconds,
+               static_cast<double>(opt.n) / s.step_seconds);
+    if (energy_log)
+      fmt::print(energy_log, "{},{},{},{},{},{},{}\n", s.step, s.time, s.kinetic, s.potential, e, relative_error,
+                 s.step_seconds);
   };
-  auto on_snapshot = [&](std::int64_t step, double time, const std::vector<user::Body>& now) {
-    writeSnapshotRows(now, out / fmt::format("snapshot_{:05d}.txt", step), time);
+  auto on_snapshot = [&](std::int64_t step, double time, const std::vector<user::Body>& mine) {
+    const auto all = grove::Comm::world().gatherv(std::span<const user::Body>(mine), 0);
+    if (runtime.rank() == 0) writeSnapshotRows(all, out / fmt::format("snapshot_{:05d}.txt", step), time);
   };
   nbody::runResident(bodies, ro, on_step, on_snapshot);
-  std::fclose(energy_log);
+  if (energy_log) std::fclose(energy_log);
   grove::log("done: {} steps on the GPU, {:.4f} s per step; energy log and snapshots in {}", ro.steps,
              ro.steps ? total_seconds / static_cast<double>(ro.steps) : 0.0, out.string());
   return 0;

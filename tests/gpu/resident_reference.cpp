@@ -134,6 +134,43 @@ std::vector<user::GravityForce> hostTreeForces(const std::vector<user::Body>& bo
   return force;
 }
 
+HostRankForces hostTreeForcesOnRanks(const std::vector<user::Body>& mine, double theta, int n_leaf_limit,
+                                     int n_group_limit, float eps2, bool quadrupole, double reuse_drift) {
+  grove::ParticleSystem<user::Body> psys;
+  for (const auto& b : mine) psys.add(b);
+  grove::DomainInfo dinfo;
+  HostRankForces out;
+  auto run = [&](auto& tree, auto sp_kernel) {
+    const user::GravityMonopoleKernel ep_kernel{eps2};
+    if (reuse_drift > 0.0) {
+      tree.calcForceAllAndWriteBack(ep_kernel, sp_kernel, psys, dinfo, true, grove::MAKE_LIST_FOR_REUSE);
+      for (auto& b : psys) b.pos += reuse_drift * b.vel;
+      tree.calcForceAllAndWriteBack(ep_kernel, sp_kernel, psys, dinfo, true, grove::REUSE_LIST);
+    } else {
+      tree.calcForceAllAndWriteBack(ep_kernel, sp_kernel, psys, dinfo);
+    }
+    out.force.resize(psys.size());
+    for (std::size_t i = 0; i < psys.size(); ++i) {
+      out.force[i].acc = grove::Vec3f(psys[i].acc);
+      out.force[i].pot = static_cast<float>(psys[i].pot);
+    }
+    const grove::TreeProfile& p = tree.profile();
+    out.let_ep_sent = p.let_ep_sent, out.let_sp_sent = p.let_sp_sent;
+    out.let_ep_received = p.let_ep_received, out.let_sp_received = p.let_sp_received;
+    out.interactions_ep = p.n_ep_ep, out.interactions_sp = p.n_ep_sp;
+  };
+  using Trees = grove::TreeForForceLong<user::GravityForce, user::GravityEPI, user::GravityEPJ>;
+  const std::size_t capacity = std::max<std::size_t>(mine.size(), 1);
+  if (quadrupole) {
+    Trees::Quadrupole tree(capacity, theta, n_leaf_limit, n_group_limit);
+    run(tree, user::GravityQuadrupoleKernel{eps2});
+  } else {
+    Trees::Monopole tree(capacity, theta, n_leaf_limit, n_group_limit);
+    run(tree, user::GravityMonopoleKernel{eps2});
+  }
+  return out;
+}
+
 std::vector<grove::Vec3d> directAccelerations(const std::vector<user::Body>& bodies,
                                               const std::vector<std::size_t>& sample, double eps2) {
   std::vector<grove::Vec3d> acc(sample.size());

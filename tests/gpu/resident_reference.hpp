@@ -46,6 +46,18 @@ std::vector<LetSelection> hostLetSelection(const std::vector<user::Body>& bodies
 std::vector<user::GravityForce> hostTreeForces(const std::vector<user::Body>& bodies, double theta, int n_leaf_limit,
                                                int n_group_limit, float eps2, bool quadrupole = false);
 
+// Several ranks (collective over the world): grove's CPU tree on `mine`, this rank's bodies as
+// they are (no exchange), with a MAKE_LIST step, or (reuse_drift > 0) a MAKE_LIST_FOR_REUSE step,
+// every body drifted by reuse_drift * vel, then a REUSE_LIST step. Forces in the order of `mine`;
+// the LET and interaction counts of the (last) step.
+struct HostRankForces {
+  std::vector<user::GravityForce> force;
+  std::int64_t let_ep_sent = 0, let_sp_sent = 0, let_ep_received = 0, let_sp_received = 0;
+  std::int64_t interactions_ep = 0, interactions_sp = 0;
+};
+HostRankForces hostTreeForcesOnRanks(const std::vector<user::Body>& mine, double theta, int n_leaf_limit,
+                                     int n_group_limit, float eps2, bool quadrupole, double reuse_drift = 0.0);
+
 // Accelerations by direct summation in double for the bodies at `sample` (indices into bodies).
 std::vector<grove::Vec3d> directAccelerations(const std::vector<user::Body>& bodies,
                                               const std::vector<std::size_t>& sample, double eps2);

@@ -17,6 +17,7 @@
 #include "grove/gpu/resident/for_each.cuh"
 #include "grove/gpu/resident/resident_tree.cuh"
 #include "grove/particles/for_each.hpp"
+#include "resident_force_checks.hpp"
 #include "resident_reference.hpp"
 
 namespace {
@@ -49,35 +50,6 @@ std::vector<user::GravityForce> forcesById(const grove::gpu::DeviceParticleSyste
     x.pot = static_cast<float>(b.pot);
   }
   return f;
-}
-
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
-}
-
-// Relative differences per particle. The device sums the same interactions in another order, in
-// float as the CPU kernels do: medians stay below 1e-6 and 99.9 % of particles below 1e-5; the
-// few particles whose pulls nearly cancel (|a| small against its terms) reach a few 1e-5, as the
-// multiwalk engine against the CPU tree does (tree_multiwalk_test.cpp, doc/gpu.md).
-void expectSameForces(const std::vector<user::GravityForce>& got, const std::vector<user::GravityForce>& ref,
-                      const char* what) {
-  ASSERT_EQ(got.size(), ref.size());
-  std::vector<double> acc, pot;
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    const grove::Vec3d a(got[i].acc), b(ref[i].acc);
-    acc.push_back(grove::norm(a - b) / grove::norm(b));
-    pot.push_back(std::abs(double(got[i].pot) - double(ref[i].pot)) / std::abs(double(ref[i].pot)));
-  }
-  const double acc_median = quantile(acc, 0.5), acc_p999 = quantile(acc, 0.999), acc_max = quantile(acc, 1.0);
-  const double pot_median = quantile(pot, 0.5), pot_max = quantile(pot, 1.0);
-  std::printf("  [%s] %zu bodies: acc median %.2e p99.9 %.2e max %.2e, pot median %.2e max %.2e\n", what, acc.size(),
-              acc_median, acc_p999, acc_max, pot_median, pot_max);
-  EXPECT_LE(acc_median, 1e-6) << what;
-  EXPECT_LE(acc_p999, 1e-5) << what;
-  EXPECT_LE(acc_max, 1e-4) << what;
-  EXPECT_LE(pot_median, 1e-6) << what;
-  EXPECT_LE(pot_max, 1e-5) << what;
 }
 
 struct Setup {
@@ -175,7 +147,7 @@ TEST_F(ResidentTest, ForcesEqualCpuTree) {
           EXPECT_GT(tree.profile().interactions_ep, 0);
           EXPECT_GT(tree.profile().interactions_sp, 0);
         }
-        expectSameForces(forcesById(psys), cpu, what);
+        resident_test::expectSameForces(forcesById(psys), cpu, what);
       }
     }
   }
@@ -254,7 +226,7 @@ TEST_F(ResidentTest, ErrorAgainstDirectSummationAsCpuTree) {
     e_cpu.push_back(grove::norm(grove::Vec3d(cpu[sample[s]].acc) - d) / grove::norm(d));
     e_gpu.push_back(grove::norm(grove::Vec3d(gpu[sample[s]].acc) - d) / grove::norm(d));
   }
-  const double m_cpu = quantile(e_cpu, 0.5), m_gpu = quantile(e_gpu, 0.5);
+  const double m_cpu = resident_test::quantile(e_cpu, 0.5), m_gpu = resident_test::quantile(e_gpu, 0.5);
   std::printf("  median error vs direct summation: CPU tree %.4e, resident GPU tree %.4e (%zu samples)\n", m_cpu,
               m_gpu, sample.size());
   EXPECT_NEAR(m_gpu, m_cpu, 0.02 * m_cpu);

@@ -17,7 +17,14 @@
 //   MAKE_LIST_FOR_REUSE  lists written to device memory, then the list kernel; all kept
 //   REUSE_LIST           same particles (no reorder, upload or build since): EPI/EPJ refreshed
 //                        from FP, moments recomputed on the kept cells, the list kernel again
-// Single rank (the multi-rank LET of the resident path is not built yet: see doc/gpu_resident.md).
+//
+// Several ranks (calcForceAllAndWriteBack(psys, ep, sp, dinfo, mode), collective): the root cell
+// is every rank's common cube; after the local tree, the LET decision runs on the device against
+// the other ranks' particle boxes (selectLet), the payloads go through pinned buffers
+// (let_exchange.cuh), and the global tree is built on the device from the local EPJs and the
+// received EPJs and SPJs, in the host's order (received particles merged after local ones of the
+// same key, received superparticles in leaves): the local groups walk it. REUSE_LIST resends the
+// payloads along the kept selections and refreshes the global tree's particles and moments.
 //
 // User types read on the device: FP::getPos, FP::copyFromForce, EPI/EPJ::copyFromFP,
 // EPJ::getPos/getCharge, Force's value-initialisation as its cleared state, and the moment and
@@ -35,11 +42,13 @@
 #include "grove/core/error.hpp"
 #include "grove/core/execution.hpp"
 #include "grove/core/list_mode.hpp"
+#include "grove/domain/domain_info.hpp"
 #include "grove/gpu/cuda_resources.hpp"
 #include "grove/gpu/device_form.hpp"
 #include "grove/gpu/multiwalk_kernel.cuh"
 #include "grove/gpu/resident/device_particle_system.hpp"
 #include "grove/gpu/resident/device_vector.hpp"
+#include "grove/gpu/resident/let_exchange.cuh"
 #include "grove/gpu/resident/resident_profile.hpp"
 #include "grove/gpu/resident/tree_build.cuh"
 #include "grove/gpu/resident/walk.cuh"
@@ -75,6 +84,29 @@ __global__ void gatherParticles(const FP* __restrict__ in, const std::uint32_t* 
   epj[k] = j;
   if constexpr (!std::is_same_v<DI, EPI>) di[k] = DeviceForm<EPI>::make(i);
   if constexpr (!std::is_same_v<DJ, EPJ>) dj[k] = DeviceForm<EPJ>::make(j);
+}
+
+// The global tree's particles: staged[source[k]] (local EPJs, then received ones) in key order.
+template <class EPJ, class DJ>
+__global__ void gatherGlobalParticles(const EPJ* __restrict__ staged, const std::uint32_t* __restrict__ source,
+                                      std::size_t n, EPJ* __restrict__ epj, DJ* __restrict__ dj) {
+  const std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k >= n) return;
+  const EPJ j = staged[source[k]];
+  epj[k] = j;
+  if constexpr (!std::is_same_v<DJ, EPJ>) dj[k] = DeviceForm<EPJ>::make(j);
+}
+
+// Device images of received superparticles (the walk indexes them after the cells' own).
+template <class SPJ, class DS>
+__global__ void superparticleImages(const SPJ* __restrict__ spj, std::size_t n, DS* __restrict__ images) {
+  const std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k < n) images[k] = DeviceForm<SPJ>::make(spj[k]);
+}
+
+__global__ inline void sequence(std::uint32_t* __restrict__ index, std::size_t n) {
+  const std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k < n) index[k] = static_cast<std::uint32_t>(k);
 }
 
 template <class FP, class Force>
@@ -143,31 +175,18 @@ class ResidentTreeLong {
   }
 
   // ---- the whole step ------------------------------------------------------------------------------
+  // One rank: the particles of psys are all there are.
   template <class FP, class Ep, class Sp>
   void calcForceAllAndWriteBack(DeviceParticleSystem<FP>& psys, Ep ep, Sp sp, InteractionListMode mode = MAKE_LIST) {
-    checkStream(psys);
-    if (mode == REUSE_LIST) {
-      requireReusable(psys);
-      refresh(psys);
-    } else {
-      buildTree(psys);
-    }
-    if (mode == MAKE_LIST && options_.fused_walk) {
-      computeForceFused(ep, sp);
-    } else {
-      if (mode != REUSE_LIST) buildLists();
-      computeForceFromLists(ep, sp);
-    }
-    writeBack(psys);
-    finishProfile();
-    if (mode == MAKE_LIST_FOR_REUSE) {
-      reuse_generation_ = psys.orderGeneration();
-      reuse_size_ = psys.size();
-      reuse_system_ = &psys;
-      lists_kept_ = true;
-    } else if (mode == MAKE_LIST) {
-      lists_kept_ = false;
-    }
+    calculate(psys, ep, sp, nullptr, mode);
+  }
+  // Every rank of dinfo.comm() (collective): psys holds this rank's particles, and the forces on
+  // them come from all ranks' particles, through the LET and the global tree. (The domains play
+  // no part here: the particles may lie anywhere, a rank may hold none.)
+  template <class FP, class Ep, class Sp>
+  void calcForceAllAndWriteBack(DeviceParticleSystem<FP>& psys, Ep ep, Sp sp, const DomainInfo& dinfo,
+                                InteractionListMode mode = MAKE_LIST) {
+    calculate(psys, ep, sp, &dinfo.comm(), mode);
   }
 
   // ---- stages (public: tests compare them with the host's, callers may split the step) ------------
@@ -175,54 +194,7 @@ class ResidentTreeLong {
   // Root box, keys, sort, particles into key order (psys is reordered), cells, moments, groups.
   template <class FP>
   void buildTree(DeviceParticleSystem<FP>& psys) {
-    const std::size_t n = psys.size();
-    require(n > 0, "ResidentTreeLong", "no particles on the device (upload them first)");
-    require(n < (std::size_t{1} << 31), "ResidentTreeLong", "{} particles exceed the 2^31 a resident tree indexes", n);
-    profile_ = {};
-    marks_.begin(stream());
-    profile_.n_particles = static_cast<std::int64_t>(n);
-    explainIfTooLarge(n, sizeof(FP));
-
-    // 1. Root cell: the host's rootCellAround of the device's bounding box, so keys agree.
-    const Boxd bounds = boundingBox(policy_, psys.data(), n, cub_);
-    root_ = rootCellAround(bounds);
-    criterion_ = OpeningCriterion(root_, theta_);
-    marks_.mark(stream(), Stage::kRoot);
-
-    // 2. Keys and the stable sort.
-    keys_.resize(n);
-    sorted_index_.resize(n);
-    mortonKeys(policy_, root_, psys.data(), n, keys_.data(), sorted_index_.data());
-    marks_.mark(stream(), Stage::kKeys);
-    sortByKey(policy_, keys_, keys_alt_, sorted_index_, index_alt_, cub_);
-    marks_.mark(stream(), Stage::kSort);
-
-    // 3. The particles into key order (in place), with their EPI and EPJ.
-    gather(psys, sorted_index_.data(), psys.reorderBuffer());
-    psys.adoptReordered();
-    marks_.mark(stream(), Stage::kReorder);
-
-    // 4. Cells.
-    linkCells(policy_, keys_.data(), n, nullptr, 0, n_leaf_limit_, shape_, level_scratch_, cub_);
-    profile_.n_cells = static_cast<std::int64_t>(shape_.size());
-    marks_.mark(stream(), Stage::kLink);
-
-    // 5. Moments, superparticle images and the walk's view of each cell.
-    computeCellMoments(true);
-    marks_.mark(stream(), Stage::kMoments);
-
-    // 6. Groups and their boxes.
-    makeGroups(policy_, shape_, n_group_limit_, groups_, group_scratch_, group_flags_, cub_);
-    const auto ng = static_cast<std::uint32_t>(groups_.size());
-    profile_.n_groups = ng;
-    group_boxes_.resize(ng);
-    if (ng > 0) {
-      kernel::groupBoxes<<<blocksFor(std::size_t{ng} * 32, 128), 128, 0, stream()>>>(groups_.data(), ng, epi_.data(),
-                                                                                       group_boxes_.data());
-      check(cudaGetLastError(), "groupBoxes kernel launch");
-    }
-    marks_.mark(stream(), Stage::kGroups);
-    lists_kept_ = false;
+    buildLocalTree(psys, nullptr);
   }
 
   // Walk and force in one kernel (no lists), forces in key order.
@@ -236,7 +208,7 @@ class ResidentTreeLong {
     Kernel walk = &kernel::fusedWalk<kWalkThreads, kIPerThread, kJCapacity, kSCapacity, DI, DJ, DS, Force, Ep, Sp>;
     const unsigned blocks = persistentBlocks(reinterpret_cast<const void*>(walk), groups_.size());
     kernel::WalkTree tree = walkTree(blocks);
-    walk<<<blocks, kWalkThreads, 0, stream()>>>(tree, epiImages(), epjImages(), spj_images_.data(), ep, sp,
+    walk<<<blocks, kWalkThreads, 0, stream()>>>(tree, epiImages(), walkedEpjImages(), walked().spj_images.data(), ep, sp,
                                                  force_.data());
     check(cudaGetLastError(), "fusedWalk kernel launch");
     marks_.mark(stream(), Stage::kForce);
@@ -247,7 +219,7 @@ class ResidentTreeLong {
   void buildLists() {
     const std::uint32_t ng = static_cast<std::uint32_t>(groups_.size());
     resetCounters();
-    writeIndexLists(group_boxes_.data(), ng, true, "interaction lists");
+    writeIndexLists(walked(), group_boxes_.data(), ng, true, "interaction lists");
     profile_.list_entries = static_cast<std::int64_t>(lists_.j.size() + lists_.s.size());
     // The list kernel's walks and tasks.
     walks_.resize(ng);
@@ -281,8 +253,8 @@ class ResidentTreeLong {
       kernel::multiwalkKernel<kListThreads, kListIPerThread, true, DI, DJ, DS, Force, Ep, Sp,
                               kernel::IndexedSource<DJ>, kernel::IndexedSource<DS>>
           <<<static_cast<unsigned>(tasks_.size()), kListThreads, 0, stream()>>>(
-              tasks_.data(), walks_.data(), epiImages(), kernel::IndexedSource<DJ>{epjImages(), lists_.j.data()},
-              kernel::IndexedSource<DS>{spj_images_.data(), lists_.s.data()}, ep, sp, force_.data());
+              tasks_.data(), walks_.data(), epiImages(), kernel::IndexedSource<DJ>{walkedEpjImages(), lists_.j.data()},
+              kernel::IndexedSource<DS>{walked().spj_images.data(), lists_.s.data()}, ep, sp, force_.data());
       check(cudaGetLastError(), "list force kernel launch");
     }
     marks_.mark(stream(), Stage::kForce);
@@ -298,7 +270,7 @@ class ResidentTreeLong {
     for (std::size_t t = 0; t < targets.size(); ++t)
       require(!targets[t].isEmpty(), "ResidentTreeLong::selectLet", "target box {} is empty", t);
     let_boxes_.assign(targets.data(), targets.size(), stream());
-    writeIndexLists(let_boxes_.data(), static_cast<std::uint32_t>(targets.size()), false, "LET selections",
+    writeIndexLists(local_, let_boxes_.data(), static_cast<std::uint32_t>(targets.size()), false, "LET selections",
                     &let_lists_);
   }
   const DeviceVector<int>& letParticles() const { return let_lists_.j; }
@@ -328,8 +300,15 @@ class ResidentTreeLong {
   const DeviceVector<MortonKey>& keys() const { return keys_; }
   // sortedIndex()[k]: where the particle now at key position k was before the build's reorder.
   const DeviceVector<std::uint32_t>& sortedIndex() const { return sorted_index_; }
-  const DeviceTreeShape& shape() const { return shape_; }
-  const DeviceVector<Moment>& moments() const { return moments_; }
+  // The local tree (of this rank's particles).
+  const DeviceTreeShape& shape() const { return local_.shape; }
+  const DeviceVector<Moment>& moments() const { return local_.moments; }
+  // The global tree of the last multi-rank step (empty on one rank): its cells, and its
+  // particles' and superparticles' sources (global EPJ k is local EPJ globalEpSource()[k] when
+  // that is below the local count, else received EPJ globalEpSource()[k] - local count).
+  bool globalTreeBuilt() const { return global_built_; }
+  const DeviceTreeShape& globalShape() const { return global_.shape; }
+  const DeviceVector<std::uint32_t>& globalEpSource() const { return global_particles_.ep_source; }
   const DeviceVector<std::uint64_t>& groups() const { return groups_; }
   const DeviceVector<Boxd>& groupBoxes() const { return group_boxes_; }
   const DeviceVector<Force>& forces() const { return force_; }
@@ -341,15 +320,44 @@ class ResidentTreeLong {
   bool listsKept() const { return lists_kept_; }
   std::size_t deviceBytes() const {
     return keys_.bytes() + keys_alt_.bytes() + sorted_index_.bytes() + index_alt_.bytes() + epi_.bytes() +
-           epj_.bytes() + di_.bytes() + dj_.bytes() + shape_.cells.bytes() + level_scratch_.bytes() +
-           moments_.bytes() + spj_images_.bytes() + walk_cells_.bytes() + groups_.bytes() + group_scratch_.bytes() +
+           epj_.bytes() + di_.bytes() + dj_.bytes() + local_.bytes() + global_.bytes() + global_particles_.bytes() +
+           let_exchange_.deviceBytes() + level_scratch_.bytes() + groups_.bytes() + group_scratch_.bytes() +
            group_flags_.bytes() + group_boxes_.bytes() + force_.bytes() + stack_.bytes() + lists_.bytes() +
            let_lists_.bytes() + let_boxes_.bytes() + walks_.bytes() + task_offsets_.bytes() + tasks_.bytes() +
            cub_.bytes();
   }
 
  private:
-  enum class Stage { kRoot, kKeys, kSort, kReorder, kLink, kMoments, kGroups, kLists, kForce, kWriteBack, kCount };
+  enum class Stage {
+    kRoot, kKeys, kSort, kReorder, kLink, kMoments, kGroups, kLetSelect, kLetExchange, kGlobalTree,
+    kLists, kForce, kWriteBack, kCount
+  };
+
+  // One tree's cells and what the walks read of them.
+  struct Cells {
+    DeviceTreeShape shape;
+    DeviceVector<Moment> moments;
+    DeviceVector<DS> spj_images;  // the cells' superparticles (index = cell), then received ones
+    DeviceVector<WalkCell> walk_cells;
+    std::size_t bytes() const {
+      return shape.cells.bytes() + moments.bytes() + spj_images.bytes() + walk_cells.bytes();
+    }
+  };
+
+  // The global tree's particles and superparticles, and where each came from (for REUSE_LIST).
+  struct GlobalParticles {
+    DeviceVector<EPJ> staged;  // the local EPJs, then the received ones
+    DeviceVector<MortonKey> ep_keys, ep_keys_alt, sp_keys, sp_keys_alt;
+    DeviceVector<std::uint32_t> ep_source, ep_source_alt, sp_source, sp_source_alt;
+    DeviceVector<EPJ> epj;  // key order
+    DeviceVector<DJ> dj;    // only when EPJ's device form differs from EPJ
+    DeviceVector<SPJ> received_spj, spj;
+    std::size_t bytes() const {
+      return staged.bytes() + ep_keys.bytes() + ep_keys_alt.bytes() + sp_keys.bytes() + sp_keys_alt.bytes() +
+             ep_source.bytes() + ep_source_alt.bytes() + sp_source.bytes() + sp_source_alt.bytes() + epj.bytes() +
+             dj.bytes() + received_spj.bytes() + spj.bytes();
+    }
+  };
 
   // Events at stage ends; a stage's time is from the previous mark to its own.
   class StageMarks {
@@ -387,6 +395,100 @@ class ResidentTreeLong {
     }
   };
 
+  // The step: local tree, then (several ranks) LET and global tree, walk, force, write-back.
+  template <class FP, class Ep, class Sp>
+  void calculate(DeviceParticleSystem<FP>& psys, Ep ep, Sp sp, const Comm* comm, InteractionListMode mode) {
+    checkStream(psys);
+    const bool several_ranks = comm && comm->size() > 1;
+    if (mode == REUSE_LIST) {
+      requireReusable(psys, several_ranks);
+      refresh(psys);
+      if (several_ranks) refreshGlobalTree(*comm);
+    } else {
+      buildLocalTree(psys, comm);
+      if (several_ranks) {
+        exchangeLet(*comm);
+        buildGlobalTree();
+      }
+    }
+    if (mode == MAKE_LIST && options_.fused_walk) {
+      computeForceFused(ep, sp);
+    } else {
+      if (mode != REUSE_LIST) buildLists();
+      computeForceFromLists(ep, sp);
+    }
+    writeBack(psys);
+    finishProfile();
+    if (mode == MAKE_LIST_FOR_REUSE) {
+      reuse_generation_ = psys.orderGeneration();
+      reuse_size_ = psys.size();
+      reuse_system_ = &psys;
+      lists_kept_ = true;
+    } else if (mode == MAKE_LIST) {
+      lists_kept_ = false;
+    }
+  }
+
+  template <class FP>
+  void buildLocalTree(DeviceParticleSystem<FP>& psys, const Comm* comm) {
+    const std::size_t n = psys.size();
+    const bool several_ranks = comm && comm->size() > 1;
+    require(n > 0 || several_ranks, "ResidentTreeLong", "no particles on the device (upload them first)");
+    require(n < (std::size_t{1} << 31), "ResidentTreeLong", "{} particles exceed the 2^31 a resident tree indexes", n);
+    profile_ = {};
+    marks_.begin(stream());
+    profile_.n_particles = static_cast<std::int64_t>(n);
+    explainIfTooLarge(n, sizeof(FP));
+    global_built_ = false;
+
+    // 1. Root cell: the host's rootCellAround of the device's bounding box (of every rank's
+    //    particles), so that keys agree with the host's and across ranks.
+    Boxd bounds = boundingBox(policy_, psys.data(), n, cub_);
+    if (several_ranks) {
+      bounds.low = comm->allreduceMin(bounds.low);
+      bounds.high = comm->allreduceMax(bounds.high);
+      require(!bounds.isEmpty(), "ResidentTreeLong", "no rank holds a particle");
+    }
+    root_ = rootCellAround(bounds);
+    criterion_ = OpeningCriterion(root_, theta_);
+    marks_.mark(stream(), Stage::kRoot);
+
+    // 2. Keys and the stable sort.
+    keys_.resize(n);
+    sorted_index_.resize(n);
+    mortonKeys(policy_, root_, psys.data(), n, keys_.data(), sorted_index_.data());
+    marks_.mark(stream(), Stage::kKeys);
+    sortByKey(policy_, keys_, keys_alt_, sorted_index_, index_alt_, cub_);
+    marks_.mark(stream(), Stage::kSort);
+
+    // 3. The particles into key order (in place), with their EPI and EPJ.
+    gather(psys, sorted_index_.data(), psys.reorderBuffer());
+    psys.adoptReordered();
+    marks_.mark(stream(), Stage::kReorder);
+
+    // 4. Cells.
+    linkCells(policy_, keys_.data(), n, nullptr, 0, n_leaf_limit_, local_.shape, level_scratch_, cub_);
+    profile_.n_cells = static_cast<std::int64_t>(local_.shape.size());
+    marks_.mark(stream(), Stage::kLink);
+
+    // 5. Moments, superparticle images and the walk's view of each cell.
+    computeCellMoments(local_, epj_.data(), static_cast<const SPJ*>(nullptr), 0, true);
+    marks_.mark(stream(), Stage::kMoments);
+
+    // 6. Groups and their boxes.
+    makeGroups(policy_, local_.shape, n_group_limit_, groups_, group_scratch_, group_flags_, cub_);
+    const auto ng = static_cast<std::uint32_t>(groups_.size());
+    profile_.n_groups = ng;
+    group_boxes_.resize(ng);
+    if (ng > 0) {
+      kernel::groupBoxes<<<blocksFor(std::size_t{ng} * 32, 128), 128, 0, stream()>>>(groups_.data(), ng, epi_.data(),
+                                                                                       group_boxes_.data());
+      check(cudaGetLastError(), "groupBoxes kernel launch");
+    }
+    marks_.mark(stream(), Stage::kGroups);
+    lists_kept_ = false;
+  }
+
   cudaStream_t stream() const { return policy_.stream; }
 
   template <class FP>
@@ -396,8 +498,11 @@ class ResidentTreeLong {
   }
 
   template <class FP>
-  void requireReusable(const DeviceParticleSystem<FP>& psys) const {
+  void requireReusable(const DeviceParticleSystem<FP>& psys, bool several_ranks) const {
     require(lists_kept_, "ResidentTreeLong", "REUSE_LIST without a MAKE_LIST_FOR_REUSE step before it");
+    require(several_ranks == global_built_, "ResidentTreeLong",
+            "REUSE_LIST {} a DomainInfo of several ranks, the MAKE_LIST_FOR_REUSE step {}",
+            several_ranks ? "with" : "without", global_built_ ? "with one" : "without");
     require(reuse_system_ == &psys, "ResidentTreeLong",
             "REUSE_LIST with another particle system than the MAKE_LIST_FOR_REUSE step's");
     require(psys.orderGeneration() == reuse_generation_ && psys.size() == reuse_size_, "ResidentTreeLong",
@@ -431,6 +536,7 @@ class ResidentTreeLong {
     epj_.resize(n);
     if constexpr (!std::is_same_v<DI, EPI>) di_.resize(n);
     if constexpr (!std::is_same_v<DJ, EPJ>) dj_.resize(n);
+    if (n == 0) return;  // a rank without particles (several ranks)
     kernel::gatherParticles<<<blocksFor(n, 256), 256, 0, stream()>>>(psys.data(), index, n, out, epi_.data(),
                                                                        epj_.data(), diPtr(), djPtr());
     check(cudaGetLastError(), "gatherParticles kernel launch");
@@ -441,28 +547,143 @@ class ResidentTreeLong {
     profile_ = {};
     marks_.begin(stream());
     profile_.n_particles = static_cast<std::int64_t>(psys.size());
-    profile_.n_cells = static_cast<std::int64_t>(shape_.size());
+    profile_.n_cells = static_cast<std::int64_t>(local_.shape.size());
     profile_.n_groups = static_cast<std::int64_t>(groups_.size());
     profile_.list_entries = static_cast<std::int64_t>(lists_.j.size() + lists_.s.size());
     gather(psys, nullptr, static_cast<FP*>(nullptr));
     marks_.mark(stream(), Stage::kReorder);
-    computeCellMoments(false);
+    computeCellMoments(local_, epj_.data(), static_cast<const SPJ*>(nullptr), 0, false);
     marks_.mark(stream(), Stage::kMoments);
   }
 
-  // spj_images_ holds the cells' own superparticles (index = cell); a global tree's received
-  // superparticles, indexed after them by the walk, come with the multi-rank path (not yet: the
-  // local tree is linked with no superparticle keys, so no leaf refers to one).
-  void computeCellMoments(bool for_walks) {
-    const std::size_t nc = shape_.size();
-    moments_.resize(nc);
-    spj_images_.resize(nc);
-    computeMoments<Moment, EPJ, SPJ>(policy_, shape_, epj_.data(), static_cast<const SPJ*>(nullptr), moments_.data());
-    if (for_walks) walk_cells_.resize(nc);
+  // ---- several ranks ------------------------------------------------------------------------------
+
+  // The LET decision against every other rank's particle box (selectLet), then the payloads:
+  // the local EPJs staged first, the received EPJs after them, the received SPJs apart.
+  void exchangeLet(const Comm& comm) {
+    const int ranks = comm.size(), me = comm.rank();
+    const std::size_t n_local = epj_.size();
+    const Boxd my_box = boundingBox(policy_, epj_.data(), n_local, cub_);  // empty when none
+    const std::vector<Boxd> boxes = comm.allgather(my_box);
+    std::vector<Boxd> targets;
+    std::vector<int> target_rank;
+    for (int r = 0; r < ranks && n_local > 0; ++r) {
+      if (r == me || boxes[static_cast<std::size_t>(r)].isEmpty()) continue;
+      targets.push_back(boxes[static_cast<std::size_t>(r)]);
+      target_rank.push_back(r);
+    }
+    selectLet(targets);
+    // Per-rank counts from the per-target offsets.
+    const std::vector<std::int64_t> j_offsets = let_lists_.j_offsets.toHost(stream());
+    const std::vector<std::int64_t> s_offsets = let_lists_.s_offsets.toHost(stream());
+    std::vector<int> send_ep(static_cast<std::size_t>(ranks), 0), send_sp(static_cast<std::size_t>(ranks), 0);
+    for (std::size_t t = 0; t < targets.size(); ++t) {
+      const auto r = static_cast<std::size_t>(target_rank[t]);
+      send_ep[r] = static_cast<int>(j_offsets[t + 1] - j_offsets[t]);
+      send_sp[r] = static_cast<int>(s_offsets[t + 1] - s_offsets[t]);
+    }
+    marks_.mark(stream(), Stage::kLetSelect);
+    let_exchange_.setCounts(comm, send_ep, send_sp);
+    sendLet(comm);
+  }
+
+  // Sends the selections' current payloads and receives the others' (setCounts done).
+  void sendLet(const Comm& comm) {
+    GlobalParticles& g = global_particles_;
+    const std::size_t n_local = epj_.size(), n_ep = let_exchange_.receivedEp();
+    require(n_local + n_ep < (std::size_t{1} << 31), "ResidentTreeLong",
+            "{} local and {} received particles exceed the 2^31 a resident tree indexes", n_local, n_ep);
+    g.staged.resize(n_local + n_ep);
+    g.received_spj.resize(let_exchange_.receivedSp());
+    if (n_local > 0)
+      check(cudaMemcpyAsync(g.staged.data(), epj_.data(), n_local * sizeof(EPJ), cudaMemcpyDeviceToDevice, stream()),
+            "cudaMemcpyAsync (local EPJs to the global tree)");
+    let_exchange_.exchange(comm, policy_, epj_.data(), local_.moments.data(), let_lists_.j.data(),
+                           let_lists_.s.data(), g.staged.data() + n_local, g.received_spj.data());
+    profile_.let_ep_sent = static_cast<std::int64_t>(let_exchange_.sentEp());
+    profile_.let_sp_sent = static_cast<std::int64_t>(let_exchange_.sentSp());
+    profile_.let_ep_received = static_cast<std::int64_t>(n_ep);
+    profile_.let_sp_received = static_cast<std::int64_t>(g.received_spj.size());
+    marks_.mark(stream(), Stage::kLetExchange);
+  }
+
+  // The global tree, as the host's buildGlobalTree makes it: the received EPJs sorted by key and
+  // merged after local EPJs of the same key (a stable sort of local-then-received, the local
+  // keys those of the local tree), the received SPJs sorted by key; cells linked from both.
+  void buildGlobalTree() {
+    GlobalParticles& g = global_particles_;
+    const std::size_t n_local = epj_.size(), n_ep = g.staged.size(), n_sp = g.received_spj.size();
+    g.ep_keys.resize(n_ep);
+    g.ep_source.resize(n_ep);
+    if (n_local > 0) {
+      check(cudaMemcpyAsync(g.ep_keys.data(), keys_.data(), n_local * sizeof(MortonKey), cudaMemcpyDeviceToDevice,
+                            stream()),
+            "cudaMemcpyAsync (local keys)");
+      kernel::sequence<<<blocksFor(n_local, 256), 256, 0, stream()>>>(g.ep_source.data(), n_local);
+      check(cudaGetLastError(), "sequence kernel launch");
+    }
+    mortonKeys(policy_, root_, g.staged.data() + n_local, n_ep - n_local, g.ep_keys.data() + n_local,
+               g.ep_source.data() + n_local, static_cast<std::uint32_t>(n_local));
+    sortByKey(policy_, g.ep_keys, g.ep_keys_alt, g.ep_source, g.ep_source_alt, cub_);
+    g.sp_keys.resize(n_sp);
+    g.sp_source.resize(n_sp);
+    mortonKeys(policy_, root_, g.received_spj.data(), n_sp, g.sp_keys.data(), g.sp_source.data());
+    sortByKey(policy_, g.sp_keys, g.sp_keys_alt, g.sp_source, g.sp_source_alt, cub_);
+    gatherGlobalParticles();
+    linkCells(policy_, g.ep_keys.data(), n_ep, g.sp_keys.data(), n_sp, n_leaf_limit_, global_.shape, level_scratch_,
+              cub_);
+    computeCellMoments(global_, g.epj.data(), g.spj.data(), n_sp, true);
+    profile_.n_global_cells = static_cast<std::int64_t>(global_.shape.size());
+    global_built_ = true;
+    marks_.mark(stream(), Stage::kGlobalTree);
+  }
+
+  // REUSE_LIST: fresh payloads along the kept selections, into the kept global order.
+  void refreshGlobalTree(const Comm& comm) {
+    sendLet(comm);
+    gatherGlobalParticles();
+    computeCellMoments(global_, global_particles_.epj.data(), global_particles_.spj.data(),
+                       global_particles_.spj.size(), false);
+    profile_.n_global_cells = static_cast<std::int64_t>(global_.shape.size());
+    marks_.mark(stream(), Stage::kGlobalTree);
+  }
+
+  void gatherGlobalParticles() {
+    GlobalParticles& g = global_particles_;
+    const std::size_t n_ep = g.staged.size(), n_sp = g.received_spj.size();
+    g.epj.resize(n_ep);
+    if constexpr (!std::is_same_v<DJ, EPJ>) g.dj.resize(n_ep);
+    g.spj.resize(n_sp);
+    if (n_ep > 0) {
+      DJ* dj = nullptr;
+      if constexpr (!std::is_same_v<DJ, EPJ>) dj = g.dj.data();
+      kernel::gatherGlobalParticles<<<blocksFor(n_ep, 256), 256, 0, stream()>>>(g.staged.data(), g.ep_source.data(),
+                                                                                 n_ep, g.epj.data(), dj);
+      check(cudaGetLastError(), "gatherGlobalParticles kernel launch");
+    }
+    if (n_sp > 0) {
+      kernel::gatherSelected<<<blocksFor(n_sp, 256), 256, 0, stream()>>>(
+          g.received_spj.data(), g.sp_source.data(), n_sp, g.spj.data());
+      check(cudaGetLastError(), "gatherSelected kernel launch");
+    }
+  }
+
+  // A tree's moments, its superparticle images (the cells' own, index = cell, then the n_sp
+  // received ones in leaves, index = cells + k) and, for walks, each cell's WalkCell.
+  void computeCellMoments(Cells& tree, const EPJ* epj, const SPJ* spj, std::size_t n_sp, bool for_walks) {
+    const std::size_t nc = tree.shape.size();
+    tree.moments.resize(nc);
+    tree.spj_images.resize(nc + n_sp);
+    computeMoments<Moment, EPJ, SPJ>(policy_, tree.shape, epj, spj, tree.moments.data());
+    if (for_walks) tree.walk_cells.resize(nc);
     kernel::finishCells<Moment, SPJ, DS><<<blocksFor(nc, 256), 256, 0, stream()>>>(
-        shape_.cells.data(), moments_.data(), static_cast<std::uint32_t>(nc), root_, criterion_, options_.opening,
-        for_walks ? walk_cells_.data() : nullptr, spj_images_.data());
+        tree.shape.cells.data(), tree.moments.data(), static_cast<std::uint32_t>(nc), root_, criterion_,
+        options_.opening, for_walks ? tree.walk_cells.data() : nullptr, tree.spj_images.data());
     check(cudaGetLastError(), "finishCells kernel launch");
+    if (n_sp > 0) {
+      kernel::superparticleImages<<<blocksFor(n_sp, 256), 256, 0, stream()>>>(spj, n_sp, tree.spj_images.data() + nc);
+      check(cudaGetLastError(), "superparticleImages kernel launch");
+    }
   }
 
   unsigned persistentBlocks(const void* kernel_function, std::size_t work_items) const {
@@ -482,14 +703,14 @@ class ResidentTreeLong {
   };
 
   // The counting walk, the offsets, then the writing walk, for n targets (into lists_ or `out`).
-  void writeIndexLists(const Boxd* targets, std::uint32_t n, bool open_root, const char* what,
+  void writeIndexLists(const Cells& cells, const Boxd* targets, std::uint32_t n, bool open_root, const char* what,
                        IndexLists* out = nullptr) {
     IndexLists& lists = out ? *out : lists_;
     lists.counts.resize(2 * std::size_t{n});
     auto count = &kernel::buildLists<kWalkThreads, false>;
     auto write = &kernel::buildLists<kWalkThreads, true>;
     const unsigned blocks = persistentBlocks(reinterpret_cast<const void*>(count), n);
-    kernel::WalkTree tree = walkTree(blocks, targets, n, open_root);
+    kernel::WalkTree tree = walkTree(cells, blocks, targets, n, open_root);
     if (n > 0) {
       count<<<blocks, kWalkThreads, 0, stream()>>>(tree, lists.counts.data(), nullptr, nullptr, nullptr, nullptr);
       check(cudaGetLastError(), "buildLists (count) kernel launch");
@@ -512,8 +733,12 @@ class ResidentTreeLong {
     checkOverflow();
   }
 
-  kernel::WalkTree walkTree(unsigned blocks) { return walkTree(blocks, group_boxes_.data(), groups_.size(), true); }
-  kernel::WalkTree walkTree(unsigned blocks, const Boxd* targets, std::size_t n_targets, bool open_root) {
+  // The groups' walk: over the global tree when there is one.
+  kernel::WalkTree walkTree(unsigned blocks) {
+    return walkTree(walked(), blocks, group_boxes_.data(), groups_.size(), true);
+  }
+  kernel::WalkTree walkTree(const Cells& cells, unsigned blocks, const Boxd* targets, std::size_t n_targets,
+                            bool open_root) {
     stack_.resize(static_cast<std::size_t>(blocks) * static_cast<std::size_t>(options_.stack_capacity));
     next_group_.resize(1);
     overflow_.resize(1);
@@ -521,7 +746,7 @@ class ResidentTreeLong {
     const int none = -1;
     check(cudaMemcpyAsync(overflow_.data(), &none, sizeof(int), cudaMemcpyHostToDevice, stream()),
           "cudaMemcpyAsync (overflow flag)");
-    return {shape_.cells.data(),   walk_cells_.data(), static_cast<std::uint32_t>(shape_.size()),
+    return {cells.shape.cells.data(),   cells.walk_cells.data(), static_cast<std::uint32_t>(cells.shape.size()),
             groups_.data(),        targets,            static_cast<std::uint32_t>(n_targets),
             open_root,             next_group_.data(), stack_.data(),
             options_.stack_capacity, overflow_.data(), counters_.data()};
@@ -576,6 +801,9 @@ class ResidentTreeLong {
         case Stage::kLink: profile_.link = seconds; break;
         case Stage::kMoments: profile_.moments = seconds; break;
         case Stage::kGroups: profile_.groups = seconds; break;
+        case Stage::kLetSelect: profile_.let_select = seconds; break;
+        case Stage::kLetExchange: profile_.let_exchange = seconds; break;
+        case Stage::kGlobalTree: profile_.global_tree = seconds; break;
         case Stage::kLists: profile_.lists = seconds; break;
         case Stage::kForce: profile_.force = seconds; break;
         case Stage::kWriteBack: profile_.write_back = seconds; break;
@@ -593,6 +821,13 @@ class ResidentTreeLong {
   const DI* epiImages() const {
     if constexpr (std::is_same_v<DI, EPI>) return epi_.data();
     else return di_.data();
+  }
+  // What the groups walk: the global tree after a multi-rank build, else the local tree.
+  const Cells& walked() const { return global_built_ ? global_ : local_; }
+  const DJ* walkedEpjImages() const {
+    if (!global_built_) return epjImages();
+    if constexpr (std::is_same_v<DJ, EPJ>) return global_particles_.epj.data();
+    else return global_particles_.dj.data();
   }
   const DJ* epjImages() const {
     if constexpr (std::is_same_v<DJ, EPJ>) return epj_.data();
@@ -621,10 +856,10 @@ class ResidentTreeLong {
   DeviceVector<EPJ> epj_;
   DeviceVector<DI> di_;  // only when EPI's device form differs from EPI
   DeviceVector<DJ> dj_;
-  DeviceTreeShape shape_;
-  DeviceVector<Moment> moments_;
-  DeviceVector<DS> spj_images_;
-  DeviceVector<WalkCell> walk_cells_;
+  Cells local_, global_;  // the local tree; the global tree (several ranks)
+  GlobalParticles global_particles_;
+  DeviceLetExchange<EPJ, SPJ> let_exchange_;
+  bool global_built_ = false;
   DeviceVector<std::uint64_t> groups_, group_scratch_;
   DeviceVector<std::uint8_t> group_flags_;
   DeviceVector<Boxd> group_boxes_;

@@ -64,11 +64,11 @@ namespace kernel {
 
 template <class P>
 __global__ void mortonKeys(RootCell root, const P* __restrict__ items, std::size_t n, MortonKey* __restrict__ keys,
-                           std::uint32_t* __restrict__ index) {
+                           std::uint32_t* __restrict__ index, std::uint32_t first_index) {
   const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
   keys[i] = root.keyOf(positionOf(items[i]));
-  index[i] = static_cast<std::uint32_t>(i);
+  index[i] = first_index + static_cast<std::uint32_t>(i);
 }
 
 __global__ inline void countChildren(const TreeCell* __restrict__ cells, std::uint32_t begin, std::uint32_t n,
@@ -165,12 +165,12 @@ Boxd boundingBox(Gpu policy, const P* items, std::size_t n, CubScratch& scratch)
   return box;
 }
 
-// keys[i] = root.keyOf(position of items[i]), index[i] = i.
+// keys[i] = root.keyOf(position of items[i]), index[i] = first_index + i.
 template <class P>
 void mortonKeys(Gpu policy, const RootCell& root, const P* items, std::size_t n, MortonKey* keys,
-                std::uint32_t* index) {
+                std::uint32_t* index, std::uint32_t first_index = 0) {
   if (n == 0) return;
-  kernel::mortonKeys<<<blocksFor(n, 256), 256, 0, policy.stream>>>(root, items, n, keys, index);
+  kernel::mortonKeys<<<blocksFor(n, 256), 256, 0, policy.stream>>>(root, items, n, keys, index, first_index);
   check(cudaGetLastError(), "mortonKeys kernel launch");
 }
 
