@@ -26,6 +26,7 @@ struct Options {
   std::string ic = "cold";
   std::string moment = "monopole";
   std::string method = "multisection";
+  std::string cuts = "sampled";  // --gpu resident: cuts from samples or from counting every particle
   double theta = 0.5;
   int n_leaf = 8;
   int n_group = 256;
@@ -215,7 +216,7 @@ int runResidentSample(const grove::Runtime& runtime, const Options& opt) {
   nbody::ResidentOptions ro;
   ro.theta = opt.theta, ro.eps = opt.eps, ro.dt = opt.dt, ro.n_leaf = opt.n_leaf, ro.n_group = opt.n_group;
   ro.n_reuse = opt.n_reuse, ro.snapshot_every = opt.snapshot_every, ro.quadrupole = opt.moment == "quadrupole";
-  ro.decompose_every = opt.decompose_every, ro.orb = opt.method == "orb";
+  ro.decompose_every = opt.decompose_every, ro.orb = opt.method == "orb", ro.counted_cuts = opt.cuts == "counted";
   ro.steps = static_cast<std::int64_t>(std::llround(opt.t_end / opt.dt));
   const std::filesystem::path out(opt.output_dir);
   std::FILE* energy_log = runtime.rank() == 0 ? openEnergyLog(out) : nullptr;
@@ -260,6 +261,9 @@ int main(int argc, char** argv) {
   app.add_option("--ic", opt.ic, "initial condition")->check(CLI::IsMember({"cold", "plummer"}));
   app.add_option("--moment", opt.moment, "tree moment")->check(CLI::IsMember({"monopole", "quadrupole"}));
   app.add_option("--method", opt.method, "domain decomposition")->check(CLI::IsMember({"multisection", "orb"}));
+  app.add_option("--cuts", opt.cuts,
+                 "--gpu resident: domain cuts from samples (weighted) or from counting every particle on the GPU")
+      ->check(CLI::IsMember({"sampled", "counted"}));
   app.add_option("--theta", opt.theta, "opening angle")->check(CLI::NonNegativeNumber);
   app.add_option("--n-leaf", opt.n_leaf, "most particles in a leaf")->check(CLI::PositiveNumber);
   app.add_option("--n-group", opt.n_group, "most particles sharing one interaction list")->check(CLI::PositiveNumber);

@@ -67,7 +67,10 @@ void loop(std::vector<user::Body>& bodies, const ResidentOptions& opt, Sp sp,
   auto distribute = [&](std::int64_t step) {
     if (comm.size() == 1) return 0.0;
     const auto t = Clock::now();
-    if (step % opt.decompose_every == 0) grove::gpu::decomposeDomainAll(dinfo, psys);
+    if (step % opt.decompose_every == 0) {
+      if (opt.counted_cuts) grove::gpu::decomposeDomainByCounting(dinfo, psys);
+      else grove::gpu::decomposeDomainAll(dinfo, psys);
+    }
     grove::gpu::exchangeParticles(psys, dinfo, exchange_scratch);
     return since(t);
   };

@@ -18,6 +18,7 @@ struct ResidentOptions {
   int n_leaf = 16, n_group = 512, n_reuse = 1, snapshot_every = 0;
   int decompose_every = 4;  // several ranks: steps between decompositions (on list builds)
   bool orb = false;         // several ranks: ORB instead of multisection
+  bool counted_cuts = false;  // several ranks: cuts from counting every particle, not from samples
   bool quadrupole = false;
 };
 

@@ -107,6 +107,62 @@ TEST_F(ResidentExchange, DecompositionFromDeviceSamplesEqualsHost) {
   }
 }
 
+// Cuts from counting every particle on the device (both methods): every rank derives the same
+// boxes, the exchange then leaves each particle in its box (brute-force ownership), ids are
+// conserved, and the domains hold N / ranks particles to a few particles, where the sampled cuts
+// of the same bodies (host decomposition, 1000 samples per rank) leave a few per cent.
+TEST_F(ResidentExchange, CountingDecompositionBalancesExactly) {
+  const grove::Comm comm = grove::Comm::world();
+  const std::size_t n_total = 200000;
+  for (const auto method : {grove::DecompositionMethod::MULTISECTION, grove::DecompositionMethod::ORB}) {
+    const char* name = method == grove::DecompositionMethod::ORB ? "ORB" : "multisection";
+    const std::vector<user::Body> start = myShare(n_total, comm);
+    grove::DomainInfo dinfo, sampled;
+    dinfo.setDecompositionMethod(method);
+    sampled.setDecompositionMethod(method);
+    grove::gpu::DeviceParticleSystem<user::Body> device;
+    device.upload(start);
+    grove::gpu::decomposeDomainByCounting(dinfo, device);
+    grove::gpu::decomposeDomainAll(sampled, device);
+    // The same boxes on every rank.
+    std::vector<double> faces;
+    for (int r = 0; r < comm.size(); ++r)
+      for (std::size_t a = 0; a < 3; ++a)
+        faces.push_back(dinfo.getPosDomain(r).low[a]), faces.push_back(dinfo.getPosDomain(r).high[a]);
+    std::vector<double> low = faces, high = faces;
+    comm.allreduceMin(low);
+    comm.allreduceMax(high);
+    EXPECT_EQ(low, high) << name;
+    // Brute-force ownership counts of both decompositions, over all ranks.
+    std::vector<std::int64_t> counted(static_cast<std::size_t>(comm.size()), 0), counted_sampled = counted;
+    for (const auto& b : start)
+      for (int r = 0; r < comm.size(); ++r) {
+        counted[static_cast<std::size_t>(r)] += dinfo.getPosDomain(r).contains(b.pos) ? 1 : 0;
+        counted_sampled[static_cast<std::size_t>(r)] += sampled.getPosDomain(r).contains(b.pos) ? 1 : 0;
+      }
+    comm.allreduceSum(counted);
+    comm.allreduceSum(counted_sampled);
+    const double ideal = static_cast<double>(n_total) / comm.size();
+    double worst = 0.0, worst_sampled = 0.0;
+    for (int r = 0; r < comm.size(); ++r) {
+      worst = std::max(worst, std::abs(static_cast<double>(counted[static_cast<std::size_t>(r)]) - ideal));
+      worst_sampled =
+          std::max(worst_sampled, std::abs(static_cast<double>(counted_sampled[static_cast<std::size_t>(r)]) - ideal));
+    }
+    if (comm.rank() == 0)
+      std::printf("  rank 0/%d %s: largest domain count off N/ranks by %.0f counted, %.0f sampled (N = %zu)\n",
+                  comm.size(), name, worst, worst_sampled, n_total);
+    EXPECT_LE(worst, 4.0) << name;
+    // The exchange along the counted cuts: every particle in its box, none lost.
+    grove::gpu::exchangeParticles(device, dinfo);
+    const grove::Boxd mine = dinfo.getPosDomain(comm.rank());
+    const std::vector<user::Body> got = device.download();
+    for (const auto& b : got) ASSERT_TRUE(mine.contains(b.pos)) << name << ": body " << b.id;
+    EXPECT_EQ(static_cast<std::int64_t>(got.size()), counted[static_cast<std::size_t>(comm.rank())]) << name;
+    EXPECT_EQ(comm.allreduceSum(static_cast<std::int64_t>(got.size())), static_cast<std::int64_t>(n_total));
+  }
+}
+
 TEST_F(ResidentExchange, UnownableParticleStopsEveryRank) {
   const grove::Comm comm = grove::Comm::world();
   std::vector<user::Body> start = myShare(20000, comm);

@@ -139,6 +139,25 @@ void DomainInfo::decomposeDomain() {
   time_profile_.decompose_domain += wallSeconds() - start;
 }
 
+void DomainInfo::adoptCuts(CutTree cuts, std::array<int, 3> multisection_grid) {
+  std::vector<int> leaves_of_rank(static_cast<std::size_t>(rank_count_), 0);
+  for (const CutNode& node : cuts.nodes) {
+    if (node.axis >= 0) continue;
+    require(node.rank >= 0 && node.rank < rank_count_, "DomainInfo::adoptCuts", "a leaf names rank {} of {}",
+            node.rank, rank_count_);
+    ++leaves_of_rank[static_cast<std::size_t>(node.rank)];
+  }
+  for (int r = 0; r < rank_count_; ++r)
+    require(leaves_of_rank[static_cast<std::size_t>(r)] == 1, "DomainInfo::adoptCuts",
+            "rank {} owns {} leaves of the cuts (one expected)", r, leaves_of_rank[static_cast<std::size_t>(r)]);
+  if (method_ == DecompositionMethod::MULTISECTION && multisection_grid[0] > 0 && grid_[0] == 0)
+    grid_ = multisection_grid;
+  if (coef_ema_ < 1.0 && decomposition_count_ > 0 && cuts.sameShapeAs(cuts_)) cuts.blendWith(cuts_, coef_ema_);
+  cuts_ = std::move(cuts);
+  domain_boxes_ = cuts_.boxes(root_, rank_count_);
+  ++decomposition_count_;
+}
+
 // Runs on rank 0 with every rank's samples.
 CutTree DomainInfo::computeCuts(std::vector<WeightedSample>& all_samples) {
   CutTree cuts;

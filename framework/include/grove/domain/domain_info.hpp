@@ -93,6 +93,12 @@ class DomainInfo {
                               std::optional<int> samples_per_rank = std::nullopt);
   // Collective. Cuts the root domain from the samples held and shares the result.
   void decomposeDomain();
+  // Cuts found elsewhere become the decomposition, blended with the previous cuts as
+  // decomposeDomain blends them (coef_ema). Every rank must pass the same cuts (e.g. from
+  // counting particles on the GPU: grove::gpu::decomposeDomainByCounting); they are checked
+  // for shape (one leaf per rank), not compared across ranks. multisection_grid: the grid the
+  // cuts follow (kept, as decomposeDomain keeps its first choice).
+  void adoptCuts(CutTree cuts, std::array<int, 3> multisection_grid = {0, 0, 0});
   // Collective. collectSampleParticle then decomposeDomain.
   template <class PSys>
   void decomposeDomainAll(const PSys& psys, std::optional<double> weight = std::nullopt) {
