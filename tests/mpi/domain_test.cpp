@@ -168,3 +168,34 @@ TEST(DomainSmoothing, CoefEmaBlendsNewCutsWithPreviousOnes) {
     EXPECT_GT(sharp_cut - first_cuts[static_cast<std::size_t>(r)], 0.15);
   }
 }
+
+// Cuts found elsewhere (as the GPU's counting decomposition finds them) become the domains;
+// cuts that do not give every rank exactly one box are refused with the rank named.
+TEST(DomainAdoptedCuts, BecomeTheDomainsAndBadShapesAreRefused) {
+  DomainInfo dinfo;
+  const int ranks = dinfo.rankCount();
+  CutTree slabs;  // x slabs at k / ranks
+  slabs.nodes.push_back({0, 1, ranks, 0, -1});
+  for (int r = 0; r < ranks; ++r) slabs.nodes.push_back({-1, -1, 0, -1, r});
+  for (int k = 1; k < ranks; ++k) slabs.cuts.push_back(static_cast<double>(k) / ranks);
+  CutTree twice = slabs;
+  twice.nodes.back().rank = 0;  // rank 0 owns two boxes (with one rank: still one, and valid)
+  const std::int64_t count = dinfo.decompositionCount();
+  dinfo.adoptCuts(slabs);
+  EXPECT_EQ(dinfo.decompositionCount(), count + 1);
+  for (int r = 0; r < ranks; ++r) {
+    const Boxd box = dinfo.getPosDomain(r);
+    if (r > 0) EXPECT_DOUBLE_EQ(box.low.x, static_cast<double>(r) / ranks);
+    if (r + 1 < ranks) EXPECT_DOUBLE_EQ(box.high.x, static_cast<double>(r + 1) / ranks);
+    EXPECT_EQ(dinfo.whichRank(Vec3d((r + 0.5) / ranks, 0.3, -2.0)), r);
+  }
+  if (ranks > 1) {
+    try {
+      dinfo.adoptCuts(twice);
+      ADD_FAILURE() << "cuts giving rank 0 two boxes were adopted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("rank 0 owns 2 leaves"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(dinfo.getPosDomain(ranks - 1).low.x, static_cast<double>(ranks - 1) / ranks);  // unchanged
+  }
+}
