@@ -22,7 +22,8 @@
 #   GROVE_RESIDENT_ARGS   arguments for resident_benchmark, the GPU-resident pipeline (default
 #                         --cpu-reference: N = 2^22, theta 0.5, leaf 16, group 512, and the CPU
 #                         tree's error beside the device's)
-#   GROVE_RESIDENT_EXTRA  more resident_benchmark argument sets, ';'-separated (default: N = 2^24)
+#   GROVE_RESIDENT_EXTRA  more resident_benchmark argument sets, ';'-separated (default: N = 2^24,
+#                         and the fused walk's rebuilt steps at 2^22 and 2^24 for comparison)
 #   GROVE_NBODY_ARGS      arguments for samples/nbody --gpu resident (needs CLI11: carry .deps)
 #   GROVE_NBODY_RANKS     rank counts for those runs, sharing the GPU (default "1 2")
 #   GROVE_MPI_RANKS       rank counts for the multi-rank GPU suite (default "1 2 3 4")
@@ -262,7 +263,7 @@ fi
 # The GPU-resident pipeline: rebuild and list-reuse steps, per-stage device times.
 resident=$BUILD/samples/benchmarks/gpu/resident_benchmark
 resident_runs=("${GROVE_RESIDENT_ARGS---cpu-reference}")
-IFS=';' read -r -a more_resident <<< "${GROVE_RESIDENT_EXTRA---n 16777216 --steps 4 --cycles 1}"
+IFS=';' read -r -a more_resident <<< "${GROVE_RESIDENT_EXTRA---n 16777216 --steps 4 --cycles 1;--fused-walk --cycles 0;--n 16777216 --steps 4 --cycles 0 --fused-walk}"
 resident_runs+=("${more_resident[@]}")
 : > "$LOGS/resident.jsonl"
 if [[ -x $resident ]]; then
@@ -390,9 +391,9 @@ for line in open(sys.argv[1]):
     if "skipped" in r or "error" in r:
         print("  ", r); continue
     m = r["ms"]
-    print("  n=%-9d %-7s group %-4d step %7.2f ms mean (%7.2f median) | keys %.2f sort %.2f reorder %.2f link %.2f "
+    print("  n=%-9d %-13s group %-4d step %7.2f ms mean (%7.2f median) | keys %.2f sort %.2f reorder %.2f link %.2f "
           "moments %.2f groups %.2f lists %.2f force %.2f write %.2f integrate %.2f | %.2e int/s %.2e p/s err %.3e cpu %.3e"
-          " %.0f B/p" % (r["n"], r["mode"], r["group"], r["step_ms_mean"], r["step_ms_median"], m["keys"], m["sort"],
+          " %.0f B/p" % (r["n"], r["mode"] + "/" + r.get("walk", "fused"), r["group"], r["step_ms_mean"], r["step_ms_median"], m["keys"], m["sort"],
           m["reorder"], m["link"], m["moments"], m["groups"], m["lists"], m["force"], m["write_back"], m["integrate"],
           r["interactions_per_s"], r["particles_per_s"], r["median_error"], r["cpu_median_error"],
           r["bytes_per_particle"]))

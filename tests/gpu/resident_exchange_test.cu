@@ -276,10 +276,11 @@ TEST_F(ResidentExchange, ForcesAcrossRanksEqualHostTree) {
   const grove::Comm comm = grove::Comm::world();
   grove::DomainInfo dinfo;
   const std::vector<user::Body> mine = decomposedShare(60000, dinfo);
-  grove::gpu::ResidentTreeOptions lists;
+  grove::gpu::ResidentTreeOptions lists, fused;
   lists.fused_walk = false;
+  fused.fused_walk = true;
   const grove::gpu::ResidentProfile p = expectHostForces<Tree>(
-      mine, dinfo, user::cuda::GravityMonopoleSpInteraction{kEps2}, false, false, {}, "monopole, fused walk");
+      mine, dinfo, user::cuda::GravityMonopoleSpInteraction{kEps2}, false, false, fused, "monopole, fused walk");
   // Decomposed bodies: every rank's neighbours send it particles and superparticles.
   if (comm.size() > 1) {
     EXPECT_GT(p.let_ep_received, 0);
@@ -287,8 +288,10 @@ TEST_F(ResidentExchange, ForcesAcrossRanksEqualHostTree) {
   }
   expectHostForces<Tree>(mine, dinfo, user::cuda::GravityMonopoleSpInteraction{kEps2}, false, false, lists,
                          "monopole, list walk");
-  expectHostForces<QuadTree>(mine, dinfo, user::cuda::GravityQuadrupoleSpInteraction{kEps2}, true, false, {},
+  expectHostForces<QuadTree>(mine, dinfo, user::cuda::GravityQuadrupoleSpInteraction{kEps2}, true, false, fused,
                              "quadrupole, fused walk");
+  expectHostForces<QuadTree>(mine, dinfo, user::cuda::GravityQuadrupoleSpInteraction{kEps2}, true, false, lists,
+                             "quadrupole, list walk");
 }
 
 // MAKE_LIST_FOR_REUSE, a drift on the device, REUSE_LIST: fresh payloads along the kept LET

@@ -1,8 +1,8 @@
 // The GPU-resident pipeline's benchmark (grove/gpu/resident): the cold uniform sphere with the
 // user template's gravity, every stage on one GPU, printed as JSON lines.
 //
-//   rebuild  steps of kick + drift (forEach) -> full tree build -> fused walk and force ->
-//            write-back -> kick, each step from scratch (MAKE_LIST)
+//   rebuild  steps of kick + drift (forEach) -> full tree build -> lists and the list kernel (or
+//            the fused walk) -> write-back -> kick, each step from scratch (MAKE_LIST)
 //   reuse    cycles of --reuse steps: one MAKE_LIST_FOR_REUSE step, then REUSE_LIST steps
 //            (refresh from FP, moments, the list kernel on the kept lists)
 // Each line has the per-stage device times (CUDA events; medians over the steps), particles/s,
@@ -11,7 +11,9 @@
 // settings (host threads: OMP_NUM_THREADS).
 //
 //   resident_benchmark [--n N] [--theta T] [--leaf L] [--group G] [--steps S] [--reuse R]
-//                      [--cycles C] [--samples K] [--quadrupole] [--nakasato] [--cpu-reference]
+//                      [--cycles C] [--samples K] [--quadrupole] [--nakasato] [--fused-walk] [--cpu-reference]
+// --fused-walk: rebuilt steps walk and evaluate in one kernel (ResidentTreeOptions::fused_walk)
+// instead of building lists for the list kernel.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -34,7 +36,7 @@ struct Options {
   std::size_t n = std::size_t{1} << 22;
   double theta = 0.5;
   int leaf = 16, group = 512, steps = 8, reuse = 16, cycles = 2, samples = 4096;
-  bool quadrupole = false, nakasato = false, cpu_reference = false;
+  bool quadrupole = false, nakasato = false, cpu_reference = false, fused_walk = false;
   double dt = 1.0 / 256.0;
   float eps = 1.0f / 256.0f;
 };
@@ -54,11 +56,12 @@ Options parse(int argc, char** argv) {
     else if (arg == "--samples") o.samples = static_cast<int>(next());
     else if (arg == "--quadrupole") o.quadrupole = true;
     else if (arg == "--nakasato") o.nakasato = true;
+    else if (arg == "--fused-walk") o.fused_walk = true;
     else if (arg == "--cpu-reference") o.cpu_reference = true;
     else {
       std::fprintf(stderr,
                    "usage: %s [--n N] [--theta T] [--leaf L] [--group G] [--steps S] [--reuse R] [--cycles C] "
-                   "[--samples K] [--quadrupole] [--nakasato] [--cpu-reference]\n",
+                   "[--samples K] [--quadrupole] [--nakasato] [--fused-walk] [--cpu-reference]\n",
                    argv[0]);
       std::exit(2);
     }
@@ -147,6 +150,7 @@ void run(const Options& o, Sp sp) {
   psys.upload(bodies);
   grove::gpu::ResidentTreeOptions options;
   if (o.nakasato) options.opening = grove::gpu::OpeningRule::kNakasato;
+  options.fused_walk = o.fused_walk;
   Tree tree(o.theta, o.leaf, o.group, policy, options);
 
   // Accuracy at t = 0 (and the CPU tree's, same settings, when asked).
@@ -186,14 +190,14 @@ void run(const Options& o, Sp sp) {
     const grove::gpu::DeviceInfo info = grove::gpu::deviceInfo(grove::gpu::currentDevice());
     std::printf(
         "{\"bench\":\"resident\",\"mode\":\"%s\",\"gpu\":\"%s\",\"n\":%zu,\"theta\":%g,\"leaf\":%d,\"group\":%d,"
-        "\"moment\":\"%s\",\"opening\":\"%s\",\"steps\":%zu,\"step_ms_mean\":%.3f,\"step_ms_median\":%.3f,"
+        "\"moment\":\"%s\",\"opening\":\"%s\",\"walk\":\"%s\",\"steps\":%zu,\"step_ms_mean\":%.3f,\"step_ms_median\":%.3f,"
         "\"ms\":{\"root\":%.3f,\"keys\":%.3f,\"sort\":%.3f,\"reorder\":%.3f,\"link\":%.3f,\"moments\":%.3f,"
         "\"groups\":%.3f,\"lists\":%.3f,\"force\":%.3f,\"write_back\":%.3f,\"integrate\":%.3f,\"tree_total\":%.3f},"
         "\"cells\":%lld,\"groups_n\":%lld,\"interactions_per_particle\":%.1f,\"interactions_per_s\":%.4e,"
         "\"particles_per_s\":%.4e,\"median_error\":%.4e,\"cpu_median_error\":%.4e,\"device_bytes\":%lld,"
         "\"bytes_per_particle\":%.1f}\n",
         mode, info.name.c_str(), o.n, o.theta, o.leaf, o.group, o.quadrupole ? "quadrupole" : "monopole",
-        o.nakasato ? "nakasato" : "fdps", step_seconds.size(), 1e3 * mean_step, 1e3 * med_step,
+        o.nakasato ? "nakasato" : "fdps", o.fused_walk ? "fused" : "lists", step_seconds.size(), 1e3 * mean_step, 1e3 * med_step,
         1e3 * med([](const auto& p) { return p.root; }), 1e3 * med([](const auto& p) { return p.keys; }),
         1e3 * med([](const auto& p) { return p.sort; }), 1e3 * med([](const auto& p) { return p.reorder; }),
         1e3 * med([](const auto& p) { return p.link; }), 1e3 * med([](const auto& p) { return p.moments; }),
