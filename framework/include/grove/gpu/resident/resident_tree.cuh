@@ -228,9 +228,10 @@ class ResidentTreeLong {
     profile_.list_entries = static_cast<std::int64_t>(lists_.j.size() + lists_.s.size());
     // The list kernel's walks and tasks.
     walks_.resize(ng);
-    kernel::describeWalks<<<blocksFor(ng, 256), 256, 0, stream()>>>(groups_.data(), ng, lists_.counts.data(),
-                                                                       lists_.j_offsets.data(),
-                                                                       lists_.s_offsets.data(), walks_.data());
+    if (ng > 0)  // a rank without particles has no groups (several ranks)
+      kernel::describeWalks<<<blocksFor(ng, 256), 256, 0, stream()>>>(groups_.data(), ng, lists_.counts.data(),
+                                                                         lists_.j_offsets.data(),
+                                                                         lists_.s_offsets.data(), walks_.data());
     task_offsets_.resize(std::size_t{ng} + 1);
     kernel::countTasks<<<blocksFor(std::size_t{ng} + 1, 256), 256, 0, stream()>>>(groups_.data(), ng, kListChunk,
                                                                                    task_offsets_.data());
@@ -243,8 +244,9 @@ class ResidentTreeLong {
           "cub::DeviceScan::ExclusiveSum (tasks)");
     const int n_tasks = task_offsets_.elementToHost(ng, stream());
     tasks_.resize(static_cast<std::size_t>(n_tasks));
-    kernel::writeTasks<<<blocksFor(ng, 256), 256, 0, stream()>>>(ng, task_offsets_.data(), tasks_.data(),
-                                                                   kListChunk);
+    if (ng > 0)
+      kernel::writeTasks<<<blocksFor(ng, 256), 256, 0, stream()>>>(ng, task_offsets_.data(), tasks_.data(),
+                                                                     kListChunk);
     check(cudaGetLastError(), "list description kernels launch");
     marks_.mark(stream(), Stage::kLists);
   }
