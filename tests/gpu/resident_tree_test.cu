@@ -122,6 +122,111 @@ TEST_F(ResidentTest, QuadrupoleMomentsEqualHost) {
   EXPECT_LE(worst, 1e-12);
 }
 
+// ---- other moment types: grove's geometric-centre moments and a user's own ---------------------
+
+// A user's moment type with a second pass: mass, centre of mass, and the spread sum m |x - com|^2
+// (members GROVE_HOST_DEVICE, the contract of grove's moments in grove/tree/moments.hpp).
+struct UserSpreadMoment {
+  static constexpr bool kHasSecondPass = true;
+  double mass = 0.0;
+  grove::Vec3d pos;
+  double spread = 0.0;
+  GROVE_HOST_DEVICE void init() { *this = {}; }
+  GROVE_HOST_DEVICE grove::Vec3d getPos() const { return pos; }
+  GROVE_HOST_DEVICE double getCharge() const { return mass; }
+  template <class EPJ>
+  GROVE_HD_TEMPLATE void accumulateAtLeaf(const EPJ& p) {
+    mass += static_cast<double>(p.getCharge());
+    pos += static_cast<double>(p.getCharge()) * grove::positionOf(p);
+  }
+  GROVE_HOST_DEVICE void accumulate(const UserSpreadMoment& c) {
+    mass += c.mass;
+    pos += c.mass * c.pos;
+  }
+  GROVE_HOST_DEVICE void set() { pos = mass != 0.0 ? pos / mass : grove::Vec3d{}; }
+  template <class EPJ>
+  GROVE_HD_TEMPLATE void accumulateAtLeaf2(const EPJ& p) {
+    spread += static_cast<double>(p.getCharge()) * grove::norm2(grove::positionOf(p) - pos);
+  }
+  GROVE_HOST_DEVICE void accumulate2(const UserSpreadMoment& c) {
+    spread += c.spread + c.mass * grove::norm2(c.pos - pos);
+  }
+};
+struct UserSpreadSPJ {
+  double mass = 0.0;
+  grove::Vec3d pos;
+  double spread = 0.0;
+  GROVE_HOST_DEVICE void copyFromMoment(const UserSpreadMoment& m) { mass = m.mass, pos = m.pos, spread = m.spread; }
+  GROVE_HOST_DEVICE UserSpreadMoment convertToMoment() const {
+    UserSpreadMoment m;
+    m.mass = mass, m.pos = pos, m.spread = spread;
+    return m;
+  }
+  GROVE_HOST_DEVICE grove::Vec3d getPos() const { return pos; }
+  GROVE_HOST_DEVICE double getCharge() const { return mass; }
+};
+
+// Every field of a moment, each over its scale (charge: the cell's |charge|; positions: the root;
+// dipoles: |charge| x root; second moments: |charge| x root^2), for comparisons.
+std::vector<double> scaledFields(const grove::MomentMonopoleGeometricCenter& m, double q, double l) {
+  return {m.charge / q, m.pos.x / l, m.pos.y / l, m.pos.z / l, static_cast<double>(m.n_ptcl)};
+}
+std::vector<double> scaledFields(const grove::MomentDipoleGeometricCenter& m, double q, double l) {
+  auto f = scaledFields(static_cast<const grove::MomentMonopoleGeometricCenter&>(m), q, l);
+  for (double d : {m.dipole.x, m.dipole.y, m.dipole.z}) f.push_back(d / (q * l));
+  return f;
+}
+std::vector<double> scaledFields(const grove::MomentQuadrupoleGeometricCenter& m, double q, double l) {
+  auto f = scaledFields(static_cast<const grove::MomentMonopoleGeometricCenter&>(m), q, l);
+  for (double d : {m.dipole.x, m.dipole.y, m.dipole.z}) f.push_back(d / (q * l));
+  for (double d : {m.quad.xx, m.quad.yy, m.quad.zz, m.quad.xy, m.quad.xz, m.quad.yz}) f.push_back(d / (q * l * l));
+  return f;
+}
+std::vector<double> scaledFields(const UserSpreadMoment& m, double q, double l) {
+  return {m.mass / q, m.pos.x / l, m.pos.y / l, m.pos.z / l, m.spread / (q * l * l)};
+}
+
+// The device's moments of every cell against momentOfCell swept bottom-up on the host over the
+// host build's cells (what the CPU tree's computeMoments does), both passes where there are two.
+template <class Moment, class SPJ>
+void expectHostMoments(const char* what) {
+  const auto bodies = resident_test::plummerSphere(30000, 17);
+  const auto host = resident_test::hostBuild(bodies, kLeaf, kGroup);
+  std::vector<user::GravityEPJ> epj(host.order.size());
+  for (std::size_t k = 0; k < epj.size(); ++k) epj[k].copyFromFP(bodies[host.order[k]]);
+  std::vector<Moment> expected(host.cells.size());
+  constexpr int kPasses = grove::momentHasSecondPass<Moment>() ? 2 : 1;
+  for (int pass = 1; pass <= kPasses; ++pass)
+    for (int level = static_cast<int>(host.level_begin.size()) - 2; level >= 0; --level)
+      for (std::uint32_t c = host.level_begin[static_cast<std::size_t>(level)];
+           c < host.level_begin[static_cast<std::size_t>(level) + 1]; ++c)
+        expected[c] = grove::momentOfCell<Moment>(pass, host.cells[c], epj.data(), static_cast<const SPJ*>(nullptr),
+                                                  expected.data(), expected[c]);
+  grove::gpu::DeviceParticleSystem<user::Body> psys;
+  psys.upload(bodies);
+  grove::gpu::ResidentTreeLong<user::GravityForce, user::GravityEPI, user::GravityEPJ, Moment, SPJ> tree(kTheta, kLeaf,
+                                                                                                       kGroup);
+  tree.buildTree(psys);
+  const std::vector<Moment> got = tree.moments().toHost(nullptr);
+  ASSERT_EQ(got.size(), expected.size()) << what;
+  double worst = 0.0;
+  for (std::size_t c = 0; c < got.size(); ++c) {
+    const double q = std::abs(expected[c].getCharge()) + 1e-300, l = tree.rootCell().length;
+    const std::vector<double> a = scaledFields(got[c], q, l), b = scaledFields(expected[c], q, l);
+    for (std::size_t k = 0; k < a.size(); ++k) worst = std::max(worst, std::abs(a[k] - b[k]));
+  }
+  std::printf("  [%s] %zu cells: moments differ by at most %.2e (scaled)\n", what, got.size(), worst);
+  EXPECT_LE(worst, 1e-12) << what;
+}
+
+TEST_F(ResidentTest, GeometricCentreAndUserMomentsEqualHost) {
+  expectHostMoments<grove::MomentMonopoleGeometricCenter, grove::SPJMonopoleGeometricCenter>("monopole, geometric centre");
+  expectHostMoments<grove::MomentDipoleGeometricCenter, grove::SPJDipoleGeometricCenter>("dipole, geometric centre");
+  expectHostMoments<grove::MomentQuadrupoleGeometricCenter, grove::SPJQuadrupoleGeometricCenter>(
+      "quadrupole, geometric centre");
+  expectHostMoments<UserSpreadMoment, UserSpreadSPJ>("user moment with a second pass");
+}
+
 // The fused walk, the list walk and the CPU tree give the same forces to float rounding (the same
 // interactions in another order), for both moment types, uniform and clustered.
 TEST_F(ResidentTest, ForcesEqualCpuTree) {
