@@ -1,0 +1,202 @@
+// samples/scaling: one run of a weak or strong scaling series. Run it under mpirun at each rank
+// count (tools/scaling_series.py does, and computes efficiencies and plots); it prints one JSON
+// line: ranks, GPUs, N, seconds per step of each stage (the slowest rank's mean over the timed
+// steps), particles/s, interactions and LET sizes.
+//
+//   mpirun -np 2 scaling --mode strong --n 262144 --path cpu --steps 8
+//   mpirun -np 2 scaling --mode weak --n 4194304 --path multiwalk --n-reuse 16   # n per rank
+//
+// Paths: cpu (grove's CPU tree and the user template's SIMD kernels), multiwalk (an FDPS-API
+// program's own CUDA kernels through the index multiwalk, user_templates/cuda), resident (every
+// stage on the GPU, grove/gpu/resident). The body set is the Accelerated FDPS paper's cold
+// uniform sphere; weak runs hold n bodies per rank, strong runs n in all.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gravity_kernels.hpp"
+#include "grove/grove.hpp"
+#include "grove/tree/tree_for_force_long.hpp"
+#include "nbody/initial_conditions.hpp"
+#include "stages.hpp"
+#if GROVE_SCALING_GPU
+#include "cuda/gravity_multiwalk_gpu.h"
+#include "grove/gpu/device_gpu.h"
+#include "resident_steps.h"
+#endif
+
+namespace {
+
+struct Options {
+  std::string mode = "strong";
+  std::int64_t n = 1 << 18;
+  std::string path = "cpu";
+  int steps = 8, warmup = 1;
+  double theta = 0.5, eps = 1.0 / 32.0, dt = 1.0 / 128.0;
+  int n_leaf = 16, n_group = 512, n_reuse = 1, decompose_every = 4, n_walk = 2000, tag_max = 4;
+  std::string cuts = "sampled";
+  std::string label;
+};
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// This rank's share of the cold sphere of n_total bodies (ids [n r / p, n (r + 1) / p)).
+std::vector<user::Body> myShare(std::int64_t n_total, const grove::Comm& comm) {
+  const std::int64_t begin = n_total * comm.rank() / comm.size(), end = n_total * (comm.rank() + 1) / comm.size();
+  std::vector<user::Body> bodies(static_cast<std::size_t>(end - begin));
+#pragma omp parallel for schedule(static)
+  for (std::int64_t id = begin; id < end; ++id) {
+    const nbody::Body b = nbody::coldUniformSphere(id, n_total, 1);
+    user::Body& u = bodies[static_cast<std::size_t>(id - begin)];
+    u.id = b.id, u.mass = b.mass, u.pos = b.pos, u.vel = b.vel;
+  }
+  return bodies;
+}
+
+// Host paths: the CPU tree, or the GPU multiwalk with the user template's kernels.
+std::vector<scaling::StageSeconds> runHostSteps(const std::vector<user::Body>& start, const Options& opt,
+                                                const grove::Runtime& runtime) {
+  using Tree = grove::TreeForForceLong<user::GravityForce, user::GravityEPI, user::GravityEPJ>::Monopole;
+  grove::ParticleSystem<user::Body> bodies;
+  for (const auto& b : start) bodies.add(b);
+  grove::DomainInfo dinfo;
+  const float eps2 = static_cast<float>(opt.eps * opt.eps);
+  const user::GravityMonopoleKernel kernel{eps2};
+  Tree tree(std::max<std::size_t>(bodies.size(), 1), opt.theta, opt.n_leaf, opt.n_group);
+#if GROVE_SCALING_GPU
+  std::unique_ptr<user::cuda::GravityMultiwalkInterface<grove::SPJMonopole>> gpu;
+  if (opt.path == "multiwalk") {
+    grove::gpu::selectDeviceForRank(runtime.rank());
+    gpu = user::cuda::makeGravityMultiwalk<grove::SPJMonopole>(eps2);
+  }
+#else
+  (void)runtime;
+#endif
+  const auto build_mode = opt.n_reuse > 1 ? grove::MAKE_LIST_FOR_REUSE : grove::MAKE_LIST;
+  std::vector<scaling::StageSeconds> timed;
+  for (int step = 0; step < opt.warmup + opt.steps; ++step) {
+    scaling::StageSeconds s;
+    const auto start_step = Clock::now();
+    auto t = Clock::now();
+#pragma omp parallel for schedule(static)
+    for (std::size_t i = 0; i < bodies.size(); ++i) {
+      bodies[i].vel += (0.5 * opt.dt) * bodies[i].acc;
+      bodies[i].pos += opt.dt * bodies[i].vel;
+    }
+    s.integrate = since(t);
+    const bool rebuild = step % opt.n_reuse == 0;
+    if (rebuild) {
+      t = Clock::now();
+      if (step % opt.decompose_every == 0) dinfo.decomposeDomainAll(bodies);
+      s.decompose = since(t);
+      t = Clock::now();
+      bodies.exchangeParticle(dinfo);
+      s.exchange = since(t);
+    }
+    const auto mode = rebuild ? build_mode : grove::REUSE_LIST;
+#if GROVE_SCALING_GPU
+    if (gpu)
+      tree.calcForceAllAndWriteBackMultiWalkIndex(gpu->dispatch(), gpu->retrieve(), opt.tag_max, bodies, dinfo,
+                                                  opt.n_walk, true, mode);
+    else
+#endif
+      tree.calcForceAllAndWriteBack(kernel, kernel, bodies, dinfo, true, mode);
+    t = Clock::now();
+#pragma omp parallel for schedule(static)
+    for (std::size_t i = 0; i < bodies.size(); ++i) bodies[i].vel += (0.5 * opt.dt) * bodies[i].acc;
+    s.integrate += since(t);
+    s.step = since(start_step);
+    const grove::TreeProfile& p = tree.profile();
+    s.local_tree = p.root_cell + p.keys + p.sort + p.reorder + p.link + p.local_moments;
+    s.let = p.let_build + p.let_exchange;
+    s.global_tree = p.global_tree + p.global_moments;
+    s.walk_force = p.groups + p.walk + p.kernel + p.write_back;
+    s.interactions = p.n_ep_ep + p.n_ep_sp;
+    s.let_received = p.let_ep_received + p.let_sp_received;
+    if (step >= opt.warmup) timed.push_back(s);
+  }
+  return timed;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  grove::Runtime runtime(argc, argv);
+  Options opt;
+  CLI::App app{"grove scaling sample: one run of a weak or strong series (one JSON line)"};
+  app.add_option("--mode", opt.mode, "weak: --n bodies per rank; strong: --n bodies in all")
+      ->check(CLI::IsMember({"weak", "strong"}));
+  app.add_option("-n,--particles", opt.n, "bodies per rank (weak) or in all (strong)")->check(CLI::PositiveNumber);
+  app.add_option("--path", opt.path, "force path")->check(CLI::IsMember({"cpu", "multiwalk", "resident"}));
+  app.add_option("--steps", opt.steps, "timed steps")->check(CLI::PositiveNumber);
+  app.add_option("--warmup", opt.warmup, "untimed steps first")->check(CLI::NonNegativeNumber);
+  app.add_option("--theta", opt.theta, "opening angle")->check(CLI::NonNegativeNumber);
+  app.add_option("--n-leaf", opt.n_leaf, "most particles in a leaf")->check(CLI::PositiveNumber);
+  app.add_option("--n-group", opt.n_group, "most particles sharing one interaction list")->check(CLI::PositiveNumber);
+  app.add_option("--n-reuse", opt.n_reuse, "steps per list build (reuse in between)")->check(CLI::PositiveNumber);
+  app.add_option("--decompose-every", opt.decompose_every, "steps between decompositions")->check(CLI::PositiveNumber);
+  app.add_option("--n-walk", opt.n_walk, "multiwalk: walks per batch")->check(CLI::PositiveNumber);
+  app.add_option("--tag-max", opt.tag_max, "multiwalk: batches in flight")->check(CLI::PositiveNumber);
+  app.add_option("--cuts", opt.cuts, "resident: domain cuts from samples or from counting every particle")
+      ->check(CLI::IsMember({"sampled", "counted"}));
+  app.add_option("--label", opt.label, "free text copied into the JSON line");
+  CLI11_PARSE(app, argc, argv);
+
+  const grove::Comm comm = grove::Comm::world();
+  const int ranks = comm.size();
+  const std::int64_t n_total = opt.mode == "weak" ? opt.n * ranks : opt.n;
+  const std::vector<user::Body> bodies = myShare(n_total, comm);
+
+  std::vector<scaling::StageSeconds> timed;
+  int gpus = 0;
+  if (opt.path == "cpu") {
+    timed = runHostSteps(bodies, opt, runtime);
+  } else {
+#if GROVE_SCALING_GPU
+    gpus = std::min(ranks, grove::gpu::deviceCount());
+    if (gpus == 0) throw grove::Error("scaling", fmt::format("--path {} needs a CUDA device; none is visible", opt.path));
+    if (opt.path == "multiwalk") {
+      timed = runHostSteps(bodies, opt, runtime);
+    } else {
+      scaling::ResidentRunOptions ro;
+      ro.theta = opt.theta, ro.eps = opt.eps, ro.dt = opt.dt, ro.n_leaf = opt.n_leaf, ro.n_group = opt.n_group;
+      ro.n_reuse = opt.n_reuse, ro.decompose_every = opt.decompose_every, ro.steps = opt.steps;
+      ro.warmup = opt.warmup, ro.counted_cuts = opt.cuts == "counted";
+      timed = scaling::runResidentSteps(bodies, ro);
+    }
+#else
+    throw grove::Error("scaling", fmt::format("--path {} needs a build with CUDA (GROVE_CUDA=ON)", opt.path));
+#endif
+  }
+
+  // This rank's mean per step; the slowest rank's per stage; counts summed over ranks.
+  scaling::StageSeconds mean;
+  for (const auto& s : timed) mean += s;
+  const double per = 1.0 / static_cast<double>(timed.size());
+  auto slowest = [&](double v) { return comm.allreduceMax(v * per); };
+  const double step = slowest(mean.step);
+  const double interactions = static_cast<double>(comm.allreduceSum(mean.interactions)) * per;
+  const double let_received = static_cast<double>(comm.allreduceSum(mean.let_received)) * per / ranks;
+  const auto n_local = static_cast<std::int64_t>(bodies.size());
+  const double imbalance = static_cast<double>(comm.allreduceMax(n_local)) * ranks / static_cast<double>(n_total);
+  const std::string line = fmt::format(
+      "{{\"sample\":\"scaling\",\"label\":\"{}\",\"path\":\"{}\",\"mode\":\"{}\",\"ranks\":{},\"threads\":{},"
+      "\"gpus\":{},\"n_total\":{},\"n_per_rank\":{:.0f},\"theta\":{},\"leaf\":{},\"group\":{},\"n_reuse\":{},"
+      "\"steps\":{},\"seconds_per_step\":{:.6f},\"stages\":{{\"decompose\":{:.6f},\"exchange\":{:.6f},"
+      "\"local_tree\":{:.6f},\"let\":{:.6f},\"global_tree\":{:.6f},\"walk_force\":{:.6f},\"integrate\":{:.6f}}},"
+      "\"particles_per_s\":{:.4e},\"interactions_per_particle\":{:.1f},\"let_received_per_rank\":{:.0f},"
+      "\"start_imbalance\":{:.3f}}}",
+      opt.label, opt.path, opt.mode, ranks, runtime.threadCount(), gpus, n_total,
+      static_cast<double>(n_total) / ranks, opt.theta, opt.n_leaf, opt.n_group, opt.n_reuse, timed.size(), step,
+      slowest(mean.decompose), slowest(mean.exchange), slowest(mean.local_tree), slowest(mean.let),
+      slowest(mean.global_tree), slowest(mean.walk_force), slowest(mean.integrate),
+      static_cast<double>(n_total) / step, interactions / static_cast<double>(n_total), let_received, imbalance);
+  if (comm.rank() == 0) std::printf("%s\n", line.c_str());
+  return 0;
+}

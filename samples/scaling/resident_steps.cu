@@ -1,0 +1,87 @@
+// samples/scaling --path resident (resident_steps.h): the GPU-resident step, timed stage by stage.
+// Device stages come from the tree's CUDA-event profile; decomposition, exchange and the whole
+// step from the host clock after the device is done.
+#include "resident_steps.h"
+
+#include <chrono>
+
+#include "cuda/gravity_interactions.cuh"
+#include "grove/gpu/device_gpu.h"
+#include "grove/gpu/resident/decomposition.cuh"
+#include "grove/gpu/resident/exchange.cuh"
+#include "grove/gpu/resident/for_each.cuh"
+#include "grove/gpu/resident/resident_tree.cuh"
+
+namespace scaling {
+
+namespace {
+
+struct HalfKick {
+  double half_dt;
+  GROVE_HOST_DEVICE void operator()(user::Body& b) const { b.vel += half_dt * b.acc; }
+};
+struct Drift {
+  double dt;
+  GROVE_HOST_DEVICE void operator()(user::Body& b) const { b.pos += dt * b.vel; }
+};
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+}  // namespace
+
+std::vector<StageSeconds> runResidentSteps(const std::vector<user::Body>& bodies, const ResidentRunOptions& opt) {
+  const grove::Comm comm = grove::Comm::world();
+  grove::gpu::selectDeviceForRank(comm.rank());
+  const float eps2 = static_cast<float>(opt.eps * opt.eps);
+  const user::cuda::GravityEpInteraction ep{eps2};
+  const user::cuda::GravityMonopoleSpInteraction sp{eps2};
+  grove::gpu::Stream stream;
+  const grove::Gpu gpu{stream.get()};
+  grove::gpu::DeviceParticleSystem<user::Body> psys(gpu);
+  psys.upload(bodies);
+  grove::gpu::ResidentTreeLong<user::GravityForce, user::GravityEPI, user::GravityEPJ> tree(opt.theta, opt.n_leaf,
+                                                                                           opt.n_group, gpu);
+  grove::DomainInfo dinfo;
+  grove::gpu::ExchangeScratch scratch;
+  const auto build_mode = opt.n_reuse > 1 ? grove::MAKE_LIST_FOR_REUSE : grove::MAKE_LIST;
+  std::vector<StageSeconds> timed;
+  for (int step = 0; step < opt.warmup + opt.steps; ++step) {
+    StageSeconds s;
+    const auto start = Clock::now();
+    auto t = Clock::now();
+    grove::gpu::forEach(gpu, psys, HalfKick{0.5 * opt.dt});
+    grove::gpu::forEach(gpu, psys, Drift{opt.dt});
+    grove::gpu::check(cudaStreamSynchronize(gpu.stream), "cudaStreamSynchronize (kick, drift)");
+    s.integrate = since(t);
+    const bool rebuild = step % opt.n_reuse == 0;
+    if (rebuild) {
+      t = Clock::now();
+      if (step % opt.decompose_every == 0) {
+        if (opt.counted_cuts) grove::gpu::decomposeDomainByCounting(dinfo, psys);
+        else grove::gpu::decomposeDomainAll(dinfo, psys);
+      }
+      s.decompose = since(t);
+      t = Clock::now();
+      grove::gpu::exchangeParticles(psys, dinfo, scratch);
+      s.exchange = since(t);
+    }
+    tree.calcForceAllAndWriteBack(psys, ep, sp, dinfo, rebuild ? build_mode : grove::REUSE_LIST);
+    t = Clock::now();
+    grove::gpu::forEach(gpu, psys, HalfKick{0.5 * opt.dt});
+    grove::gpu::check(cudaStreamSynchronize(gpu.stream), "cudaStreamSynchronize (kick)");
+    s.integrate += since(t);
+    s.step = since(start);
+    const grove::gpu::ResidentProfile& p = tree.profile();
+    s.local_tree = p.build();
+    s.let = p.let_select + p.let_exchange;
+    s.global_tree = p.global_tree;
+    s.walk_force = p.lists + p.force + p.write_back;
+    s.interactions = p.interactions();
+    s.let_received = p.let_ep_received + p.let_sp_received;
+    if (step >= opt.warmup) timed.push_back(s);
+  }
+  return timed;
+}
+
+}  // namespace scaling

@@ -1,0 +1,24 @@
+#pragma once
+// samples/scaling --path resident: timed steps of the GPU-resident pipeline (resident_steps.cu,
+// compiled by nvcc). Declarations only.
+#include <cstdint>
+#include <vector>
+
+#include "gravity_particles.hpp"
+#include "stages.hpp"
+
+namespace scaling {
+
+struct ResidentRunOptions {
+  double theta = 0.5, eps = 1.0 / 32.0, dt = 1.0 / 128.0;
+  int n_leaf = 16, n_group = 512, n_reuse = 1, decompose_every = 4;
+  int steps = 8, warmup = 1;
+  bool counted_cuts = false;
+};
+
+// Collective. Runs warmup + steps kick-drift-kick steps of this rank's bodies on its GPU (device
+// decomposition and exchange on list-building steps) and returns this rank's stage seconds of
+// each timed step.
+std::vector<StageSeconds> runResidentSteps(const std::vector<user::Body>& bodies, const ResidentRunOptions& opt);
+
+}  // namespace scaling
