@@ -17,8 +17,9 @@ Stages and their model (seconds per step; n = N / P; k the steps between decompo
              per-rank cost of the all-to-all of counts and the allgather of boxes
   global     a_g * (n + L)
   exchange   (a_x * n^(2/3) * b_fp / B + 26 * lat) * (P > 1)
-  decompose  (S * 24 / B + a_s * S * log2 S + 2 * lat * log2 P) / k   (S = min(s P, 2^21) samples,
-             s per rank, gathered and cut on rank 0)
+  decompose  (d0 + S * 24 / B + a_s * S * log2 S + 2 * lat * log2 P) / k   (S = min(s P, 2^21)
+             samples, s per rank, gathered and cut on rank 0; a_s = 3 ns, std::sort's cost; d0 the
+             measured rest: drawing samples, latency)
 a_* are seconds per item measured on the calibration machine (the smallest run for per-particle
 costs, the multi-rank runs for the LET and exchange); B and lat describe the network of the
 prediction (defaults: the calibration runs' own, fitted; give --bandwidth/--latency for another
@@ -83,12 +84,17 @@ class Model:
             self.a_l = max(m["stages"]["let"] - L * BYTES_SPJ / self.B, 0.0) / max(L, 1.0)
             self.a_x = max(m["stages"]["exchange"], 1e-9) / (nm ** (2.0 / 3.0) * BYTES_FP / self.B)
         # Decomposition: the samples (capped in all, as DomainInfo caps them) sorted on rank 0.
-        self.a_s = 3e-9  # seconds per sample and log2: std::sort on one core, when not measured
+        # Runs with a few thousand samples cannot show the sort's cost per sample (their time is
+        # drawing samples and latency): a_s is std::sort's ~3 ns per element and log2 on one
+        # core, and the measured time beyond it is a fixed cost d0 per decomposition.
+        self.a_s = 3e-9
+        self.d0 = 0.0
         timed = [r for r in runs if r["stages"]["decompose"] > 0]
         if timed:
             r = max(timed, key=lambda r: r["ranks"])
-            S = self.samples(r["ranks"])
-            self.a_s = r["stages"]["decompose"] * self.k / (S * math.log2(S))
+            S, P = self.samples(r["ranks"]), r["ranks"]
+            modelled = S * 24 / self.B + self.a_s * S * math.log2(S) + 2 * self.lat * math.log2(max(P, 2))
+            self.d0 = max(r["stages"]["decompose"] * self.k - modelled, 0.0)
 
     def samples(self, P):
         return min(self.s * P, MAX_TOTAL_SAMPLES)
@@ -112,7 +118,8 @@ class Model:
             "let": multi * (self.a_l * L + 8 * lat + (P - 1) * self.lat_a + L * BYTES_SPJ / B),
             "global_tree": multi * self.a_g * (n + L),
             "exchange": multi * (self.a_x * n ** (2.0 / 3.0) * BYTES_FP / B + 26 * lat),
-            "decompose": (self.samples(P) * 24 / B + self.a_s * self.samples(P) * math.log2(self.samples(P))
+            "decompose": (self.d0 + self.samples(P) * 24 / B
+                          + self.a_s * self.samples(P) * math.log2(self.samples(P))
                           + 2 * lat * math.log2(max(P, 2))) / self.k,
         }
         s["step"] = sum(s.values())
@@ -122,6 +129,8 @@ class Model:
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("series", nargs="+", help="JSON-line files of tools/scaling_series.py")
+    p.add_argument("--path", help="calibrate from the runs of this path only (cpu, multiwalk, resident)")
+    p.add_argument("--label", help="calibrate from the runs with this label only")
     p.add_argument("--decompose-every", type=int, default=4)
     p.add_argument("--samples-per-rank", type=int, default=1000)
     p.add_argument("--bandwidth", type=float, help="network bytes/s of the predicted machine")
@@ -130,6 +139,13 @@ def main():
     p.add_argument("--predict-strong", type=float, help="bodies in all for a strong prediction")
     a = p.parse_args()
     runs = load(a.series)
+    if a.path:
+        runs = [r for r in runs if r["path"] == a.path]
+    if a.label:
+        runs = [r for r in runs if r.get("label") == a.label]
+    paths = sorted({r["path"] for r in runs})
+    if len(paths) != 1:
+        sys.exit("scaling_model: calibrate one path at a time (--path; these runs have %s)" % (paths or "none"))
     m = Model(runs, a.decompose_every, a.samples_per_rank)
     print("calibration: a_f %.3e s/interaction, I(N) = %.0f + %.1f ln N, a_t %.3e s/particle, a_i %.3e, "
           "LET surface c_s %.2f, a_l %.3e s/item, a_g %.3e" % (m.a_f, m.i0, m.i1, m.a_t, m.a_i, m.c_s, m.a_l, m.a_g))

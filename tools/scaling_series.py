@@ -89,6 +89,11 @@ def plot(series, png, title):
     print("scaling_series: wrote", png)
 
 
+def title_of(args):
+    return "%s path, %s scaling, N%s = %d, %d thread(s) per rank" % (
+        args.path, args.mode, " per rank" if args.mode == "weak" else "", args.n, args.threads)
+
+
 def main():
     argv = sys.argv[1:]
     extra = []
@@ -97,9 +102,9 @@ def main():
         argv = argv[:argv.index("--")]
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--exe", default="build/samples/scaling/scaling")
-    p.add_argument("--ranks", type=int, nargs="+", required=True)
-    p.add_argument("--mode", choices=["weak", "strong"], required=True)
-    p.add_argument("-n", type=int, required=True, help="bodies per rank (weak) or in all (strong)")
+    p.add_argument("--ranks", type=int, nargs="+")
+    p.add_argument("--mode", choices=["weak", "strong"])
+    p.add_argument("-n", type=int, help="bodies per rank (weak) or in all (strong)")
     p.add_argument("--path", default="cpu", choices=["cpu", "multiwalk", "resident"])
     p.add_argument("--steps", type=int, default=8)
     p.add_argument("--threads", type=int, default=1, help="OpenMP threads per rank")
@@ -107,7 +112,17 @@ def main():
     p.add_argument("--always-mpirun", action="store_true", help="start one rank through mpirun too")
     p.add_argument("--repeat", type=int, default=1, help="runs per rank count; the fastest is kept")
     p.add_argument("--out", required=True, help="output prefix: PREFIX.jsonl and PREFIX.png")
+    p.add_argument("--plot-only", action="store_true", help="plot PREFIX.jsonl again, run nothing")
     args = p.parse_args(argv)
+    if args.plot_only:
+        with open(args.out + ".jsonl") as f:
+            series = [json.loads(l) for l in f if l.strip()]
+        args.path, args.mode, args.threads = series[0]["path"], series[0]["mode"], series[0]["threads"]
+        args.n = series[0]["n_per_rank"] if args.mode == "weak" else series[0]["n_total"]
+        plot(series, args.out + ".png", title_of(args))
+        return
+    if not (args.ranks and args.mode and args.n):
+        p.error("--ranks, --mode and -n are needed to run a series")
     series = []
     for ranks in args.ranks:
         runs = [run_one(args, ranks, extra) for _ in range(args.repeat)]
@@ -125,9 +140,7 @@ def main():
         if "speedup" in r:
             eff += ", speed-up %.2fx" % r["speedup"]
         print("ranks %3d  N %10d  %.4f s/step  %s" % (r["ranks"], r["n_total"], r["seconds_per_step"], eff))
-    title = "%s path, %s scaling, N%s = %d, %d thread(s) per rank" % (
-        args.path, args.mode, " per rank" if args.mode == "weak" else "", args.n, args.threads)
-    plot(series, args.out + ".png", title)
+    plot(series, args.out + ".png", title_of(args))
 
 
 if __name__ == "__main__":

@@ -40,6 +40,8 @@ struct Options {
   double theta = 0.5, eps = 1.0 / 32.0, dt = 1.0 / 128.0;
   int n_leaf = 16, n_group = 512, n_reuse = 1, decompose_every = 4, n_walk = 2000, tag_max = 4;
   std::string cuts = "sampled";
+  bool weighted = true;  // samples weighted by each rank's last force time
+  int samples_per_rank = grove::DomainInfo::kDefaultSamplesPerRank;
   std::string label;
 };
 
@@ -66,6 +68,7 @@ std::vector<scaling::StageSeconds> runHostSteps(const std::vector<user::Body>& s
   grove::ParticleSystem<user::Body> bodies;
   for (const auto& b : start) bodies.add(b);
   grove::DomainInfo dinfo;
+  dinfo.setSampleCountPerRank(opt.samples_per_rank);
   const float eps2 = static_cast<float>(opt.eps * opt.eps);
   const user::GravityMonopoleKernel kernel{eps2};
   Tree tree(std::max<std::size_t>(bodies.size(), 1), opt.theta, opt.n_leaf, opt.n_group);
@@ -80,6 +83,7 @@ std::vector<scaling::StageSeconds> runHostSteps(const std::vector<user::Body>& s
 #endif
   const auto build_mode = opt.n_reuse > 1 ? grove::MAKE_LIST_FOR_REUSE : grove::MAKE_LIST;
   std::vector<scaling::StageSeconds> timed;
+  double work = 0.0;  // this rank's last force time: the weight of its samples (FDPS's balancing)
   for (int step = 0; step < opt.warmup + opt.steps; ++step) {
     scaling::StageSeconds s;
     const auto start_step = Clock::now();
@@ -93,7 +97,10 @@ std::vector<scaling::StageSeconds> runHostSteps(const std::vector<user::Body>& s
     const bool rebuild = step % opt.n_reuse == 0;
     if (rebuild) {
       t = Clock::now();
-      if (step % opt.decompose_every == 0) dinfo.decomposeDomainAll(bodies);
+      if (step % opt.decompose_every == 0) {
+        if (opt.weighted && work > 0.0) dinfo.decomposeDomainAll(bodies, work);
+        else dinfo.decomposeDomainAll(bodies);
+      }
       s.decompose = since(t);
       t = Clock::now();
       bodies.exchangeParticle(dinfo);
@@ -117,6 +124,7 @@ std::vector<scaling::StageSeconds> runHostSteps(const std::vector<user::Body>& s
     s.let = p.let_build + p.let_exchange;
     s.global_tree = p.global_tree + p.global_moments;
     s.walk_force = p.groups + p.walk + p.kernel + p.write_back;
+    work = s.walk_force;
     s.interactions = p.n_ep_ep + p.n_ep_sp;
     s.let_received = p.let_ep_received + p.let_sp_received;
     if (step >= opt.warmup) timed.push_back(s);
@@ -145,6 +153,10 @@ int main(int argc, char** argv) {
   app.add_option("--tag-max", opt.tag_max, "multiwalk: batches in flight")->check(CLI::PositiveNumber);
   app.add_option("--cuts", opt.cuts, "resident: domain cuts from samples or from counting every particle")
       ->check(CLI::IsMember({"sampled", "counted"}));
+  app.add_flag("!--unweighted", opt.weighted,
+               "sampled cuts: every rank's samples count alike (default: weighted by the rank's last force time)");
+  app.add_option("--samples-per-rank", opt.samples_per_rank, "sampled cuts: samples per rank")
+      ->check(CLI::PositiveNumber);
   app.add_option("--label", opt.label, "free text copied into the JSON line");
   CLI11_PARSE(app, argc, argv);
 
@@ -167,7 +179,8 @@ int main(int argc, char** argv) {
       scaling::ResidentRunOptions ro;
       ro.theta = opt.theta, ro.eps = opt.eps, ro.dt = opt.dt, ro.n_leaf = opt.n_leaf, ro.n_group = opt.n_group;
       ro.n_reuse = opt.n_reuse, ro.decompose_every = opt.decompose_every, ro.steps = opt.steps;
-      ro.warmup = opt.warmup, ro.counted_cuts = opt.cuts == "counted";
+      ro.warmup = opt.warmup, ro.counted_cuts = opt.cuts == "counted", ro.weighted = opt.weighted;
+      ro.samples_per_rank = opt.samples_per_rank;
       timed = scaling::runResidentSteps(bodies, ro);
     }
 #else
@@ -187,12 +200,16 @@ int main(int argc, char** argv) {
   const double imbalance = static_cast<double>(comm.allreduceMax(n_local)) * ranks / static_cast<double>(n_total);
   const std::string line = fmt::format(
       "{{\"sample\":\"scaling\",\"label\":\"{}\",\"path\":\"{}\",\"mode\":\"{}\",\"ranks\":{},\"threads\":{},"
+      "\"cuts\":\"{}\",\"samples_per_rank\":{},"
       "\"gpus\":{},\"n_total\":{},\"n_per_rank\":{:.0f},\"theta\":{},\"leaf\":{},\"group\":{},\"n_reuse\":{},"
       "\"steps\":{},\"seconds_per_step\":{:.6f},\"stages\":{{\"decompose\":{:.6f},\"exchange\":{:.6f},"
       "\"local_tree\":{:.6f},\"let\":{:.6f},\"global_tree\":{:.6f},\"walk_force\":{:.6f},\"integrate\":{:.6f}}},"
       "\"particles_per_s\":{:.4e},\"interactions_per_particle\":{:.1f},\"let_received_per_rank\":{:.0f},"
       "\"start_imbalance\":{:.3f}}}",
-      opt.label, opt.path, opt.mode, ranks, runtime.threadCount(), gpus, n_total,
+      opt.label, opt.path, opt.mode, ranks, runtime.threadCount(),
+      opt.cuts == "counted" && opt.path == "resident" ? "counted" : (opt.weighted ? "sampled, weighted" : "sampled"),
+      opt.samples_per_rank,
+      gpus, n_total,
       static_cast<double>(n_total) / ranks, opt.theta, opt.n_leaf, opt.n_group, opt.n_reuse, timed.size(), step,
       slowest(mean.decompose), slowest(mean.exchange), slowest(mean.local_tree), slowest(mean.let),
       slowest(mean.global_tree), slowest(mean.walk_force), slowest(mean.integrate),

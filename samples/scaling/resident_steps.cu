@@ -43,9 +43,11 @@ std::vector<StageSeconds> runResidentSteps(const std::vector<user::Body>& bodies
   grove::gpu::ResidentTreeLong<user::GravityForce, user::GravityEPI, user::GravityEPJ> tree(opt.theta, opt.n_leaf,
                                                                                            opt.n_group, gpu);
   grove::DomainInfo dinfo;
+  dinfo.setSampleCountPerRank(opt.samples_per_rank);
   grove::gpu::ExchangeScratch scratch;
   const auto build_mode = opt.n_reuse > 1 ? grove::MAKE_LIST_FOR_REUSE : grove::MAKE_LIST;
   std::vector<StageSeconds> timed;
+  double work = 0.0;  // the last step's device force time: the weight of this rank's samples
   for (int step = 0; step < opt.warmup + opt.steps; ++step) {
     StageSeconds s;
     const auto start = Clock::now();
@@ -59,6 +61,7 @@ std::vector<StageSeconds> runResidentSteps(const std::vector<user::Body>& bodies
       t = Clock::now();
       if (step % opt.decompose_every == 0) {
         if (opt.counted_cuts) grove::gpu::decomposeDomainByCounting(dinfo, psys);
+        else if (opt.weighted && work > 0.0) grove::gpu::decomposeDomainAll(dinfo, psys, work);
         else grove::gpu::decomposeDomainAll(dinfo, psys);
       }
       s.decompose = since(t);
@@ -77,6 +80,7 @@ std::vector<StageSeconds> runResidentSteps(const std::vector<user::Body>& bodies
     s.let = p.let_select + p.let_exchange;
     s.global_tree = p.global_tree;
     s.walk_force = p.lists + p.force + p.write_back;
+    work = s.walk_force;
     s.interactions = p.interactions();
     s.let_received = p.let_ep_received + p.let_sp_received;
     if (step >= opt.warmup) timed.push_back(s);

@@ -14,6 +14,8 @@ struct ResidentRunOptions {
   int n_leaf = 16, n_group = 512, n_reuse = 1, decompose_every = 4;
   int steps = 8, warmup = 1;
   bool counted_cuts = false;
+  bool weighted = true;  // sampled cuts weighted by the rank's last device force time
+  int samples_per_rank = 1000;
 };
 
 // Collective. Runs warmup + steps kick-drift-kick steps of this rank's bodies on its GPU (device
