@@ -162,8 +162,6 @@ struct UserSpreadSPJ {
     m.mass = mass, m.pos = pos, m.spread = spread;
     return m;
   }
-  GROVE_HOST_DEVICE grove::Vec3d getPos() const { return pos; }
-  GROVE_HOST_DEVICE double getCharge() const { return mass; }
 };
 
 // Every field of a moment, each over its scale (charge: the cell's |charge|; positions: the root;
