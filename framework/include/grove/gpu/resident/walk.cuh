@@ -11,10 +11,12 @@
 // What happens to the indices is the sink's business:
 //   FusedSink   gathers them in shared memory and, when a buffer fills, evaluates the user's
 //               interaction for them against the group's i-particles held in registers: no
-//               list reaches global memory (Bonsai's and Ryoanji's scheme; MAKE_LIST steps);
+//               list reaches global memory (Bonsai's and Ryoanji's scheme; MAKE_LIST steps
+//               with ResidentTreeOptions::fused_walk);
 //   CountSink / WriteSink   count, then write, each group's lists to global memory, for the
 //               list kernel (the multiwalk engine's, kernel::multiwalkKernel) to evaluate now
-//               and again on REUSE_LIST steps.
+//               and again on REUSE_LIST steps (the default for every list mode: faster on the
+//               H100, see ResidentTreeOptions).
 // With OpeningRule::kFdps both visit the same cells as the host's walkTree for the same tree and
 // box, so the lists are the host's (in another order).
 #include <cuda_runtime.h>
