@@ -28,7 +28,11 @@ def run_one(args, ranks, extra):
     exe = args.exe
     cmd = [exe, "--mode", args.mode, "-n", str(args.n), "--path", args.path, "--steps", str(args.steps)] + extra
     if ranks > 1 or args.always_mpirun:
-        cmd = ["mpirun", "-np", str(ranks)] + (["--oversubscribe"] if args.oversubscribe else []) + cmd
+        # OpenMPI binds each of up to 2 ranks to one core by default: their OpenMP threads would
+        # share it. Threaded ranks run unbound (--mpirun-args replaces this).
+        launch = args.mpirun_args.split() if args.mpirun_args is not None else (
+            ["--bind-to", "none"] if args.threads > 1 else [])
+        cmd = ["mpirun", "-np", str(ranks)] + (["--oversubscribe"] if args.oversubscribe else []) + launch + cmd
     env = dict(os.environ)
     env["OMP_NUM_THREADS"] = str(args.threads)
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
@@ -110,6 +114,7 @@ def main():
     p.add_argument("--threads", type=int, default=1, help="OpenMP threads per rank")
     p.add_argument("--oversubscribe", action="store_true", help="pass --oversubscribe to mpirun")
     p.add_argument("--always-mpirun", action="store_true", help="start one rank through mpirun too")
+    p.add_argument("--mpirun-args", help="extra mpirun options (default: --bind-to none for threaded ranks)")
     p.add_argument("--repeat", type=int, default=1, help="runs per rank count; the fastest is kept")
     p.add_argument("--out", required=True, help="output prefix: PREFIX.jsonl and PREFIX.png")
     p.add_argument("--plot-only", action="store_true", help="plot PREFIX.jsonl again, run nothing")
