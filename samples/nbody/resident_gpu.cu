@@ -9,6 +9,7 @@
 #include <chrono>
 
 #include "cuda/gravity_interactions.cuh"
+#include "gravity_leapfrog.hpp"
 #include "grove/gpu/device_gpu.h"
 #include "grove/gpu/resident/decomposition.cuh"
 #include "grove/gpu/resident/exchange.cuh"
@@ -19,14 +20,6 @@ namespace nbody {
 
 namespace {
 
-struct HalfKick {
-  double half_dt;
-  GROVE_HOST_DEVICE void operator()(user::Body& b) const { b.vel += half_dt * b.acc; }
-};
-struct Drift {
-  double dt;
-  GROVE_HOST_DEVICE void operator()(user::Body& b) const { b.pos += dt * b.vel; }
-};
 struct Energies {
   double kinetic = 0, potential = 0;
 };
@@ -89,13 +82,13 @@ void loop(std::vector<user::Body>& bodies, const ResidentOptions& opt, Sp sp,
   double time = 0.0;
   for (std::int64_t step = 1; step <= opt.steps; ++step) {
     start = Clock::now();
-    grove::gpu::forEach(gpu, psys, HalfKick{0.5 * opt.dt});
-    grove::gpu::forEach(gpu, psys, Drift{opt.dt});
+    grove::gpu::forEach(gpu, psys, user::Kick{0.5 * opt.dt});
+    grove::gpu::forEach(gpu, psys, user::Drift{opt.dt});
     time += opt.dt;
     const bool rebuild = step % opt.n_reuse == 0;
     exchange_seconds = rebuild ? distribute(step) : 0.0;
     tree.calcForceAllAndWriteBack(psys, ep, sp, dinfo, rebuild ? build_mode : grove::REUSE_LIST);
-    grove::gpu::forEach(gpu, psys, HalfKick{0.5 * opt.dt});
+    grove::gpu::forEach(gpu, psys, user::Kick{0.5 * opt.dt});
     report(step, time, since(start), exchange_seconds);
     if ((opt.snapshot_every > 0 && step % opt.snapshot_every == 0) || step == opt.steps)
       on_snapshot(step, time, psys.download());

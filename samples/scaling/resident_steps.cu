@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "cuda/gravity_interactions.cuh"
+#include "gravity_leapfrog.hpp"
 #include "grove/gpu/device_gpu.h"
 #include "grove/gpu/resident/decomposition.cuh"
 #include "grove/gpu/resident/exchange.cuh"
@@ -16,14 +17,6 @@ namespace scaling {
 
 namespace {
 
-struct HalfKick {
-  double half_dt;
-  GROVE_HOST_DEVICE void operator()(user::Body& b) const { b.vel += half_dt * b.acc; }
-};
-struct Drift {
-  double dt;
-  GROVE_HOST_DEVICE void operator()(user::Body& b) const { b.pos += dt * b.vel; }
-};
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -52,8 +45,8 @@ std::vector<StageSeconds> runResidentSteps(const std::vector<user::Body>& bodies
     StageSeconds s;
     const auto start = Clock::now();
     auto t = Clock::now();
-    grove::gpu::forEach(gpu, psys, HalfKick{0.5 * opt.dt});
-    grove::gpu::forEach(gpu, psys, Drift{opt.dt});
+    grove::gpu::forEach(gpu, psys, user::Kick{0.5 * opt.dt});
+    grove::gpu::forEach(gpu, psys, user::Drift{opt.dt});
     grove::gpu::check(cudaStreamSynchronize(gpu.stream), "cudaStreamSynchronize (kick, drift)");
     s.integrate = since(t);
     const bool rebuild = step % opt.n_reuse == 0;
@@ -71,7 +64,7 @@ std::vector<StageSeconds> runResidentSteps(const std::vector<user::Body>& bodies
     }
     tree.calcForceAllAndWriteBack(psys, ep, sp, dinfo, rebuild ? build_mode : grove::REUSE_LIST);
     t = Clock::now();
-    grove::gpu::forEach(gpu, psys, HalfKick{0.5 * opt.dt});
+    grove::gpu::forEach(gpu, psys, user::Kick{0.5 * opt.dt});
     grove::gpu::check(cudaStreamSynchronize(gpu.stream), "cudaStreamSynchronize (kick)");
     s.integrate += since(t);
     s.step = since(start);

@@ -23,8 +23,10 @@
 #include "grove/gpu/resident/resident_tree.cuh"
 #include "grove/particles/particle_system.hpp"
 #include "cuda/gravity_interactions.cuh"
+#include "gravity_leapfrog.hpp"
 #include "resident_force_checks.hpp"
 #include "resident_reference.hpp"
+#include "resident_test_setup.cuh"
 
 namespace {
 
@@ -180,18 +182,7 @@ TEST_F(ResidentExchange, UnownableParticleStopsEveryRank) {
 
 // ---- forces across ranks ----------------------------------------------------------------------------
 
-constexpr float kEps2 = 1e-4f;
-constexpr double kTheta = 0.5;
-constexpr int kLeaf = 16, kGroup = 256;
-using Tree = grove::gpu::ResidentTreeLong<user::GravityForce, user::GravityEPI, user::GravityEPJ>;
-using QuadTree = grove::gpu::ResidentTreeLong<user::GravityForce, user::GravityEPI, user::GravityEPJ,
-                                              grove::MomentQuadrupole, grove::SPJQuadrupole>;
-using Ep = user::cuda::GravityEpInteraction;
-
-struct Drift {
-  double dt;
-  GROVE_HOST_DEVICE void operator()(user::Body& b) const { b.pos += dt * b.vel; }
-};
+using namespace resident_test;
 
 // The device bodies' forces in the order of `order` (matched by id).
 std::vector<user::GravityForce> forcesInOrderOf(const std::vector<user::Body>& order,
@@ -241,7 +232,7 @@ grove::gpu::ResidentProfile expectHostForces(const std::vector<user::Body>& mine
   TreeT tree(kTheta, kLeaf, kGroup, psys.policy(), options);
   if (reuse) {
     tree.calcForceAllAndWriteBack(psys, Ep{kEps2}, sp, dinfo, grove::MAKE_LIST_FOR_REUSE);
-    grove::gpu::forEach(psys.policy(), psys, Drift{drift});
+    grove::gpu::forEach(psys.policy(), psys, user::Drift{drift});
     tree.calcForceAllAndWriteBack(psys, Ep{kEps2}, sp, dinfo, grove::REUSE_LIST);
   } else {
     tree.calcForceAllAndWriteBack(psys, Ep{kEps2}, sp, dinfo, grove::MAKE_LIST);

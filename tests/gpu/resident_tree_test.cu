@@ -17,21 +17,14 @@
 #include "grove/gpu/resident/for_each.cuh"
 #include "grove/gpu/resident/resident_tree.cuh"
 #include "grove/particles/for_each.hpp"
+#include "gravity_leapfrog.hpp"
 #include "resident_force_checks.hpp"
 #include "resident_reference.hpp"
+#include "resident_test_setup.cuh"
 
 namespace {
 
-constexpr float kEps2 = 1e-4f;
-constexpr double kTheta = 0.5;
-constexpr int kLeaf = 16, kGroup = 256;
-
-using Tree = grove::gpu::ResidentTreeLong<user::GravityForce, user::GravityEPI, user::GravityEPJ>;
-using QuadTree = grove::gpu::ResidentTreeLong<user::GravityForce, user::GravityEPI, user::GravityEPJ,
-                                              grove::MomentQuadrupole, grove::SPJQuadrupole>;
-using Ep = user::cuda::GravityEpInteraction;
-using SpMono = user::cuda::GravityMonopoleSpInteraction;
-using SpQuad = user::cuda::GravityQuadrupoleSpInteraction;
+using namespace resident_test;
 
 class ResidentTest : public ::testing::Test {
  protected:
@@ -465,18 +458,14 @@ struct MassOf {
 struct Plus {
   GROVE_HOST_DEVICE double operator()(double a, double b) const { return a + b; }
 };
-struct Kick {
-  double dt;
-  GROVE_HOST_DEVICE void operator()(user::Body& b) const { b.vel += dt * b.acc; }
-};
 
 TEST_F(ResidentTest, ForEachAndReduceMatchHost) {
   auto bodies = resident_test::coldSphere(10000, 29);
   for (auto& b : bodies) b.acc = b.pos;
   grove::gpu::DeviceParticleSystem<user::Body> psys;
   psys.upload(bodies);
-  grove::gpu::forEach(psys.policy(), psys, Kick{0.25});
-  grove::forEach(grove::Cpu{}, bodies, Kick{0.25});
+  grove::gpu::forEach(psys.policy(), psys, user::Kick{0.25});
+  grove::forEach(grove::Cpu{}, bodies, user::Kick{0.25});
   const std::vector<user::Body> back = psys.download();
   for (std::size_t i = 0; i < bodies.size(); ++i) ASSERT_EQ(back[i].vel, bodies[i].vel) << i;  // 0.25 * x: exact
   const double mass = grove::gpu::transformReduce(psys.policy(), psys, 0.0, Plus{}, MassOf{});

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "cuda/gravity_interactions.cuh"
+#include "gravity_leapfrog.hpp"
 #include "grove/gpu/device_gpu.h"
 #include "grove/gpu/resident/for_each.cuh"
 #include "grove/gpu/resident/resident_tree.cuh"
@@ -69,10 +70,6 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-struct Kick {
-  double dt;
-  GROVE_HOST_DEVICE void operator()(user::Body& b) const { b.vel += dt * b.acc; }
-};
 struct KickDrift {
   double dt;
   GROVE_HOST_DEVICE void operator()(user::Body& b) const {
@@ -221,7 +218,7 @@ void run(const Options& o, Sp sp) {
     t1.record(stream.get());
     tree.calcForceAllAndWriteBack(psys, ep, sp, mode);
     t2.record(stream.get());
-    grove::gpu::forEach(policy, psys, Kick{0.5 * o.dt});
+    grove::gpu::forEach(policy, psys, user::Kick{0.5 * o.dt});
     grove::gpu::Event t3(true);
     t3.record(stream.get());
     t3.synchronize();

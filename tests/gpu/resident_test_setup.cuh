@@ -1,0 +1,20 @@
+#pragma once
+// The settings and tree types the GPU-resident tests share (nvcc only): the one-rank suite
+// (resident_tree_test.cu) and the multi-rank one (resident_exchange_test.cu).
+#include "cuda/gravity_interactions.cuh"
+#include "grove/gpu/resident/resident_tree.cuh"
+
+namespace resident_test {
+
+constexpr float kEps2 = 1e-4f;
+constexpr double kTheta = 0.5;
+constexpr int kLeaf = 16, kGroup = 256;
+
+using Tree = grove::gpu::ResidentTreeLong<user::GravityForce, user::GravityEPI, user::GravityEPJ>;
+using QuadTree = grove::gpu::ResidentTreeLong<user::GravityForce, user::GravityEPI, user::GravityEPJ,
+                                              grove::MomentQuadrupole, grove::SPJQuadrupole>;
+using Ep = user::cuda::GravityEpInteraction;
+using SpMono = user::cuda::GravityMonopoleSpInteraction;
+using SpQuad = user::cuda::GravityQuadrupoleSpInteraction;
+
+}  // namespace resident_test
