@@ -3,6 +3,7 @@
 # /usr/local/cuda, no package installs): configures grove with CUDA into its own build folder,
 # builds the GPU tests and benchmarks, runs them, and prints a short table at the end.
 # Also the SPH sample's GPU passes: grove_gpu_sph_tests, and samples/sph with --gpu none,
+# template, engine and resident (the whole step on the device), and a resident run at 2^21
 # template and engine (the sample needs CLI11: carry .deps, found through CMAKE_PREFIX_PATH).
 #
 #   bash tools/gpu_check.sh            from the repository root
@@ -13,6 +14,9 @@
 #   GROVE_GPU_JOBS        parallel build jobs (default 16)
 #   GROVE_GPU_BENCH_ARGS  extra arguments for multiwalk_benchmark (e.g. --quick)
 #   GROVE_SPH_ARGS        arguments for the samples/sph runs (default --nx 128 --max-steps 10)
+#   GROVE_SPH_PATHS       the --gpu paths of those runs (default "none template engine resident")
+#   GROVE_SPH_LARGE_ARGS  arguments for one more --gpu resident run, the SPH throughput benchmark
+#                         (default --nx 312 --n-ngb 100 --max-steps 5: 2.14e6 particles; "" skips)
 #   GROVE_TABLE2_EXTRA    more gravity_table2 argument sets, separated by ';' (e.g. other n_group
 #                         or particle orders); each one's summary lines join the table
 #   GROVE_HOST_BENCH_ARGS when set, multiwalk_host_benchmark runs with these arguments (the host
@@ -100,8 +104,8 @@ MPI_SUITES=(grove_gpu_resident_exchange_tests)
 read -r -a MPI_RANKS <<< "${GROVE_MPI_RANKS:-1 2 3 4}"
 read -r -a NBODY_RANKS <<< "${GROVE_NBODY_RANKS:-1 2}"
 # SPH: the GPU suite, and the sample where CLI11 was found (samples/sph is configured only then).
-TARGETS+=(grove_gpu_sph_tests)
-SUITES+=(grove_gpu_sph_tests)
+TARGETS+=(grove_gpu_sph_tests grove_gpu_resident_short_tests)
+SUITES+=(grove_gpu_sph_tests grove_gpu_resident_short_tests)
 [[ -d $BUILD/samples/sph ]] && TARGETS+=(sph)
 [[ -d $BUILD/samples/nbody ]] && TARGETS+=(nbody)
 step "build ${TARGETS[*]} with -j$JOBS"
@@ -230,7 +234,7 @@ if [[ ${GROVE_SKIP_BENCH:-0} != 1 ]]; then
 # hand-written CUDA template and grove's engine: seconds per step, and the results against the
 # CPU run (L1 errors; profiles.csv, 10 digits).
 SPH_ARGS=${GROVE_SPH_ARGS:---nx 128 --max-steps 10}
-SPH_PATHS=(none template engine)
+read -r -a SPH_PATHS <<< "${GROVE_SPH_PATHS:-none template engine resident}"
 if [[ -x $sph_exe ]]; then
   for path in "${SPH_PATHS[@]}"; do
     step "run samples/sph $SPH_ARGS --gpu $path"
@@ -241,6 +245,16 @@ if [[ -x $sph_exe ]]; then
       status=1
     fi
   done
+  SPH_LARGE_ARGS=${GROVE_SPH_LARGE_ARGS---nx 312 --n-ngb 100 --max-steps 5}
+  if [[ -n $SPH_LARGE_ARGS ]]; then
+    step "run samples/sph $SPH_LARGE_ARGS --gpu resident"
+    # shellcheck disable=SC2086
+    if ! timeout 300 "$sph_exe" $SPH_LARGE_ARGS --gpu resident -o "$LOGS/sph_large" > "$LOGS/sph_large.log" 2>&1; then
+      step "samples/sph $SPH_LARGE_ARGS --gpu resident failed or timed out"
+      tail -5 "$LOGS/sph_large.log"
+      status=1
+    fi
+  fi
 else
   step "samples/sph was not built (CLI11 not found: carry .deps)"
 fi
@@ -457,6 +471,11 @@ for path in paths:
         diff = "max diff %.1e" % worst
     print("  --gpu %-9s %.4f s/step (density %.4f, hydro %.4f)  L1 %s | %s  %s" % (
         path, r["s_per_step"], r["density"], r["hydro"], l1, l1p, diff))
+r = run("large")
+if r is not None:
+    print("  resident, %d particles, %g neighbours: %.4f s/step (median %.4f; density %.4f, hydro %.4f; device %.4f + %.4f): "
+          "%.3g particles/s" % (r["n"], r["n_neighbours"], r["s_per_step"], r["median_s_per_step"], r["density"],
+                                r["hydro"], r["device_density"], r["device_hydro"], r["n"] / r["median_s_per_step"]))
 PY
     else
       grep -h '^{"sample":"sph"' "$LOGS"/sph_*.log | sed 's/^/  /'

@@ -6,10 +6,12 @@
 //   DensityResult, HydroResult   what the passes compute (the Force types)
 //   DensitySums      what the GPU engine's density pass computes instead (sums at the current h;
 //                    the host iterates h, see sph_solver.hpp and doc/sph.md)
-// h is the kernel's support radius throughout (W = 0 beyond h).
+// h is the kernel's support radius throughout (W = 0 beyond h). The members the trees call are
+// SPH_HOST_DEVICE, so that the GPU-resident path (resident_gpu.cu) calls them on the device too.
 #include <cstdint>
 
 #include "grove/core/vec3.hpp"
+#include "host_device.hpp"
 
 namespace sph {
 
@@ -73,31 +75,31 @@ struct GasParticle {
   double u_half = 0;
   DensitySums density_sums;  // GPU engine path only: the last sums pass's sums at h
 
-  Vec3d getPos() const { return pos; }
-  void setPos(const Vec3d& p) { pos = p; }
-  void copyFromForce(const DensityResult& r) {
+  SPH_HOST_DEVICE Vec3d getPos() const { return pos; }
+  SPH_HOST_DEVICE void setPos(const Vec3d& p) { pos = p; }
+  SPH_HOST_DEVICE void copyFromForce(const DensityResult& r) {
     dens = r.dens, h = r.h, grad_h = r.grad_h, div_v = r.div_v, curl_v = r.curl_v;
     n_neighbours = r.n_neighbours, search_too_small = r.search_too_small;
   }
-  void copyFromForce(const HydroResult& r) { acc = r.acc, du_dt = r.du_dt, v_signal = r.v_signal; }
-  void copyFromForce(const DensitySums& s) { density_sums = s; }
+  SPH_HOST_DEVICE void copyFromForce(const HydroResult& r) { acc = r.acc, du_dt = r.du_dt, v_signal = r.v_signal; }
+  SPH_HOST_DEVICE void copyFromForce(const DensitySums& s) { density_sums = s; }
 };
 
 struct DensityEPI {
   Vec3d pos, vel;
   double mass = 0, h = 0, r_search = 0;
-  Vec3d getPos() const { return pos; }
-  double getRSearch() const { return r_search; }
-  void copyFromFP(const GasParticle& p) { pos = p.pos, vel = p.vel, mass = p.mass, h = p.h, r_search = p.r_search; }
+  SPH_HOST_DEVICE Vec3d getPos() const { return pos; }
+  SPH_HOST_DEVICE double getRSearch() const { return r_search; }
+  SPH_HOST_DEVICE void copyFromFP(const GasParticle& p) { pos = p.pos, vel = p.vel, mass = p.mass, h = p.h, r_search = p.r_search; }
 };
 
 struct DensityEPJ {
   Vec3d pos, vel;
   double mass = 0, r_search = 0;
-  Vec3d getPos() const { return pos; }
-  void setPos(const Vec3d& p) { pos = p; }
-  double getRSearch() const { return r_search; }
-  void copyFromFP(const GasParticle& p) { pos = p.pos, vel = p.vel, mass = p.mass, r_search = p.r_search; }
+  SPH_HOST_DEVICE Vec3d getPos() const { return pos; }
+  SPH_HOST_DEVICE void setPos(const Vec3d& p) { pos = p; }
+  SPH_HOST_DEVICE double getRSearch() const { return r_search; }
+  SPH_HOST_DEVICE void copyFromFP(const GasParticle& p) { pos = p.pos, vel = p.vel, mass = p.mass, r_search = p.r_search; }
 };
 
 // One type serves as EPI and EPJ of the symmetric hydro pass.
@@ -105,10 +107,10 @@ struct HydroEP {
   Vec3d pos, vel;
   double mass = 0, dens = 0, sound = 0, h = 0, balsara = 0;
   double pres_term = 0;  // f P / rho^2
-  Vec3d getPos() const { return pos; }
-  void setPos(const Vec3d& p) { pos = p; }
-  double getRSearch() const { return h; }
-  void copyFromFP(const GasParticle& p) {
+  SPH_HOST_DEVICE Vec3d getPos() const { return pos; }
+  SPH_HOST_DEVICE void setPos(const Vec3d& p) { pos = p; }
+  SPH_HOST_DEVICE double getRSearch() const { return h; }
+  SPH_HOST_DEVICE void copyFromFP(const GasParticle& p) {
     pos = p.pos, vel = p.vel, mass = p.mass, dens = p.dens, sound = p.sound, h = p.h, balsara = p.balsara;
     pres_term = p.grad_h * p.pres / (p.dens * p.dens);
   }

@@ -5,7 +5,8 @@
 // x, the profiles written with the exact Riemann solution, and the L1 errors in the window
 // 0.25 <= x < 0.75 printed. Plot with tools/plot_sod.py. See doc/sph.md.
 // --gpu template|engine runs the density and hydro passes on a GPU through the trees' multiwalk
-// calls: the hand-written CUDA template or grove's engine (user_templates/cuda/sph_*).
+// calls: the hand-written CUDA template or grove's engine (user_templates/cuda/sph_*); --gpu
+// resident runs the whole step on the GPU (resident_gpu.h; one rank).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 #if GROVE_SPH_GPU
 #include "cuda/sph_multiwalk_gpu.h"
 #include "grove/gpu/device_gpu.h"
+#include "resident_gpu.h"
 #endif
 
 namespace {
@@ -41,7 +43,7 @@ struct Options {
   int max_steps = 0;  // 0: run to t_end
   std::string method = "multisection";
   std::string output_dir = "sph_out";
-  std::string gpu = "none";  // none (CPU kernels), template (user_templates/cuda), engine (grove/gpu)
+  std::string gpu = "none";  // none (CPU kernels), template (user_templates/cuda), engine (grove/gpu), resident
   std::string gpu_form = "index";
   int n_walk = 256;
   int tag_max = 4;
@@ -158,6 +160,10 @@ struct StageSeconds {
   double& domain() { return s[1]; }
   double& density() { return s[2]; }
   double& hydro() { return s[3]; }
+  double integration() const { return s[0]; }
+  double domain() const { return s[1]; }
+  double density() const { return s[2]; }
+  double hydro() const { return s[3]; }
   double total() const { return s[0] + s[1] + s[2] + s[3]; }
   void add(const StageSeconds& o) {
     for (std::size_t k = 0; k < s.size(); ++k) s[k] += o.s[k];
@@ -195,6 +201,140 @@ void writeProfiles(const std::vector<sph::ProfileBin>& bins, const std::filesyst
   std::fclose(f);
 }
 
+// What a run's loop leaves for the report: the end time, the steps, stage times, conserved sums
+// at the start, and (GPU) the device seconds of the density and hydro passes and the last
+// passes' tree profiles (JSON).
+struct LoopResult {
+  double time = 0.0;
+  int steps = 0;
+  StageSeconds sum;
+  std::vector<double> step_seconds;
+  Conserved c0;
+  std::array<double, 2> device_seconds{};
+  std::string density_profile, hydro_profile;
+};
+
+void logStep(int step, double time, double dt, const StageSeconds& st, int gather_passes, int sum_passes) {
+  grove::log("step {:4d}  t = {:.5f}  dt = {:.3e}  step {:.4f} s  density {:.4f} s ({} pass{}{})  hydro {:.4f} s  "
+             "integration {:.4f} s  domain {:.4f} s",
+             step, time, dt, st.total(), st.density(), gather_passes, gather_passes == 1 ? "" : "es",
+             sum_passes > 0 ? fmt::format(", {} sum passes", sum_passes) : "", st.hydro(), st.integration(),
+             st.domain());
+}
+
+bool moreSteps(double time, int step, const Options& opt) {
+  return time < opt.t_end * (1.0 - 1e-12) && (opt.max_steps == 0 || step < opt.max_steps);
+}
+
+void logStart(const grove::Runtime& runtime, const Options& opt, const sph::ShockTube& tube, const std::string& where) {
+  grove::log("grove sph: Sod shock tube, N = {} ({} + {} on lattices of spacing {:.5f} and {:.5f}), {} neighbours, "
+             "t_end = {}, {} ranks x {} threads, density and hydro on {}",
+             tube.count(), tube.countLeft(), tube.countRight(), tube.spacingLeft(), 2 * tube.spacingLeft(),
+             opt.n_neighbours, opt.t_end, runtime.rankCount(), runtime.threadCount(), where);
+}
+
+// The host loop: the particles in a ParticleSystem, the passes on the CPU or through a multiwalk.
+LoopResult hostLoop(const grove::Runtime& runtime, const Options& opt, const sph::ShockTube& tube, Gas& gas,
+                    grove::DomainInfo& dinfo, const sph::SolverParameters& p) {
+  ForcePasses passes(opt, p, gas.size(), runtime.rank());
+  logStart(runtime, opt, tube, passes.describe());
+  LoopResult r;
+  const int initial_passes = passes.density(gas, dinfo, p);
+  passes.hydro(gas, dinfo, p);
+  double dt = sph::globalTimeStep(gas, p);
+  grove::log("initial density: {} gather pass{}; first dt = {:.3e}", initial_passes, initial_passes == 1 ? "" : "es", dt);
+  r.c0 = conservedOf(gas);
+  while (moreSteps(r.time, r.steps, opt)) {
+    ++r.steps;
+    const double dt_step = std::min(dt, opt.t_end - r.time);
+    StageSeconds st;
+    Stopwatch watch;
+    sph::kickDriftPredict(gas, dt_step);
+    gas.adjustPositionIntoRootDomain(dinfo);
+    st.integration() += watch.lap();
+    if (r.steps % opt.decompose_every == 0) dinfo.decomposeDomainAll(gas);
+    gas.exchangeParticle(dinfo);
+    st.domain() += watch.lap();
+    const int sum_passes_before = passes.sumPasses();
+    const int gather_passes = passes.density(gas, dinfo, p);
+    const int sum_passes = passes.sumPasses() - sum_passes_before;
+    st.density() += watch.lap();
+    passes.hydro(gas, dinfo, p);
+    st.hydro() += watch.lap();
+    sph::finalKick(gas, dt_step);
+    r.time += dt_step;
+    dt = sph::globalTimeStep(gas, p);
+    st.integration() += watch.lap();
+    gas.comm().allreduceMax(std::span<double>(st.s));
+    r.sum.add(st);
+    r.step_seconds.push_back(st.total());
+    logStep(r.steps, r.time, dt_step, st, gather_passes, sum_passes);
+  }
+  r.device_seconds = passes.kernelSeconds();
+  if (opt.gpu != "none")
+    grove::log("GPU kernels (device time, rank 0): density {:.4f} s  hydro {:.4f} s per step; {} sum passes in all",
+               r.device_seconds[0] / std::max(r.steps, 1), r.device_seconds[1] / std::max(r.steps, 1),
+               passes.sumPasses());
+  r.density_profile = passes.densityProfile().json();
+  r.hydro_profile = passes.hydroProfile().json();
+  return r;
+}
+
+#if GROVE_SPH_GPU
+std::string jsonOf(const grove::gpu::ResidentShortProfile& f) {
+  return fmt::format("{{\"build\":{:.6f},\"root\":{:.6f},\"keys\":{:.6f},\"sort\":{:.6f},\"reorder\":{:.6f},"
+                     "\"link\":{:.6f},\"boxes\":{:.6f},\"search\":{:.6f},\"force\":{:.6f},\"write_back\":{:.6f},"
+                     "\"total\":{:.6f},\"n_particles\":{},\"n_cells\":{},\"neighbours\":{},\"device_bytes\":{}}}",
+                     f.build(), f.root, f.keys, f.sort, f.reorder, f.link, f.boxes, f.search, f.force, f.write_back,
+                     f.total, f.n_particles, f.n_cells, f.neighbours, f.device_bytes);
+}
+
+// The resident loop: the same steps with the gas on the GPU (resident_gpu.h); the host ParticleSystem
+// gets the particles back at the end.
+LoopResult residentLoop(const grove::Runtime& runtime, const Options& opt, const sph::ShockTube& tube, Gas& gas,
+                        const grove::DomainInfo& dinfo, const sph::SolverParameters& p) {
+  grove::gpu::selectDeviceForRank(runtime.rank());
+  sph::ResidentSph device(p, dinfo, opt.n_leaf);
+  logStart(runtime, opt, tube, fmt::format("the GPU (resident, leaf {})", opt.n_leaf));
+  device.upload(std::vector<sph::GasParticle>(gas.begin(), gas.end()));
+  LoopResult r;
+  const int initial_passes = device.density();
+  device.hydro();
+  double dt = device.timeStep();
+  grove::log("initial density: {} gather pass{}; first dt = {:.3e}", initial_passes, initial_passes == 1 ? "" : "es", dt);
+  r.c0 = conservedOf(gas);  // the initial state is the uploaded one
+  const double density_before = device.densityDeviceSeconds(), hydro_before = device.hydroDeviceSeconds();
+  while (moreSteps(r.time, r.steps, opt)) {
+    ++r.steps;
+    const double dt_step = std::min(dt, opt.t_end - r.time);
+    StageSeconds st;
+    Stopwatch watch;
+    device.kickDriftPredict(dt_step);
+    st.integration() += watch.lap();
+    const int gather_passes = device.density();
+    st.density() += watch.lap();
+    device.hydro();
+    st.hydro() += watch.lap();
+    device.finalKick(dt_step);
+    r.time += dt_step;
+    dt = device.timeStep();
+    st.integration() += watch.lap();
+    r.sum.add(st);
+    r.step_seconds.push_back(st.total());
+    logStep(r.steps, r.time, dt_step, st, gather_passes, 0);
+  }
+  r.device_seconds = {device.densityDeviceSeconds() - density_before, device.hydroDeviceSeconds() - hydro_before};
+  grove::log("GPU trees (device time): density {:.4f} s  hydro {:.4f} s per step",
+             r.device_seconds[0] / std::max(r.steps, 1), r.device_seconds[1] / std::max(r.steps, 1));
+  r.density_profile = jsonOf(device.densityProfile());
+  r.hydro_profile = jsonOf(device.hydroProfile());
+  const std::vector<sph::GasParticle> final_gas = device.download();
+  gas.setNumberOfParticleLocal(0);
+  gas.add(std::span<const sph::GasParticle>(final_gas));
+  return r;
+}
+#endif
+
 int run(const grove::Runtime& runtime, const Options& opt) {
   const sph::ShockTube tube(opt.nx);
   Gas gas;
@@ -210,52 +350,21 @@ int run(const grove::Runtime& runtime, const Options& opt) {
   sph::SolverParameters p;
   p.gamma = tube.gamma, p.n_neighbours = opt.n_neighbours, p.search_factor = opt.search_factor;
   p.alpha = opt.alpha, p.cfl = opt.cfl, p.max_search_radius = sph::maxSearchRadius(dinfo);
-  ForcePasses passes(opt, p, gas.size(), runtime.rank());
-  grove::log("grove sph: Sod shock tube, N = {} ({} + {} on lattices of spacing {:.5f} and {:.5f}), {} neighbours, "
-             "t_end = {}, {} ranks x {} threads, density and hydro on {}",
-             tube.count(), tube.countLeft(), tube.countRight(), tube.spacingLeft(), 2 * tube.spacingLeft(),
-             opt.n_neighbours, opt.t_end, runtime.rankCount(), runtime.threadCount(), passes.describe());
-
-  const int initial_passes = passes.density(gas, dinfo, p);
-  passes.hydro(gas, dinfo, p);
-  double dt = sph::globalTimeStep(gas, p);
-  grove::log("initial density: {} gather pass{}; first dt = {:.3e}", initial_passes, initial_passes == 1 ? "" : "es", dt);
-  const Conserved c0 = conservedOf(gas);
-
-  double time = 0.0;
-  int step = 0;
-  StageSeconds sum;
-  std::vector<double> step_seconds;
-  while (time < opt.t_end * (1.0 - 1e-12) && (opt.max_steps == 0 || step < opt.max_steps)) {
-    ++step;
-    const double dt_step = std::min(dt, opt.t_end - time);
-    StageSeconds st;
-    Stopwatch watch;
-    sph::kickDriftPredict(gas, dt_step);
-    gas.adjustPositionIntoRootDomain(dinfo);
-    st.integration() += watch.lap();
-    if (step % opt.decompose_every == 0) dinfo.decomposeDomainAll(gas);
-    gas.exchangeParticle(dinfo);
-    st.domain() += watch.lap();
-    const int sum_passes_before = passes.sumPasses();
-    const int gather_passes = passes.density(gas, dinfo, p);
-    const int sum_passes = passes.sumPasses() - sum_passes_before;
-    st.density() += watch.lap();
-    passes.hydro(gas, dinfo, p);
-    st.hydro() += watch.lap();
-    sph::finalKick(gas, dt_step);
-    time += dt_step;
-    dt = sph::globalTimeStep(gas, p);
-    st.integration() += watch.lap();
-    gas.comm().allreduceMax(std::span<double>(st.s));
-    sum.add(st);
-    step_seconds.push_back(st.total());
-    grove::log("step {:4d}  t = {:.5f}  dt = {:.3e}  step {:.4f} s  density {:.4f} s ({} pass{}{})  hydro {:.4f} s  "
-               "integration {:.4f} s  domain {:.4f} s",
-               step, time, dt_step, st.total(), st.density(), gather_passes, gather_passes == 1 ? "" : "es",
-               sum_passes > 0 ? fmt::format(", {} sum passes", sum_passes) : "", st.hydro(), st.integration(),
-               st.domain());
+  LoopResult loop;
+  if (opt.gpu == "resident") {
+#if GROVE_SPH_GPU
+    loop = residentLoop(runtime, opt, tube, gas, dinfo, p);
+#else
+    throw grove::Error("sph", "--gpu resident needs a build with CUDA (GROVE_CUDA=ON and nvcc found)");
+#endif
+  } else {
+    loop = hostLoop(runtime, opt, tube, gas, dinfo, p);
   }
+  const double time = loop.time;
+  const int step = loop.steps;
+  const StageSeconds& sum = loop.sum;
+  const Conserved& c0 = loop.c0;
+  std::vector<double> step_seconds = loop.step_seconds;
 
   const Conserved c1 = conservedOf(gas);
   const int n_bins = opt.bins;
@@ -281,20 +390,16 @@ int run(const grove::Runtime& runtime, const Options& opt) {
              "profiles in {}",
              sum.total() / steps, median, sum.density() / steps, sum.hydro() / steps, sum.integration() / steps,
              sum.domain() / steps, (out / "profiles.csv").string());
-  const auto kernel_seconds = passes.kernelSeconds();
-  if (opt.gpu != "none")
-    grove::log("GPU kernels (device time, rank 0): density {:.4f} s  hydro {:.4f} s per step; {} sum passes in all",
-               kernel_seconds[0] / steps, kernel_seconds[1] / steps, passes.sumPasses());
   grove::log("{{\"sample\":\"sph\",\"gpu\":\"{}\",\"gpu_form\":\"{}\",\"n\":{},\"nx\":{},\"n_neighbours\":{},\"ranks\":{},\"threads\":{},\"steps\":{},"
              "\"s_per_step\":{:.5f},\"median_s_per_step\":{:.5f},\"density\":{:.5f},\"hydro\":{:.5f},\"integration\":{:.5f},\"domain\":{:.5f},"
              "\"l1_density\":{:.6f},\"l1_velocity\":{:.6f},\"l1_pressure\":{:.6f},\"l1_particle_density\":{:.6f},"
-             "\"l1_particle_velocity\":{:.6f},\"l1_particle_pressure\":{:.6f}}}",
-             opt.gpu, opt.gpu == "none" ? "-" : opt.gpu_form, tube.count(), opt.nx, opt.n_neighbours,
+             "\"l1_particle_velocity\":{:.6f},\"l1_particle_pressure\":{:.6f},\"device_density\":{:.5f},\"device_hydro\":{:.5f}}}",
+             opt.gpu, opt.gpu == "none" || opt.gpu == "resident" ? "-" : opt.gpu_form, tube.count(), opt.nx, opt.n_neighbours,
              runtime.rankCount(), runtime.threadCount(), step, sum.total() / steps, median, sum.density() / steps, sum.hydro() / steps, sum.integration() / steps,
              sum.domain() / steps, l1.density, l1.velocity, l1.pressure, l1_particles.density, l1_particles.velocity,
-             l1_particles.pressure);
-  grove::log("density tree, last pass: {}", passes.densityProfile().json());
-  grove::log("hydro tree, last pass: {}", passes.hydroProfile().json());
+             l1_particles.pressure, loop.device_seconds[0] / steps, loop.device_seconds[1] / steps);
+  grove::log("density tree, last pass: {}", loop.density_profile);
+  grove::log("hydro tree, last pass: {}", loop.hydro_profile);
   return 0;
 }
 
@@ -320,8 +425,9 @@ int main(int argc, char** argv) {
   app.add_option("--max-steps", opt.max_steps, "stop after this many steps (0: run to t_end)");
   app.add_option("--method", opt.method, "domain decomposition")->check(CLI::IsMember({"multisection", "orb"}));
   app.add_option("-o,--output-dir", opt.output_dir, "directory for profiles.csv");
-  app.add_option("--gpu", opt.gpu, "density and hydro passes on the GPU: the hand-written template or grove's engine")
-      ->check(CLI::IsMember({"none", "template", "engine"}));
+  app.add_option("--gpu", opt.gpu, "density and hydro passes on the GPU: the hand-written template or grove's engine; or the whole step "
+                 "resident on it (one rank)")
+      ->check(CLI::IsMember({"none", "template", "engine", "resident"}));
   app.add_option("--gpu-form", opt.gpu_form, "multiwalk form")->check(CLI::IsMember({"plain", "index"}));
   app.add_option("--n-walk", opt.n_walk, "walks (groups) per multiwalk batch")->check(CLI::PositiveNumber);
   app.add_option("--tag-max", opt.tag_max, "multiwalk tags (batches in flight)")->check(CLI::PositiveNumber);

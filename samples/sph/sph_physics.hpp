@@ -132,7 +132,7 @@ struct SupportSearch {
 struct alignas(16) DensityJImage {
   double x, y, z, vx, vy, vz, mass, pad;
 };
-inline DensityJImage densityJImageOf(const DensityEPJ& p) {
+SPH_HOST_DEVICE inline DensityJImage densityJImageOf(const DensityEPJ& p) {
   return {p.pos.x, p.pos.y, p.pos.z, p.vel.x, p.vel.y, p.vel.z, p.mass, 0.0};
 }
 
@@ -179,7 +179,7 @@ SPH_HOST_DEVICE inline void addDensityNeighbour(const DensityIAtH& i, const Dens
 struct alignas(16) HydroSide {
   double x, y, z, vx, vy, vz, mass, dens, sound, balsara, pres_term, h2, inv_h, norm5;
 };
-inline HydroSide hydroSideOf(const HydroEP& p) {
+SPH_HOST_DEVICE inline HydroSide hydroSideOf(const HydroEP& p) {
   const double h2 = p.h * p.h, inv_h = 1.0 / p.h;
   return {p.pos.x,  p.pos.y,  p.pos.z,   p.vel.x,     p.vel.y,   p.vel.z, p.mass,
           p.dens,   p.sound,  p.balsara, p.pres_term, h2,        inv_h,   wendland_c2::kNorm * inv_h / (h2 * h2)};

@@ -1,4 +1,5 @@
 #include "grove/domain/domain_info.hpp"
+#include "grove/domain/periodic_wrap.hpp"
 
 #include <cmath>
 #include <limits>
@@ -103,19 +104,8 @@ std::optional<std::string> DomainInfo::positionProblem(const Vec3d& pos, std::si
 }
 
 Vec3d DomainInfo::wrapIntoRoot(Vec3d pos) const {
-  for (std::size_t a = 0; a < 3; ++a) {
-    if (!isPeriodic(boundary_, static_cast<int>(a)) || !root_fixed_) continue;
-    const double low = root_.low[a], length = root_.high[a] - root_.low[a];
-    double x = pos[a];
-    if (x < low || x >= root_.high[a]) {
-      x = low + std::fmod(x - low, length);
-      if (x < low) x += length;
-      // Rounding can land exactly on the upper face, which belongs to the next period.
-      if (x >= root_.high[a]) x = low;
-      pos[a] = x;
-    }
-  }
-  return pos;
+  if (!root_fixed_) return pos;
+  return WrapIntoRootDomain{root_, boundary_}(pos);
 }
 
 void DomainInfo::decomposeDomain() {

@@ -28,4 +28,20 @@ struct ResidentProfile {
   std::int64_t interactions() const { return interactions_ep + interactions_sp; }
 };
 
+// The same for one step of the short-range tree (grove/gpu/resident/resident_tree_short.cuh).
+struct ResidentShortProfile {
+  // seconds of device time; a REUSE_LIST step leaves the build and search stages at 0
+  double root = 0, keys = 0, sort = 0, reorder = 0, link = 0;
+  double boxes = 0;       // cells' search boxes (and the periodic radius check)
+  double search = 0;      // neighbour counts, offsets, lists
+  double force = 0;       // the user's kernel over the lists
+  double write_back = 0;
+  double total = 0;       // first event to last, host waits included
+  std::int64_t n_particles = 0, n_cells = 0;
+  std::int64_t neighbours = 0;    // list entries (i-j pairs, i itself included)
+  std::int64_t device_bytes = 0;  // the tree's device memory after the step
+
+  double build() const { return root + keys + sort + reorder + link + boxes; }
+};
+
 }  // namespace grove::gpu

@@ -52,6 +52,7 @@
 #include "grove/gpu/resident/device_vector.hpp"
 #include "grove/gpu/resident/let_exchange.cuh"
 #include "grove/gpu/resident/resident_profile.hpp"
+#include "grove/gpu/resident/stage_marks.hpp"
 #include "grove/gpu/resident/tree_build.cuh"
 #include "grove/gpu/resident/walk.cuh"
 #include "grove/tree/moments.hpp"
@@ -363,42 +364,6 @@ class ResidentTreeLong {
       return staged.bytes() + ep_keys.bytes() + ep_keys_alt.bytes() + sp_keys.bytes() + sp_keys_alt.bytes() +
              ep_source.bytes() + ep_source_alt.bytes() + sp_source.bytes() + sp_source_alt.bytes() + epj.bytes() +
              dj.bytes() + received_spj.bytes() + spj.bytes();
-    }
-  };
-
-  // Events at stage ends; a stage's time is from the previous mark to its own.
-  class StageMarks {
-   public:
-    void begin(cudaStream_t stream) {
-      start_.record(stream);
-      order_.clear();
-    }
-    void mark(cudaStream_t stream, Stage stage) {
-      const auto s = static_cast<std::size_t>(stage);
-      events_[s].record(stream);
-      order_.push_back(static_cast<int>(s));
-    }
-    // Seconds per stage (0 for stages not run this step) and the whole span.
-    template <class Set>
-    double collect(Set&& set) {
-      if (order_.empty()) return 0.0;
-      events_[static_cast<std::size_t>(order_.back())].synchronize();
-      const Event* previous = &start_;
-      for (int s : order_) {
-        set(static_cast<Stage>(s), events_[static_cast<std::size_t>(s)].secondsSince(*previous));
-        previous = &events_[static_cast<std::size_t>(s)];
-      }
-      return events_[static_cast<std::size_t>(order_.back())].secondsSince(start_);
-    }
-
-   private:
-    Event start_{true};
-    std::vector<Event> events_ = makeEvents();
-    std::vector<int> order_;
-    static std::vector<Event> makeEvents() {
-      std::vector<Event> events;
-      for (int s = 0; s < static_cast<int>(Stage::kCount); ++s) events.emplace_back(true);
-      return events;
     }
   };
 
@@ -883,7 +848,7 @@ class ResidentTreeLong {
   std::uint64_t reuse_generation_ = 0;
   std::size_t reuse_size_ = 0;
   const void* reuse_system_ = nullptr;
-  StageMarks marks_;
+  StageMarks<Stage> marks_;
   ResidentProfile profile_;
 };
 

@@ -1,0 +1,194 @@
+#pragma once
+// The short-range neighbour search of the GPU-resident pipeline (nvcc only): exact neighbour
+// lists on the device, for grove::gpu::ResidentTreeShort (resident_tree_short.cuh).
+//
+//   cellSearchBoxes   bottom-up, level by level: each cell's box of positions (inner) and of its
+//                     particles' search boxes (outer), as the host's computeCellBoxes
+//   findNeighbours    one thread per i-particle walks the tree with a stack of its own; cells are
+//                     culled with the host's closed-box tests (walk/short_range_search.hpp), and
+//                     each leaf's particles are tested exactly, so the lists hold the true
+//                     neighbours only (the host's lists are supersets, about 3.5x):
+//                       GATHER    |x_i - x_j| < r_i
+//                       SCATTER   |x_i - x_j| < r_j
+//                       SYMMETRY  |x_i - x_j| < max(r_i, r_j)
+//                     (i itself included). Run twice: count, then write at the scanned offsets.
+//
+// Periodic axes: positions lie in [low, low + L) (the caller wraps them) and every search radius
+// is below L/2, so a pair meets through at most one image, the nearest. Cells are tested against
+// the three images of the target on each periodic axis; particles through the nearest image.
+// The separation uses round-to-nearest products and sums without contraction (__dmul_rn,
+// __dadd_rn), so a host brute force with plain double arithmetic draws the same line.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "grove/core/box.hpp"
+#include "grove/core/execution.hpp"
+#include "grove/particles/particle_traits.hpp"
+#include "grove/tree/tree_cells.hpp"
+#include "grove/walk/short_range_search.hpp"
+
+namespace grove::gpu {
+
+// Period of each axis (0: open).
+struct Periods {
+  double length[3] = {0.0, 0.0, 0.0};
+  GROVE_HOST_DEVICE bool any() const { return length[0] > 0.0 || length[1] > 0.0 || length[2] > 0.0; }
+};
+
+// What the device tests and the kernels read of a cell's boxes.
+struct alignas(16) DeviceCellBoxes {
+  double inner_low[3], inner_high[3];  // positions
+  double outer_low[3], outer_high[3];  // positions +- search radius
+};
+
+namespace search {
+
+// x_j - x_i on one axis, through the nearest image on a periodic one (|x_j - x_i| < L: both in
+// the box); *shift receives what was added to x_j.
+__device__ inline double separation(double xi, double xj, double period, double* shift) {
+  double d = __dadd_rn(xj, -xi);
+  *shift = 0.0;
+  if (period > 0.0) {
+    if (d > 0.5 * period) *shift = -period;
+    else if (d < -0.5 * period) *shift = period;
+    d = __dadd_rn(d, *shift);
+  }
+  return d;
+}
+
+struct Separation {
+  double r2;
+  Vec3d shift;  // added to x_j: its image nearest x_i
+};
+__device__ inline Separation separationOf(const Vec3d& xi, const Vec3d& xj, const Periods& periods) {
+  Separation s;
+  const double dx = separation(xi.x, xj.x, periods.length[0], &s.shift.x);
+  const double dy = separation(xi.y, xj.y, periods.length[1], &s.shift.y);
+  const double dz = separation(xi.z, xj.z, periods.length[2], &s.shift.z);
+  s.r2 = __dadd_rn(__dadd_rn(__dmul_rn(dx, dx), __dmul_rn(dy, dy)), __dmul_rn(dz, dz));
+  return s;
+}
+
+// Whether [lo, hi] meets [a, b] on an axis of the given period (0: open), through any image.
+__device__ inline bool intervalsMeet(double lo, double hi, double a, double b, double period) {
+  if (lo <= b && a <= hi) return true;
+  if (period <= 0.0) return false;
+  return (lo + period <= b && a <= hi + period) || (lo - period <= b && a <= hi - period);
+}
+
+__device__ inline bool boxesMeet(const double (&lo)[3], const double (&hi)[3], const Vec3d& a, const Vec3d& b,
+                                 const Periods& p) {
+  return intervalsMeet(lo[0], hi[0], a.x, b.x, p.length[0]) && intervalsMeet(lo[1], hi[1], a.y, b.y, p.length[1]) &&
+         intervalsMeet(lo[2], hi[2], a.z, b.z, p.length[2]);
+}
+
+// The radius that decides a pair, by mode.
+template <SearchMode M>
+__device__ inline double pairRadius(double r_i, double r_j) {
+  if constexpr (M == SearchMode::GATHER) return r_i;
+  else if constexpr (M == SearchMode::SCATTER) return r_j;
+  else return r_i > r_j ? r_i : r_j;
+}
+
+template <class P>
+__device__ inline double radiusOf(const P& p) {
+  if constexpr (HasRSearch<P>) return static_cast<double>(p.getRSearch());
+  else return 0.0;
+}
+
+// For the largest radius (CUB reduce).
+struct RadiusOf {
+  template <class P>
+  __device__ double operator()(const P& p) const {
+    return radiusOf(p);
+  }
+};
+struct Max {
+  __device__ double operator()(double a, double b) const { return a > b ? a : b; }
+};
+
+}  // namespace search
+
+namespace kernel {
+
+// One level of cells' boxes from their particles (leaves) or children (the deeper level, done).
+// The outer box is of the search radius that culls cells: EPJ's (SCATTER, SYMMETRY), or none.
+template <SearchMode M, class EPJ>
+__global__ void cellSearchBoxes(const TreeCell* __restrict__ cells, std::uint32_t begin, std::uint32_t n,
+                                const EPJ* __restrict__ epj, DeviceCellBoxes* boxes) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const std::uint32_t c = begin + i;
+  const TreeCell cell = cells[c];
+  Boxd inner = Boxd::empty(), outer = Boxd::empty();
+  if (cell.isLeaf()) {
+    for (std::uint32_t k = cell.ep_first; k < cell.ep_first + cell.ep_count; ++k) {
+      const Vec3d x = positionOf(epj[k]);
+      inner.merge(x);
+      if constexpr (M != SearchMode::GATHER) {
+        const double r = search::radiusOf(epj[k]);
+        outer.merge(Boxd{x - Vec3d(r), x + Vec3d(r)});
+      }
+    }
+  } else {
+    for (int k = 0; k < cell.child_count; ++k) {
+      const DeviceCellBoxes& b = boxes[cell.child_first + k];
+      inner.merge(Boxd{{b.inner_low[0], b.inner_low[1], b.inner_low[2]},
+                       {b.inner_high[0], b.inner_high[1], b.inner_high[2]}});
+      outer.merge(Boxd{{b.outer_low[0], b.outer_low[1], b.outer_low[2]},
+                       {b.outer_high[0], b.outer_high[1], b.outer_high[2]}});
+    }
+  }
+  boxes[c] = {{inner.low.x, inner.low.y, inner.low.z}, {inner.high.x, inner.high.y, inner.high.z},
+              {outer.low.x, outer.low.y, outer.low.z}, {outer.high.x, outer.high.y, outer.high.z}};
+}
+
+// Every cell's stack entries fit: a walk holds at most 7 siblings per level plus the cell in hand.
+constexpr int kNeighbourStack = 8 * 22;
+
+// Pass 1 (list null): counts[i] = i's neighbours. Pass 2: i's neighbours (EPJ indices, in tree
+// order) from list + offsets[i].
+template <SearchMode M, class EPI, class EPJ>
+__global__ void __launch_bounds__(128)
+    findNeighbours(const TreeCell* __restrict__ cells, const DeviceCellBoxes* __restrict__ boxes,
+                   const EPI* __restrict__ epi, std::uint32_t n_i, const EPJ* __restrict__ epj, Periods periods,
+                   int* __restrict__ counts, const std::int64_t* __restrict__ offsets, int* __restrict__ list) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n_i) return;
+  const EPI pi = epi[i];
+  const Vec3d xi = positionOf(pi);
+  const double ri = M == SearchMode::SCATTER ? 0.0 : search::radiusOf(pi);
+  const Vec3d reach_low = xi - Vec3d(ri), reach_high = xi + Vec3d(ri);
+  int* out = list ? list + offsets[i] : nullptr;
+  int found = 0;
+  int stack[kNeighbourStack];
+  int top = 0;
+  stack[top++] = 0;
+  while (top > 0) {
+    const int c = stack[--top];
+    const DeviceCellBoxes& b = boxes[c];
+    bool needed = false;
+    if constexpr (M != SearchMode::SCATTER) needed = search::boxesMeet(b.inner_low, b.inner_high, reach_low, reach_high, periods);
+    if constexpr (M != SearchMode::GATHER)
+      needed = needed || search::boxesMeet(b.outer_low, b.outer_high, xi, xi, periods);
+    if (!needed) continue;
+    const TreeCell cell = cells[c];
+    if (cell.isLeaf()) {
+      for (std::uint32_t j = cell.ep_first; j < cell.ep_first + cell.ep_count; ++j) {
+        const EPJ pj = epj[j];
+        const double r = search::pairRadius<M>(ri, M == SearchMode::GATHER ? 0.0 : search::radiusOf(pj));
+        if (search::separationOf(xi, positionOf(pj), periods).r2 < r * r) {
+          if (out) out[found] = static_cast<int>(j);
+          ++found;
+        }
+      }
+    } else {
+      for (int k = cell.child_count - 1; k >= 0; --k) stack[top++] = cell.child_first + k;
+    }
+  }
+  if (!list) counts[i] = found;
+}
+
+}  // namespace kernel
+}  // namespace grove::gpu

@@ -1,0 +1,451 @@
+#pragma once
+// grove::gpu::ResidentTreeShort: the short-range tree of the GPU-resident pipeline (nvcc only),
+// for SPH, molecular dynamics and contacts. The particles stay in device memory
+// (DeviceParticleSystem); the tree, the neighbour lists and the user's interaction run on the
+// device. FDPS's names: ResidentTreeForForceShort<Force, EPI, EPJ>::{Gather, Scatter, Symmetry}.
+//
+//   using DensityTree = grove::gpu::ResidentTreeForForceShort<Result, EPI, EPJ>::Gather;
+//   DensityTree tree(n_leaf, gas.policy());
+//   tree.calcForceAllAndWriteBack(gas, PairTerm{...}, dinfo);                       // pairwise
+//   tree.calcForceAllAndWriteBack(gas, grove::gpu::withNeighbourSets(Solver{...}), dinfo);
+//
+// Two kinds of user kernel, both __device__ (or GROVE_HOST_DEVICE) functors:
+//   pairwise          f(const EPI&, const EPJ&, Force&) for each neighbour of each particle,
+//                     Force value-initialised first (the multiwalk engine's functor form)
+//   neighbour sets    k(const EPI&, const NeighbourSet<EPJ>&, Force&) once per particle; the set
+//                     may be walked as often as the kernel likes (an h iteration: sums at one
+//                     h, a Newton step, sums again), by size() and operator[]
+// Each particle's list holds exactly its neighbours (neighbour_search.cuh states the three
+// modes' tests) in tree order, itself included; with periodic axes the EPJ it hands over is the
+// image nearest the i-particle (EPJ::setPos), so kernels use plain position differences.
+//
+// One step: root box (CUB reduce) -> Morton keys -> CUB radix sort -> the particles into key
+// order in place, with their EPI and EPJ -> cells linked level by level (the long-range tree's
+// stages, tree_build.cuh) -> cell search boxes bottom-up -> neighbour counts, scan, lists ->
+// the kernel over the lists -> FP::copyFromForce in place.
+//   MAKE_LIST, MAKE_LIST_FOR_REUSE   all of it (lists kept either way)
+//   REUSE_LIST   same particles, no reorder since: EPI/EPJ refreshed from FP, the kept lists
+//                (made with the positions and radii of their build) evaluated again
+//
+// One rank: the short-range LET across ranks is not on the device yet (a clear error names it).
+// User types read on the device: FP::getPos, FP::copyFromForce, EPI/EPJ::copyFromFP,
+// getPos, getRSearch (EPI for GATHER and SYMMETRY, EPJ for SCATTER and SYMMETRY), EPJ::setPos
+// (periodic), Force's value-initialisation: all GROVE_HOST_DEVICE.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+#include <type_traits>
+#include <utility>
+
+#include "grove/core/error.hpp"
+#include "grove/core/execution.hpp"
+#include "grove/core/list_mode.hpp"
+#include "grove/domain/domain_info.hpp"
+#include "grove/gpu/cuda_resources.hpp"
+#include "grove/gpu/resident/device_particle_system.hpp"
+#include "grove/gpu/resident/device_vector.hpp"
+#include "grove/gpu/resident/neighbour_search.cuh"
+#include "grove/gpu/resident/resident_profile.hpp"
+#include "grove/gpu/resident/resident_tree.cuh"
+#include "grove/gpu/resident/stage_marks.hpp"
+#include "grove/gpu/resident/tree_build.cuh"
+
+namespace grove::gpu {
+
+// A particle's neighbours as its kernel sees them: size() EPJs, each the image nearest the
+// i-particle on periodic axes.
+template <class EPJ>
+class NeighbourSet {
+ public:
+  __device__ NeighbourSet(const EPJ* epj, const int* index, int count, Vec3d xi, Periods periods)
+      : epj_(epj), index_(index), count_(count), xi_(xi), periods_(periods) {}
+  __device__ int size() const { return count_; }
+  // The k-th neighbour's index in the tree's EPJ array (tree order).
+  __device__ int index(int k) const { return index_[k]; }
+  __device__ EPJ operator[](int k) const {
+    EPJ pj = epj_[index_[k]];
+    if constexpr (HasSetPos<EPJ>) {
+      if (periods_.any()) {
+        const Vec3d xj = positionOf(pj);
+        const search::Separation s = search::separationOf(xi_, xj, periods_);
+        if (s.shift.x != 0.0 || s.shift.y != 0.0 || s.shift.z != 0.0) pj.setPos(xj + s.shift);
+      }
+    }
+    return pj;
+  }
+
+ private:
+  const EPJ* epj_;
+  const int* index_;
+  int count_;
+  Vec3d xi_;
+  Periods periods_;
+};
+
+// Marks a kernel of the neighbour-set form for calcForceAllAndWriteBack.
+template <class Kernel>
+struct NeighbourSetKernel {
+  Kernel kernel;
+};
+template <class Kernel>
+NeighbourSetKernel<Kernel> withNeighbourSets(Kernel kernel) {
+  return {kernel};
+}
+
+namespace kernel {
+
+template <class EPI, class EPJ, class Force, class Pair>
+__global__ void pairwiseOverNeighbours(const EPI* __restrict__ epi, std::uint32_t n, const EPJ* __restrict__ epj,
+                                       const std::int64_t* __restrict__ offsets, const int* __restrict__ list,
+                                       Periods periods, Pair pair, Force* __restrict__ force) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const EPI pi = epi[i];
+  const NeighbourSet<EPJ> set(epj, list + offsets[i], static_cast<int>(offsets[i + 1] - offsets[i]), positionOf(pi),
+                              periods);
+  Force f{};
+  for (int k = 0; k < set.size(); ++k) pair(pi, set[k], f);
+  force[i] = f;
+}
+
+template <class EPI, class EPJ, class Force, class Kernel>
+__global__ void kernelOverNeighbourSets(const EPI* __restrict__ epi, std::uint32_t n, const EPJ* __restrict__ epj,
+                                        const std::int64_t* __restrict__ offsets, const int* __restrict__ list,
+                                        Periods periods, Kernel k, Force* __restrict__ force) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const EPI pi = epi[i];
+  const NeighbourSet<EPJ> set(epj, list + offsets[i], static_cast<int>(offsets[i + 1] - offsets[i]), positionOf(pi),
+                              periods);
+  Force f{};
+  k(pi, set, f);
+  force[i] = f;
+}
+
+}  // namespace kernel
+
+template <class Force, class EPI, class EPJ, SearchMode M>
+class ResidentTreeShort {
+ public:
+  static constexpr SearchMode kMode = M;
+  static constexpr int kThreads = 128;
+  static_assert(std::is_trivially_copyable_v<EPI> && std::is_trivially_copyable_v<EPJ> &&
+                    std::is_trivially_copyable_v<Force>,
+                "grove::gpu::ResidentTreeShort: EPI, EPJ and Force must be trivially copyable");
+  static_assert(M == SearchMode::SCATTER || HasRSearch<EPI>,
+                "grove::gpu::ResidentTreeShort: the EPI type needs `getRSearch() const` (Gather and Symmetry search)");
+  static_assert(M == SearchMode::GATHER || HasRSearch<EPJ>,
+                "grove::gpu::ResidentTreeShort: the EPJ type needs `getRSearch() const` (Scatter and Symmetry "
+                "search)");
+
+  explicit ResidentTreeShort(int n_leaf_limit = 16, Gpu policy = {}) : n_leaf_limit_(n_leaf_limit), policy_(policy) {
+    require(n_leaf_limit > 0, "ResidentTreeShort", "n_leaf_limit must be positive (got {})", n_leaf_limit);
+  }
+
+  // ---- the whole step ------------------------------------------------------------------------------
+  // pair(epi, epj, force) over every particle's neighbours; dinfo gives the periodic axes (its
+  // root domain) and must span one rank.
+  template <class FP, class Pair>
+  void calcForceAllAndWriteBack(DeviceParticleSystem<FP>& psys, Pair pair, const DomainInfo& dinfo,
+                                InteractionListMode mode = MAKE_LIST) {
+    prepare(psys, dinfo, mode);
+    computePairwise(pair);
+    writeBack(psys);
+    finishProfile();
+  }
+  // k(epi, neighbour_set, force) once per particle.
+  template <class FP, class Kernel>
+  void calcForceAllAndWriteBack(DeviceParticleSystem<FP>& psys, NeighbourSetKernel<Kernel> k, const DomainInfo& dinfo,
+                                InteractionListMode mode = MAKE_LIST) {
+    prepare(psys, dinfo, mode);
+    computeOverNeighbourSets(k.kernel);
+    writeBack(psys);
+    finishProfile();
+  }
+
+  // ---- stages (public: tests compare them with brute force, callers may split the step) -----------
+
+  // Root box, keys, sort, particles into key order (psys is reordered), cells, search boxes.
+  // Periodic axes (periods.length > 0) need the positions in [low, low + L) and radii below L/2.
+  template <class FP>
+  void buildTree(DeviceParticleSystem<FP>& psys, const Periods& periods = {}, const Vec3d& periodic_low = {}) {
+    const std::size_t n = psys.size();
+    require(n > 0, "ResidentTreeShort", "no particles on the device (upload them first)");
+    require(n < (std::size_t{1} << 31), "ResidentTreeShort", "{} particles exceed the 2^31 a resident tree indexes",
+            n);
+    profile_ = {};
+    marks_.begin(stream());
+    profile_.n_particles = static_cast<std::int64_t>(n);
+    periods_ = periods;
+    require(!periods.any() || HasSetPos<EPJ>, "ResidentTreeShort",
+            "periodic boundaries need `setPos(const Vec3d&)` in the EPJ type (the kernels get shifted images)");
+
+    const Boxd bounds = boundingBox(policy_, psys.data(), n, cub_);
+    requireInsidePeriodicBox(bounds, periodic_low);
+    root_ = rootCellAround(bounds);
+    marks_.mark(stream(), Stage::kRoot);
+
+    keys_.resize(n);
+    sorted_index_.resize(n);
+    mortonKeys(policy_, root_, psys.data(), n, keys_.data(), sorted_index_.data());
+    marks_.mark(stream(), Stage::kKeys);
+    sortByKey(policy_, keys_, keys_alt_, sorted_index_, index_alt_, cub_);
+    marks_.mark(stream(), Stage::kSort);
+
+    gather(psys, sorted_index_.data(), psys.reorderBuffer());
+    psys.adoptReordered();
+    built_generation_ = psys.orderGeneration();
+    marks_.mark(stream(), Stage::kReorder);
+
+    linkCells(policy_, keys_.data(), n, nullptr, 0, n_leaf_limit_, shape_, level_scratch_, cub_);
+    profile_.n_cells = static_cast<std::int64_t>(shape_.size());
+    marks_.mark(stream(), Stage::kLink);
+
+    computeSearchBoxes();
+    if (periods.any()) requireRadiiBelowHalfPeriod();
+    marks_.mark(stream(), Stage::kBoxes);
+    lists_kept_ = false;
+  }
+
+  // Every particle's neighbours: counts, their scan (offsets) and the lists.
+  void findNeighbours() {
+    const auto n = static_cast<std::uint32_t>(epi_.size());
+    counts_.resize(std::size_t{n} + 1);
+    offsets_.resize(std::size_t{n} + 1);
+    check(cudaMemsetAsync(counts_.data(), 0, (std::size_t{n} + 1) * sizeof(int), stream()), "cudaMemsetAsync (neighbour counts)");
+    launchSearch(nullptr);
+    // Counts (int) to offsets (int64): the scan's output type holds totals beyond 2^31.
+    std::size_t temp_bytes = 0;
+    check(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts_.data(), offsets_.data(),
+                                        static_cast<std::int64_t>(n) + 1, stream()),
+          "cub::DeviceScan::ExclusiveSum (size)");
+    check(cub::DeviceScan::ExclusiveSum(cub_.get(temp_bytes), temp_bytes, counts_.data(), offsets_.data(),
+                                        static_cast<std::int64_t>(n) + 1, stream()),
+          "cub::DeviceScan::ExclusiveSum (neighbour offsets)");
+    const std::int64_t total = offsets_.elementToHost(n, stream());
+    list_.resize(static_cast<std::size_t>(total));
+    launchSearch(list_.data());
+    profile_.neighbours = total;
+    lists_kept_ = true;
+    marks_.mark(stream(), Stage::kSearch);
+  }
+
+  template <class Pair>
+  void computePairwise(Pair pair) {
+    requireLists();
+    const auto n = static_cast<std::uint32_t>(epi_.size());
+    force_.resize(n);
+    kernel::pairwiseOverNeighbours<<<blocksFor(n, kThreads), kThreads, 0, stream()>>>(
+        epi_.data(), n, epj_.data(), offsets_.data(), list_.data(), periods_, pair, force_.data());
+    check(cudaGetLastError(), "pairwiseOverNeighbours kernel launch");
+    marks_.mark(stream(), Stage::kForce);
+  }
+
+  template <class Kernel>
+  void computeOverNeighbourSets(Kernel k) {
+    requireLists();
+    const auto n = static_cast<std::uint32_t>(epi_.size());
+    force_.resize(n);
+    kernel::kernelOverNeighbourSets<<<blocksFor(n, kThreads), kThreads, 0, stream()>>>(
+        epi_.data(), n, epj_.data(), offsets_.data(), list_.data(), periods_, k, force_.data());
+    check(cudaGetLastError(), "kernelOverNeighbourSets kernel launch");
+    marks_.mark(stream(), Stage::kForce);
+  }
+
+  // FP::copyFromForce for every particle (psys in the tree's order, as the forces).
+  template <class FP>
+  void writeBack(DeviceParticleSystem<FP>& psys) {
+    require(psys.size() == force_.size() && psys.orderGeneration() == built_generation_, "ResidentTreeShort::writeBack",
+            "write back to the particle system the tree was built from, unchanged in order ({} particles, {} forces)",
+            psys.size(), force_.size());
+    kernel::writeBackForces<<<blocksFor(force_.size(), 256), 256, 0, stream()>>>(psys.data(), force_.data(),
+                                                                                   force_.size());
+    check(cudaGetLastError(), "writeBackForces kernel launch");
+    marks_.mark(stream(), Stage::kWriteBack);
+  }
+
+  // ---- results and the tree, for tests and diagnostics ------------------------------------------------
+  const ResidentShortProfile& profile() const { return profile_; }
+  Gpu policy() const { return policy_; }
+  const RootCell& rootCell() const { return root_; }
+  const Periods& periods() const { return periods_; }
+  const DeviceTreeShape& shape() const { return shape_; }
+  const DeviceVector<EPI>& epi() const { return epi_; }
+  const DeviceVector<EPJ>& epj() const { return epj_; }
+  // i's neighbours (EPJ indices, tree order) are neighbourList()[neighbourOffsets()[i] ..
+  // neighbourOffsets()[i + 1]).
+  const DeviceVector<std::int64_t>& neighbourOffsets() const { return offsets_; }
+  const DeviceVector<int>& neighbourList() const { return list_; }
+  const DeviceVector<Force>& forces() const { return force_; }
+  bool listsKept() const { return lists_kept_; }
+  std::size_t deviceBytes() const {
+    return keys_.bytes() + keys_alt_.bytes() + sorted_index_.bytes() + index_alt_.bytes() + epi_.bytes() +
+           epj_.bytes() + shape_.cells.bytes() + level_scratch_.bytes() + boxes_.bytes() + counts_.bytes() +
+           offsets_.bytes() + list_.bytes() + force_.bytes() + radius_max_.bytes() + cub_.bytes();
+  }
+
+ private:
+  enum class Stage { kRoot, kKeys, kSort, kReorder, kLink, kBoxes, kSearch, kForce, kWriteBack, kCount };
+
+  cudaStream_t stream() const { return policy_.stream; }
+
+  template <class FP>
+  void prepare(DeviceParticleSystem<FP>& psys, const DomainInfo& dinfo, InteractionListMode mode) {
+    require(psys.stream() == stream(), "ResidentTreeShort",
+            "the particle system and the tree must share one stream (give the tree psys.policy())");
+    require(dinfo.comm().size() == 1, "ResidentTreeShort",
+            "{} ranks: the short-range LET across ranks is not on the device yet; run the resident short-range "
+            "tree on one rank, or use grove::TreeForForceShort",
+            dinfo.comm().size());
+    const auto [periods, low] = periodsOf(dinfo);
+    if (mode == REUSE_LIST) {
+      require(lists_kept_ && psys.orderGeneration() == built_generation_ && psys.size() == epi_.size(),
+              "ResidentTreeShort", "REUSE_LIST needs the particles of the last build, unchanged in number and order");
+      profile_ = {};
+      marks_.begin(stream());
+      profile_.n_particles = static_cast<std::int64_t>(psys.size());
+      profile_.n_cells = static_cast<std::int64_t>(shape_.size());
+      profile_.neighbours = static_cast<std::int64_t>(list_.size());
+      gather(psys, nullptr, static_cast<FP*>(nullptr));
+      marks_.mark(stream(), Stage::kReorder);
+      return;
+    }
+    buildTree(psys, periods, low);
+    findNeighbours();
+  }
+
+  static std::pair<Periods, Vec3d> periodsOf(const DomainInfo& dinfo) {
+    Periods p;
+    const Boxd root = dinfo.getPosRootDomain();
+    for (int a = 0; a < 3; ++a)
+      if (isPeriodic(dinfo.getBoundaryCondition(), a))
+        p.length[a] = root.high[static_cast<std::size_t>(a)] - root.low[static_cast<std::size_t>(a)];
+    return {p, root.low};
+  }
+
+  void requireInsidePeriodicBox(const Boxd& bounds, const Vec3d& low) const {
+    for (int a = 0; a < 3; ++a) {
+      const double period = periods_.length[a];
+      if (period <= 0.0) continue;
+      const auto k = static_cast<std::size_t>(a);
+      require(bounds.low[k] >= low[k] && bounds.high[k] < low[k] + period, "ResidentTreeShort",
+              "positions on periodic axis {} span [{}, {}], outside the root domain [{}, {}): wrap them first "
+              "(e.g. a forEach that applies the period)",
+              a, bounds.low[k], bounds.high[k], low[k], low[k] + period);
+    }
+  }
+
+  template <class FP>
+  void gather(const DeviceParticleSystem<FP>& psys, const std::uint32_t* index, FP* out) {
+    const std::size_t n = psys.size();
+    epi_.resize(n);
+    epj_.resize(n);
+    kernel::gatherParticles<<<blocksFor(n, 256), 256, 0, stream()>>>(psys.data(), index, n, out, epi_.data(),
+                                                                       epj_.data(), epi_.data(), epj_.data());
+    check(cudaGetLastError(), "gatherParticles kernel launch");
+  }
+
+  void computeSearchBoxes() {
+    boxes_.resize(shape_.size());
+    for (int level = shape_.levels() - 1; level >= 0; --level) {
+      const std::uint32_t begin = shape_.level_begin[static_cast<std::size_t>(level)];
+      const std::uint32_t n = shape_.level_begin[static_cast<std::size_t>(level) + 1] - begin;
+      kernel::cellSearchBoxes<M, EPJ>
+          <<<blocksFor(n, 128), 128, 0, stream()>>>(shape_.cells.data(), begin, n, epj_.data(), boxes_.data());
+      check(cudaGetLastError(), "cellSearchBoxes kernel launch");
+    }
+  }
+
+  // Periodic search needs every radius below half of each periodic length (one image per pair).
+  void requireRadiiBelowHalfPeriod() {
+    const double r_max = std::max(maxRadius(epi_.data()), maxRadius(epj_.data()));
+    for (int a = 0; a < 3; ++a)
+      require(periods_.length[a] <= 0.0 || r_max < 0.5 * periods_.length[a], "ResidentTreeShort",
+              "a search radius of {} reaches half the period {} of axis {}: periodic search needs radii below L/2",
+              r_max, periods_.length[a], a);
+  }
+  template <class P>
+  double maxRadius(const P* items) {
+    if constexpr (!HasRSearch<P>) {
+      return 0.0;
+    } else {
+      const std::size_t n = epi_.size();
+      radius_max_.resize(1);
+      std::size_t temp_bytes = 0;
+      check(cub::DeviceReduce::TransformReduce(nullptr, temp_bytes, items, radius_max_.data(), n, search::Max{}, search::RadiusOf{},
+                                               0.0, stream()),
+            "cub::DeviceReduce::TransformReduce (radius, size)");
+      check(cub::DeviceReduce::TransformReduce(cub_.get(temp_bytes), temp_bytes, items, radius_max_.data(), n, search::Max{},
+                                               search::RadiusOf{}, 0.0, stream()),
+            "cub::DeviceReduce::TransformReduce (largest radius)");
+      return radius_max_.elementToHost(0, stream());
+    }
+  }
+
+  void launchSearch(int* list) {
+    const auto n = static_cast<std::uint32_t>(epi_.size());
+    kernel::findNeighbours<M, EPI, EPJ><<<blocksFor(n, 128), 128, 0, stream()>>>(
+        shape_.cells.data(), boxes_.data(), epi_.data(), n, epj_.data(), periods_, counts_.data(), offsets_.data(),
+        list);
+    check(cudaGetLastError(), "findNeighbours kernel launch");
+  }
+
+  void requireLists() const {
+    require(lists_kept_ && offsets_.size() == epi_.size() + 1, "ResidentTreeShort",
+            "no neighbour lists: build the tree and find the neighbours first");
+  }
+
+  void finishProfile() {
+    profile_.total = marks_.collect([&](Stage stage, double seconds) {
+      switch (stage) {
+        case Stage::kRoot: profile_.root = seconds; break;
+        case Stage::kKeys: profile_.keys = seconds; break;
+        case Stage::kSort: profile_.sort = seconds; break;
+        case Stage::kReorder: profile_.reorder = seconds; break;
+        case Stage::kLink: profile_.link = seconds; break;
+        case Stage::kBoxes: profile_.boxes = seconds; break;
+        case Stage::kSearch: profile_.search = seconds; break;
+        case Stage::kForce: profile_.force = seconds; break;
+        case Stage::kWriteBack: profile_.write_back = seconds; break;
+        case Stage::kCount: break;
+      }
+    });
+    profile_.device_bytes = static_cast<std::int64_t>(deviceBytes());
+  }
+
+  int n_leaf_limit_;
+  Gpu policy_;
+  Periods periods_;
+  RootCell root_;
+  std::uint64_t built_generation_ = 0;
+  bool lists_kept_ = false;
+  DeviceVector<MortonKey> keys_, keys_alt_;
+  DeviceVector<std::uint32_t> sorted_index_, index_alt_;
+  DeviceVector<EPI> epi_;
+  DeviceVector<EPJ> epj_;
+  DeviceTreeShape shape_;
+  DeviceVector<std::uint32_t> level_scratch_;
+  DeviceVector<DeviceCellBoxes> boxes_;
+  DeviceVector<int> counts_;
+  DeviceVector<std::int64_t> offsets_;
+  DeviceVector<int> list_;
+  DeviceVector<Force> force_;
+  DeviceVector<double> radius_max_;
+  CubScratch cub_;
+  ResidentShortProfile profile_;
+  StageMarks<Stage> marks_;
+};
+
+// FDPS's spelling: ResidentTreeForForceShort<Force, EPI, EPJ>::Gather (and Scatter, Symmetry).
+template <class Force, class EPI, class EPJ>
+struct ResidentTreeForForceShort {
+  using Gather = ResidentTreeShort<Force, EPI, EPJ, SearchMode::GATHER>;
+  using Scatter = ResidentTreeShort<Force, EPI, EPJ, SearchMode::SCATTER>;
+  using Symmetry = ResidentTreeShort<Force, EPI, EPJ, SearchMode::SYMMETRY>;
+};
+
+}  // namespace grove::gpu

@@ -1,0 +1,211 @@
+// samples/sph --gpu resident (resident_gpu.h): the sample's physics as device kernels over the
+// resident short-range trees. Every formula is sph_physics.hpp's, in the CPU kernels' order of
+// operations, so the resident run follows the CPU run to rounding.
+#include "resident_gpu.h"
+
+#include "grove/core/error.hpp"
+#include "grove/domain/periodic_wrap.hpp"
+#include "grove/gpu/resident/for_each.cuh"
+#include "grove/gpu/resident/resident_tree_short.cuh"
+#include "sph_physics.hpp"
+
+namespace sph {
+namespace {
+
+using grove::gpu::NeighbourSet;
+
+// The density kernel of the CPU path (density_kernel.hpp) for one particle over its exact gather
+// set (|x_i - x_j| < r_search): the h iteration on S0, S1, then the velocity derivatives at h.
+struct DensityOverNeighbours {
+  DensityParameters p;
+  __device__ void operator()(const DensityEPI& pi, const NeighbourSet<DensityEPJ>& set, DensityResult& out) const {
+    SupportSearch search = SupportSearch::start(pi.h, pi.r_search);
+    const double target = neighbourTarget(pi.mass, p);
+    for (;;) {
+      const double inv_h2 = 1.0 / (search.h * search.h);
+      double s0 = 0, s1 = 0;
+      for (int k = 0; k < set.size(); ++k) {
+        const DensityEPJ pj = set[k];
+        const double dx = pj.pos.x - pi.pos.x, dy = pj.pos.y - pi.pos.y, dz = pj.pos.z - pi.pos.z;
+        const ShapeTerms t = shapeTerms(dx * dx + dy * dy + dz * dz, inv_h2);
+        s0 += pj.mass * t.w;
+        s1 += pj.mass * t.q_dw;
+      }
+      const auto status = search.advance(s0, s1, target, p);
+      if (status == SupportSearch::kContinue) continue;
+      if (status == SupportSearch::kSearchTooSmall) {
+        out = densityResultOf(search.h, true, DensitySums{});
+        return;
+      }
+      break;
+    }
+    const DensityIAtH i = densityIAtH(pi.pos.x, pi.pos.y, pi.pos.z, pi.vel.x, pi.vel.y, pi.vel.z, search.h);
+    DensitySums sums;
+    for (int k = 0; k < set.size(); ++k) addDensityNeighbour(i, densityJImageOf(set[k]), sums);
+    out = densityResultOf(search.h, false, sums);
+  }
+};
+
+// The hydro kernel over the exact symmetric set (|x_i - x_j| < max(h_i, h_j)).
+struct HydroOverNeighbours {
+  double half_alpha;
+  __device__ void operator()(const HydroEP& pi, const NeighbourSet<HydroEP>& set, HydroResult& f) const {
+    const HydroSide i = hydroSideOf(pi);
+    for (int k = 0; k < set.size(); ++k) addHydroNeighbour(i, hydroSideOf(set[k]), half_alpha, f);
+  }
+};
+
+// ---- per-particle steps (sph_solver.hpp's loops, one particle each) ----------------------------------
+
+struct SetSearchRadius {  // r_search from the last h, every particle
+  double factor, limit;
+  __device__ void operator()(GasParticle& g) const { g.r_search = ::fmin(factor * g.h, limit); }
+};
+struct EnlargeShortSearches {  // only the particles whose search was too small
+  double factor, limit;
+  __device__ void operator()(GasParticle& g) const {
+    if (g.search_too_small) g.r_search = ::fmin(factor * g.h, limit);
+  }
+};
+struct FlagCount {
+  __device__ long long operator()(const GasParticle& g) const { return g.search_too_small ? 1 : 0; }
+};
+struct FlagAtLimit {  // the id of a flagged particle already at the largest radius, or -1
+  double limit;
+  __device__ long long operator()(const GasParticle& g) const {
+    return g.search_too_small && g.r_search >= limit ? static_cast<long long>(g.id) : -1;
+  }
+};
+struct Sum {
+  __device__ long long operator()(long long a, long long b) const { return a + b; }
+};
+struct MaxOf {
+  __device__ long long operator()(long long a, long long b) const { return a > b ? a : b; }
+};
+struct MinOf {
+  __device__ double operator()(double a, double b) const { return a < b ? a : b; }
+};
+
+struct EquationOfState {
+  double gamma;
+  __device__ void operator()(GasParticle& g) const {
+    g.pres = (gamma - 1.0) * g.dens * g.u;
+    g.sound = std::sqrt(gamma * g.pres / g.dens);
+    const double div = std::abs(g.div_v);
+    g.balsara = div / (div + g.curl_v + 1e-4 * g.sound / g.h);
+  }
+};
+
+struct TimeStepOf {
+  double cfl;
+  __device__ double operator()(const GasParticle& g) const { return cfl * g.h / g.v_signal; }
+};
+
+struct KickDriftPredict {
+  double dt;
+  grove::WrapIntoRootDomain wrap;
+  __device__ void operator()(GasParticle& g) const {
+    g.vel_half = g.vel + (0.5 * dt) * g.acc;
+    g.u_half = g.u + 0.5 * dt * g.du_dt;
+    g.pos += dt * g.vel_half;
+    g.vel += dt * g.acc;
+    g.u += dt * g.du_dt;
+    wrap(g);
+  }
+};
+
+struct FinalKick {
+  double dt;
+  __device__ void operator()(GasParticle& g) const {
+    g.vel = g.vel_half + (0.5 * dt) * g.acc;
+    g.u = g.u_half + 0.5 * dt * g.du_dt;
+  }
+};
+
+}  // namespace
+
+struct ResidentSph::Impl {
+  using DensityTree = grove::gpu::ResidentTreeForForceShort<DensityResult, DensityEPI, DensityEPJ>::Gather;
+  using HydroTree = grove::gpu::ResidentTreeForForceShort<HydroResult, HydroEP, HydroEP>::Symmetry;
+
+  Impl(const SolverParameters& p, const grove::DomainInfo& d, int n_leaf)
+      : params(p), dinfo(d), density_tree(n_leaf, gas.policy()), hydro_tree(n_leaf, gas.policy()) {}
+
+  void sync() const { grove::gpu::check(cudaStreamSynchronize(gas.stream()), "cudaStreamSynchronize (sph)"); }
+
+  SolverParameters params;
+  const grove::DomainInfo& dinfo;
+  grove::gpu::DeviceParticleSystem<GasParticle> gas;
+  DensityTree density_tree;
+  HydroTree hydro_tree;
+  double density_seconds = 0, hydro_seconds = 0;
+};
+
+ResidentSph::ResidentSph(const SolverParameters& p, const grove::DomainInfo& dinfo, int n_leaf)
+    : impl_(std::make_unique<Impl>(p, dinfo, n_leaf)) {
+  grove::require(dinfo.comm().size() == 1, "sph --gpu resident",
+                 "runs on one rank ({} given): the short-range LET is not on the device yet", dinfo.comm().size());
+}
+ResidentSph::~ResidentSph() = default;
+
+void ResidentSph::upload(const std::vector<GasParticle>& gas) { impl_->gas.upload(gas); }
+std::vector<GasParticle> ResidentSph::download() const { return impl_->gas.download(); }
+
+int ResidentSph::density() {
+  Impl& m = *impl_;
+  const SolverParameters& p = m.params;
+  const auto policy = m.gas.policy();
+  grove::gpu::forEach(policy, m.gas, SetSearchRadius{p.search_factor, p.max_search_radius});
+  const DensityOverNeighbours kernel{densityParametersOf(p)};
+  int pass = 0;
+  for (;;) {
+    ++pass;
+    m.density_tree.calcForceAllAndWriteBack(m.gas, grove::gpu::withNeighbourSets(kernel), m.dinfo);
+    m.density_seconds += m.density_tree.profile().total;
+    const long long short_searches = grove::gpu::transformReduce(policy, m.gas, 0LL, Sum{}, FlagCount{});
+    if (short_searches == 0) break;
+    const long long at_limit =
+        grove::gpu::transformReduce(policy, m.gas, -1LL, MaxOf{}, FlagAtLimit{p.max_search_radius});
+    grove::require(at_limit < 0, "sph::ResidentSph::density",
+                   "particle {} needs a smoothing length beyond the largest search radius {} (half the periodic "
+                   "box); use more particles or fewer neighbours",
+                   at_limit, p.max_search_radius);
+    grove::require(pass < p.max_density_passes, "sph::ResidentSph::density",
+                   "{} particles still lack neighbours after {} passes", short_searches, pass);
+    grove::gpu::forEach(policy, m.gas, EnlargeShortSearches{p.search_factor, p.max_search_radius});
+  }
+  grove::gpu::forEach(policy, m.gas, EquationOfState{p.gamma});
+  m.sync();
+  return pass;
+}
+
+void ResidentSph::hydro() {
+  Impl& m = *impl_;
+  m.hydro_tree.calcForceAllAndWriteBack(m.gas, grove::gpu::withNeighbourSets(HydroOverNeighbours{0.5 * m.params.alpha}),
+                                        m.dinfo);
+  m.hydro_seconds += m.hydro_tree.profile().total;
+  m.sync();
+}
+
+double ResidentSph::timeStep() {
+  return grove::gpu::transformReduce(impl_->gas.policy(), impl_->gas, std::numeric_limits<double>::infinity(),
+                                     MinOf{}, TimeStepOf{impl_->params.cfl});
+}
+
+void ResidentSph::kickDriftPredict(double dt) {
+  grove::gpu::forEach(impl_->gas.policy(), impl_->gas,
+                      KickDriftPredict{dt, grove::WrapIntoRootDomain::of(impl_->dinfo)});
+  impl_->sync();
+}
+
+void ResidentSph::finalKick(double dt) {
+  grove::gpu::forEach(impl_->gas.policy(), impl_->gas, FinalKick{dt});
+  impl_->sync();
+}
+
+const grove::gpu::ResidentShortProfile& ResidentSph::densityProfile() const { return impl_->density_tree.profile(); }
+const grove::gpu::ResidentShortProfile& ResidentSph::hydroProfile() const { return impl_->hydro_tree.profile(); }
+double ResidentSph::densityDeviceSeconds() const { return impl_->density_seconds; }
+double ResidentSph::hydroDeviceSeconds() const { return impl_->hydro_seconds; }
+
+}  // namespace sph

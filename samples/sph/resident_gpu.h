@@ -1,0 +1,52 @@
+#pragma once
+// samples/sph --gpu resident: the SPH step entirely on the GPU (grove/gpu/resident), one rank.
+// The gas stays in device memory; each pass builds a resident short-range tree, finds the exact
+// neighbours and runs the sample's own physics (sph_physics.hpp) as device kernels: the density
+// pass with the h iteration inside (a neighbour-set kernel: sums at h, a Newton step, sums
+// again, as the CPU kernel), the equation of state, the hydro pass, the time step and the
+// kick-drift-kick leapfrog with the periodic wrap. The host only orchestrates: it reads back a
+// flag count per density pass and the time step. Declarations only (no CUDA header); defined
+// in resident_gpu.cu, compiled by nvcc.
+#include <memory>
+#include <vector>
+
+#include "gas_particles.hpp"
+#include "grove/domain/domain_info.hpp"
+#include "grove/gpu/resident/resident_profile.hpp"
+#include "sph_solver.hpp"
+
+namespace sph {
+
+class ResidentSph {
+ public:
+  // dinfo: the root domain and its periodic axes (one rank). n_leaf: the trees' leaf size.
+  ResidentSph(const SolverParameters& p, const grove::DomainInfo& dinfo, int n_leaf);
+  ~ResidentSph();
+  ResidentSph(const ResidentSph&) = delete;
+  ResidentSph& operator=(const ResidentSph&) = delete;
+
+  void upload(const std::vector<GasParticle>& gas);
+  std::vector<GasParticle> download() const;
+
+  // Each call below waits for its device work, so host clocks around it time it.
+  // Density, h, grad-h, div v, |curl v| with the h iteration (passes repeated while a search
+  // radius was short, as sph::computeDensityWith), then the equation of state. Returns the passes.
+  int density();
+  void hydro();
+  double timeStep();                  // min over particles of cfl h / v_signal
+  void kickDriftPredict(double dt);   // and the periodic wrap into the root domain
+  void finalKick(double dt);
+
+  // The last pass's tree profiles (device times per stage, neighbours).
+  const grove::gpu::ResidentShortProfile& densityProfile() const;
+  const grove::gpu::ResidentShortProfile& hydroProfile() const;
+  // Device seconds of the trees' passes so far (density: all of its passes).
+  double densityDeviceSeconds() const;
+  double hydroDeviceSeconds() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sph

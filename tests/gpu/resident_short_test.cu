@@ -1,0 +1,310 @@
+// The GPU-resident short-range tree (grove/gpu/resident/resident_tree_short.cuh) against brute
+// force: every particle's neighbour set equals the O(N^2) search exactly, in the three modes, for
+// uniform and clustered particles with search radii spanning 30x, with open and periodic axes;
+// the kernels' sums (pairwise and neighbour-set forms) equal the host's over the brute-force
+// sets, shifted images included; REUSE_LIST evaluates the kept lists with refreshed particles;
+// bad input is refused with a clear error. Every test skips where no CUDA device is present.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "grove/domain/domain_info.hpp"
+#include "grove/gpu/device_gpu.h"
+#include "grove/gpu/resident/for_each.cuh"
+#include "grove/gpu/resident/resident_tree_short.cuh"
+
+namespace {
+
+using grove::Vec3d;
+using grove::SearchMode;
+
+// What the kernels compute of a particle's neighbours.
+struct NeighbourSums {
+  std::int32_t count = 0;
+  double weight = 0;   // sum of w_j (r / r_i)^2 ... any smooth function of the pair
+  Vec3d offset;        // sum of x_j (image) - x_i
+  std::int64_t id_sum = 0;
+};
+
+struct Particle {
+  std::int64_t id = 0;
+  Vec3d pos;
+  double r = 0, w = 1;
+  NeighbourSums found;
+  GROVE_HOST_DEVICE Vec3d getPos() const { return pos; }
+  GROVE_HOST_DEVICE void copyFromForce(const NeighbourSums& f) { found = f; }
+};
+
+struct EP {
+  std::int64_t id = 0;
+  Vec3d pos;
+  double r = 0, w = 1;
+  GROVE_HOST_DEVICE Vec3d getPos() const { return pos; }
+  GROVE_HOST_DEVICE void setPos(const Vec3d& p) { pos = p; }
+  GROVE_HOST_DEVICE double getRSearch() const { return r; }
+  GROVE_HOST_DEVICE void copyFromFP(const Particle& p) { id = p.id, pos = p.pos, r = p.r, w = p.w; }
+};
+
+__host__ __device__ inline void addPair(const EP& i, const EP& j, NeighbourSums& s) {
+  const Vec3d d = j.pos - i.pos;
+  s.count += 1;
+  s.weight += j.w * (d.x * d.x + d.y * d.y + d.z * d.z) / (i.r * i.r);
+  s.offset += d;
+  s.id_sum += j.id;
+}
+
+struct PairKernel {
+  __device__ void operator()(const EP& i, const EP& j, NeighbourSums& s) const { addPair(i, j, s); }
+};
+
+// Walks the set twice (as an h iteration does): the second walk's sums are kept, the first's
+// count must agree.
+struct SetKernel {
+  __device__ void operator()(const EP& i, const grove::gpu::NeighbourSet<EP>& set, NeighbourSums& s) const {
+    int first = 0;
+    for (int k = 0; k < set.size(); ++k) first += set[k].id >= 0;
+    for (int k = 0; k < set.size(); ++k) addPair(i, set[k], s);
+    if (first != s.count) s.count = -1;
+  }
+};
+
+template <SearchMode M>
+using Tree = grove::gpu::ResidentTreeShort<NeighbourSums, EP, EP, M>;
+
+// Radii r0 * 30^u, u uniform in [0, 1): spanning 30x.
+std::vector<Particle> makeParticles(std::size_t n, bool clustered, double r0, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::normal_distribution<double> g(0.0, 0.06);
+  std::vector<Vec3d> centres;
+  for (int c = 0; c < 6; ++c) centres.push_back({u(rng), u(rng), u(rng)});
+  std::vector<Particle> p(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    p[k].id = static_cast<std::int64_t>(k);
+    if (clustered && k % 4 != 0) {
+      const Vec3d& c = centres[k % centres.size()];
+      Vec3d x{c.x + g(rng), c.y + g(rng), c.z + g(rng)};
+      for (double* a : {&x.x, &x.y, &x.z}) *a -= std::floor(*a);  // wrapped into [0, 1)
+      p[k].pos = x;
+    } else {
+      p[k].pos = {u(rng), u(rng), u(rng)};
+    }
+    p[k].r = r0 * std::pow(30.0, u(rng));
+    p[k].w = 0.5 + u(rng);
+  }
+  return p;
+}
+
+grove::DomainInfo unitBox(grove::BoundaryCondition bc) {
+  grove::DomainInfo dinfo;
+  dinfo.setBoundaryCondition(bc);
+  dinfo.setPosRootDomain({0.0, 0.0, 0.0}, {1.0, 1.0, 1.0});
+  return dinfo;
+}
+
+// The brute-force search, plain double arithmetic: x_j - x_i through the nearest image.
+Vec3d separationOf(const Vec3d& xi, const Vec3d& xj, grove::BoundaryCondition bc) {
+  Vec3d d = xj - xi;
+  for (int a = 0; a < 3; ++a) {
+    if (!grove::isPeriodic(bc, a)) continue;
+    double& c = a == 0 ? d.x : a == 1 ? d.y : d.z;
+    if (c > 0.5) c -= 1.0;
+    else if (c < -0.5) c += 1.0;
+  }
+  return d;
+}
+
+template <SearchMode M>
+std::vector<std::vector<std::int64_t>> bruteForce(const std::vector<Particle>& p, grove::BoundaryCondition bc) {
+  std::vector<std::vector<std::int64_t>> sets(p.size());
+  for (const auto& i : p)
+    for (const auto& j : p) {
+      const Vec3d d = separationOf(i.pos, j.pos, bc);
+      const double r2 = d.x * d.x + d.y * d.y + d.z * d.z;
+      const double r = M == SearchMode::GATHER ? i.r : M == SearchMode::SCATTER ? j.r : std::max(i.r, j.r);
+      if (r2 < r * r) sets[static_cast<std::size_t>(i.id)].push_back(j.id);
+    }
+  return sets;
+}
+
+// The host's sums over a brute-force set (the image positions as the device hands them over).
+NeighbourSums hostSums(const Particle& i, const std::vector<std::int64_t>& set, const std::vector<Particle>& by_id,
+                       grove::BoundaryCondition bc) {
+  EP ei;
+  ei.copyFromFP(i);
+  NeighbourSums s;
+  for (std::int64_t id : set) {
+    EP ej;
+    ej.copyFromFP(by_id[static_cast<std::size_t>(id)]);
+    ej.pos = ei.pos + separationOf(ei.pos, ej.pos, bc);
+    addPair(ei, ej, s);
+  }
+  return s;
+}
+
+// The device's sets, by id (the particles are in tree order after the build).
+template <class T>
+std::vector<std::vector<std::int64_t>> deviceSets(const T& tree) {
+  const auto epi = tree.epi().toHost(tree.policy().stream);
+  const auto epj = tree.epj().toHost(tree.policy().stream);
+  const auto offsets = tree.neighbourOffsets().toHost(tree.policy().stream);
+  const auto list = tree.neighbourList().toHost(tree.policy().stream);
+  std::vector<std::vector<std::int64_t>> sets(epi.size());
+  for (std::size_t i = 0; i < epi.size(); ++i) {
+    auto& s = sets[static_cast<std::size_t>(epi[i].id)];
+    for (auto k = offsets[i]; k < offsets[i + 1]; ++k) s.push_back(epj[static_cast<std::size_t>(list[k])].id);
+  }
+  return sets;
+}
+
+class ResidentShortTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (grove::gpu::deviceCount() == 0) GTEST_SKIP() << "no CUDA device";
+  }
+};
+
+const char* nameOf(SearchMode m) {
+  return m == SearchMode::GATHER ? "gather" : m == SearchMode::SCATTER ? "scatter" : "symmetry";
+}
+
+// Build, search and both kernel forms for one configuration, against brute force.
+template <SearchMode M>
+void checkAgainstBruteForce(bool clustered, grove::BoundaryCondition bc) {
+  const std::string what = std::string(nameOf(M)) + (clustered ? ", clustered" : ", uniform") + ", boundary " +
+                           std::to_string(static_cast<int>(bc));
+  SCOPED_TRACE(what);
+  const auto particles = makeParticles(4000, clustered, 0.01, clustered ? 11 : 5);
+  const grove::DomainInfo dinfo = unitBox(bc);
+  grove::gpu::DeviceParticleSystem<Particle> psys;
+  psys.upload(particles);
+  Tree<M> tree(8, psys.policy());
+  tree.calcForceAllAndWriteBack(psys, PairKernel{}, dinfo);
+
+  const auto expected = bruteForce<M>(particles, bc);
+  auto found = deviceSets(tree);
+  std::int64_t pairs = 0;
+  std::size_t smallest = SIZE_MAX, largest = 0;
+  for (std::size_t i = 0; i < particles.size(); ++i) {
+    auto want = expected[i];
+    std::sort(want.begin(), want.end());
+    std::sort(found[i].begin(), found[i].end());
+    ASSERT_EQ(found[i], want) << "particle " << i;
+    pairs += static_cast<std::int64_t>(want.size());
+    smallest = std::min(smallest, want.size()), largest = std::max(largest, want.size());
+  }
+  EXPECT_EQ(tree.profile().neighbours, pairs);
+  const auto [r_min, r_max] = std::minmax_element(particles.begin(), particles.end(),
+                                                  [](const auto& a, const auto& b) { return a.r < b.r; });
+  EXPECT_GT(r_max->r, 25.0 * r_min->r) << "the radii span 30x";
+  if (M == SearchMode::GATHER)  // a gather set grows with its own radius cubed
+    EXPECT_GT(largest, 20 * smallest) << "radii spanning 30x give very different gather sets";
+
+  // Pairwise sums, written back: against the host's over the brute-force sets.
+  auto check_sums = [&](const std::vector<Particle>& after, const char* form) {
+    SCOPED_TRACE(form);
+    for (const auto& p : after) {
+      const NeighbourSums want = hostSums(particles[static_cast<std::size_t>(p.id)], expected[static_cast<std::size_t>(p.id)], particles, bc);
+      ASSERT_EQ(p.found.count, want.count) << "particle " << p.id;
+      ASSERT_EQ(p.found.id_sum, want.id_sum) << "particle " << p.id;
+      const double scale = std::max(1.0, std::abs(want.weight));
+      ASSERT_NEAR(p.found.weight, want.weight, 1e-12 * scale) << "particle " << p.id;
+      for (double c : {p.found.offset.x - want.offset.x, p.found.offset.y - want.offset.y,
+                       p.found.offset.z - want.offset.z})
+        ASSERT_LT(std::abs(c), 1e-12 * std::max<double>(1.0, want.count)) << "particle " << p.id;
+    }
+  };
+  check_sums(psys.download(), "pairwise");
+  tree.calcForceAllAndWriteBack(psys, grove::gpu::withNeighbourSets(SetKernel{}), dinfo);
+  check_sums(psys.download(), "neighbour sets");
+}
+
+TEST_F(ResidentShortTest, NeighbourSetsEqualBruteForceGather) {
+  for (bool clustered : {false, true})
+    for (auto bc : {grove::BoundaryCondition::OPEN, grove::BoundaryCondition::PERIODIC_X,
+                    grove::BoundaryCondition::PERIODIC_XY, grove::BoundaryCondition::PERIODIC_XYZ})
+      checkAgainstBruteForce<SearchMode::GATHER>(clustered, bc);
+}
+
+TEST_F(ResidentShortTest, NeighbourSetsEqualBruteForceScatter) {
+  for (bool clustered : {false, true})
+    for (auto bc : {grove::BoundaryCondition::OPEN, grove::BoundaryCondition::PERIODIC_Y,
+                    grove::BoundaryCondition::PERIODIC_XZ, grove::BoundaryCondition::PERIODIC_XYZ})
+      checkAgainstBruteForce<SearchMode::SCATTER>(clustered, bc);
+}
+
+TEST_F(ResidentShortTest, NeighbourSetsEqualBruteForceSymmetry) {
+  for (bool clustered : {false, true})
+    for (auto bc : {grove::BoundaryCondition::OPEN, grove::BoundaryCondition::PERIODIC_Z,
+                    grove::BoundaryCondition::PERIODIC_YZ, grove::BoundaryCondition::PERIODIC_XYZ})
+      checkAgainstBruteForce<SearchMode::SYMMETRY>(clustered, bc);
+}
+
+// A particle system keeps its order through REUSE_LIST; the refreshed weights enter the sums,
+// the kept sets stay.
+struct DoubleWeight {
+  GROVE_HOST_DEVICE void operator()(Particle& p) const { p.w *= 2.0; }
+};
+
+TEST_F(ResidentShortTest, ReuseListEvaluatesKeptListsWithRefreshedParticles) {
+  const auto particles = makeParticles(3000, true, 0.01, 21);
+  const grove::DomainInfo dinfo = unitBox(grove::BoundaryCondition::PERIODIC_XYZ);
+  grove::gpu::DeviceParticleSystem<Particle> psys;
+  psys.upload(particles);
+  Tree<SearchMode::SYMMETRY> tree(8, psys.policy());
+  tree.calcForceAllAndWriteBack(psys, PairKernel{}, dinfo, grove::MAKE_LIST_FOR_REUSE);
+  const auto first = psys.download();
+  const auto lists = tree.neighbourList().toHost(psys.stream());
+  grove::gpu::forEach(psys.policy(), psys, DoubleWeight{});
+  tree.calcForceAllAndWriteBack(psys, PairKernel{}, dinfo, grove::REUSE_LIST);
+  EXPECT_EQ(tree.profile().search, 0.0);
+  EXPECT_EQ(tree.neighbourList().toHost(psys.stream()), lists);
+  const auto second = psys.download();
+  ASSERT_EQ(second.size(), first.size());
+  for (std::size_t k = 0; k < first.size(); ++k) {
+    ASSERT_EQ(second[k].id, first[k].id) << "REUSE_LIST must not reorder";
+    EXPECT_EQ(second[k].found.count, first[k].found.count);
+    EXPECT_NEAR(second[k].found.weight, 2.0 * first[k].found.weight, 1e-12 * std::abs(first[k].found.weight));
+  }
+}
+
+TEST_F(ResidentShortTest, BadInputIsRefusedClearly) {
+  auto particles = makeParticles(500, false, 0.01, 3);
+  grove::gpu::DeviceParticleSystem<Particle> psys;
+  Tree<SearchMode::GATHER> tree(8, psys.policy());
+  const grove::DomainInfo periodic = unitBox(grove::BoundaryCondition::PERIODIC_XYZ);
+  auto message_of = [&](auto&& call) {
+    try {
+      call();
+    } catch (const grove::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // A radius of half the period.
+  particles[17].r = 0.5;
+  psys.upload(particles);
+  EXPECT_NE(message_of([&] { tree.calcForceAllAndWriteBack(psys, PairKernel{}, periodic); }).find("half the period"),
+            std::string::npos);
+  // A position outside the periodic box.
+  particles[17].r = 0.01;
+  particles[3].pos.y = 1.25;
+  psys.upload(particles);
+  const std::string outside = message_of([&] { tree.calcForceAllAndWriteBack(psys, PairKernel{}, periodic); });
+  EXPECT_NE(outside.find("periodic axis 1"), std::string::npos) << outside;
+  // Open boundaries take it; REUSE_LIST after a fresh upload does not.
+  const grove::DomainInfo open = unitBox(grove::BoundaryCondition::OPEN);
+  EXPECT_EQ(message_of([&] { tree.calcForceAllAndWriteBack(psys, PairKernel{}, open, grove::MAKE_LIST_FOR_REUSE); }),
+            "no error");
+  psys.upload(particles);
+  EXPECT_NE(message_of([&] { tree.calcForceAllAndWriteBack(psys, PairKernel{}, open, grove::REUSE_LIST); })
+                .find("REUSE_LIST"),
+            std::string::npos);
+}
+
+}  // namespace
