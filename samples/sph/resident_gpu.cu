@@ -139,6 +139,7 @@ struct ResidentSph::Impl {
   DensityTree density_tree;
   HydroTree hydro_tree;
   double density_seconds = 0, hydro_seconds = 0;
+  bool density_tree_current = false;  // built from the present positions (no drift or upload since)
 };
 
 ResidentSph::ResidentSph(const SolverParameters& p, const grove::DomainInfo& dinfo, int n_leaf)
@@ -148,7 +149,10 @@ ResidentSph::ResidentSph(const SolverParameters& p, const grove::DomainInfo& din
 }
 ResidentSph::~ResidentSph() = default;
 
-void ResidentSph::upload(const std::vector<GasParticle>& gas) { impl_->gas.upload(gas); }
+void ResidentSph::upload(const std::vector<GasParticle>& gas) {
+  impl_->gas.upload(gas);
+  impl_->density_tree_current = false;
+}
 std::vector<GasParticle> ResidentSph::download() const { return impl_->gas.download(); }
 
 int ResidentSph::density() {
@@ -176,13 +180,18 @@ int ResidentSph::density() {
   }
   grove::gpu::forEach(policy, m.gas, EquationOfState{p.gamma});
   m.sync();
+  m.density_tree_current = true;
   return pass;
 }
 
 void ResidentSph::hydro() {
   Impl& m = *impl_;
-  m.hydro_tree.calcForceAllAndWriteBack(m.gas, grove::gpu::withNeighbourSets(HydroOverNeighbours{0.5 * m.params.alpha}),
-                                        m.dinfo);
+  const auto kernel = grove::gpu::withNeighbourSets(HydroOverNeighbours{0.5 * m.params.alpha});
+  // Right after a density pass the positions are its tree's: its cells and order serve here too.
+  if (m.density_tree_current)
+    m.hydro_tree.calcForceAllAndWriteBackOnTreeOf(m.density_tree, m.gas, kernel, m.dinfo);
+  else
+    m.hydro_tree.calcForceAllAndWriteBack(m.gas, kernel, m.dinfo);
   m.hydro_seconds += m.hydro_tree.profile().total;
   m.sync();
 }
@@ -195,6 +204,7 @@ double ResidentSph::timeStep() {
 void ResidentSph::kickDriftPredict(double dt) {
   grove::gpu::forEach(impl_->gas.policy(), impl_->gas,
                       KickDriftPredict{dt, grove::WrapIntoRootDomain::of(impl_->dinfo)});
+  impl_->density_tree_current = false;
   impl_->sync();
 }
 

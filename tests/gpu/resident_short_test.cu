@@ -152,12 +152,14 @@ template <class T>
 std::vector<std::vector<std::int64_t>> deviceSets(const T& tree) {
   const auto epi = tree.epi().toHost(tree.policy().stream);
   const auto epj = tree.epj().toHost(tree.policy().stream);
-  const auto offsets = tree.neighbourOffsets().toHost(tree.policy().stream);
+  const auto first = tree.neighbourFirst().toHost(tree.policy().stream);
+  const auto counts = tree.neighbourCounts().toHost(tree.policy().stream);
   const auto list = tree.neighbourList().toHost(tree.policy().stream);
   std::vector<std::vector<std::int64_t>> sets(epi.size());
   for (std::size_t i = 0; i < epi.size(); ++i) {
     auto& s = sets[static_cast<std::size_t>(epi[i].id)];
-    for (auto k = offsets[i]; k < offsets[i + 1]; ++k) s.push_back(epj[static_cast<std::size_t>(list[k])].id);
+    for (int k = 0; k < counts[i]; ++k)
+      s.push_back(epj[static_cast<std::size_t>(list[static_cast<std::size_t>(first[i] + k)])].id);
   }
   return sets;
 }
@@ -173,43 +175,63 @@ const char* nameOf(SearchMode m) {
   return m == SearchMode::GATHER ? "gather" : m == SearchMode::SCATTER ? "scatter" : "symmetry";
 }
 
-// Build, search and both kernel forms for one configuration, against brute force.
+// Exact sets: the device's against brute force, particle by particle. Returns the pairs.
+template <SearchMode M, class T>
+std::int64_t expectSetsEqual(const T& tree, const std::vector<std::vector<std::int64_t>>& expected) {
+  auto found = deviceSets(tree);
+  EXPECT_EQ(found.size(), expected.size());
+  std::int64_t pairs = 0;
+  for (std::size_t i = 0; i < std::min(found.size(), expected.size()); ++i) {
+    auto want = expected[i];
+    std::sort(want.begin(), want.end());
+    std::sort(found[i].begin(), found[i].end());
+    EXPECT_EQ(found[i], want) << "particle " << i;
+    if (found[i] != want) break;  // one particle's sets are enough to read
+    pairs += static_cast<std::int64_t>(want.size());
+  }
+  EXPECT_EQ(tree.profile().neighbours, pairs);
+  return pairs;
+}
+
+struct ScaleRadii {
+  double factor;
+  GROVE_HOST_DEVICE void operator()(Particle& p) const { p.r *= factor; }
+};
+
+// Build, search and both kernel forms for one configuration, against brute force; each of the
+// search's forms: the first search counts, then writes (two walks); the second writes into slots
+// of the learnt capacity (one walk); after the radii grow by 1.4 the slots overflow and the walk
+// runs again in larger ones.
 template <SearchMode M>
 void checkAgainstBruteForce(bool clustered, grove::BoundaryCondition bc) {
   const std::string what = std::string(nameOf(M)) + (clustered ? ", clustered" : ", uniform") + ", boundary " +
                            std::to_string(static_cast<int>(bc));
   SCOPED_TRACE(what);
-  const auto particles = makeParticles(4000, clustered, 0.01, clustered ? 11 : 5);
+  auto particles = makeParticles(4000, clustered, 0.01, clustered ? 11 : 5);
   const grove::DomainInfo dinfo = unitBox(bc);
   grove::gpu::DeviceParticleSystem<Particle> psys;
   psys.upload(particles);
   Tree<M> tree(8, psys.policy());
   tree.calcForceAllAndWriteBack(psys, PairKernel{}, dinfo);
+  EXPECT_EQ(tree.profile().search_walks, 2);
 
-  const auto expected = bruteForce<M>(particles, bc);
-  auto found = deviceSets(tree);
-  std::int64_t pairs = 0;
-  std::size_t smallest = SIZE_MAX, largest = 0;
-  for (std::size_t i = 0; i < particles.size(); ++i) {
-    auto want = expected[i];
-    std::sort(want.begin(), want.end());
-    std::sort(found[i].begin(), found[i].end());
-    ASSERT_EQ(found[i], want) << "particle " << i;
-    pairs += static_cast<std::int64_t>(want.size());
-    smallest = std::min(smallest, want.size()), largest = std::max(largest, want.size());
-  }
-  EXPECT_EQ(tree.profile().neighbours, pairs);
+  auto expected = bruteForce<M>(particles, bc);
+  expectSetsEqual<M>(tree, expected);
   const auto [r_min, r_max] = std::minmax_element(particles.begin(), particles.end(),
                                                   [](const auto& a, const auto& b) { return a.r < b.r; });
   EXPECT_GT(r_max->r, 25.0 * r_min->r) << "the radii span 30x";
-  if (M == SearchMode::GATHER)  // a gather set grows with its own radius cubed
+  if (M == SearchMode::GATHER) {  // a gather set grows with its own radius cubed
+    std::size_t smallest = SIZE_MAX, largest = 0;
+    for (const auto& e : expected) smallest = std::min(smallest, e.size()), largest = std::max(largest, e.size());
     EXPECT_GT(largest, 20 * smallest) << "radii spanning 30x give very different gather sets";
+  }
 
-  // Pairwise sums, written back: against the host's over the brute-force sets.
+  // Sums, written back: against the host's over the brute-force sets.
   auto check_sums = [&](const std::vector<Particle>& after, const char* form) {
     SCOPED_TRACE(form);
     for (const auto& p : after) {
-      const NeighbourSums want = hostSums(particles[static_cast<std::size_t>(p.id)], expected[static_cast<std::size_t>(p.id)], particles, bc);
+      const auto id = static_cast<std::size_t>(p.id);
+      const NeighbourSums want = hostSums(particles[id], expected[id], particles, bc);
       ASSERT_EQ(p.found.count, want.count) << "particle " << p.id;
       ASSERT_EQ(p.found.id_sum, want.id_sum) << "particle " << p.id;
       const double scale = std::max(1.0, std::abs(want.weight));
@@ -221,7 +243,19 @@ void checkAgainstBruteForce(bool clustered, grove::BoundaryCondition bc) {
   };
   check_sums(psys.download(), "pairwise");
   tree.calcForceAllAndWriteBack(psys, grove::gpu::withNeighbourSets(SetKernel{}), dinfo);
+  EXPECT_EQ(tree.profile().search_walks, 1) << "slots of the learnt capacity";
+  EXPECT_GT(tree.profile().slot_capacity, 0);
+  expectSetsEqual<M>(tree, expected);
   check_sums(psys.download(), "neighbour sets");
+
+  // Larger radii (below half the period still): the slots overflow, the walk runs again.
+  grove::gpu::forEach(psys.policy(), psys, ScaleRadii{1.4});
+  for (auto& p : particles) p.r *= 1.4;
+  tree.calcForceAllAndWriteBack(psys, PairKernel{}, dinfo);
+  EXPECT_GE(tree.profile().search_walks, 2) << "the slots overflowed";
+  expected = bruteForce<M>(particles, bc);
+  expectSetsEqual<M>(tree, expected);
+  check_sums(psys.download(), "pairwise, larger radii");
 }
 
 TEST_F(ResidentShortTest, NeighbourSetsEqualBruteForceGather) {
@@ -263,6 +297,7 @@ TEST_F(ResidentShortTest, ReuseListEvaluatesKeptListsWithRefreshedParticles) {
   grove::gpu::forEach(psys.policy(), psys, DoubleWeight{});
   tree.calcForceAllAndWriteBack(psys, PairKernel{}, dinfo, grove::REUSE_LIST);
   EXPECT_EQ(tree.profile().search, 0.0);
+  EXPECT_EQ(tree.profile().search_walks, 0);
   EXPECT_EQ(tree.neighbourList().toHost(psys.stream()), lists);
   const auto second = psys.download();
   ASSERT_EQ(second.size(), first.size());
@@ -271,6 +306,24 @@ TEST_F(ResidentShortTest, ReuseListEvaluatesKeptListsWithRefreshedParticles) {
     EXPECT_EQ(second[k].found.count, first[k].found.count);
     EXPECT_NEAR(second[k].found.weight, 2.0 * first[k].found.weight, 1e-12 * std::abs(first[k].found.weight));
   }
+}
+
+// A symmetry tree on a gather tree's cells and order (positions unchanged): the symmetric sets
+// of brute force; after a new upload the shared tree no longer fits and is refused.
+TEST_F(ResidentShortTest, TreeSharedBetweenPassesGivesExactSets) {
+  const auto bc = grove::BoundaryCondition::PERIODIC_XZ;
+  const auto particles = makeParticles(3000, true, 0.01, 8);
+  const grove::DomainInfo dinfo = unitBox(bc);
+  grove::gpu::DeviceParticleSystem<Particle> psys;
+  psys.upload(particles);
+  Tree<SearchMode::GATHER> gather(8, psys.policy());
+  Tree<SearchMode::SYMMETRY> symmetry(8, psys.policy());
+  gather.calcForceAllAndWriteBack(psys, PairKernel{}, dinfo);
+  symmetry.calcForceAllAndWriteBackOnTreeOf(gather, psys, PairKernel{}, dinfo);
+  EXPECT_EQ(symmetry.profile().sort, 0.0) << "no build of its own";
+  expectSetsEqual<SearchMode::SYMMETRY>(symmetry, bruteForce<SearchMode::SYMMETRY>(particles, bc));
+  psys.upload(particles);
+  EXPECT_THROW(symmetry.calcForceAllAndWriteBackOnTreeOf(gather, psys, PairKernel{}, dinfo), grove::Error);
 }
 
 TEST_F(ResidentShortTest, BadInputIsRefusedClearly) {

@@ -5,13 +5,15 @@
 //   cellSearchBoxes   bottom-up, level by level: each cell's box of positions (inner) and of its
 //                     particles' search boxes (outer), as the host's computeCellBoxes
 //   findNeighbours    one thread per i-particle walks the tree with a stack of its own; cells are
-//                     culled with the host's closed-box tests (walk/short_range_search.hpp), and
-//                     each leaf's particles are tested exactly, so the lists hold the true
-//                     neighbours only (the host's lists are supersets, about 3.5x):
+//                     culled by sphere (GATHER) or box (SCATTER) tests, and each leaf's
+//                     particles are tested exactly, so the lists hold the true neighbours only
+//                     (the host's lists are supersets, about 3.5x):
 //                       GATHER    |x_i - x_j| < r_i
 //                       SCATTER   |x_i - x_j| < r_j
 //                       SYMMETRY  |x_i - x_j| < max(r_i, r_j)
-//                     (i itself included). Run twice: count, then write at the scanned offsets.
+//                     (i itself included). One walk writes each particle's list into fixed
+//                     slots (the capacity learnt from the last search), or, where slots would
+//                     not fit or overflow, two walks count and then write at scanned offsets.
 //
 // Periodic axes: positions lie in [low, low + L) (the caller wraps them) and every search radius
 // is below L/2, so a pair meets through at most one image, the nearest. Cells are tested against
@@ -83,6 +85,23 @@ __device__ inline bool boxesMeet(const double (&lo)[3], const double (&hi)[3], c
          intervalsMeet(lo[2], hi[2], a.z, b.z, p.length[2]);
 }
 
+// The squared distance from x to the box [lo, hi], through the nearest image on periodic axes.
+__device__ inline double axisGap(double x, double lo, double hi) {
+  return x < lo ? lo - x : (x > hi ? x - hi : 0.0);
+}
+__device__ inline double distanceSqToBox(const Vec3d& x, const double (&lo)[3], const double (&hi)[3],
+                                         const Periods& p) {
+  const double xs[3] = {x.x, x.y, x.z};
+  double d2 = 0.0;
+  for (int a = 0; a < 3; ++a) {
+    double g = axisGap(xs[a], lo[a], hi[a]);
+    if (p.length[a] > 0.0 && g > 0.0)
+      g = ::fmin(g, ::fmin(axisGap(xs[a] + p.length[a], lo[a], hi[a]), axisGap(xs[a] - p.length[a], lo[a], hi[a])));
+    d2 += g * g;
+  }
+  return d2;
+}
+
 // The radius that decides a pair, by mode.
 template <SearchMode M>
 __device__ inline double pairRadius(double r_i, double r_j) {
@@ -105,7 +124,16 @@ struct RadiusOf {
   }
 };
 struct Max {
-  __device__ double operator()(double a, double b) const { return a > b ? a : b; }
+  template <class T>
+  __device__ T operator()(T a, T b) const {
+    return a > b ? a : b;
+  }
+};
+struct Sum {
+  __device__ std::int64_t operator()(std::int64_t a, std::int64_t b) const { return a + b; }
+};
+struct Widen {
+  __device__ std::int64_t operator()(int c) const { return c; }
 };
 
 }  // namespace search
@@ -144,23 +172,39 @@ __global__ void cellSearchBoxes(const TreeCell* __restrict__ cells, std::uint32_
               {outer.low.x, outer.low.y, outer.low.z}, {outer.high.x, outer.high.y, outer.high.z}};
 }
 
-// Every cell's stack entries fit: a walk holds at most 7 siblings per level plus the cell in hand.
+// Every stack fits: a walk holds at most 7 siblings per level plus the children in hand.
 constexpr int kNeighbourStack = 8 * 22;
+constexpr int kSearchThreads = 128;
 
-// Pass 1 (list null): counts[i] = i's neighbours. Pass 2: i's neighbours (EPJ indices, in tree
-// order) from list + offsets[i].
+// One thread per i-particle (Morton order, so a warp's walks run close together) walks the tree
+// with a stack of its own. GATHER tests a cell by the distance from x_i to its box of positions
+// against r_i (a sphere, not its bounding box: about half the candidates of a box test), with a
+// relative slack of 1e-12 so that rounding never drops a cell that holds a neighbour; SCATTER
+// asks whether x_i lies in the cell's box of search boxes; SYMMETRY takes either. Each leaf's
+// particles are tested exactly.
+// Writes counts[i] (all of i's neighbours) and up to `capacity` of their EPJ indices, in tree
+// order, from list + base: base = i * stride (stride > 0: fixed slots; first[i] is set to it),
+// else first[i] (offsets from a counting pass). With list null it only counts.
 template <SearchMode M, class EPI, class EPJ>
-__global__ void __launch_bounds__(128)
+__global__ void __launch_bounds__(kSearchThreads)
     findNeighbours(const TreeCell* __restrict__ cells, const DeviceCellBoxes* __restrict__ boxes,
                    const EPI* __restrict__ epi, std::uint32_t n_i, const EPJ* __restrict__ epj, Periods periods,
-                   int* __restrict__ counts, const std::int64_t* __restrict__ offsets, int* __restrict__ list) {
+                   int* __restrict__ counts, std::int64_t* __restrict__ first, int* __restrict__ list,
+                   std::int64_t stride, int capacity) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n_i) return;
   const EPI pi = epi[i];
   const Vec3d xi = positionOf(pi);
   const double ri = M == SearchMode::SCATTER ? 0.0 : search::radiusOf(pi);
-  const Vec3d reach_low = xi - Vec3d(ri), reach_high = xi + Vec3d(ri);
-  int* out = list ? list + offsets[i] : nullptr;
+  const double reach2 = ri * ri * (1.0 + 1e-12);
+  std::int64_t base = 0;
+  if (stride > 0) {
+    base = static_cast<std::int64_t>(i) * stride;
+    first[i] = base;
+  } else if (list) {
+    base = first[i];
+  }
+  int* out = list ? list + base : nullptr;
   int found = 0;
   int stack[kNeighbourStack];
   int top = 0;
@@ -169,7 +213,7 @@ __global__ void __launch_bounds__(128)
     const int c = stack[--top];
     const DeviceCellBoxes& b = boxes[c];
     bool needed = false;
-    if constexpr (M != SearchMode::SCATTER) needed = search::boxesMeet(b.inner_low, b.inner_high, reach_low, reach_high, periods);
+    if constexpr (M != SearchMode::SCATTER) needed = search::distanceSqToBox(xi, b.inner_low, b.inner_high, periods) <= reach2;
     if constexpr (M != SearchMode::GATHER)
       needed = needed || search::boxesMeet(b.outer_low, b.outer_high, xi, xi, periods);
     if (!needed) continue;
@@ -179,7 +223,7 @@ __global__ void __launch_bounds__(128)
         const EPJ pj = epj[j];
         const double r = search::pairRadius<M>(ri, M == SearchMode::GATHER ? 0.0 : search::radiusOf(pj));
         if (search::separationOf(xi, positionOf(pj), periods).r2 < r * r) {
-          if (out) out[found] = static_cast<int>(j);
+          if (out && found < capacity) out[found] = static_cast<int>(j);
           ++found;
         }
       }
@@ -187,7 +231,7 @@ __global__ void __launch_bounds__(128)
       for (int k = cell.child_count - 1; k >= 0; --k) stack[top++] = cell.child_first + k;
     }
   }
-  if (!list) counts[i] = found;
+  counts[i] = found;
 }
 
 }  // namespace kernel

@@ -37,6 +37,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cub/device/device_reduce.cuh>
+#include <limits>
 #include <cub/device/device_scan.cuh>
 #include <type_traits>
 #include <utility>
@@ -100,13 +101,13 @@ namespace kernel {
 
 template <class EPI, class EPJ, class Force, class Pair>
 __global__ void pairwiseOverNeighbours(const EPI* __restrict__ epi, std::uint32_t n, const EPJ* __restrict__ epj,
-                                       const std::int64_t* __restrict__ offsets, const int* __restrict__ list,
-                                       Periods periods, Pair pair, Force* __restrict__ force) {
+                                       const std::int64_t* __restrict__ first, const int* __restrict__ counts,
+                                       const int* __restrict__ list, Periods periods, Pair pair,
+                                       Force* __restrict__ force) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const EPI pi = epi[i];
-  const NeighbourSet<EPJ> set(epj, list + offsets[i], static_cast<int>(offsets[i + 1] - offsets[i]), positionOf(pi),
-                              periods);
+  const NeighbourSet<EPJ> set(epj, list + first[i], counts[i], positionOf(pi), periods);
   Force f{};
   for (int k = 0; k < set.size(); ++k) pair(pi, set[k], f);
   force[i] = f;
@@ -114,13 +115,13 @@ __global__ void pairwiseOverNeighbours(const EPI* __restrict__ epi, std::uint32_
 
 template <class EPI, class EPJ, class Force, class Kernel>
 __global__ void kernelOverNeighbourSets(const EPI* __restrict__ epi, std::uint32_t n, const EPJ* __restrict__ epj,
-                                        const std::int64_t* __restrict__ offsets, const int* __restrict__ list,
-                                        Periods periods, Kernel k, Force* __restrict__ force) {
+                                        const std::int64_t* __restrict__ first, const int* __restrict__ counts,
+                                        const int* __restrict__ list, Periods periods, Kernel k,
+                                        Force* __restrict__ force) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const EPI pi = epi[i];
-  const NeighbourSet<EPJ> set(epj, list + offsets[i], static_cast<int>(offsets[i + 1] - offsets[i]), positionOf(pi),
-                              periods);
+  const NeighbourSet<EPJ> set(epj, list + first[i], counts[i], positionOf(pi), periods);
   Force f{};
   k(pi, set, f);
   force[i] = f;
@@ -147,22 +148,27 @@ class ResidentTreeShort {
   }
 
   // ---- the whole step ------------------------------------------------------------------------------
-  // pair(epi, epj, force) over every particle's neighbours; dinfo gives the periodic axes (its
-  // root domain) and must span one rank.
-  template <class FP, class Pair>
-  void calcForceAllAndWriteBack(DeviceParticleSystem<FP>& psys, Pair pair, const DomainInfo& dinfo,
+  // kernel: pairwise, pair(epi, epj, force) over every particle's neighbours, or
+  // withNeighbourSets(k), k(epi, neighbour_set, force) once per particle. dinfo gives the periodic
+  // axes (its root domain) and must span one rank.
+  template <class FP, class Kernel>
+  void calcForceAllAndWriteBack(DeviceParticleSystem<FP>& psys, Kernel kernel, const DomainInfo& dinfo,
                                 InteractionListMode mode = MAKE_LIST) {
     prepare(psys, dinfo, mode);
-    computePairwise(pair);
+    compute(kernel);
     writeBack(psys);
     finishProfile();
   }
-  // k(epi, neighbour_set, force) once per particle.
-  template <class FP, class Kernel>
-  void calcForceAllAndWriteBack(DeviceParticleSystem<FP>& psys, NeighbourSetKernel<Kernel> k, const DomainInfo& dinfo,
-                                InteractionListMode mode = MAKE_LIST) {
-    prepare(psys, dinfo, mode);
-    computeOverNeighbourSets(k.kernel);
+  // The same on the cells and order of `built`, another short-range tree (of any types) built from
+  // these particles whose positions have not changed since (the SPH hydro pass after the density
+  // pass): no root, keys, sort, reorder or link; the search boxes and the lists are this tree's.
+  template <class FP, class Kernel, class Built>
+  void calcForceAllAndWriteBackOnTreeOf(const Built& built, DeviceParticleSystem<FP>& psys, Kernel kernel,
+                                        const DomainInfo& dinfo) {
+    requireOneRank(dinfo);
+    buildTreeLike(built, psys);
+    findNeighbours();
+    compute(kernel);
     writeBack(psys);
     finishProfile();
   }
@@ -211,25 +217,76 @@ class ResidentTreeShort {
     lists_kept_ = false;
   }
 
-  // Every particle's neighbours: counts, their scan (offsets) and the lists.
+  // The cells, order and periods of `built` (see calcForceAllAndWriteBackOnTreeOf), this tree's
+  // EPI, EPJ and search boxes from psys.
+  template <class FP, class Built>
+  void buildTreeLike(const Built& built, DeviceParticleSystem<FP>& psys) {
+    require(built.builtGeneration() == psys.orderGeneration() && built.epi().size() == psys.size() &&
+                built.policy().stream == stream(),
+            "ResidentTreeShort", "the tree to share was not built from these particles in their present order "
+            "(or runs on another stream)");
+    profile_ = {};
+    marks_.begin(stream());
+    profile_.n_particles = static_cast<std::int64_t>(psys.size());
+    periods_ = built.periods();
+    root_ = built.rootCell();
+    const DeviceTreeShape& from = built.shape();
+    shape_.level_begin = from.level_begin;
+    shape_.cells.resize(from.cells.size());
+    check(cudaMemcpyAsync(shape_.cells.data(), from.cells.data(), from.cells.size() * sizeof(TreeCell),
+                          cudaMemcpyDeviceToDevice, stream()),
+          "cudaMemcpyAsync (shared cells)");
+    profile_.n_cells = static_cast<std::int64_t>(shape_.size());
+    gather(psys, nullptr, static_cast<FP*>(nullptr));
+    built_generation_ = psys.orderGeneration();
+    marks_.mark(stream(), Stage::kReorder);
+    computeSearchBoxes();
+    if (periods_.any()) requireRadiiBelowHalfPeriod();
+    marks_.mark(stream(), Stage::kBoxes);
+    lists_kept_ = false;
+  }
+
+  // Every particle's neighbours: one walk into fixed slots of the capacity the last search
+  // needed (its largest count plus an eighth), or, on the first search, on overflow beyond the
+  // memory the slots may take, or when slots would cost more than three times the lists, a
+  // counting walk, a scan and a writing walk.
   void findNeighbours() {
     const auto n = static_cast<std::uint32_t>(epi_.size());
-    counts_.resize(std::size_t{n} + 1);
-    offsets_.resize(std::size_t{n} + 1);
-    check(cudaMemsetAsync(counts_.data(), 0, (std::size_t{n} + 1) * sizeof(int), stream()), "cudaMemsetAsync (neighbour counts)");
-    launchSearch(nullptr);
-    // Counts (int) to offsets (int64): the scan's output type holds totals beyond 2^31.
-    std::size_t temp_bytes = 0;
-    check(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts_.data(), offsets_.data(),
-                                        static_cast<std::int64_t>(n) + 1, stream()),
-          "cub::DeviceScan::ExclusiveSum (size)");
-    check(cub::DeviceScan::ExclusiveSum(cub_.get(temp_bytes), temp_bytes, counts_.data(), offsets_.data(),
-                                        static_cast<std::int64_t>(n) + 1, stream()),
-          "cub::DeviceScan::ExclusiveSum (neighbour offsets)");
-    const std::int64_t total = offsets_.elementToHost(n, stream());
-    list_.resize(static_cast<std::size_t>(total));
-    launchSearch(list_.data());
-    profile_.neighbours = total;
+    counts_.resize(n);
+    first_.resize(std::size_t{n} + 1);
+    profile_.search_walks = 0;
+    bool done = false;
+    if (slot_capacity_ > 0 && slotsAffordable(n, slot_capacity_)) {
+      list_.resize(std::size_t{n} * static_cast<std::size_t>(slot_capacity_));
+      launchSearch(list_.data(), slot_capacity_, slot_capacity_);
+      const int largest = reduceCounts(search::Max{}, 0);
+      if (largest <= slot_capacity_) {
+        done = true;
+      } else if (slotsAffordable(n, slotCapacityFor(largest))) {  // again, in slots that fit
+        slot_capacity_ = slotCapacityFor(largest);
+        list_.resize(std::size_t{n} * static_cast<std::size_t>(slot_capacity_));
+        launchSearch(list_.data(), slot_capacity_, slot_capacity_);
+        done = true;
+      }
+    }
+    if (!done) {
+      launchSearch(nullptr, 0, 0);  // counts
+      // Counts (int) to offsets (int64): the scan's output type holds totals beyond 2^31.
+      std::size_t temp_bytes = 0;
+      check(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts_.data(), first_.data(),
+                                          static_cast<std::int64_t>(n), stream()),
+            "cub::DeviceScan::ExclusiveSum (size)");
+      check(cub::DeviceScan::ExclusiveSum(cub_.get(temp_bytes), temp_bytes, counts_.data(), first_.data(),
+                                          static_cast<std::int64_t>(n), stream()),
+            "cub::DeviceScan::ExclusiveSum (neighbour offsets)");
+      const std::int64_t total = first_.elementToHost(n - 1, stream()) + counts_.elementToHost(n - 1, stream());
+      list_.resize(static_cast<std::size_t>(total));
+      launchSearch(list_.data(), 0, std::numeric_limits<int>::max());
+      slot_capacity_ = slotCapacityFor(reduceCounts(search::Max{}, 0));
+    }
+    profile_.neighbours = reduceCounts(search::Sum{}, std::int64_t{0});
+    profile_.slot_capacity = done ? slot_capacity_ : 0;
+    last_total_ = profile_.neighbours;
     lists_kept_ = true;
     marks_.mark(stream(), Stage::kSearch);
   }
@@ -240,7 +297,7 @@ class ResidentTreeShort {
     const auto n = static_cast<std::uint32_t>(epi_.size());
     force_.resize(n);
     kernel::pairwiseOverNeighbours<<<blocksFor(n, kThreads), kThreads, 0, stream()>>>(
-        epi_.data(), n, epj_.data(), offsets_.data(), list_.data(), periods_, pair, force_.data());
+        epi_.data(), n, epj_.data(), first_.data(), counts_.data(), list_.data(), periods_, pair, force_.data());
     check(cudaGetLastError(), "pairwiseOverNeighbours kernel launch");
     marks_.mark(stream(), Stage::kForce);
   }
@@ -251,7 +308,7 @@ class ResidentTreeShort {
     const auto n = static_cast<std::uint32_t>(epi_.size());
     force_.resize(n);
     kernel::kernelOverNeighbourSets<<<blocksFor(n, kThreads), kThreads, 0, stream()>>>(
-        epi_.data(), n, epj_.data(), offsets_.data(), list_.data(), periods_, k, force_.data());
+        epi_.data(), n, epj_.data(), first_.data(), counts_.data(), list_.data(), periods_, k, force_.data());
     check(cudaGetLastError(), "kernelOverNeighbourSets kernel launch");
     marks_.mark(stream(), Stage::kForce);
   }
@@ -273,19 +330,22 @@ class ResidentTreeShort {
   Gpu policy() const { return policy_; }
   const RootCell& rootCell() const { return root_; }
   const Periods& periods() const { return periods_; }
+  // The particle system's order generation at the last build (DeviceParticleSystem::orderGeneration).
+  std::uint64_t builtGeneration() const { return built_generation_; }
   const DeviceTreeShape& shape() const { return shape_; }
   const DeviceVector<EPI>& epi() const { return epi_; }
   const DeviceVector<EPJ>& epj() const { return epj_; }
-  // i's neighbours (EPJ indices, tree order) are neighbourList()[neighbourOffsets()[i] ..
-  // neighbourOffsets()[i + 1]).
-  const DeviceVector<std::int64_t>& neighbourOffsets() const { return offsets_; }
+  // i's neighbours (EPJ indices, tree order) are neighbourList()[neighbourFirst()[i] + k] for k
+  // below neighbourCounts()[i] (fixed slots or packed lists: entries between lists are unused).
+  const DeviceVector<std::int64_t>& neighbourFirst() const { return first_; }
+  const DeviceVector<int>& neighbourCounts() const { return counts_; }
   const DeviceVector<int>& neighbourList() const { return list_; }
   const DeviceVector<Force>& forces() const { return force_; }
   bool listsKept() const { return lists_kept_; }
   std::size_t deviceBytes() const {
     return keys_.bytes() + keys_alt_.bytes() + sorted_index_.bytes() + index_alt_.bytes() + epi_.bytes() +
            epj_.bytes() + shape_.cells.bytes() + level_scratch_.bytes() + boxes_.bytes() + counts_.bytes() +
-           offsets_.bytes() + list_.bytes() + force_.bytes() + radius_max_.bytes() + cub_.bytes();
+           first_.bytes() + list_.bytes() + force_.bytes() + radius_max_.bytes() + cub_.bytes();
   }
 
  private:
@@ -293,14 +353,27 @@ class ResidentTreeShort {
 
   cudaStream_t stream() const { return policy_.stream; }
 
-  template <class FP>
-  void prepare(DeviceParticleSystem<FP>& psys, const DomainInfo& dinfo, InteractionListMode mode) {
-    require(psys.stream() == stream(), "ResidentTreeShort",
-            "the particle system and the tree must share one stream (give the tree psys.policy())");
+  template <class Pair>
+  void compute(Pair pair) {
+    computePairwise(pair);
+  }
+  template <class Kernel>
+  void compute(NeighbourSetKernel<Kernel> k) {
+    computeOverNeighbourSets(k.kernel);
+  }
+
+  void requireOneRank(const DomainInfo& dinfo) const {
     require(dinfo.comm().size() == 1, "ResidentTreeShort",
             "{} ranks: the short-range LET across ranks is not on the device yet; run the resident short-range "
             "tree on one rank, or use grove::TreeForForceShort",
             dinfo.comm().size());
+  }
+
+  template <class FP>
+  void prepare(DeviceParticleSystem<FP>& psys, const DomainInfo& dinfo, InteractionListMode mode) {
+    require(psys.stream() == stream(), "ResidentTreeShort",
+            "the particle system and the tree must share one stream (give the tree psys.policy())");
+    requireOneRank(dinfo);
     const auto [periods, low] = periodsOf(dinfo);
     if (mode == REUSE_LIST) {
       require(lists_kept_ && psys.orderGeneration() == built_generation_ && psys.size() == epi_.size(),
@@ -309,7 +382,7 @@ class ResidentTreeShort {
       marks_.begin(stream());
       profile_.n_particles = static_cast<std::int64_t>(psys.size());
       profile_.n_cells = static_cast<std::int64_t>(shape_.size());
-      profile_.neighbours = static_cast<std::int64_t>(list_.size());
+      profile_.neighbours = last_total_;
       gather(psys, nullptr, static_cast<FP*>(nullptr));
       marks_.mark(stream(), Stage::kReorder);
       return;
@@ -386,16 +459,39 @@ class ResidentTreeShort {
     }
   }
 
-  void launchSearch(int* list) {
+  void launchSearch(int* list, std::int64_t stride, int capacity) {
     const auto n = static_cast<std::uint32_t>(epi_.size());
-    kernel::findNeighbours<M, EPI, EPJ><<<blocksFor(n, 128), 128, 0, stream()>>>(
-        shape_.cells.data(), boxes_.data(), epi_.data(), n, epj_.data(), periods_, counts_.data(), offsets_.data(),
-        list);
+    kernel::findNeighbours<M, EPI, EPJ><<<blocksFor(n, kernel::kSearchThreads), kernel::kSearchThreads, 0, stream()>>>(
+        shape_.cells.data(), boxes_.data(), epi_.data(), n, epj_.data(), periods_, counts_.data(), first_.data(), list,
+        stride, capacity);
     check(cudaGetLastError(), "findNeighbours kernel launch");
+    ++profile_.search_walks;
+  }
+
+  static int slotCapacityFor(int largest) { return largest + largest / 8 + 8; }
+  // Slots for n particles at this capacity: within three times the last lists (and 64 MB).
+  bool slotsAffordable(std::size_t n, int capacity) const {
+    return n * static_cast<std::size_t>(capacity) <= 3 * static_cast<std::size_t>(last_total_) + (std::size_t{16} << 20);
+  }
+
+  // op-reduction of the neighbour counts (waits).
+  template <class Op, class T>
+  T reduceCounts(Op op, T init) {
+    const std::size_t n = counts_.size();
+    reduce_out_.resize(1);
+    std::int64_t* out = reduce_out_.data();
+    std::size_t temp_bytes = 0;
+    check(cub::DeviceReduce::TransformReduce(nullptr, temp_bytes, counts_.data(), out, n, op, search::Widen{},
+                                             std::int64_t{init}, stream()),
+          "cub::DeviceReduce::TransformReduce (neighbour counts, size)");
+    check(cub::DeviceReduce::TransformReduce(cub_.get(temp_bytes), temp_bytes, counts_.data(), out, n, op,
+                                             search::Widen{}, std::int64_t{init}, stream()),
+          "cub::DeviceReduce::TransformReduce (neighbour counts)");
+    return static_cast<T>(reduce_out_.elementToHost(0, stream()));
   }
 
   void requireLists() const {
-    require(lists_kept_ && offsets_.size() == epi_.size() + 1, "ResidentTreeShort",
+    require(lists_kept_ && counts_.size() == epi_.size(), "ResidentTreeShort",
             "no neighbour lists: build the tree and find the neighbours first");
   }
 
@@ -431,8 +527,11 @@ class ResidentTreeShort {
   DeviceVector<std::uint32_t> level_scratch_;
   DeviceVector<DeviceCellBoxes> boxes_;
   DeviceVector<int> counts_;
-  DeviceVector<std::int64_t> offsets_;
+  DeviceVector<std::int64_t> first_;
   DeviceVector<int> list_;
+  DeviceVector<std::int64_t> reduce_out_;
+  int slot_capacity_ = 0;          // 0: no search yet (count first)
+  std::int64_t last_total_ = 0;    // list entries of the last search
   DeviceVector<Force> force_;
   DeviceVector<double> radius_max_;
   CubScratch cub_;
