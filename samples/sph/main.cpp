@@ -47,6 +47,7 @@ struct Options {
   std::string gpu_form = "index";
   int n_walk = 256;
   int tag_max = 4;
+  int search_lanes = 0;  // --gpu resident: threads per particle in the neighbour search (0: automatic)
 };
 
 using Gas = grove::ParticleSystem<sph::GasParticle>;
@@ -294,7 +295,7 @@ std::string jsonOf(const grove::gpu::ResidentShortProfile& f) {
 LoopResult residentLoop(const grove::Runtime& runtime, const Options& opt, const sph::ShockTube& tube, Gas& gas,
                         const grove::DomainInfo& dinfo, const sph::SolverParameters& p) {
   grove::gpu::selectDeviceForRank(runtime.rank());
-  sph::ResidentSph device(p, dinfo, opt.n_leaf);
+  sph::ResidentSph device(p, dinfo, opt.n_leaf, opt.search_lanes);
   logStart(runtime, opt, tube, fmt::format("the GPU (resident, leaf {})", opt.n_leaf));
   device.upload(std::vector<sph::GasParticle>(gas.begin(), gas.end()));
   LoopResult r;
@@ -431,6 +432,12 @@ int main(int argc, char** argv) {
   app.add_option("--gpu-form", opt.gpu_form, "multiwalk form")->check(CLI::IsMember({"plain", "index"}));
   app.add_option("--n-walk", opt.n_walk, "walks (groups) per multiwalk batch")->check(CLI::PositiveNumber);
   app.add_option("--tag-max", opt.tag_max, "multiwalk tags (batches in flight)")->check(CLI::PositiveNumber);
+  app.add_option("--search-lanes", opt.search_lanes,
+                 "--gpu resident: threads per particle in the neighbour search (0: chosen by the particle count)")
+      ->check(CLI::IsMember({0, 1, 2, 4, 8}));
   CLI11_PARSE(app, argc, argv);
+  // The resident search runs fastest with larger leaves than the CPU trees (32 against 8: H100,
+  // doc/sph.md); an explicit --n-leaf is kept.
+  if (opt.gpu == "resident" && app.count("--n-leaf") == 0) opt.n_leaf = 32;
   return run(runtime, opt);
 }

@@ -128,8 +128,11 @@ struct ResidentSph::Impl {
   using DensityTree = grove::gpu::ResidentTreeForForceShort<DensityResult, DensityEPI, DensityEPJ>::Gather;
   using HydroTree = grove::gpu::ResidentTreeForForceShort<HydroResult, HydroEP, HydroEP>::Symmetry;
 
-  Impl(const SolverParameters& p, const grove::DomainInfo& d, int n_leaf)
-      : params(p), dinfo(d), density_tree(n_leaf, gas.policy()), hydro_tree(n_leaf, gas.policy()) {}
+  Impl(const SolverParameters& p, const grove::DomainInfo& d, int n_leaf, int search_lanes)
+      : params(p),
+        dinfo(d),
+        density_tree(n_leaf, gas.policy(), search_lanes),
+        hydro_tree(n_leaf, gas.policy(), search_lanes) {}
 
   void sync() const { grove::gpu::check(cudaStreamSynchronize(gas.stream()), "cudaStreamSynchronize (sph)"); }
 
@@ -142,8 +145,8 @@ struct ResidentSph::Impl {
   bool density_tree_current = false;  // built from the present positions (no drift or upload since)
 };
 
-ResidentSph::ResidentSph(const SolverParameters& p, const grove::DomainInfo& dinfo, int n_leaf)
-    : impl_(std::make_unique<Impl>(p, dinfo, n_leaf)) {
+ResidentSph::ResidentSph(const SolverParameters& p, const grove::DomainInfo& dinfo, int n_leaf, int search_lanes)
+    : impl_(std::make_unique<Impl>(p, dinfo, n_leaf, search_lanes)) {
   grove::require(dinfo.comm().size() == 1, "sph --gpu resident",
                  "runs on one rank ({} given): the short-range LET is not on the device yet", dinfo.comm().size());
 }

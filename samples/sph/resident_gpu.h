@@ -19,8 +19,10 @@ namespace sph {
 
 class ResidentSph {
  public:
-  // dinfo: the root domain and its periodic axes (one rank). n_leaf: the trees' leaf size.
-  ResidentSph(const SolverParameters& p, const grove::DomainInfo& dinfo, int n_leaf);
+  // dinfo: the root domain and its periodic axes (one rank; it must outlive this object).
+  // n_leaf: the trees' leaf size; search_lanes: threads per particle in the neighbour search (0:
+  // chosen by the particle count; grove::gpu::ResidentTreeShort).
+  ResidentSph(const SolverParameters& p, const grove::DomainInfo& dinfo, int n_leaf, int search_lanes = 0);
   ~ResidentSph();
   ResidentSph(const ResidentSph&) = delete;
   ResidentSph& operator=(const ResidentSph&) = delete;

@@ -201,19 +201,21 @@ struct ScaleRadii {
 // Build, search and both kernel forms for one configuration, against brute force; each of the
 // search's forms: the first search counts, then writes (two walks); the second writes into slots
 // of the learnt capacity (one walk); after the radii grow by 1.4 the slots overflow and the walk
-// runs again in larger ones.
+// runs again in larger ones. Each of 1, 2, 4 and 8 threads per particle in the walk.
 template <SearchMode M>
-void checkAgainstBruteForce(bool clustered, grove::BoundaryCondition bc) {
+void checkAgainstBruteForce(bool clustered, grove::BoundaryCondition bc, int lanes) {
   const std::string what = std::string(nameOf(M)) + (clustered ? ", clustered" : ", uniform") + ", boundary " +
-                           std::to_string(static_cast<int>(bc));
+                           std::to_string(static_cast<int>(bc)) + ", " + std::to_string(lanes) +
+                           " lanes per particle";
   SCOPED_TRACE(what);
   auto particles = makeParticles(4000, clustered, 0.01, clustered ? 11 : 5);
   const grove::DomainInfo dinfo = unitBox(bc);
   grove::gpu::DeviceParticleSystem<Particle> psys;
   psys.upload(particles);
-  Tree<M> tree(8, psys.policy());
+  Tree<M> tree(8, psys.policy(), lanes);
   tree.calcForceAllAndWriteBack(psys, PairKernel{}, dinfo);
   EXPECT_EQ(tree.profile().search_walks, 2);
+  EXPECT_EQ(tree.profile().search_lanes, lanes);
 
   auto expected = bruteForce<M>(particles, bc);
   expectSetsEqual<M>(tree, expected);
@@ -258,25 +260,30 @@ void checkAgainstBruteForce(bool clustered, grove::BoundaryCondition bc) {
   check_sums(psys.download(), "pairwise, larger radii");
 }
 
+constexpr int kLanes[] = {1, 2, 4, 8};
+
 TEST_F(ResidentShortTest, NeighbourSetsEqualBruteForceGather) {
+  int config = 0;
   for (bool clustered : {false, true})
     for (auto bc : {grove::BoundaryCondition::OPEN, grove::BoundaryCondition::PERIODIC_X,
                     grove::BoundaryCondition::PERIODIC_XY, grove::BoundaryCondition::PERIODIC_XYZ})
-      checkAgainstBruteForce<SearchMode::GATHER>(clustered, bc);
+      checkAgainstBruteForce<SearchMode::GATHER>(clustered, bc, kLanes[config++ % 4]);
 }
 
 TEST_F(ResidentShortTest, NeighbourSetsEqualBruteForceScatter) {
+  int config = 1;
   for (bool clustered : {false, true})
     for (auto bc : {grove::BoundaryCondition::OPEN, grove::BoundaryCondition::PERIODIC_Y,
                     grove::BoundaryCondition::PERIODIC_XZ, grove::BoundaryCondition::PERIODIC_XYZ})
-      checkAgainstBruteForce<SearchMode::SCATTER>(clustered, bc);
+      checkAgainstBruteForce<SearchMode::SCATTER>(clustered, bc, kLanes[config++ % 4]);
 }
 
 TEST_F(ResidentShortTest, NeighbourSetsEqualBruteForceSymmetry) {
+  int config = 2;
   for (bool clustered : {false, true})
     for (auto bc : {grove::BoundaryCondition::OPEN, grove::BoundaryCondition::PERIODIC_Z,
                     grove::BoundaryCondition::PERIODIC_YZ, grove::BoundaryCondition::PERIODIC_XYZ})
-      checkAgainstBruteForce<SearchMode::SYMMETRY>(clustered, bc);
+      checkAgainstBruteForce<SearchMode::SYMMETRY>(clustered, bc, kLanes[config++ % 4]);
 }
 
 // A particle system keeps its order through REUSE_LIST; the refreshed weights enter the sums,

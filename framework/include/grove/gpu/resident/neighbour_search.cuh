@@ -4,8 +4,8 @@
 //
 //   cellSearchBoxes   bottom-up, level by level: each cell's box of positions (inner) and of its
 //                     particles' search boxes (outer), as the host's computeCellBoxes
-//   findNeighbours    one thread per i-particle walks the tree with a stack of its own; cells are
-//                     culled by sphere (GATHER) or box (SCATTER) tests, and each leaf's
+//   findNeighbours    1-8 threads per i-particle walk the tree with a stack of their own; cells
+//                     are culled by sphere (GATHER) or box (SCATTER) tests, and each leaf's
 //                     particles are tested exactly, so the lists hold the true neighbours only
 //                     (the host's lists are supersets, about 3.5x):
 //                       GATHER    |x_i - x_j| < r_i
@@ -176,31 +176,50 @@ __global__ void cellSearchBoxes(const TreeCell* __restrict__ cells, std::uint32_
 constexpr int kNeighbourStack = 8 * 22;
 constexpr int kSearchThreads = 128;
 
-// One thread per i-particle (Morton order, so a warp's walks run close together) walks the tree
-// with a stack of its own. GATHER tests a cell by the distance from x_i to its box of positions
-// against r_i (a sphere, not its bounding box: about half the candidates of a box test), with a
-// relative slack of 1e-12 so that rounding never drops a cell that holds a neighbour; SCATTER
-// asks whether x_i lies in the cell's box of search boxes; SYMMETRY takes either. Each leaf's
-// particles are tested exactly.
+// kLanes threads per i-particle (1, 2, 4 or 8 neighbouring lanes of a warp; consecutive
+// particles in Morton order, so a warp's walks run close together) walk the tree together: the
+// same stack in every lane, a cell's children tested kLanes at a time, a leaf's particles split
+// among the lanes and their hits written in tree order (a ballot and a prefix count). More lanes
+// per particle keep the GPU busy when particles are few; one lane is fastest when they are many.
+// GATHER tests a cell by the distance from x_i to its box of positions against r_i (a sphere,
+// not its bounding box: about half the candidates of a box test), with a relative slack of
+// 1e-12 so that rounding never drops a cell that holds a neighbour; SCATTER asks whether x_i lies
+// in the cell's box of search boxes; SYMMETRY takes either. Leaf particles are tested exactly.
 // Writes counts[i] (all of i's neighbours) and up to `capacity` of their EPJ indices, in tree
 // order, from list + base: base = i * stride (stride > 0: fixed slots; first[i] is set to it),
 // else first[i] (offsets from a counting pass). With list null it only counts.
-template <SearchMode M, class EPI, class EPJ>
+template <int kLanes, SearchMode M, class EPI, class EPJ>
 __global__ void __launch_bounds__(kSearchThreads)
     findNeighbours(const TreeCell* __restrict__ cells, const DeviceCellBoxes* __restrict__ boxes,
                    const EPI* __restrict__ epi, std::uint32_t n_i, const EPJ* __restrict__ epj, Periods periods,
                    int* __restrict__ counts, std::int64_t* __restrict__ first, int* __restrict__ list,
                    std::int64_t stride, int capacity) {
-  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n_i) return;
+  static_assert(kLanes == 1 || kLanes == 2 || kLanes == 4 || kLanes == 8, "1, 2, 4 or 8 lanes per particle");
+  const std::uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+  const std::uint32_t i = t / kLanes;
+  if (i >= n_i) return;  // the particle's lanes together
+  const unsigned sub = t % kLanes;
+  const unsigned shift = threadIdx.x % 32 / kLanes * kLanes;
+  const unsigned group = (kLanes == 32 ? 0xffffffffu : ((1u << kLanes) - 1u)) << shift;
+  const unsigned below = (1u << sub) - 1u;  // lanes of my group before me
+
   const EPI pi = epi[i];
   const Vec3d xi = positionOf(pi);
   const double ri = M == SearchMode::SCATTER ? 0.0 : search::radiusOf(pi);
   const double reach2 = ri * ri * (1.0 + 1e-12);
+  const auto needed = [&](int c) {
+    const DeviceCellBoxes& b = boxes[c];
+    bool need = false;
+    if constexpr (M != SearchMode::SCATTER)
+      need = search::distanceSqToBox(xi, b.inner_low, b.inner_high, periods) <= reach2;
+    if constexpr (M != SearchMode::GATHER)
+      need = need || search::boxesMeet(b.outer_low, b.outer_high, xi, xi, periods);
+    return need;
+  };
   std::int64_t base = 0;
   if (stride > 0) {
     base = static_cast<std::int64_t>(i) * stride;
-    first[i] = base;
+    if (sub == 0) first[i] = base;
   } else if (list) {
     base = first[i];
   }
@@ -208,30 +227,38 @@ __global__ void __launch_bounds__(kSearchThreads)
   int found = 0;
   int stack[kNeighbourStack];
   int top = 0;
-  stack[top++] = 0;
+  if (needed(0)) stack[top++] = 0;
   while (top > 0) {
     const int c = stack[--top];
-    const DeviceCellBoxes& b = boxes[c];
-    bool needed = false;
-    if constexpr (M != SearchMode::SCATTER) needed = search::distanceSqToBox(xi, b.inner_low, b.inner_high, periods) <= reach2;
-    if constexpr (M != SearchMode::GATHER)
-      needed = needed || search::boxesMeet(b.outer_low, b.outer_high, xi, xi, periods);
-    if (!needed) continue;
     const TreeCell cell = cells[c];
     if (cell.isLeaf()) {
-      for (std::uint32_t j = cell.ep_first; j < cell.ep_first + cell.ep_count; ++j) {
-        const EPJ pj = epj[j];
-        const double r = search::pairRadius<M>(ri, M == SearchMode::GATHER ? 0.0 : search::radiusOf(pj));
-        if (search::separationOf(xi, positionOf(pj), periods).r2 < r * r) {
-          if (out && found < capacity) out[found] = static_cast<int>(j);
-          ++found;
+      const std::uint32_t end = cell.ep_first + cell.ep_count;
+      for (std::uint32_t j0 = cell.ep_first; j0 < end; j0 += kLanes) {
+        const std::uint32_t j = j0 + sub;
+        bool hit = false;
+        if (j < end) {
+          const EPJ pj = epj[j];
+          const double r = search::pairRadius<M>(ri, M == SearchMode::GATHER ? 0.0 : search::radiusOf(pj));
+          hit = search::separationOf(xi, positionOf(pj), periods).r2 < r * r;
         }
+        const unsigned hits = kLanes == 1 ? unsigned{hit} : __ballot_sync(group, hit) >> shift;
+        const int k = found + __popc(hits & below);
+        if (hit && out && k < capacity) out[k] = static_cast<int>(j);
+        found += __popc(hits);
       }
     } else {
-      for (int k = cell.child_count - 1; k >= 0; --k) stack[top++] = cell.child_first + k;
+      unsigned taken = 0;  // bit k: child k is needed
+      for (int k0 = 0; k0 < cell.child_count; k0 += kLanes) {
+        const int k = k0 + static_cast<int>(sub);
+        const bool take = k < cell.child_count && needed(cell.child_first + k);
+        const unsigned takes = kLanes == 1 ? unsigned{take} : __ballot_sync(group, take) >> shift;
+        taken |= takes << k0;
+      }
+      for (int k = cell.child_count - 1; k >= 0; --k)  // the first child on top
+        if (taken >> k & 1u) stack[top++] = cell.child_first + k;
     }
   }
-  counts[i] = found;
+  if (sub == 0) counts[i] = found;
 }
 
 }  // namespace kernel

@@ -41,6 +41,7 @@ struct ResidentShortProfile {
   std::int64_t neighbours = 0;    // list entries (i-j pairs, i itself included)
   int search_walks = 0;           // tree walks of the search: 1 (fixed slots), 2 (count, write) or 3
   int slot_capacity = 0;          // entries per particle's slot (0: packed lists from a count)
+  int search_lanes = 0;           // threads per particle in the search
   std::int64_t device_bytes = 0;  // the tree's device memory after the step
 
   double build() const { return root + keys + sort + reorder + link + boxes; }

@@ -143,8 +143,13 @@ class ResidentTreeShort {
                 "grove::gpu::ResidentTreeShort: the EPJ type needs `getRSearch() const` (Scatter and Symmetry "
                 "search)");
 
-  explicit ResidentTreeShort(int n_leaf_limit = 16, Gpu policy = {}) : n_leaf_limit_(n_leaf_limit), policy_(policy) {
+  // search_lanes: threads per particle in the neighbour search (1, 2, 4 or 8; 0 chooses by the
+  // particle count).
+  explicit ResidentTreeShort(int n_leaf_limit = 16, Gpu policy = {}, int search_lanes = 0)
+      : n_leaf_limit_(n_leaf_limit), search_lanes_(search_lanes), policy_(policy) {
     require(n_leaf_limit > 0, "ResidentTreeShort", "n_leaf_limit must be positive (got {})", n_leaf_limit);
+    require(search_lanes == 0 || search_lanes == 1 || search_lanes == 2 || search_lanes == 4 || search_lanes == 8,
+            "ResidentTreeShort", "search_lanes must be 0 (automatic), 1, 2, 4 or 8 (got {})", search_lanes);
   }
 
   // ---- the whole step ------------------------------------------------------------------------------
@@ -461,11 +466,31 @@ class ResidentTreeShort {
 
   void launchSearch(int* list, std::int64_t stride, int capacity) {
     const auto n = static_cast<std::uint32_t>(epi_.size());
-    kernel::findNeighbours<M, EPI, EPJ><<<blocksFor(n, kernel::kSearchThreads), kernel::kSearchThreads, 0, stream()>>>(
-        shape_.cells.data(), boxes_.data(), epi_.data(), n, epj_.data(), periods_, counts_.data(), first_.data(), list,
-        stride, capacity);
-    check(cudaGetLastError(), "findNeighbours kernel launch");
+    const int lanes = searchLanes(n);
+    profile_.search_lanes = lanes;
+    switch (lanes) {
+      case 1: launchSearchWith<1>(n, list, stride, capacity); break;
+      case 2: launchSearchWith<2>(n, list, stride, capacity); break;
+      case 4: launchSearchWith<4>(n, list, stride, capacity); break;
+      default: launchSearchWith<8>(n, list, stride, capacity); break;
+    }
     ++profile_.search_walks;
+  }
+  template <int kLanes>
+  void launchSearchWith(std::uint32_t n, int* list, std::int64_t stride, int capacity) {
+    kernel::findNeighbours<kLanes, M, EPI, EPJ>
+        <<<blocksFor(std::size_t{n} * kLanes, kernel::kSearchThreads), kernel::kSearchThreads, 0, stream()>>>(
+            shape_.cells.data(), boxes_.data(), epi_.data(), n, epj_.data(), periods_, counts_.data(), first_.data(),
+            list, stride, capacity);
+    check(cudaGetLastError(), "findNeighbours kernel launch");
+  }
+  // Threads per particle in the search: the option, or enough for about 2^20 threads (the H100
+  // holds 270 000 resident threads; fewer leave the walks' memory latency uncovered).
+  int searchLanes(std::uint32_t n) const {
+    if (search_lanes_ > 0) return search_lanes_;
+    int lanes = 1;
+    while (lanes < 8 && std::size_t{n} * static_cast<std::size_t>(lanes) < (std::size_t{1} << 20)) lanes *= 2;
+    return lanes;
   }
 
   static int slotCapacityFor(int largest) { return largest + largest / 8 + 8; }
@@ -514,6 +539,7 @@ class ResidentTreeShort {
   }
 
   int n_leaf_limit_;
+  int search_lanes_;
   Gpu policy_;
   Periods periods_;
   RootCell root_;
