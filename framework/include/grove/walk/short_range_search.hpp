@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "grove/core/box.hpp"
+#include "grove/core/execution.hpp"
 #include "grove/particles/particle_traits.hpp"
 #include "grove/tree/tree_cells.hpp"
 
@@ -31,12 +32,12 @@ struct CellBoxes {
 // The i-side of a search: positions and search boxes of the targets.
 using SearchReach = CellBoxes;
 
-inline bool overlapsClosed(const Boxd& a, const Boxd& b) {
+GROVE_HOST_DEVICE inline bool overlapsClosed(const Boxd& a, const Boxd& b) {
   return a.low.x <= b.high.x && b.low.x <= a.high.x && a.low.y <= b.high.y && b.low.y <= a.high.y &&
          a.low.z <= b.high.z && b.low.z <= a.high.z;
 }
 
-inline Boxd shifted(const Boxd& b, const Vec3d& s) { return {b.low + s, b.high + s}; }
+GROVE_HOST_DEVICE inline Boxd shifted(const Boxd& b, const Vec3d& s) { return {b.low + s, b.high + s}; }
 
 template <class P>
 Boxd searchBoxOf(const P& p) {

@@ -116,6 +116,16 @@ __device__ inline double radiusOf(const P& p) {
   else return 0.0;
 }
 
+// A particle's search box (CUB reduce of their union).
+struct SearchBoxOf {
+  template <class P>
+  __device__ Boxd operator()(const P& p) const {
+    const Vec3d x = positionOf(p);
+    const double r = radiusOf(p);
+    return {x - Vec3d(r), x + Vec3d(r)};
+  }
+};
+
 // For the largest radius (CUB reduce).
 struct RadiusOf {
   template <class P>

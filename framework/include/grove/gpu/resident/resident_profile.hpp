@@ -33,12 +33,16 @@ struct ResidentShortProfile {
   // seconds of device time; a REUSE_LIST step leaves the build and search stages at 0
   double root = 0, keys = 0, sort = 0, reorder = 0, link = 0;
   double boxes = 0;       // cells' search boxes (and the periodic radius check)
+  // several ranks: the LET (reach boxes, selections, payload exchange with host MPI time) and the
+  // global j-tree (keys, sort, gather, link, search boxes; on REUSE_LIST the refreshed particles)
+  double let = 0, global_tree = 0;
   double search = 0;      // the walks (neighbour counts and lists), reductions, scan
   double force = 0;       // the user's kernel over the lists
   double write_back = 0;
   double total = 0;       // first event to last, host waits included
   std::int64_t n_particles = 0, n_cells = 0;
   std::int64_t neighbours = 0;    // list entries (i-j pairs, i itself included)
+  std::int64_t let_sent = 0, let_received = 0, let_own_images = 0;  // EPJs (several ranks)
   int search_walks = 0;           // tree walks of the search: 1 (fixed slots), 2 (count, write) or 3
   int slot_capacity = 0;          // entries per particle's slot (0: packed lists from a count)
   int search_lanes = 0;           // threads per particle in the search

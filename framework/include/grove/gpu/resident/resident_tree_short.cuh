@@ -27,7 +27,12 @@
 //   REUSE_LIST   same particles, no reorder since: EPI/EPJ refreshed from FP, the kept lists
 //                (made with the positions and radii of their build) evaluated again
 //
-// One rank: the short-range LET across ranks is not on the device yet (a clear error names it).
+// Several ranks (dinfo of more than one rank; collective): the particles may lie anywhere, a rank
+// may hold none. After the local order, each rank allgathers the others' position and search
+// boxes, selects on the device the EPJs (and periodic images) each needs, swaps them through
+// pinned buffers (short_range_let.cuh), and builds a global j-tree of its own EPJs, its own
+// periodic images and the received ones, which its particles walk; periodic images are then
+// explicit particles. REUSE_LIST resends fresh payloads along the kept selections.
 // User types read on the device: FP::getPos, FP::copyFromForce, EPI/EPJ::copyFromFP,
 // getPos, getRSearch (EPI for GATHER and SYMMETRY, EPJ for SCATTER and SYMMETRY), EPJ::setPos
 // (periodic), Force's value-initialisation: all GROVE_HOST_DEVICE.
@@ -52,6 +57,7 @@
 #include "grove/gpu/resident/neighbour_search.cuh"
 #include "grove/gpu/resident/resident_profile.hpp"
 #include "grove/gpu/resident/resident_tree.cuh"
+#include "grove/gpu/resident/short_range_let.cuh"
 #include "grove/gpu/resident/stage_marks.hpp"
 #include "grove/gpu/resident/tree_build.cuh"
 
@@ -155,7 +161,7 @@ class ResidentTreeShort {
   // ---- the whole step ------------------------------------------------------------------------------
   // kernel: pairwise, pair(epi, epj, force) over every particle's neighbours, or
   // withNeighbourSets(k), k(epi, neighbour_set, force) once per particle. dinfo gives the periodic
-  // axes (its root domain) and must span one rank.
+  // axes (its root domain) and the ranks (several: collective, see the header).
   template <class FP, class Kernel>
   void calcForceAllAndWriteBack(DeviceParticleSystem<FP>& psys, Kernel kernel, const DomainInfo& dinfo,
                                 InteractionListMode mode = MAKE_LIST) {
@@ -167,6 +173,7 @@ class ResidentTreeShort {
   // The same on the cells and order of `built`, another short-range tree (of any types) built from
   // these particles whose positions have not changed since (the SPH hydro pass after the density
   // pass): no root, keys, sort, reorder or link; the search boxes and the lists are this tree's.
+  // One rank.
   template <class FP, class Kernel, class Built>
   void calcForceAllAndWriteBackOnTreeOf(const Built& built, DeviceParticleSystem<FP>& psys, Kernel kernel,
                                         const DomainInfo& dinfo) {
@@ -182,22 +189,26 @@ class ResidentTreeShort {
 
   // Root box, keys, sort, particles into key order (psys is reordered), cells, search boxes.
   // Periodic axes (periods.length > 0) need the positions in [low, low + L) and radii below L/2.
+  // With several_ranks the local cells are not needed (the walks run on the global j-tree, and a
+  // rank may hold no particles): only the order, for i-particles that walk close together.
   template <class FP>
-  void buildTree(DeviceParticleSystem<FP>& psys, const Periods& periods = {}, const Vec3d& periodic_low = {}) {
+  void buildTree(DeviceParticleSystem<FP>& psys, const Periods& periods = {}, const Vec3d& periodic_low = {},
+                 bool several_ranks = false) {
     const std::size_t n = psys.size();
-    require(n > 0, "ResidentTreeShort", "no particles on the device (upload them first)");
+    require(n > 0 || several_ranks, "ResidentTreeShort", "no particles on the device (upload them first)");
     require(n < (std::size_t{1} << 31), "ResidentTreeShort", "{} particles exceed the 2^31 a resident tree indexes",
             n);
     profile_ = {};
     marks_.begin(stream());
     profile_.n_particles = static_cast<std::int64_t>(n);
     periods_ = periods;
+    global_built_ = false;
     require(!periods.any() || HasSetPos<EPJ>, "ResidentTreeShort",
             "periodic boundaries need `setPos(const Vec3d&)` in the EPJ type (the kernels get shifted images)");
 
     const Boxd bounds = boundingBox(policy_, psys.data(), n, cub_);
-    requireInsidePeriodicBox(bounds, periodic_low);
-    root_ = rootCellAround(bounds);
+    if (n > 0) requireInsidePeriodicBox(bounds, periodic_low);
+    root_ = n > 0 ? rootCellAround(bounds) : RootCell{};
     marks_.mark(stream(), Stage::kRoot);
 
     keys_.resize(n);
@@ -211,15 +222,41 @@ class ResidentTreeShort {
     psys.adoptReordered();
     built_generation_ = psys.orderGeneration();
     marks_.mark(stream(), Stage::kReorder);
+    if (periods.any()) requireRadiiBelowHalfPeriod();
+    lists_kept_ = false;
+    if (several_ranks) return;
 
     linkCells(policy_, keys_.data(), n, nullptr, 0, n_leaf_limit_, shape_, level_scratch_, cub_);
     profile_.n_cells = static_cast<std::int64_t>(shape_.size());
     marks_.mark(stream(), Stage::kLink);
-
-    computeSearchBoxes();
-    if (periods.any()) requireRadiiBelowHalfPeriod();
+    computeSearchBoxes(shape_, epj_.data(), boxes_);
     marks_.mark(stream(), Stage::kBoxes);
-    lists_kept_ = false;
+  }
+
+  // Several ranks (collective, after buildTree(..., true)): the LET (short_range_let.cuh), then
+  // the global j-tree of the local EPJs, the own periodic images and the received ones, on the
+  // device: keys, sort, gather, link, search boxes. The local i-particles walk it.
+  void buildGlobalTree(const Comm& comm) {
+    const std::size_t n = epj_.size();
+    let_.select(comm, policy_, epj_.data(), n, localReach(), periods_);
+    const std::size_t total = stageGlobalParticles(comm);
+    marks_.mark(stream(), Stage::kLet);
+    const Boxd bounds = boundingBox(policy_, global_.staged.data(), total, cub_);
+    global_.root = total > 0 ? rootCellAround(bounds) : RootCell{};
+    global_.keys.resize(total);
+    global_.index.resize(total);
+    mortonKeys(policy_, global_.root, global_.staged.data(), total, global_.keys.data(), global_.index.data());
+    sortByKey(policy_, global_.keys, global_.keys_alt, global_.index, global_.index_alt, cub_);
+    gatherGlobalParticles();
+    global_.shape.cells.resize(0);
+    global_.shape.level_begin.assign({0, 0});
+    if (total > 0) {
+      linkCells(policy_, global_.keys.data(), total, nullptr, 0, n_leaf_limit_, global_.shape, level_scratch_, cub_);
+      computeSearchBoxes(global_.shape, global_.epj.data(), global_.boxes);
+    }
+    profile_.n_cells = static_cast<std::int64_t>(global_.shape.size());
+    global_built_ = true;
+    marks_.mark(stream(), Stage::kGlobalTree);
   }
 
   // The cells, order and periods of `built` (see calcForceAllAndWriteBackOnTreeOf), this tree's
@@ -227,9 +264,9 @@ class ResidentTreeShort {
   template <class FP, class Built>
   void buildTreeLike(const Built& built, DeviceParticleSystem<FP>& psys) {
     require(built.builtGeneration() == psys.orderGeneration() && built.epi().size() == psys.size() &&
-                built.policy().stream == stream(),
+                built.policy().stream == stream() && !built.globalTreeBuilt(),
             "ResidentTreeShort", "the tree to share was not built from these particles in their present order "
-            "(or runs on another stream)");
+            "(or runs on another stream, or on several ranks)");
     profile_ = {};
     marks_.begin(stream());
     profile_.n_particles = static_cast<std::int64_t>(psys.size());
@@ -244,8 +281,9 @@ class ResidentTreeShort {
     profile_.n_cells = static_cast<std::int64_t>(shape_.size());
     gather(psys, nullptr, static_cast<FP*>(nullptr));
     built_generation_ = psys.orderGeneration();
+    global_built_ = false;
     marks_.mark(stream(), Stage::kReorder);
-    computeSearchBoxes();
+    computeSearchBoxes(shape_, epj_.data(), boxes_);
     if (periods_.any()) requireRadiiBelowHalfPeriod();
     marks_.mark(stream(), Stage::kBoxes);
     lists_kept_ = false;
@@ -260,6 +298,13 @@ class ResidentTreeShort {
     counts_.resize(n);
     first_.resize(std::size_t{n} + 1);
     profile_.search_walks = 0;
+    if (n == 0) {  // a rank without particles (several ranks)
+      list_.resize(0);
+      profile_.neighbours = 0;
+      lists_kept_ = true;
+      marks_.mark(stream(), Stage::kSearch);
+      return;
+    }
     bool done = false;
     if (slot_capacity_ > 0 && slotsAffordable(n, slot_capacity_)) {
       list_.resize(std::size_t{n} * static_cast<std::size_t>(slot_capacity_));
@@ -301,9 +346,12 @@ class ResidentTreeShort {
     requireLists();
     const auto n = static_cast<std::uint32_t>(epi_.size());
     force_.resize(n);
-    kernel::pairwiseOverNeighbours<<<blocksFor(n, kThreads), kThreads, 0, stream()>>>(
-        epi_.data(), n, epj_.data(), first_.data(), counts_.data(), list_.data(), periods_, pair, force_.data());
-    check(cudaGetLastError(), "pairwiseOverNeighbours kernel launch");
+    if (n > 0) {
+      kernel::pairwiseOverNeighbours<<<blocksFor(n, kThreads), kThreads, 0, stream()>>>(
+          epi_.data(), n, walkedEpj(), first_.data(), counts_.data(), list_.data(), walkedPeriods(), pair,
+          force_.data());
+      check(cudaGetLastError(), "pairwiseOverNeighbours kernel launch");
+    }
     marks_.mark(stream(), Stage::kForce);
   }
 
@@ -312,9 +360,12 @@ class ResidentTreeShort {
     requireLists();
     const auto n = static_cast<std::uint32_t>(epi_.size());
     force_.resize(n);
-    kernel::kernelOverNeighbourSets<<<blocksFor(n, kThreads), kThreads, 0, stream()>>>(
-        epi_.data(), n, epj_.data(), first_.data(), counts_.data(), list_.data(), periods_, k, force_.data());
-    check(cudaGetLastError(), "kernelOverNeighbourSets kernel launch");
+    if (n > 0) {
+      kernel::kernelOverNeighbourSets<<<blocksFor(n, kThreads), kThreads, 0, stream()>>>(
+          epi_.data(), n, walkedEpj(), first_.data(), counts_.data(), list_.data(), walkedPeriods(), k,
+          force_.data());
+      check(cudaGetLastError(), "kernelOverNeighbourSets kernel launch");
+    }
     marks_.mark(stream(), Stage::kForce);
   }
 
@@ -324,9 +375,11 @@ class ResidentTreeShort {
     require(psys.size() == force_.size() && psys.orderGeneration() == built_generation_, "ResidentTreeShort::writeBack",
             "write back to the particle system the tree was built from, unchanged in order ({} particles, {} forces)",
             psys.size(), force_.size());
-    kernel::writeBackForces<<<blocksFor(force_.size(), 256), 256, 0, stream()>>>(psys.data(), force_.data(),
-                                                                                   force_.size());
-    check(cudaGetLastError(), "writeBackForces kernel launch");
+    if (!force_.empty()) {
+      kernel::writeBackForces<<<blocksFor(force_.size(), 256), 256, 0, stream()>>>(psys.data(), force_.data(),
+                                                                                     force_.size());
+      check(cudaGetLastError(), "writeBackForces kernel launch");
+    }
     marks_.mark(stream(), Stage::kWriteBack);
   }
 
@@ -340,6 +393,12 @@ class ResidentTreeShort {
   const DeviceTreeShape& shape() const { return shape_; }
   const DeviceVector<EPI>& epi() const { return epi_; }
   const DeviceVector<EPJ>& epj() const { return epj_; }
+  // Several ranks: whether the last step built a global j-tree, and its particles (tree order:
+  // the lists index them): local EPJs, own periodic images and received ones, images shifted.
+  bool globalTreeBuilt() const { return global_built_; }
+  const DeviceVector<EPJ>& globalEpj() const { return global_.epj; }
+  // The j-particles the lists index: globalEpj() on several ranks, else epj().
+  const DeviceVector<EPJ>& walkedEpjArray() const { return global_built_ ? global_.epj : epj_; }
   // i's neighbours (EPJ indices, tree order) are neighbourList()[neighbourFirst()[i] + k] for k
   // below neighbourCounts()[i] (fixed slots or packed lists: entries between lists are unused).
   const DeviceVector<std::int64_t>& neighbourFirst() const { return first_; }
@@ -348,13 +407,82 @@ class ResidentTreeShort {
   const DeviceVector<Force>& forces() const { return force_; }
   bool listsKept() const { return lists_kept_; }
   std::size_t deviceBytes() const {
-    return keys_.bytes() + keys_alt_.bytes() + sorted_index_.bytes() + index_alt_.bytes() + epi_.bytes() +
+    return global_.bytes() + let_.deviceBytes() + box_out_.bytes() + keys_.bytes() + keys_alt_.bytes() +
+           sorted_index_.bytes() + index_alt_.bytes() + epi_.bytes() +
            epj_.bytes() + shape_.cells.bytes() + level_scratch_.bytes() + boxes_.bytes() + counts_.bytes() +
            first_.bytes() + list_.bytes() + force_.bytes() + radius_max_.bytes() + cub_.bytes();
   }
 
  private:
-  enum class Stage { kRoot, kKeys, kSort, kReorder, kLink, kBoxes, kSearch, kForce, kWriteBack, kCount };
+  enum class Stage {
+    kRoot, kKeys, kSort, kReorder, kLink, kBoxes, kLet, kGlobalTree, kSearch, kForce, kWriteBack, kCount
+  };
+
+  // Several ranks: the global j-tree (buildGlobalTree).
+  struct GlobalTree {
+    DeviceVector<EPJ> staged;  // local EPJs, own images, received ones
+    RootCell root;
+    DeviceVector<MortonKey> keys, keys_alt;
+    DeviceVector<std::uint32_t> index, index_alt;  // index[k]: the staged particle at key position k
+    DeviceVector<EPJ> epj;                         // key order
+    DeviceTreeShape shape;
+    DeviceVector<DeviceCellBoxes> boxes;
+    std::size_t bytes() const {
+      return staged.bytes() + keys.bytes() + keys_alt.bytes() + index.bytes() + index_alt.bytes() + epj.bytes() +
+             shape.cells.bytes() + boxes.bytes();
+    }
+  };
+
+  const EPJ* walkedEpj() const { return global_built_ ? global_.epj.data() : epj_.data(); }
+  // The global j-tree holds explicit images: its walks use no nearest-image arithmetic.
+  Periods walkedPeriods() const { return global_built_ ? Periods{} : periods_; }
+  const DeviceTreeShape& walkedShape() const { return global_built_ ? global_.shape : shape_; }
+  const DeviceVector<DeviceCellBoxes>& walkedBoxes() const { return global_built_ ? global_.boxes : boxes_; }
+
+  // This rank's boxes for the LET: positions, and the unions of the search boxes.
+  ShortRangeReach localReach() {
+    ShortRangeReach r;
+    const std::size_t n = epj_.size();
+    if (n == 0) return r;
+    r.positions = boundingBox(policy_, epj_.data(), n, cub_);
+    if constexpr (M != SearchMode::SCATTER) r.i_reach = searchBoxBounds(epi_.data(), n);
+    if constexpr (M != SearchMode::GATHER) r.j_reach = searchBoxBounds(epj_.data(), n);
+    return r;
+  }
+  template <class P>
+  Boxd searchBoxBounds(const P* items, std::size_t n) {
+    box_out_.resize(1);
+    std::size_t temp_bytes = 0;
+    check(cub::DeviceReduce::TransformReduce(nullptr, temp_bytes, items, box_out_.data(), n, MergeBoxes{},
+                                             search::SearchBoxOf{}, Boxd::empty(), stream()),
+          "cub::DeviceReduce::TransformReduce (search boxes, size)");
+    check(cub::DeviceReduce::TransformReduce(cub_.get(temp_bytes), temp_bytes, items, box_out_.data(), n,
+                                             MergeBoxes{}, search::SearchBoxOf{}, Boxd::empty(), stream()),
+          "cub::DeviceReduce::TransformReduce (search boxes)");
+    return box_out_.elementToHost(0, stream());
+  }
+
+  // The global tree's particles in staging order (collective: the LET exchange); returns how many.
+  std::size_t stageGlobalParticles(const Comm& comm) {
+    const std::size_t n = epj_.size();
+    global_.staged.resize(n);
+    if (n > 0)
+      check(cudaMemcpyAsync(global_.staged.data(), epj_.data(), n * sizeof(EPJ), cudaMemcpyDeviceToDevice, stream()),
+            "cudaMemcpyAsync (global tree, local particles)");
+    const std::size_t extra = let_.exchange(comm, policy_, epj_.data(), global_.staged, n);
+    profile_.let_sent = static_cast<std::int64_t>(let_.sent());
+    profile_.let_received = static_cast<std::int64_t>(let_.received());
+    profile_.let_own_images = static_cast<std::int64_t>(let_.ownImages());
+    return n + extra;
+  }
+  void gatherGlobalParticles() {
+    const std::size_t total = global_.staged.size();
+    global_.epj.resize(total);
+    if (total == 0) return;
+    kernel::gatherSelected<<<blocksFor(total, 256), 256, 0, stream()>>>(global_.staged.data(), global_.index.data(),
+                                                                          total, global_.epj.data());
+    check(cudaGetLastError(), "gatherSelected kernel launch (global tree)");
+  }
 
   cudaStream_t stream() const { return policy_.stream; }
 
@@ -368,9 +496,9 @@ class ResidentTreeShort {
   }
 
   void requireOneRank(const DomainInfo& dinfo) const {
-    require(dinfo.comm().size() == 1, "ResidentTreeShort",
-            "{} ranks: the short-range LET across ranks is not on the device yet; run the resident short-range "
-            "tree on one rank, or use grove::TreeForForceShort",
+    require(dinfo.comm().size() == 1, "ResidentTreeShort::calcForceAllAndWriteBackOnTreeOf",
+            "{} ranks: a shared tree is for one rank (on several, each pass builds its own global tree); use "
+            "calcForceAllAndWriteBack",
             dinfo.comm().size());
   }
 
@@ -378,21 +506,29 @@ class ResidentTreeShort {
   void prepare(DeviceParticleSystem<FP>& psys, const DomainInfo& dinfo, InteractionListMode mode) {
     require(psys.stream() == stream(), "ResidentTreeShort",
             "the particle system and the tree must share one stream (give the tree psys.policy())");
-    requireOneRank(dinfo);
+    const bool several_ranks = dinfo.comm().size() > 1;
     const auto [periods, low] = periodsOf(dinfo);
     if (mode == REUSE_LIST) {
-      require(lists_kept_ && psys.orderGeneration() == built_generation_ && psys.size() == epi_.size(),
+      require(lists_kept_ && psys.orderGeneration() == built_generation_ && psys.size() == epi_.size() &&
+                  several_ranks == global_built_,
               "ResidentTreeShort", "REUSE_LIST needs the particles of the last build, unchanged in number and order");
       profile_ = {};
       marks_.begin(stream());
       profile_.n_particles = static_cast<std::int64_t>(psys.size());
-      profile_.n_cells = static_cast<std::int64_t>(shape_.size());
+      profile_.n_cells = static_cast<std::int64_t>(walkedShape().size());
       profile_.neighbours = last_total_;
       gather(psys, nullptr, static_cast<FP*>(nullptr));
       marks_.mark(stream(), Stage::kReorder);
+      if (several_ranks) {  // fresh payloads along the kept selections, into the kept order
+        stageGlobalParticles(dinfo.comm());
+        marks_.mark(stream(), Stage::kLet);
+        gatherGlobalParticles();
+        marks_.mark(stream(), Stage::kGlobalTree);
+      }
       return;
     }
-    buildTree(psys, periods, low);
+    buildTree(psys, periods, low, several_ranks);
+    if (several_ranks) buildGlobalTree(dinfo.comm());
     findNeighbours();
   }
 
@@ -422,18 +558,21 @@ class ResidentTreeShort {
     const std::size_t n = psys.size();
     epi_.resize(n);
     epj_.resize(n);
+    if (n == 0) return;  // a rank without particles (several ranks)
     kernel::gatherParticles<<<blocksFor(n, 256), 256, 0, stream()>>>(psys.data(), index, n, out, epi_.data(),
                                                                        epj_.data(), epi_.data(), epj_.data());
     check(cudaGetLastError(), "gatherParticles kernel launch");
   }
 
-  void computeSearchBoxes() {
-    boxes_.resize(shape_.size());
-    for (int level = shape_.levels() - 1; level >= 0; --level) {
-      const std::uint32_t begin = shape_.level_begin[static_cast<std::size_t>(level)];
-      const std::uint32_t n = shape_.level_begin[static_cast<std::size_t>(level) + 1] - begin;
+  // Bottom-up search boxes of a tree's cells over its EPJs (in key order).
+  void computeSearchBoxes(const DeviceTreeShape& shape, const EPJ* epj, DeviceVector<DeviceCellBoxes>& boxes) {
+    boxes.resize(shape.size());
+    for (int level = shape.levels() - 1; level >= 0; --level) {
+      const std::uint32_t begin = shape.level_begin[static_cast<std::size_t>(level)];
+      const std::uint32_t n = shape.level_begin[static_cast<std::size_t>(level) + 1] - begin;
+      if (n == 0) continue;
       kernel::cellSearchBoxes<M, EPJ>
-          <<<blocksFor(n, 128), 128, 0, stream()>>>(shape_.cells.data(), begin, n, epj_.data(), boxes_.data());
+          <<<blocksFor(n, 128), 128, 0, stream()>>>(shape.cells.data(), begin, n, epj, boxes.data());
       check(cudaGetLastError(), "cellSearchBoxes kernel launch");
     }
   }
@@ -480,8 +619,8 @@ class ResidentTreeShort {
   void launchSearchWith(std::uint32_t n, int* list, std::int64_t stride, int capacity) {
     kernel::findNeighbours<kLanes, M, EPI, EPJ>
         <<<blocksFor(std::size_t{n} * kLanes, kernel::kSearchThreads), kernel::kSearchThreads, 0, stream()>>>(
-            shape_.cells.data(), boxes_.data(), epi_.data(), n, epj_.data(), periods_, counts_.data(), first_.data(),
-            list, stride, capacity);
+            walkedShape().cells.data(), walkedBoxes().data(), epi_.data(), n, walkedEpj(), walkedPeriods(),
+            counts_.data(), first_.data(), list, stride, capacity);
     check(cudaGetLastError(), "findNeighbours kernel launch");
   }
   // Threads per particle in the search: the option, or enough for about 2^20 threads (the H100
@@ -529,6 +668,8 @@ class ResidentTreeShort {
         case Stage::kReorder: profile_.reorder = seconds; break;
         case Stage::kLink: profile_.link = seconds; break;
         case Stage::kBoxes: profile_.boxes = seconds; break;
+        case Stage::kLet: profile_.let = seconds; break;
+        case Stage::kGlobalTree: profile_.global_tree = seconds; break;
         case Stage::kSearch: profile_.search = seconds; break;
         case Stage::kForce: profile_.force = seconds; break;
         case Stage::kWriteBack: profile_.write_back = seconds; break;
@@ -560,6 +701,10 @@ class ResidentTreeShort {
   std::int64_t last_total_ = 0;    // list entries of the last search
   DeviceVector<Force> force_;
   DeviceVector<double> radius_max_;
+  DeviceVector<Boxd> box_out_;
+  bool global_built_ = false;
+  GlobalTree global_;
+  DeviceShortRangeLet<EPJ, M> let_;
   CubScratch cub_;
   ResidentShortProfile profile_;
   StageMarks<Stage> marks_;
