@@ -15,6 +15,8 @@
 #   GROVE_GPU_BENCH_ARGS  extra arguments for multiwalk_benchmark (e.g. --quick)
 #   GROVE_SPH_ARGS        arguments for the samples/sph runs (default --nx 128 --max-steps 10)
 #   GROVE_SPH_PATHS       the --gpu paths of those runs (default "none template engine resident")
+#   GROVE_SPH_RESIDENT_RANKS  rank counts (sharing the GPU) for more --gpu resident runs of those
+#                         arguments (default "2"; their profiles join the comparison)
 #   GROVE_SPH_LARGE_ARGS  arguments for one more --gpu resident run, the SPH throughput benchmark
 #                         (default --nx 312 --n-ngb 100 --max-steps 5: 2.14e6 particles; "" skips)
 #   GROVE_TABLE2_EXTRA    more gravity_table2 argument sets, separated by ';' (e.g. other n_group
@@ -52,6 +54,7 @@ export OMP_NUM_THREADS=${OMP_NUM_THREADS:-8}
 step() { echo "[gpu_check] $(date +%T) $*"; }
 status=0
 START=$SECONDS
+SPH_TABLE_PATHS=()
 
 # ---- what machine ---------------------------------------------------------------------------------
 {
@@ -245,6 +248,18 @@ if [[ -x $sph_exe ]]; then
       status=1
     fi
   done
+  SPH_TABLE_PATHS=("${SPH_PATHS[@]}")
+  for np in ${GROVE_SPH_RESIDENT_RANKS-2}; do
+    step "run samples/sph $SPH_ARGS --gpu resident on $np ranks"
+    # shellcheck disable=SC2086
+    if ! OMP_NUM_THREADS=$(( $(nproc) / np )) timeout 300 mpirun -np "$np" --bind-to none "$sph_exe" $SPH_ARGS \
+        --gpu resident -o "$LOGS/sph_resident_np$np" > "$LOGS/sph_resident_np$np.log" 2>&1; then
+      step "samples/sph --gpu resident on $np ranks failed or timed out"
+      tail -5 "$LOGS/sph_resident_np$np.log"
+      status=1
+    fi
+    SPH_TABLE_PATHS+=("resident_np$np")
+  done
   SPH_LARGE_ARGS=${GROVE_SPH_LARGE_ARGS---nx 312 --n-ngb 100 --max-steps 5}
   if [[ -n $SPH_LARGE_ARGS ]]; then
     step "run samples/sph $SPH_LARGE_ARGS --gpu resident"
@@ -436,7 +451,7 @@ PY
   if [[ -x $sph_exe ]]; then
     echo "samples/sph $SPH_ARGS (s/step; L1 binned rho v P | per particle rho v P; profiles vs --gpu none):"
     if command -v python3 > /dev/null; then
-      python3 - "$LOGS" "${SPH_PATHS[@]}" << 'PY'
+      python3 - "$LOGS" "${SPH_TABLE_PATHS[@]}" << 'PY'
 import csv, json, os, sys
 logs, paths = sys.argv[1], sys.argv[2:]
 def run(path):
@@ -458,7 +473,7 @@ cpu = profile("none")
 for path in paths:
     r = run(path)
     if r is None:
-        print("  --gpu %-9s no result" % path); continue
+        print("  --gpu %-12s no result" % path); continue
     l1 = " ".join("%.6f" % r[k] for k in ("l1_density", "l1_velocity", "l1_pressure"))
     l1p = " ".join("%.6f" % r[k] for k in ("l1_particle_density", "l1_particle_velocity", "l1_particle_pressure"))
     diff = "-"
@@ -469,7 +484,7 @@ for path in paths:
             scale = max(abs(float(b[k])) for b in cpu) or 1.0
             worst = max([worst] + [abs(float(a[k]) - float(b[k])) / scale for a, b in zip(p, cpu)])
         diff = "max diff %.1e" % worst
-    print("  --gpu %-9s %.4f s/step (density %.4f, hydro %.4f)  L1 %s | %s  %s" % (
+    print("  --gpu %-12s %.4f s/step (density %.4f, hydro %.4f)  L1 %s | %s  %s" % (
         path, r["s_per_step"], r["density"], r["hydro"], l1, l1p, diff))
 r = run("large")
 if r is not None:

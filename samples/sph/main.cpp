@@ -6,7 +6,7 @@
 // 0.25 <= x < 0.75 printed. Plot with tools/plot_sod.py. See doc/sph.md.
 // --gpu template|engine runs the density and hydro passes on a GPU through the trees' multiwalk
 // calls: the hand-written CUDA template or grove's engine (user_templates/cuda/sph_*); --gpu
-// resident runs the whole step on the GPU (resident_gpu.h; one rank).
+// resident runs the whole step on the GPU (resident_gpu.h; one GPU per rank).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -290,10 +290,10 @@ std::string jsonOf(const grove::gpu::ResidentShortProfile& f) {
                      f.total, f.n_particles, f.n_cells, f.neighbours, f.device_bytes);
 }
 
-// The resident loop: the same steps with the gas on the GPU (resident_gpu.h); the host ParticleSystem
-// gets the particles back at the end.
+// The resident loop: the same steps with the gas on the GPU, one per rank (resident_gpu.h); the
+// host ParticleSystem gets this rank's particles back at the end.
 LoopResult residentLoop(const grove::Runtime& runtime, const Options& opt, const sph::ShockTube& tube, Gas& gas,
-                        const grove::DomainInfo& dinfo, const sph::SolverParameters& p) {
+                        grove::DomainInfo& dinfo, const sph::SolverParameters& p) {
   grove::gpu::selectDeviceForRank(runtime.rank());
   sph::ResidentSph device(p, dinfo, opt.n_leaf, opt.search_lanes);
   logStart(runtime, opt, tube, fmt::format("the GPU (resident, leaf {})", opt.n_leaf));
@@ -312,6 +312,8 @@ LoopResult residentLoop(const grove::Runtime& runtime, const Options& opt, const
     Stopwatch watch;
     device.kickDriftPredict(dt_step);
     st.integration() += watch.lap();
+    st.domain() += device.distribute(r.steps % opt.decompose_every == 0);
+    watch.lap();
     const int gather_passes = device.density();
     st.density() += watch.lap();
     device.hydro();
@@ -320,12 +322,13 @@ LoopResult residentLoop(const grove::Runtime& runtime, const Options& opt, const
     r.time += dt_step;
     dt = device.timeStep();
     st.integration() += watch.lap();
+    gas.comm().allreduceMax(std::span<double>(st.s));
     r.sum.add(st);
     r.step_seconds.push_back(st.total());
     logStep(r.steps, r.time, dt_step, st, gather_passes, 0);
   }
   r.device_seconds = {device.densityDeviceSeconds() - density_before, device.hydroDeviceSeconds() - hydro_before};
-  grove::log("GPU trees (device time): density {:.4f} s  hydro {:.4f} s per step",
+  grove::log("GPU trees (device time, rank 0): density {:.4f} s  hydro {:.4f} s per step",
              r.device_seconds[0] / std::max(r.steps, 1), r.device_seconds[1] / std::max(r.steps, 1));
   r.density_profile = jsonOf(device.densityProfile());
   r.hydro_profile = jsonOf(device.hydroProfile());
@@ -427,7 +430,7 @@ int main(int argc, char** argv) {
   app.add_option("--method", opt.method, "domain decomposition")->check(CLI::IsMember({"multisection", "orb"}));
   app.add_option("-o,--output-dir", opt.output_dir, "directory for profiles.csv");
   app.add_option("--gpu", opt.gpu, "density and hydro passes on the GPU: the hand-written template or grove's engine; or the whole step "
-                 "resident on it (one rank)")
+                 "resident on it")
       ->check(CLI::IsMember({"none", "template", "engine", "resident"}));
   app.add_option("--gpu-form", opt.gpu_form, "multiwalk form")->check(CLI::IsMember({"plain", "index"}));
   app.add_option("--n-walk", opt.n_walk, "walks (groups) per multiwalk batch")->check(CLI::PositiveNumber);

@@ -3,8 +3,12 @@
 // operations, so the resident run follows the CPU run to rounding.
 #include "resident_gpu.h"
 
+#include <chrono>
+
 #include "grove/core/error.hpp"
 #include "grove/domain/periodic_wrap.hpp"
+#include "grove/gpu/resident/decomposition.cuh"
+#include "grove/gpu/resident/exchange.cuh"
 #include "grove/gpu/resident/for_each.cuh"
 #include "grove/gpu/resident/resident_tree_short.cuh"
 #include "sph_physics.hpp"
@@ -128,7 +132,7 @@ struct ResidentSph::Impl {
   using DensityTree = grove::gpu::ResidentTreeForForceShort<DensityResult, DensityEPI, DensityEPJ>::Gather;
   using HydroTree = grove::gpu::ResidentTreeForForceShort<HydroResult, HydroEP, HydroEP>::Symmetry;
 
-  Impl(const SolverParameters& p, const grove::DomainInfo& d, int n_leaf, int search_lanes)
+  Impl(const SolverParameters& p, grove::DomainInfo& d, int n_leaf, int search_lanes)
       : params(p),
         dinfo(d),
         density_tree(n_leaf, gas.policy(), search_lanes),
@@ -136,20 +140,20 @@ struct ResidentSph::Impl {
 
   void sync() const { grove::gpu::check(cudaStreamSynchronize(gas.stream()), "cudaStreamSynchronize (sph)"); }
 
+  const grove::Comm& comm() const { return dinfo.comm(); }
+
   SolverParameters params;
-  const grove::DomainInfo& dinfo;
+  grove::DomainInfo& dinfo;
   grove::gpu::DeviceParticleSystem<GasParticle> gas;
   DensityTree density_tree;
   HydroTree hydro_tree;
   double density_seconds = 0, hydro_seconds = 0;
   bool density_tree_current = false;  // built from the present positions (no drift or upload since)
+  grove::gpu::ExchangeScratch exchange_scratch;
 };
 
-ResidentSph::ResidentSph(const SolverParameters& p, const grove::DomainInfo& dinfo, int n_leaf, int search_lanes)
-    : impl_(std::make_unique<Impl>(p, dinfo, n_leaf, search_lanes)) {
-  grove::require(dinfo.comm().size() == 1, "sph --gpu resident",
-                 "runs on one rank ({} given): the short-range LET is not on the device yet", dinfo.comm().size());
-}
+ResidentSph::ResidentSph(const SolverParameters& p, grove::DomainInfo& dinfo, int n_leaf, int search_lanes)
+    : impl_(std::make_unique<Impl>(p, dinfo, n_leaf, search_lanes)) {}
 ResidentSph::~ResidentSph() = default;
 
 void ResidentSph::upload(const std::vector<GasParticle>& gas) {
@@ -169,10 +173,11 @@ int ResidentSph::density() {
     ++pass;
     m.density_tree.calcForceAllAndWriteBack(m.gas, grove::gpu::withNeighbourSets(kernel), m.dinfo);
     m.density_seconds += m.density_tree.profile().total;
-    const long long short_searches = grove::gpu::transformReduce(policy, m.gas, 0LL, Sum{}, FlagCount{});
+    const long long short_searches =
+        m.comm().allreduceSum(grove::gpu::transformReduce(policy, m.gas, 0LL, Sum{}, FlagCount{}));
     if (short_searches == 0) break;
-    const long long at_limit =
-        grove::gpu::transformReduce(policy, m.gas, -1LL, MaxOf{}, FlagAtLimit{p.max_search_radius});
+    const long long at_limit = m.comm().allreduceMax(
+        grove::gpu::transformReduce(policy, m.gas, -1LL, MaxOf{}, FlagAtLimit{p.max_search_radius}));
     grove::require(at_limit < 0, "sph::ResidentSph::density",
                    "particle {} needs a smoothing length beyond the largest search radius {} (half the periodic "
                    "box); use more particles or fewer neighbours",
@@ -190,8 +195,9 @@ int ResidentSph::density() {
 void ResidentSph::hydro() {
   Impl& m = *impl_;
   const auto kernel = grove::gpu::withNeighbourSets(HydroOverNeighbours{0.5 * m.params.alpha});
-  // Right after a density pass the positions are its tree's: its cells and order serve here too.
-  if (m.density_tree_current)
+  // Right after a density pass the positions are its tree's: its cells and order serve here too
+  // (one rank; on several each pass builds its own global tree).
+  if (m.density_tree_current && m.comm().size() == 1)
     m.hydro_tree.calcForceAllAndWriteBackOnTreeOf(m.density_tree, m.gas, kernel, m.dinfo);
   else
     m.hydro_tree.calcForceAllAndWriteBack(m.gas, kernel, m.dinfo);
@@ -200,8 +206,18 @@ void ResidentSph::hydro() {
 }
 
 double ResidentSph::timeStep() {
-  return grove::gpu::transformReduce(impl_->gas.policy(), impl_->gas, std::numeric_limits<double>::infinity(),
-                                     MinOf{}, TimeStepOf{impl_->params.cfl});
+  return impl_->comm().allreduceMin(grove::gpu::transformReduce(
+      impl_->gas.policy(), impl_->gas, std::numeric_limits<double>::infinity(), MinOf{}, TimeStepOf{impl_->params.cfl}));
+}
+
+double ResidentSph::distribute(bool decompose) {
+  Impl& m = *impl_;
+  if (m.comm().size() == 1) return 0.0;
+  const auto start = std::chrono::steady_clock::now();
+  if (decompose) grove::gpu::decomposeDomainAll(m.dinfo, m.gas);
+  grove::gpu::exchangeParticles(m.gas, m.dinfo, m.exchange_scratch);
+  m.density_tree_current = false;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 void ResidentSph::kickDriftPredict(double dt) {

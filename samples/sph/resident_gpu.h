@@ -1,11 +1,13 @@
 #pragma once
-// samples/sph --gpu resident: the SPH step entirely on the GPU (grove/gpu/resident), one rank.
+// samples/sph --gpu resident: the SPH step entirely on the GPU (grove/gpu/resident), one GPU per
+// rank.
 // The gas stays in device memory; each pass builds a resident short-range tree, finds the exact
 // neighbours and runs the sample's own physics (sph_physics.hpp) as device kernels: the density
 // pass with the h iteration inside (a neighbour-set kernel: sums at h, a Newton step, sums
 // again, as the CPU kernel), the equation of state, the hydro pass, the time step and the
-// kick-drift-kick leapfrog with the periodic wrap. The host only orchestrates: it reads back a
-// flag count per density pass and the time step. Declarations only (no CUDA header); defined
+// kick-drift-kick leapfrog with the periodic wrap; on several ranks also the decomposition and
+// the particle exchange (from device data) and the trees' LET. The host only orchestrates: it
+// reads back a flag count per density pass and the time step, and carries the MPI messages. Declarations only (no CUDA header); defined
 // in resident_gpu.cu, compiled by nvcc.
 #include <memory>
 #include <vector>
@@ -19,15 +21,16 @@ namespace sph {
 
 class ResidentSph {
  public:
-  // dinfo: the root domain and its periodic axes (one rank; it must outlive this object).
+  // dinfo: the root domain, its periodic axes and the ranks (it must outlive this object; on
+  // several ranks distribute() updates its domains).
   // n_leaf: the trees' leaf size; search_lanes: threads per particle in the neighbour search (0:
   // chosen by the particle count; grove::gpu::ResidentTreeShort).
-  ResidentSph(const SolverParameters& p, const grove::DomainInfo& dinfo, int n_leaf, int search_lanes = 0);
+  ResidentSph(const SolverParameters& p, grove::DomainInfo& dinfo, int n_leaf, int search_lanes = 0);
   ~ResidentSph();
   ResidentSph(const ResidentSph&) = delete;
   ResidentSph& operator=(const ResidentSph&) = delete;
 
-  void upload(const std::vector<GasParticle>& gas);
+  void upload(const std::vector<GasParticle>& gas);  // this rank's
   std::vector<GasParticle> download() const;
 
   // Each call below waits for its device work, so host clocks around it time it.
@@ -35,8 +38,12 @@ class ResidentSph {
   // radius was short, as sph::computeDensityWith), then the equation of state. Returns the passes.
   int density();
   void hydro();
-  double timeStep();                  // min over particles of cfl h / v_signal
+  double timeStep();                  // min over all ranks' particles of cfl h / v_signal
   void kickDriftPredict(double dt);   // and the periodic wrap into the root domain
+  // Several ranks (collective; nothing on one): new domains from samples of the device particles
+  // when `decompose`, then the particles that left this rank's domain move (grove/gpu/resident/
+  // decomposition.cuh, exchange.cuh). Returns the host seconds it took.
+  double distribute(bool decompose);
   void finalKick(double dt);
 
   // The last pass's tree profiles (device times per stage, neighbours).
