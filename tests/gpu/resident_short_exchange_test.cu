@@ -119,6 +119,44 @@ void checkLayouts(const char* mode) {
     }
 }
 
+// With a skin across ranks: the LET and the kept lists hold every neighbour while the particles
+// move little (no new search), and after they moved more the tree searches again.
+TEST_F(ResidentShortExchange, SkinKeepsListsAcrossRanks) {
+  const grove::Comm comm = grove::Comm::world();
+  const auto bc = grove::BoundaryCondition::PERIODIC_XYZ;
+  auto all = makeParticles(3000, true, 0.01, 41);
+  auto mine = shareOf(all, Layout::kSlabs, comm);
+  const grove::DomainInfo dinfo = unitBox(bc);
+  grove::gpu::DeviceParticleSystem<Particle> psys;
+  psys.upload(mine);
+  Tree<SearchMode::SYMMETRY> tree(8, psys.policy());
+  tree.setSkin(0.02);
+  auto check = [&](const char* when) {
+    SCOPED_TRACE(when);
+    const auto expected = bruteForce<SearchMode::SYMMETRY>(all, bc);
+    auto found = deviceSets(tree, all.size());
+    for (const auto& p : psys.download()) {
+      const auto id = static_cast<std::size_t>(p.id);
+      std::sort(found[id].begin(), found[id].end());
+      for (std::int64_t j : expected[id])
+        ASSERT_TRUE(std::binary_search(found[id].begin(), found[id].end(), j)) << "particle " << id << " misses " << j;
+      const NeighbourSums want = hostSums(all[id], expected[id], all, bc);
+      ASSERT_EQ(p.found.count, want.count) << "particle " << p.id;
+      ASSERT_EQ(p.found.id_sum, want.id_sum) << "particle " << p.id;
+    }
+  };
+  tree.calcForceAllAndWriteBack(psys, FilteredPairKernel<SearchMode::SYMMETRY>{}, dinfo, grove::MAKE_LIST_FOR_REUSE);
+  check("searched");
+  for (const std::uint64_t salt : {1u, 2u}) {
+    const Jitter jitter{0.004, salt, grove::WrapIntoRootDomain::of(dinfo)};
+    grove::gpu::forEach(psys.policy(), psys, jitter);
+    for (auto& p : all) jitter(p);
+    tree.calcForceAllAndWriteBack(psys, FilteredPairKernel<SearchMode::SYMMETRY>{}, dinfo, grove::REUSE_LIST);
+    EXPECT_EQ(tree.profile().rebuilt_for_skin, salt == 1 ? 0 : 1) << "drift " << tree.profile().skin_drift;
+    check(salt == 1 ? "moved within the skin" : "moved beyond the skin");
+  }
+}
+
 TEST_F(ResidentShortExchange, GatherSetsEqualBruteForceOverAllRanks) { checkLayouts<SearchMode::GATHER>("gather"); }
 TEST_F(ResidentShortExchange, ScatterSetsEqualBruteForceOverAllRanks) { checkLayouts<SearchMode::SCATTER>("scatter"); }
 TEST_F(ResidentShortExchange, SymmetrySetsEqualBruteForceOverAllRanks) {

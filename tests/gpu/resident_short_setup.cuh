@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "grove/domain/domain_info.hpp"
+#include "grove/domain/periodic_wrap.hpp"
 #include "grove/gpu/resident/resident_tree_short.cuh"
 
 namespace resident_short_test {
@@ -71,6 +72,33 @@ struct SetKernel {
 
 template <SearchMode M>
 using Tree = grove::gpu::ResidentTreeShort<NeighbourSums, EP, EP, M>;
+
+// The pairwise kernel for lists with a skin (supersets): only pairs within the mode's radius.
+template <SearchMode M>
+struct FilteredPairKernel {
+  __device__ void operator()(const EP& i, const EP& j, NeighbourSums& s) const {
+    const Vec3d d = j.pos - i.pos;
+    const double r = M == SearchMode::GATHER ? i.r : M == SearchMode::SCATTER ? j.r : (i.r > j.r ? i.r : j.r);
+    if (d.x * d.x + d.y * d.y + d.z * d.z < r * r) addPair(i, j, s);
+  }
+};
+
+// Moves every particle by up to `amplitude` per axis (a hash of its id and `salt`), wrapped into
+// the unit box on its periodic axes: the same on host and device.
+struct Jitter {
+  double amplitude;
+  std::uint64_t salt;
+  grove::WrapIntoRootDomain wrap;
+  GROVE_HOST_DEVICE static double unit(std::uint64_t h) {  // in [-1, 1)
+    h ^= h >> 33, h *= 0xff51afd7ed558ccdull, h ^= h >> 33, h *= 0xc4ceb9fe1a85ec53ull, h ^= h >> 33;
+    return static_cast<double>(h >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+  }
+  GROVE_HOST_DEVICE void operator()(Particle& p) const {
+    const auto id = static_cast<std::uint64_t>(p.id) * 3 + salt * 0x9e3779b97f4a7c15ull;
+    p.pos = wrap(Vec3d{p.pos.x + amplitude * unit(id), p.pos.y + amplitude * unit(id + 1),
+                       p.pos.z + amplitude * unit(id + 2)});
+  }
+};
 
 // Radii r0 * 30^u, u uniform in [0, 1): spanning 30x.
 inline std::vector<Particle> makeParticles(std::size_t n, bool clustered, double r0, std::uint64_t seed) {

@@ -174,6 +174,69 @@ TEST_F(ResidentShortTest, ReuseListEvaluatesKeptListsWithRefreshedParticles) {
   }
 }
 
+// With a skin the lists are kept while the particles move little (2 d + g <= skin) and rebuilt
+// when they moved more; either way the kernels, which filter by distance, see every neighbour.
+template <SearchMode M>
+void checkSkin() {
+  SCOPED_TRACE(nameOf(M));
+  const auto bc = grove::BoundaryCondition::PERIODIC_XYZ;
+  auto particles = makeParticles(3000, true, 0.01, 17);
+  const grove::DomainInfo dinfo = unitBox(bc);
+  grove::gpu::DeviceParticleSystem<Particle> psys;
+  psys.upload(particles);
+  Tree<M> tree(8, psys.policy());
+  tree.setSkin(0.02);
+  auto check = [&](const char* when) {
+    SCOPED_TRACE(when);
+    const auto expected = bruteForce<M>(particles, bc);
+    auto found = deviceSets(tree);
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      std::sort(found[i].begin(), found[i].end());
+      for (std::int64_t id : expected[i])
+        ASSERT_TRUE(std::binary_search(found[i].begin(), found[i].end(), id)) << "particle " << i << " misses " << id;
+    }
+    for (const auto& p : psys.download()) {
+      const auto id = static_cast<std::size_t>(p.id);
+      const NeighbourSums want = hostSums(particles[id], expected[id], particles, bc);
+      ASSERT_EQ(p.found.count, want.count) << "particle " << p.id;
+      ASSERT_EQ(p.found.id_sum, want.id_sum) << "particle " << p.id;
+      ASSERT_NEAR(p.found.weight, want.weight, 1e-12 * std::max(1.0, std::abs(want.weight))) << "particle " << p.id;
+    }
+  };
+  tree.calcForceAllAndWriteBack(psys, FilteredPairKernel<M>{}, dinfo, grove::MAKE_LIST_FOR_REUSE);
+  check("searched");
+  std::int64_t exact_pairs = 0;
+  for (const auto& e : bruteForce<M>(particles, bc)) exact_pairs += static_cast<std::int64_t>(e.size());
+  EXPECT_GT(tree.profile().neighbours, exact_pairs) << "the skin adds particles beyond reach";
+
+  // Up to 0.004 per axis: d <= 0.0069, 2 d < 0.02.
+  const Jitter small{0.004, 1, grove::WrapIntoRootDomain::of(dinfo)};
+  grove::gpu::forEach(psys.policy(), psys, small);
+  for (auto& p : particles) small(p);
+  tree.calcForceAllAndWriteBack(psys, FilteredPairKernel<M>{}, dinfo, grove::REUSE_LIST);
+  EXPECT_EQ(tree.profile().rebuilt_for_skin, 0);
+  EXPECT_EQ(tree.profile().search_walks, 0);
+  EXPECT_GT(tree.profile().skin_drift, 0.0);
+  EXPECT_LE(tree.profile().skin_drift, 0.02);
+  check("moved within the skin");
+
+  // Again: now up to 0.0139 from the search, 2 d beyond the skin.
+  const Jitter more{0.004, 2, grove::WrapIntoRootDomain::of(dinfo)};
+  grove::gpu::forEach(psys.policy(), psys, more);
+  for (auto& p : particles) more(p);
+  tree.calcForceAllAndWriteBack(psys, FilteredPairKernel<M>{}, dinfo, grove::REUSE_LIST);
+  EXPECT_GT(tree.profile().skin_drift, 0.02);
+  EXPECT_EQ(tree.profile().rebuilt_for_skin, 1);
+  EXPECT_GE(tree.profile().search_walks, 1);
+  check("moved beyond the skin");
+}
+
+TEST_F(ResidentShortTest, SkinKeepsListsWhileParticlesMoveLittle) {
+  checkSkin<SearchMode::GATHER>();
+  checkSkin<SearchMode::SCATTER>();
+  checkSkin<SearchMode::SYMMETRY>();
+}
+
 // A symmetry tree on a gather tree's cells and order (positions unchanged): the symmetric sets
 // of brute force; after a new upload the shared tree no longer fits and is refused.
 TEST_F(ResidentShortTest, TreeSharedBetweenPassesGivesExactSets) {

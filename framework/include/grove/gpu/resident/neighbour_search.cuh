@@ -46,15 +46,18 @@ struct alignas(16) DeviceCellBoxes {
 
 namespace search {
 
-// x_j - x_i on one axis, through the nearest image on a periodic one (|x_j - x_i| < L: both in
-// the box); *shift receives what was added to x_j.
+// x_j - x_i on one axis, through the nearest image on a periodic one; *shift receives what was
+// added to x_j (a whole number of periods: one at most for two positions in the box, more for a
+// kept image whose particle was wrapped by its owner since).
 __device__ inline double separation(double xi, double xj, double period, double* shift) {
   double d = __dadd_rn(xj, -xi);
   *shift = 0.0;
-  if (period > 0.0) {
-    if (d > 0.5 * period) *shift = -period;
-    else if (d < -0.5 * period) *shift = period;
-    d = __dadd_rn(d, *shift);
+  if (period > 0.0 && ::fabs(d) > 0.5 * period) {  // rare: only then the division
+    const double periods = ::rint(d / period);
+    if (periods != 0.0) {
+      *shift = -periods * period;
+      d = __dadd_rn(d, *shift);
+    }
   }
   return d;
 }
@@ -116,13 +119,41 @@ __device__ inline double radiusOf(const P& p) {
   else return 0.0;
 }
 
-// A particle's search box (CUB reduce of their union).
+// A particle's search box, widened by a skin (CUB reduce of their union).
 struct SearchBoxOf {
+  double skin = 0.0;
   template <class P>
   __device__ Boxd operator()(const P& p) const {
     const Vec3d x = positionOf(p);
-    const double r = radiusOf(p);
+    const double r = radiusOf(p) + skin;
     return {x - Vec3d(r), x + Vec3d(r)};
+  }
+};
+
+// Lists kept over steps with a skin (Verlet lists): what each particle was at the search, and how
+// far the particles have gone since (the largest displacement, the largest growth of a radius).
+struct SkinRecord {
+  Vec3d x;
+  double r_i, r_j;
+};
+struct SkinDrift {
+  double displacement = 0.0, growth = 0.0;
+};
+struct MaxDrift {
+  __device__ SkinDrift operator()(const SkinDrift& a, const SkinDrift& b) const {
+    return {::fmax(a.displacement, b.displacement), ::fmax(a.growth, b.growth)};
+  }
+};
+template <class EPI, class EPJ>
+struct DriftSince {
+  const EPI* epi;
+  const EPJ* epj;
+  const SkinRecord* record;
+  Periods periods;
+  __device__ SkinDrift operator()(int k) const {
+    const SkinRecord r = record[k];
+    const double d2 = separationOf(r.x, positionOf(epj[k]), periods).r2;
+    return {::sqrt(d2), ::fmax(0.0, ::fmax(radiusOf(epi[k]) - r.r_i, radiusOf(epj[k]) - r.r_j))};
   }
 };
 
@@ -150,11 +181,19 @@ struct Widen {
 
 namespace kernel {
 
+template <class EPI, class EPJ>
+__global__ void recordForSkin(const EPI* __restrict__ epi, const EPJ* __restrict__ epj, std::size_t n,
+                              search::SkinRecord* __restrict__ out) {
+  const std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k < n) out[k] = {positionOf(epj[k]), search::radiusOf(epi[k]), search::radiusOf(epj[k])};
+}
+
 // One level of cells' boxes from their particles (leaves) or children (the deeper level, done).
-// The outer box is of the search radius that culls cells: EPJ's (SCATTER, SYMMETRY), or none.
+// The outer box is of the search radius that culls cells: EPJ's plus the skin (SCATTER,
+// SYMMETRY), or none.
 template <SearchMode M, class EPJ>
 __global__ void cellSearchBoxes(const TreeCell* __restrict__ cells, std::uint32_t begin, std::uint32_t n,
-                                const EPJ* __restrict__ epj, DeviceCellBoxes* boxes) {
+                                const EPJ* __restrict__ epj, double skin, DeviceCellBoxes* boxes) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const std::uint32_t c = begin + i;
@@ -165,7 +204,7 @@ __global__ void cellSearchBoxes(const TreeCell* __restrict__ cells, std::uint32_
       const Vec3d x = positionOf(epj[k]);
       inner.merge(x);
       if constexpr (M != SearchMode::GATHER) {
-        const double r = search::radiusOf(epj[k]);
+        const double r = search::radiusOf(epj[k]) + skin;
         outer.merge(Boxd{x - Vec3d(r), x + Vec3d(r)});
       }
     }
@@ -197,13 +236,14 @@ constexpr int kSearchThreads = 128;
 // in the cell's box of search boxes; SYMMETRY takes either. Leaf particles are tested exactly.
 // Writes counts[i] (all of i's neighbours) and up to `capacity` of their EPJ indices, in tree
 // order, from list + base: base = i * stride (stride > 0: fixed slots; first[i] is set to it),
-// else first[i] (offsets from a counting pass). With list null it only counts.
+// else first[i] (offsets from a counting pass). With list null it only counts. A skin > 0 widens
+// every pair's radius by it (lists kept over steps: Verlet lists).
 template <int kLanes, SearchMode M, class EPI, class EPJ>
 __global__ void __launch_bounds__(kSearchThreads)
     findNeighbours(const TreeCell* __restrict__ cells, const DeviceCellBoxes* __restrict__ boxes,
                    const EPI* __restrict__ epi, std::uint32_t n_i, const EPJ* __restrict__ epj, Periods periods,
                    int* __restrict__ counts, std::int64_t* __restrict__ first, int* __restrict__ list,
-                   std::int64_t stride, int capacity) {
+                   std::int64_t stride, int capacity, double skin) {
   static_assert(kLanes == 1 || kLanes == 2 || kLanes == 4 || kLanes == 8, "1, 2, 4 or 8 lanes per particle");
   const std::uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
   const std::uint32_t i = t / kLanes;
@@ -216,7 +256,7 @@ __global__ void __launch_bounds__(kSearchThreads)
   const EPI pi = epi[i];
   const Vec3d xi = positionOf(pi);
   const double ri = M == SearchMode::SCATTER ? 0.0 : search::radiusOf(pi);
-  const double reach2 = ri * ri * (1.0 + 1e-12);
+  const double reach2 = (ri + skin) * (ri + skin) * (1.0 + 1e-12);
   const auto needed = [&](int c) {
     const DeviceCellBoxes& b = boxes[c];
     bool need = false;
@@ -248,7 +288,7 @@ __global__ void __launch_bounds__(kSearchThreads)
         bool hit = false;
         if (j < end) {
           const EPJ pj = epj[j];
-          const double r = search::pairRadius<M>(ri, M == SearchMode::GATHER ? 0.0 : search::radiusOf(pj));
+          const double r = search::pairRadius<M>(ri, M == SearchMode::GATHER ? 0.0 : search::radiusOf(pj)) + skin;
           hit = search::separationOf(xi, positionOf(pj), periods).r2 < r * r;
         }
         const unsigned hits = kLanes == 1 ? unsigned{hit} : __ballot_sync(group, hit) >> shift;

@@ -44,6 +44,7 @@
 #include <cub/device/device_reduce.cuh>
 #include <limits>
 #include <cub/device/device_scan.cuh>
+#include <thrust/iterator/counting_iterator.h>
 #include <type_traits>
 #include <utility>
 
@@ -64,7 +65,7 @@
 namespace grove::gpu {
 
 // A particle's neighbours as its kernel sees them: size() EPJs, each the image nearest the
-// i-particle on periodic axes.
+// i-particle on periodic axes (with a skin, also particles up to the skin beyond reach).
 template <class EPJ>
 class NeighbourSet {
  public:
@@ -158,6 +159,19 @@ class ResidentTreeShort {
             "ResidentTreeShort", "search_lanes must be 0 (automatic), 1, 2, 4 or 8 (got {})", search_lanes);
   }
 
+  // Lists kept over steps (Verlet lists): with a skin s > 0 every pair's radius is taken s larger
+  // in the search (and the LET), so the lists hold every neighbour and possibly particles up to s
+  // farther (kernels then test the distance themselves). A REUSE_LIST step measures how far the
+  // particles moved (d, the largest displacement) and their radii grew (g) since the search; while
+  // 2 d + g <= s the kept lists still hold every neighbour and are used, else the tree rebuilds
+  // and searches again (profile().rebuilt_for_skin). 0 (the default): exact sets, and
+  // REUSE_LIST trusts the caller (FDPS's meaning).
+  void setSkin(double skin) {
+    require(skin >= 0.0, "ResidentTreeShort::setSkin", "the skin must not be negative (got {})", skin);
+    skin_ = skin;
+  }
+  double skin() const { return skin_; }
+
   // ---- the whole step ------------------------------------------------------------------------------
   // kernel: pairwise, pair(epi, epj, force) over every particle's neighbours, or
   // withNeighbourSets(k), k(epi, neighbour_set, force) once per particle. dinfo gives the periodic
@@ -238,7 +252,7 @@ class ResidentTreeShort {
   // device: keys, sort, gather, link, search boxes. The local i-particles walk it.
   void buildGlobalTree(const Comm& comm) {
     const std::size_t n = epj_.size();
-    let_.select(comm, policy_, epj_.data(), n, localReach(), periods_);
+    let_.select(comm, policy_, epj_.data(), n, localReach(), periods_, skin_);
     const std::size_t total = stageGlobalParticles(comm);
     marks_.mark(stream(), Stage::kLet);
     const Boxd bounds = boundingBox(policy_, global_.staged.data(), total, cub_);
@@ -348,7 +362,7 @@ class ResidentTreeShort {
     force_.resize(n);
     if (n > 0) {
       kernel::pairwiseOverNeighbours<<<blocksFor(n, kThreads), kThreads, 0, stream()>>>(
-          epi_.data(), n, walkedEpj(), first_.data(), counts_.data(), list_.data(), walkedPeriods(), pair,
+          epi_.data(), n, walkedEpj(), first_.data(), counts_.data(), list_.data(), periods_, pair,
           force_.data());
       check(cudaGetLastError(), "pairwiseOverNeighbours kernel launch");
     }
@@ -362,7 +376,7 @@ class ResidentTreeShort {
     force_.resize(n);
     if (n > 0) {
       kernel::kernelOverNeighbourSets<<<blocksFor(n, kThreads), kThreads, 0, stream()>>>(
-          epi_.data(), n, walkedEpj(), first_.data(), counts_.data(), list_.data(), walkedPeriods(), k,
+          epi_.data(), n, walkedEpj(), first_.data(), counts_.data(), list_.data(), periods_, k,
           force_.data());
       check(cudaGetLastError(), "kernelOverNeighbourSets kernel launch");
     }
@@ -408,7 +422,7 @@ class ResidentTreeShort {
   bool listsKept() const { return lists_kept_; }
   std::size_t deviceBytes() const {
     return global_.bytes() + let_.deviceBytes() + box_out_.bytes() + keys_.bytes() + keys_alt_.bytes() +
-           sorted_index_.bytes() + index_alt_.bytes() + epi_.bytes() +
+           sorted_index_.bytes() + index_alt_.bytes() + skin_record_.bytes() + epi_.bytes() +
            epj_.bytes() + shape_.cells.bytes() + level_scratch_.bytes() + boxes_.bytes() + counts_.bytes() +
            first_.bytes() + list_.bytes() + force_.bytes() + radius_max_.bytes() + cub_.bytes();
   }
@@ -434,7 +448,10 @@ class ResidentTreeShort {
   };
 
   const EPJ* walkedEpj() const { return global_built_ ? global_.epj.data() : epj_.data(); }
-  // The global j-tree holds explicit images: its walks use no nearest-image arithmetic.
+  // The global j-tree holds explicit images: its walks use no nearest-image arithmetic (an image
+  // and its original would both pass). The kernels still get each neighbour's image nearest the
+  // i-particle (NeighbourSet, with periods_): a particle wrapped by its owner since the search
+  // arrives one period off along a kept selection, and is put back.
   Periods walkedPeriods() const { return global_built_ ? Periods{} : periods_; }
   const DeviceTreeShape& walkedShape() const { return global_built_ ? global_.shape : shape_; }
   const DeviceVector<DeviceCellBoxes>& walkedBoxes() const { return global_built_ ? global_.boxes : boxes_; }
@@ -454,10 +471,10 @@ class ResidentTreeShort {
     box_out_.resize(1);
     std::size_t temp_bytes = 0;
     check(cub::DeviceReduce::TransformReduce(nullptr, temp_bytes, items, box_out_.data(), n, MergeBoxes{},
-                                             search::SearchBoxOf{}, Boxd::empty(), stream()),
+                                             search::SearchBoxOf{skin_}, Boxd::empty(), stream()),
           "cub::DeviceReduce::TransformReduce (search boxes, size)");
     check(cub::DeviceReduce::TransformReduce(cub_.get(temp_bytes), temp_bytes, items, box_out_.data(), n,
-                                             MergeBoxes{}, search::SearchBoxOf{}, Boxd::empty(), stream()),
+                                             MergeBoxes{}, search::SearchBoxOf{skin_}, Boxd::empty(), stream()),
           "cub::DeviceReduce::TransformReduce (search boxes)");
     return box_out_.elementToHost(0, stream());
   }
@@ -519,6 +536,16 @@ class ResidentTreeShort {
       profile_.neighbours = last_total_;
       gather(psys, nullptr, static_cast<FP*>(nullptr));
       marks_.mark(stream(), Stage::kReorder);
+      if (skin_ > 0.0 && !listsStillHold(several_ranks ? &dinfo.comm() : nullptr)) {
+        const double drift = profile_.skin_drift;
+        buildTree(psys, periods, low, several_ranks);
+        if (several_ranks) buildGlobalTree(dinfo.comm());
+        findNeighbours();
+        recordForSkin();
+        profile_.skin_drift = drift;
+        profile_.rebuilt_for_skin = 1;
+        return;
+      }
       if (several_ranks) {  // fresh payloads along the kept selections, into the kept order
         stageGlobalParticles(dinfo.comm());
         marks_.mark(stream(), Stage::kLet);
@@ -530,6 +557,38 @@ class ResidentTreeShort {
     buildTree(psys, periods, low, several_ranks);
     if (several_ranks) buildGlobalTree(dinfo.comm());
     findNeighbours();
+    recordForSkin();
+  }
+
+  // What the particles were at this search (skin > 0).
+  void recordForSkin() {
+    const std::size_t n = epi_.size();
+    if (skin_ <= 0.0 || n == 0) return;
+    skin_record_.resize(n);
+    kernel::recordForSkin<<<blocksFor(n, 256), 256, 0, stream()>>>(epi_.data(), epj_.data(), n, skin_record_.data());
+    check(cudaGetLastError(), "recordForSkin kernel launch");
+  }
+  // Whether the kept lists still hold every neighbour: 2 d + g <= skin over every rank (comm:
+  // several ranks, collective). Sets profile().skin_drift.
+  bool listsStillHold(const Comm* comm) {
+    const std::size_t n = epi_.size();
+    search::SkinDrift drift;
+    if (n > 0) {
+      drift_out_.resize(1);
+      const search::DriftSince<EPI, EPJ> map{epi_.data(), epj_.data(), skin_record_.data(), periods_};
+      thrust::counting_iterator<int> ids(0);
+      std::size_t temp_bytes = 0;
+      check(cub::DeviceReduce::TransformReduce(nullptr, temp_bytes, ids, drift_out_.data(), n, search::MaxDrift{}, map,
+                                               search::SkinDrift{}, stream()),
+            "cub::DeviceReduce::TransformReduce (skin drift, size)");
+      check(cub::DeviceReduce::TransformReduce(cub_.get(temp_bytes), temp_bytes, ids, drift_out_.data(), n,
+                                               search::MaxDrift{}, map, search::SkinDrift{}, stream()),
+            "cub::DeviceReduce::TransformReduce (skin drift)");
+      drift = drift_out_.elementToHost(0, stream());
+    }
+    if (comm) drift.displacement = comm->allreduceMax(drift.displacement), drift.growth = comm->allreduceMax(drift.growth);
+    profile_.skin_drift = 2.0 * drift.displacement + drift.growth;
+    return profile_.skin_drift <= skin_;
   }
 
   static std::pair<Periods, Vec3d> periodsOf(const DomainInfo& dinfo) {
@@ -572,17 +631,18 @@ class ResidentTreeShort {
       const std::uint32_t n = shape.level_begin[static_cast<std::size_t>(level) + 1] - begin;
       if (n == 0) continue;
       kernel::cellSearchBoxes<M, EPJ>
-          <<<blocksFor(n, 128), 128, 0, stream()>>>(shape.cells.data(), begin, n, epj, boxes.data());
+          <<<blocksFor(n, 128), 128, 0, stream()>>>(shape.cells.data(), begin, n, epj, skin_, boxes.data());
       check(cudaGetLastError(), "cellSearchBoxes kernel launch");
     }
   }
 
   // Periodic search needs every radius below half of each periodic length (one image per pair).
   void requireRadiiBelowHalfPeriod() {
-    const double r_max = std::max(maxRadius(epi_.data()), maxRadius(epj_.data()));
+    const double r_max = std::max(maxRadius(epi_.data()), maxRadius(epj_.data())) + skin_;
     for (int a = 0; a < 3; ++a)
       require(periods_.length[a] <= 0.0 || r_max < 0.5 * periods_.length[a], "ResidentTreeShort",
-              "a search radius of {} reaches half the period {} of axis {}: periodic search needs radii below L/2",
+              "a search radius (with the skin) of {} reaches half the period {} of axis {}: periodic search needs "
+              "radii below L/2",
               r_max, periods_.length[a], a);
   }
   template <class P>
@@ -620,7 +680,7 @@ class ResidentTreeShort {
     kernel::findNeighbours<kLanes, M, EPI, EPJ>
         <<<blocksFor(std::size_t{n} * kLanes, kernel::kSearchThreads), kernel::kSearchThreads, 0, stream()>>>(
             walkedShape().cells.data(), walkedBoxes().data(), epi_.data(), n, walkedEpj(), walkedPeriods(),
-            counts_.data(), first_.data(), list, stride, capacity);
+            counts_.data(), first_.data(), list, stride, capacity, skin_);
     check(cudaGetLastError(), "findNeighbours kernel launch");
   }
   // Threads per particle in the search: the option, or enough for about 2^20 threads (the H100
@@ -702,6 +762,9 @@ class ResidentTreeShort {
   DeviceVector<Force> force_;
   DeviceVector<double> radius_max_;
   DeviceVector<Boxd> box_out_;
+  double skin_ = 0.0;
+  DeviceVector<search::SkinRecord> skin_record_;
+  DeviceVector<search::SkinDrift> drift_out_;
   bool global_built_ = false;
   GlobalTree global_;
   DeviceShortRangeLet<EPJ, M> let_;

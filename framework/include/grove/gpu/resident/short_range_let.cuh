@@ -51,14 +51,14 @@ namespace kernel {
 
 template <SearchMode M, class EPJ>
 __global__ void flagShortRangeLet(const EPJ* __restrict__ epj, std::size_t n, Vec3d shift, ShortRangeReach target,
-                                  std::uint8_t* __restrict__ flags) {
+                                  double skin, std::uint8_t* __restrict__ flags) {
   const std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (k >= n) return;
   const Vec3d x = positionOf(epj[k]) + shift;
   bool need = false;
   if constexpr (M != SearchMode::SCATTER) need = target.i_reach.containsClosed(x);
   if constexpr (M != SearchMode::GATHER) {
-    const double r = search::radiusOf(epj[k]);
+    const double r = search::radiusOf(epj[k]) + skin;
     need = need || overlapsClosed(Boxd{x - Vec3d(r), x + Vec3d(r)}, target.positions);
   }
   flags[k] = need ? 1 : 0;
@@ -84,9 +84,10 @@ class DeviceShortRangeLet {
  public:
   // Collective. Allgathers every rank's reach, then selects on the device, for every rank t and
   // image shift s, the local particles (epj[0, n)) that t needs as x + s; periods: each axis's
-  // period (0: open).
+  // period (0: open). With a skin, every radius is taken that much larger (the reaches too: the
+  // tree computes them so).
   void select(const Comm& comm, Gpu policy, const EPJ* epj, std::size_t n, const ShortRangeReach& mine,
-              const Periods& periods) {
+              const Periods& periods, double skin = 0.0) {
     require(!periods.any() || HasSetPos<EPJ>, "ResidentTreeShort (several ranks)",
             "periodic boundaries need `setPos(const Vec3d&)` in the EPJ type (images are sent)");
     const std::vector<ShortRangeReach> reaches = comm.allgather(mine);
@@ -111,7 +112,8 @@ class DeviceShortRangeLet {
       for (const Vec3d& shift : shiftsOf(periods)) {
         if (t == me && shift.x == 0.0 && shift.y == 0.0 && shift.z == 0.0) continue;
         if (n == 0 || !mayReach(mine, target, shift)) continue;
-        kernel::flagShortRangeLet<M, EPJ><<<blocksFor(n, 256), 256, 0, stream>>>(epj, n, shift, target, flags_.data());
+        kernel::flagShortRangeLet<M, EPJ><<<blocksFor(n, 256), 256, 0, stream>>>(epj, n, shift, target, skin,
+                                                                                      flags_.data());
         check(cudaGetLastError(), "flagShortRangeLet kernel launch");
         std::size_t temp_bytes = 0;
         thrust::counting_iterator<int> ids(0);
