@@ -229,6 +229,12 @@ void checkSkin() {
   EXPECT_EQ(tree.profile().rebuilt_for_skin, 1);
   EXPECT_GE(tree.profile().search_walks, 1);
   check("moved beyond the skin");
+
+  // Lists searched with another skin than the present one are searched again.
+  tree.setSkin(0.03);
+  tree.calcForceAllAndWriteBack(psys, FilteredPairKernel<M>{}, dinfo, grove::REUSE_LIST);
+  EXPECT_EQ(tree.profile().rebuilt_for_skin, 1) << "a new skin";
+  check("a new skin");
 }
 
 TEST_F(ResidentShortTest, SkinKeepsListsWhileParticlesMoveLittle) {

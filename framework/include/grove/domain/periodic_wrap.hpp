@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "grove/core/box.hpp"
+#include "grove/core/error.hpp"
 #include "grove/core/execution.hpp"
 #include "grove/domain/boundary.hpp"
 #include "grove/particles/particle_traits.hpp"
@@ -32,6 +33,8 @@ struct WrapIntoRootDomain {
 
   template <class DomainInfoT>
   static WrapIntoRootDomain of(const DomainInfoT& dinfo) {
+    require(!isAnyPeriodic(dinfo.getBoundaryCondition()) || dinfo.isRootDomainFixed(), "WrapIntoRootDomain::of",
+            "the boundary is periodic but no root domain was set (setPosRootDomain)");
     return {dinfo.getPosRootDomain(), dinfo.getBoundaryCondition()};
   }
 

@@ -76,7 +76,11 @@ __device__ inline Separation separationOf(const Vec3d& xi, const Vec3d& xj, cons
 }
 
 // Whether [lo, hi] meets [a, b] on an axis of the given period (0: open), through any image.
+// A slack of 1e-12 of the magnitudes involved, so that the rounding of a shifted box never drops
+// a cell that holds a particle the pair test (which shifts the difference, not the box) keeps.
 __device__ inline bool intervalsMeet(double lo, double hi, double a, double b, double period) {
+  const double slack = 1e-12 * (::fabs(lo) + ::fabs(hi) + ::fabs(a) + ::fabs(b) + period);
+  lo -= slack, hi += slack;
   if (lo <= b && a <= hi) return true;
   if (period <= 0.0) return false;
   return (lo + period <= b && a <= hi + period) || (lo - period <= b && a <= hi - period);
@@ -231,8 +235,8 @@ constexpr int kSearchThreads = 128;
 // among the lanes and their hits written in tree order (a ballot and a prefix count). More lanes
 // per particle keep the GPU busy when particles are few; one lane is fastest when they are many.
 // GATHER tests a cell by the distance from x_i to its box of positions against r_i (a sphere,
-// not its bounding box: about half the candidates of a box test), with a relative slack of
-// 1e-12 so that rounding never drops a cell that holds a neighbour; SCATTER asks whether x_i lies
+// not its bounding box: about half the candidates of a box test), with a slack of 1e-12 of the
+// coordinates' magnitude so that rounding never drops a cell that holds a neighbour; SCATTER asks whether x_i lies
 // in the cell's box of search boxes; SYMMETRY takes either. Leaf particles are tested exactly.
 // Writes counts[i] (all of i's neighbours) and up to `capacity` of their EPJ indices, in tree
 // order, from list + base: base = i * stride (stride > 0: fixed slots; first[i] is set to it),
@@ -245,9 +249,9 @@ __global__ void __launch_bounds__(kSearchThreads)
                    int* __restrict__ counts, std::int64_t* __restrict__ first, int* __restrict__ list,
                    std::int64_t stride, int capacity, double skin) {
   static_assert(kLanes == 1 || kLanes == 2 || kLanes == 4 || kLanes == 8, "1, 2, 4 or 8 lanes per particle");
-  const std::uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-  const std::uint32_t i = t / kLanes;
-  if (i >= n_i) return;  // the particle's lanes together
+  const std::size_t t = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t / kLanes >= n_i) return;  // the particle's lanes together
+  const auto i = static_cast<std::uint32_t>(t / kLanes);
   const unsigned sub = t % kLanes;
   const unsigned shift = threadIdx.x % 32 / kLanes * kLanes;
   const unsigned group = (kLanes == 32 ? 0xffffffffu : ((1u << kLanes) - 1u)) << shift;
@@ -256,7 +260,10 @@ __global__ void __launch_bounds__(kSearchThreads)
   const EPI pi = epi[i];
   const Vec3d xi = positionOf(pi);
   const double ri = M == SearchMode::SCATTER ? 0.0 : search::radiusOf(pi);
-  const double reach2 = (ri + skin) * (ri + skin) * (1.0 + 1e-12);
+  // Slack for the rounding of shifted boxes, which scales with the coordinates, not with r.
+  const double slack = 1e-12 * (::fabs(xi.x) + ::fabs(xi.y) + ::fabs(xi.z) + periods.length[0] + periods.length[1] +
+                                periods.length[2] + ri + skin);
+  const double reach2 = (ri + skin + slack) * (ri + skin + slack);
   const auto needed = [&](int c) {
     const DeviceCellBoxes& b = boxes[c];
     bool need = false;

@@ -43,6 +43,8 @@
 #include <cstdint>
 #include <cub/device/device_reduce.cuh>
 #include <limits>
+#include <optional>
+#include <string>
 #include <cub/device/device_scan.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <type_traits>
@@ -202,12 +204,14 @@ class ResidentTreeShort {
   // ---- stages (public: tests compare them with brute force, callers may split the step) -----------
 
   // Root box, keys, sort, particles into key order (psys is reordered), cells, search boxes.
-  // Periodic axes (periods.length > 0) need the positions in [low, low + L) and radii below L/2.
-  // With several_ranks the local cells are not needed (the walks run on the global j-tree, and a
-  // rank may hold no particles): only the order, for i-particles that walk close together.
+  // Periodic axes (periods.length > 0) need the positions inside `root` (the root domain) and
+  // radii below L/2. With comm (several ranks; collective: a problem found on one rank stops all)
+  // the local cells are not needed (the walks run on the global j-tree, and a rank may hold no
+  // particles): only the order, for i-particles that walk close together.
   template <class FP>
-  void buildTree(DeviceParticleSystem<FP>& psys, const Periods& periods = {}, const Vec3d& periodic_low = {},
-                 bool several_ranks = false) {
+  void buildTree(DeviceParticleSystem<FP>& psys, const Periods& periods = {}, const Boxd& root = Boxd::empty(),
+                 const Comm* comm = nullptr) {
+    const bool several_ranks = comm != nullptr;
     const std::size_t n = psys.size();
     require(n > 0 || several_ranks, "ResidentTreeShort", "no particles on the device (upload them first)");
     require(n < (std::size_t{1} << 31), "ResidentTreeShort", "{} particles exceed the 2^31 a resident tree indexes",
@@ -221,7 +225,7 @@ class ResidentTreeShort {
             "periodic boundaries need `setPos(const Vec3d&)` in the EPJ type (the kernels get shifted images)");
 
     const Boxd bounds = boundingBox(policy_, psys.data(), n, cub_);
-    if (n > 0) requireInsidePeriodicBox(bounds, periodic_low);
+    raise(n > 0 ? outsidePeriodicBox(bounds, root) : std::nullopt, comm);
     root_ = n > 0 ? rootCellAround(bounds) : RootCell{};
     marks_.mark(stream(), Stage::kRoot);
 
@@ -236,7 +240,7 @@ class ResidentTreeShort {
     psys.adoptReordered();
     built_generation_ = psys.orderGeneration();
     marks_.mark(stream(), Stage::kReorder);
-    if (periods.any()) requireRadiiBelowHalfPeriod();
+    if (periods.any()) raise(radiusBeyondHalfPeriod(), comm);
     lists_kept_ = false;
     if (several_ranks) return;
 
@@ -254,6 +258,12 @@ class ResidentTreeShort {
     const std::size_t n = epj_.size();
     let_.select(comm, policy_, epj_.data(), n, localReach(), periods_, skin_);
     const std::size_t total = stageGlobalParticles(comm);
+    raise(total < (std::size_t{1} << 31) ? std::nullopt
+                                         : std::optional<std::string>(fmt::format(
+                                               "rank {}: {} particles in its global tree (its own, images and received) "
+                                               "exceed the 2^31 a resident tree indexes",
+                                               comm.rank(), total)),
+          &comm);
     marks_.mark(stream(), Stage::kLet);
     const Boxd bounds = boundingBox(policy_, global_.staged.data(), total, cub_);
     global_.root = total > 0 ? rootCellAround(bounds) : RootCell{};
@@ -298,7 +308,7 @@ class ResidentTreeShort {
     global_built_ = false;
     marks_.mark(stream(), Stage::kReorder);
     computeSearchBoxes(shape_, epj_.data(), boxes_);
-    if (periods_.any()) requireRadiiBelowHalfPeriod();
+    if (periods_.any()) raise(radiusBeyondHalfPeriod(), nullptr);
     marks_.mark(stream(), Stage::kBoxes);
     lists_kept_ = false;
   }
@@ -312,6 +322,7 @@ class ResidentTreeShort {
     counts_.resize(n);
     first_.resize(std::size_t{n} + 1);
     profile_.search_walks = 0;
+    lists_skin_ = skin_;
     if (n == 0) {  // a rank without particles (several ranks)
       list_.resize(0);
       profile_.neighbours = 0;
@@ -352,6 +363,7 @@ class ResidentTreeShort {
     profile_.slot_capacity = done ? slot_capacity_ : 0;
     last_total_ = profile_.neighbours;
     lists_kept_ = true;
+    recordForSkin();
     marks_.mark(stream(), Stage::kSearch);
   }
 
@@ -524,11 +536,15 @@ class ResidentTreeShort {
     require(psys.stream() == stream(), "ResidentTreeShort",
             "the particle system and the tree must share one stream (give the tree psys.policy())");
     const bool several_ranks = dinfo.comm().size() > 1;
-    const auto [periods, low] = periodsOf(dinfo);
+    const Comm* comm = several_ranks ? &dinfo.comm() : nullptr;
+    const auto [periods, root] = periodsOf(dinfo);
     if (mode == REUSE_LIST) {
-      require(lists_kept_ && psys.orderGeneration() == built_generation_ && psys.size() == epi_.size() &&
-                  several_ranks == global_built_,
-              "ResidentTreeShort", "REUSE_LIST needs the particles of the last build, unchanged in number and order");
+      const bool kept = lists_kept_ && psys.orderGeneration() == built_generation_ && psys.size() == epi_.size() &&
+                        several_ranks == global_built_;
+      raise(kept ? std::nullopt
+                 : std::optional<std::string>(
+                       "REUSE_LIST needs the particles of the last build, unchanged in number and order"),
+            comm);
       profile_ = {};
       marks_.begin(stream());
       profile_.n_particles = static_cast<std::int64_t>(psys.size());
@@ -536,12 +552,12 @@ class ResidentTreeShort {
       profile_.neighbours = last_total_;
       gather(psys, nullptr, static_cast<FP*>(nullptr));
       marks_.mark(stream(), Stage::kReorder);
-      if (skin_ > 0.0 && !listsStillHold(several_ranks ? &dinfo.comm() : nullptr)) {
+      // Lists made with another skin than now, or outgrown: search again.
+      if (skin_ != lists_skin_ || (skin_ > 0.0 && !listsStillHold(comm))) {
         const double drift = profile_.skin_drift;
-        buildTree(psys, periods, low, several_ranks);
+        buildTree(psys, periods, root, comm);
         if (several_ranks) buildGlobalTree(dinfo.comm());
         findNeighbours();
-        recordForSkin();
         profile_.skin_drift = drift;
         profile_.rebuilt_for_skin = 1;
         return;
@@ -554,10 +570,9 @@ class ResidentTreeShort {
       }
       return;
     }
-    buildTree(psys, periods, low, several_ranks);
+    buildTree(psys, periods, root, comm);
     if (several_ranks) buildGlobalTree(dinfo.comm());
     findNeighbours();
-    recordForSkin();
   }
 
   // What the particles were at this search (skin > 0).
@@ -591,25 +606,32 @@ class ResidentTreeShort {
     return profile_.skin_drift <= skin_;
   }
 
-  static std::pair<Periods, Vec3d> periodsOf(const DomainInfo& dinfo) {
+  static std::pair<Periods, Boxd> periodsOf(const DomainInfo& dinfo) {
     Periods p;
     const Boxd root = dinfo.getPosRootDomain();
     for (int a = 0; a < 3; ++a)
       if (isPeriodic(dinfo.getBoundaryCondition(), a))
         p.length[a] = root.high[static_cast<std::size_t>(a)] - root.low[static_cast<std::size_t>(a)];
-    return {p, root.low};
+    return {p, root};
   }
 
-  void requireInsidePeriodicBox(const Boxd& bounds, const Vec3d& low) const {
+  // A problem throws on this rank, or (comm: several ranks, collective) on every rank.
+  static void raise(const std::optional<std::string>& problem, const Comm* comm) {
+    if (comm) comm->throwIfAnyFailed(problem, "ResidentTreeShort");
+    else if (problem) throw Error("ResidentTreeShort", *problem);
+  }
+
+  // Positions outside the root domain on a periodic axis (the wrap's own interval [low, high)).
+  std::optional<std::string> outsidePeriodicBox(const Boxd& bounds, const Boxd& root) const {
     for (int a = 0; a < 3; ++a) {
-      const double period = periods_.length[a];
-      if (period <= 0.0) continue;
+      if (periods_.length[a] <= 0.0) continue;
       const auto k = static_cast<std::size_t>(a);
-      require(bounds.low[k] >= low[k] && bounds.high[k] < low[k] + period, "ResidentTreeShort",
-              "positions on periodic axis {} span [{}, {}], outside the root domain [{}, {}): wrap them first "
-              "(e.g. a forEach that applies the period)",
-              a, bounds.low[k], bounds.high[k], low[k], low[k] + period);
+      if (!(bounds.low[k] >= root.low[k] && bounds.high[k] < root.high[k]))
+        return fmt::format("positions on periodic axis {} span [{}, {}], outside the root domain [{}, {}): wrap them "
+                           "first (e.g. grove::gpu::forEach with grove::WrapIntoRootDomain::of(dinfo))",
+                           a, bounds.low[k], bounds.high[k], root.low[k], root.high[k]);
     }
+    return std::nullopt;
   }
 
   template <class FP>
@@ -637,13 +659,14 @@ class ResidentTreeShort {
   }
 
   // Periodic search needs every radius below half of each periodic length (one image per pair).
-  void requireRadiiBelowHalfPeriod() {
+  std::optional<std::string> radiusBeyondHalfPeriod() {
     const double r_max = std::max(maxRadius(epi_.data()), maxRadius(epj_.data())) + skin_;
     for (int a = 0; a < 3; ++a)
-      require(periods_.length[a] <= 0.0 || r_max < 0.5 * periods_.length[a], "ResidentTreeShort",
-              "a search radius (with the skin) of {} reaches half the period {} of axis {}: periodic search needs "
-              "radii below L/2",
-              r_max, periods_.length[a], a);
+      if (periods_.length[a] > 0.0 && !(r_max < 0.5 * periods_.length[a]))
+        return fmt::format("a search radius (with the skin) of {} reaches half the period {} of axis {}: periodic "
+                           "search needs radii below L/2",
+                           r_max, periods_.length[a], a);
+    return std::nullopt;
   }
   template <class P>
   double maxRadius(const P* items) {
@@ -763,6 +786,7 @@ class ResidentTreeShort {
   DeviceVector<double> radius_max_;
   DeviceVector<Boxd> box_out_;
   double skin_ = 0.0;
+  double lists_skin_ = 0.0;  // the skin the kept lists were searched with
   DeviceVector<search::SkinRecord> skin_record_;
   DeviceVector<search::SkinDrift> drift_out_;
   bool global_built_ = false;
