@@ -108,20 +108,6 @@ NeighbourSetKernel<Kernel> withNeighbourSets(Kernel kernel) {
 
 namespace kernel {
 
-template <class EPI, class EPJ, class Force, class Pair>
-__global__ void pairwiseOverNeighbours(const EPI* __restrict__ epi, std::uint32_t n, const EPJ* __restrict__ epj,
-                                       const std::int64_t* __restrict__ first, const int* __restrict__ counts,
-                                       const int* __restrict__ list, Periods periods, Pair pair,
-                                       Force* __restrict__ force) {
-  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const EPI pi = epi[i];
-  const NeighbourSet<EPJ> set(epj, list + first[i], counts[i], positionOf(pi), periods);
-  Force f{};
-  for (int k = 0; k < set.size(); ++k) pair(pi, set[k], f);
-  force[i] = f;
-}
-
 template <class EPI, class EPJ, class Force, class Kernel>
 __global__ void kernelOverNeighbourSets(const EPI* __restrict__ epi, std::uint32_t n, const EPJ* __restrict__ epj,
                                         const std::int64_t* __restrict__ first, const int* __restrict__ counts,
@@ -137,6 +123,16 @@ __global__ void kernelOverNeighbourSets(const EPI* __restrict__ epi, std::uint32
 }
 
 }  // namespace kernel
+
+// A pairwise kernel as a neighbour-set kernel: pair(epi, epj, force) for each neighbour in turn.
+template <class Pair>
+struct EachNeighbour {
+  Pair pair;
+  template <class EPI, class EPJ, class Force>
+  __device__ void operator()(const EPI& i, const NeighbourSet<EPJ>& set, Force& f) const {
+    for (int k = 0; k < set.size(); ++k) pair(i, set[k], f);
+  }
+};
 
 template <class Force, class EPI, class EPJ, SearchMode M>
 class ResidentTreeShort {
@@ -369,16 +365,7 @@ class ResidentTreeShort {
 
   template <class Pair>
   void computePairwise(Pair pair) {
-    requireLists();
-    const auto n = static_cast<std::uint32_t>(epi_.size());
-    force_.resize(n);
-    if (n > 0) {
-      kernel::pairwiseOverNeighbours<<<blocksFor(n, kThreads), kThreads, 0, stream()>>>(
-          epi_.data(), n, walkedEpj(), first_.data(), counts_.data(), list_.data(), periods_, pair,
-          force_.data());
-      check(cudaGetLastError(), "pairwiseOverNeighbours kernel launch");
-    }
-    marks_.mark(stream(), Stage::kForce);
+    computeOverNeighbourSets(EachNeighbour<Pair>{pair});
   }
 
   template <class Kernel>
