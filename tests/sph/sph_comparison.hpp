@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "shock_tube.hpp"
 #include "sph_test_support.hpp"
 
 namespace sph::testing {
@@ -135,6 +136,23 @@ inline Gas copyOf(const Gas& gas) {
   Gas copy;
   copy.add(gas.particles());
   return copy;
+}
+
+// Two shock-tube runs' binned profiles (sph::binProfiles, collective): the largest relative
+// difference of density, x-velocity (over the largest |velocity| of the reference's bins) and
+// pressure; every bin must hold the same number of particles in both.
+inline double largestProfileDifference(const Gas& got, const Gas& ref, const ShockTube& tube, int n_bins, double time) {
+  const auto bins_ref = binProfiles(ref, tube, n_bins, time), bins_got = binProfiles(got, tube, n_bins, time);
+  double v_bins = 0.0, worst = 0.0;
+  for (const auto& b : bins_ref) v_bins = std::max(v_bins, std::abs(b.velocity));
+  for (std::size_t b = 0; b < bins_ref.size(); ++b) {
+    EXPECT_EQ(bins_got[b].count, bins_ref[b].count) << "bin " << b;
+    if (bins_ref[b].count == 0) continue;
+    worst = std::max({worst, std::abs(bins_got[b].density - bins_ref[b].density) / bins_ref[b].density,
+                      std::abs(bins_got[b].velocity - bins_ref[b].velocity) / v_bins,
+                      std::abs(bins_got[b].pressure - bins_ref[b].pressure) / bins_ref[b].pressure});
+  }
+  return worst;
 }
 
 }  // namespace sph::testing
