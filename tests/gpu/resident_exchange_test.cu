@@ -27,6 +27,7 @@
 #include "resident_force_checks.hpp"
 #include "resident_reference.hpp"
 #include "resident_test_setup.cuh"
+#include "search_probe.hpp"
 
 namespace {
 
@@ -283,6 +284,69 @@ TEST_F(ResidentExchange, ForcesAcrossRanksEqualHostTree) {
                              "quadrupole, fused walk");
   expectHostForces<QuadTree>(mine, dinfo, user::cuda::GravityQuadrupoleSpInteraction{kEps2}, true, false, lists,
                              "quadrupole, list walk");
+}
+
+// Long-range trees with a search across ranks (search_probe.hpp): decomposed bodies with search
+// radii; every body within search reach of a target reaches its kernel one by one (neighbour
+// counts equal brute force over all ranks' bodies), every body of every rank is counted once,
+// and the probes, LET counts and interaction counts are the CPU search tree's on the same ranks.
+template <grove::LongSearchMode M, class TreeT>
+void expectSearchAcrossRanks(const std::vector<search_test::Body>& all, const std::vector<search_test::Body>& mine,
+                             const grove::DomainInfo& dinfo, const char* what) {
+  const grove::Comm comm = dinfo.comm();
+  const std::vector<int> brute = resident_test::bruteForceNeighbours(mine, all, M);
+  const resident_test::HostSearchResult host = resident_test::hostSearchTree(mine, M, kSearchTheta, kLeaf, kGroup);
+  std::vector<std::size_t> position_of_id(all.size(), mine.size());
+  for (std::size_t k = 0; k < mine.size(); ++k) position_of_id[static_cast<std::size_t>(mine[k].id)] = k;
+  grove::gpu::DeviceParticleSystem<search_test::Body> psys;
+  psys.upload(mine);
+  TreeT tree(kSearchTheta, kLeaf, kGroup, psys.policy());
+  for (const auto mode : {grove::MAKE_LIST_FOR_REUSE, grove::REUSE_LIST}) {
+    tree.calcForceAllAndWriteBack(psys, search_test::DeviceProbeEp<M>{}, search_test::DeviceProbeSp{}, dinfo, mode);
+    int missing = 0, miscounted = 0, unlike_host = 0;
+    const std::vector<search_test::Body> got = psys.download();
+    ASSERT_EQ(got.size(), mine.size()) << what;
+    for (const auto& b : got) {
+      const std::size_t k = position_of_id[static_cast<std::size_t>(b.id)];
+      ASSERT_LT(k, mine.size()) << what << ": body " << b.id << " is not this rank's";
+      const search_test::Probe &p = b.probe, &h = host.probe[k];
+      if (p.n_near != brute[k] && missing++ < 3)
+        std::printf("  rank %d %s: body %lld finds %d of its %d neighbours\n", comm.rank(), what,
+                    static_cast<long long>(b.id), p.n_near, brute[k]);
+      if (static_cast<double>(p.n_ep) + p.far_mass != static_cast<double>(all.size())) ++miscounted;
+      if (p.n_ep != h.n_ep || p.n_near != h.n_near || p.far_mass != h.far_mass) ++unlike_host;
+    }
+    EXPECT_EQ(missing, 0) << what << ": bodies missing a neighbour on rank " << comm.rank();
+    EXPECT_EQ(miscounted, 0) << what << ": bodies not counting every body once on rank " << comm.rank();
+    EXPECT_EQ(unlike_host, 0) << what << ": probes unlike the CPU search tree's on rank " << comm.rank();
+    const grove::gpu::ResidentProfile& p = tree.profile();
+    EXPECT_EQ(p.let_ep_sent, host.let_ep_sent) << what;
+    EXPECT_EQ(p.let_sp_sent, host.let_sp_sent) << what;
+    EXPECT_EQ(p.interactions_ep, host.interactions_ep) << what;
+    EXPECT_EQ(p.interactions_sp, host.interactions_sp) << what;
+  }
+  const grove::gpu::ResidentProfile& p = tree.profile();
+  std::printf("  rank %d/%d %s: %zu bodies, LET sent %lld + %lld, %lld + %lld interactions (as the CPU tree)\n",
+              comm.rank(), comm.size(), what, mine.size(), static_cast<long long>(p.let_ep_sent),
+              static_cast<long long>(p.let_sp_sent), static_cast<long long>(p.interactions_ep),
+              static_cast<long long>(p.interactions_sp));
+}
+
+TEST_F(ResidentExchange, SearchTreesAcrossRanksKeepNeighbours) {
+  const grove::Comm comm = grove::Comm::world();
+  const std::vector<search_test::Body> all = resident_test::searchBodies(40000, 31);
+  grove::ParticleSystem<search_test::Body> host;
+  for (std::size_t k = static_cast<std::size_t>(comm.rank()); k < all.size(); k += static_cast<std::size_t>(comm.size()))
+    host.add(all[k]);
+  grove::DomainInfo dinfo;
+  dinfo.decomposeDomainAll(host);
+  host.exchangeParticle(dinfo);
+  const std::vector<search_test::Body> mine(host.begin(), host.end());
+  using Trees = grove::gpu::ResidentTreeForForceLong<search_test::Probe, search_test::EPI, search_test::EPJ>;
+  expectSearchAcrossRanks<grove::LongSearchMode::SCATTER, Trees::MonopoleWithScatterSearch>(all, mine, dinfo,
+                                                                                           "scatter search");
+  expectSearchAcrossRanks<grove::LongSearchMode::SYMMETRY, Trees::MonopoleWithSymmetrySearch>(all, mine, dinfo,
+                                                                                             "symmetry search");
 }
 
 // MAKE_LIST_FOR_REUSE, a drift on the device, REUSE_LIST: fresh payloads along the kept LET

@@ -171,6 +171,76 @@ HostRankForces hostTreeForcesOnRanks(const std::vector<user::Body>& mine, double
   return out;
 }
 
+std::vector<search_test::Body> searchBodies(std::size_t n, std::uint64_t seed) {
+  const std::vector<user::Body> at = plummerSphere(n, seed);
+  std::vector<search_test::Body> bodies(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    bodies[k].id = at[k].id;
+    bodies[k].pos = at[k].pos;
+    bodies[k].r_search = search_test::searchRadiusOf(at[k].id);
+  }
+  return bodies;
+}
+
+namespace {
+// The probe as a host kernel (EPJs one by one, superparticles by mass).
+template <grove::LongSearchMode M>
+struct HostProbe {
+  template <class Source>
+  void operator()(const search_test::EPI* epi, int n_i, const Source* src, int n_j, search_test::Probe* f) const {
+    for (int i = 0; i < n_i; ++i)
+      for (int j = 0; j < n_j; ++j) {
+        if constexpr (std::is_same_v<Source, search_test::EPJ>) search_test::probeParticle<M>(epi[i], src[j], f[i]);
+        else f[i].far_mass += src[j].getCharge();
+      }
+  }
+};
+
+template <grove::LongSearchMode M, class Tree>
+HostSearchResult runHostSearchTree(const std::vector<search_test::Body>& mine, Tree& tree) {
+  grove::ParticleSystem<search_test::Body> psys;
+  for (const auto& b : mine) psys.add(b);
+  grove::DomainInfo dinfo;
+  tree.calcForceAllAndWriteBack(HostProbe<M>{}, HostProbe<M>{}, psys, dinfo);
+  HostSearchResult out;
+  for (const auto& b : psys) out.probe.push_back(b.probe);
+  const grove::TreeProfile& p = tree.profile();
+  out.let_ep_sent = p.let_ep_sent, out.let_sp_sent = p.let_sp_sent;
+  out.interactions_ep = p.n_ep_ep, out.interactions_sp = p.n_ep_sp;
+  return out;
+}
+}  // namespace
+
+HostSearchResult hostSearchTree(const std::vector<search_test::Body>& mine, grove::LongSearchMode mode, double theta,
+                                int n_leaf_limit, int n_group_limit) {
+  using Trees = grove::TreeForForceLong<search_test::Probe, search_test::EPI, search_test::EPJ>;
+  const std::size_t capacity = std::max<std::size_t>(mine.size(), 1);
+  if (mode == grove::LongSearchMode::SCATTER) {
+    Trees::MonopoleWithScatterSearch tree(capacity, theta, n_leaf_limit, n_group_limit);
+    return runHostSearchTree<grove::LongSearchMode::SCATTER>(mine, tree);
+  }
+  if (mode == grove::LongSearchMode::SYMMETRY) {
+    Trees::MonopoleWithSymmetrySearch tree(capacity, theta, n_leaf_limit, n_group_limit);
+    return runHostSearchTree<grove::LongSearchMode::SYMMETRY>(mine, tree);
+  }
+  Trees::Monopole tree(capacity, theta, n_leaf_limit, n_group_limit);
+  return runHostSearchTree<grove::LongSearchMode::SCATTER>(mine, tree);
+}
+
+std::vector<int> bruteForceNeighbours(const std::vector<search_test::Body>& mine,
+                                      const std::vector<search_test::Body>& all, grove::LongSearchMode mode) {
+  std::vector<int> count(mine.size(), 0);
+#pragma omp parallel for schedule(dynamic, 64)
+  for (std::size_t i = 0; i < mine.size(); ++i)
+    for (const auto& b : all)
+      count[i] += mode == grove::LongSearchMode::SYMMETRY
+                      ? search_test::withinReach<grove::LongSearchMode::SYMMETRY>(mine[i].pos, mine[i].r_search, b.pos,
+                                                                                  b.r_search)
+                      : search_test::withinReach<grove::LongSearchMode::SCATTER>(mine[i].pos, mine[i].r_search, b.pos,
+                                                                                 b.r_search);
+  return count;
+}
+
 std::vector<grove::Vec3d> directAccelerations(const std::vector<user::Body>& bodies,
                                               const std::vector<std::size_t>& sample, double eps2) {
   std::vector<grove::Vec3d> acc(sample.size());

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gravity_particles.hpp"
+#include "search_probe.hpp"
 #include "grove/core/box.hpp"
 #include "grove/tree/moments.hpp"
 #include "grove/tree/morton.hpp"
@@ -57,6 +58,21 @@ struct HostRankForces {
 };
 HostRankForces hostTreeForcesOnRanks(const std::vector<user::Body>& mine, double theta, int n_leaf_limit,
                                      int n_group_limit, float eps2, bool quadrupole, double reuse_drift = 0.0);
+
+// Long-range trees with a search (collective over the world): bodies with search radii
+// (searchRadiusOf(id)) at the positions of plummerSphere(n, seed); grove's CPU search tree
+// (TreeForForceLong<...>::MonopoleWithScatterSearch / WithSymmetrySearch, mode) on `mine` as they
+// are, with the probe kernels. Probes in the order of `mine`; LET and interaction counts.
+std::vector<search_test::Body> searchBodies(std::size_t n, std::uint64_t seed);
+struct HostSearchResult {
+  std::vector<search_test::Probe> probe;
+  std::int64_t let_ep_sent = 0, let_sp_sent = 0, interactions_ep = 0, interactions_sp = 0;
+};
+HostSearchResult hostSearchTree(const std::vector<search_test::Body>& mine, grove::LongSearchMode mode, double theta,
+                                int n_leaf_limit, int n_group_limit);
+// Each body's neighbour count by brute force over all (i itself included).
+std::vector<int> bruteForceNeighbours(const std::vector<search_test::Body>& mine,
+                                      const std::vector<search_test::Body>& all, grove::LongSearchMode mode);
 
 // Accelerations by direct summation in double for the bodies at `sample` (indices into bodies).
 std::vector<grove::Vec3d> directAccelerations(const std::vector<user::Body>& bodies,

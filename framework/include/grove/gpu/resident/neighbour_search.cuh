@@ -26,6 +26,7 @@
 
 #include "grove/core/box.hpp"
 #include "grove/core/execution.hpp"
+#include "grove/gpu/resident/tree_build.cuh"
 #include "grove/particles/particle_traits.hpp"
 #include "grove/tree/tree_cells.hpp"
 #include "grove/walk/short_range_search.hpp"
@@ -319,4 +320,22 @@ __global__ void __launch_bounds__(kSearchThreads)
 }
 
 }  // namespace kernel
+
+// Every cell's search boxes over a tree's EPJs (key order), deepest level first. Both resident
+// trees use them: the short-range search (M its mode) and the long-range trees with a search
+// (SCATTER: the outer boxes are what their walks test).
+template <SearchMode M, class EPJ>
+void computeCellSearchBoxes(Gpu policy, const DeviceTreeShape& shape, const EPJ* epj, double skin,
+                            DeviceVector<DeviceCellBoxes>& boxes) {
+  boxes.resize(shape.size());
+  for (int level = shape.levels() - 1; level >= 0; --level) {
+    const std::uint32_t begin = shape.level_begin[static_cast<std::size_t>(level)];
+    const std::uint32_t n = shape.level_begin[static_cast<std::size_t>(level) + 1] - begin;
+    if (n == 0) continue;
+    kernel::cellSearchBoxes<M, EPJ>
+        <<<blocksFor(n, 128), 128, 0, policy.stream>>>(shape.cells.data(), begin, n, epj, skin, boxes.data());
+    check(cudaGetLastError(), "cellSearchBoxes kernel launch");
+  }
+}
+
 }  // namespace grove::gpu

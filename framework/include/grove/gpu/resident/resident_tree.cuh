@@ -28,6 +28,16 @@
 // same key, received superparticles in leaves): the local groups walk it. REUSE_LIST resends the
 // payloads along the kept selections and refreshes the global tree's particles and moments.
 //
+// Search trees (kSearch: FDPS's SEARCH_MODE_LONG_SCATTER / LONG_SYMMETRY; spelled
+// ResidentTreeForForceLong<Force, EPI, EPJ>::MonopoleWithScatterSearch etc.): the walks also open
+// every cell that may hold a particle within search reach of the target (EPJ::getRSearch, and
+// for SYMMETRY EPI::getRSearch), as the host's walkTreeWithSearch, so such particles reach the
+// kernel one by one and never inside a superparticle (P3T-style splittings rely on it). The
+// cells' search boxes are computed on the device after the moments (the tree's own, so any moment
+// type serves); across ranks the LET decision applies the same test against the other ranks'
+// reach (positions; search spheres for SYMMETRY), as the host's planSearchLet. Open boundaries
+// only: the device long-range tree has no nearest-image distances (CALC_DISTANCE_TYPE_NEAREST_*).
+//
 // User types read on the device: FP::getPos, FP::copyFromForce, EPI/EPJ::copyFromFP,
 // EPJ::getPos/getCharge, Force's value-initialisation as its cleared state, and the moment and
 // SPJ contracts (grove's moment types qualify) — all GROVE_HOST_DEVICE (grove/core/execution.hpp).
@@ -51,11 +61,13 @@
 #include "grove/gpu/resident/device_particle_system.hpp"
 #include "grove/gpu/resident/device_vector.hpp"
 #include "grove/gpu/resident/let_exchange.cuh"
+#include "grove/gpu/resident/neighbour_search.cuh"
 #include "grove/gpu/resident/resident_profile.hpp"
 #include "grove/gpu/resident/stage_marks.hpp"
 #include "grove/gpu/resident/tree_build.cuh"
 #include "grove/gpu/resident/walk.cuh"
 #include "grove/tree/moments.hpp"
+#include "grove/walk/long_search.hpp"
 #include "grove/walk/opening_criterion.hpp"
 
 namespace grove::gpu {
@@ -148,7 +160,8 @@ __global__ inline void countInteractions(const WalkDesc* __restrict__ walks, std
 
 }  // namespace kernel
 
-template <class Force, class EPI, class EPJ, class Moment = MomentMonopole, class SPJ = SPJMonopole>
+template <class Force, class EPI, class EPJ, class Moment = MomentMonopole, class SPJ = SPJMonopole,
+          LongSearchMode kSearch = LongSearchMode::NONE>
 class ResidentTreeLong {
  public:
   using DI = DeviceFormOf<EPI>;
@@ -165,6 +178,11 @@ class ResidentTreeLong {
   static_assert(std::is_trivially_copyable_v<EPI> && std::is_trivially_copyable_v<EPJ> &&
                     std::is_trivially_copyable_v<Force> && std::is_trivially_copyable_v<Moment>,
                 "grove::gpu::ResidentTreeLong: EPI, EPJ, Force and the moment must be trivially copyable");
+  static_assert(kSearch == LongSearchMode::NONE || HasRSearch<EPJ>,
+                "grove::gpu::ResidentTreeLong: a search tree needs EPJ::getRSearch() (GROVE_HOST_DEVICE)");
+  static_assert(kSearch != LongSearchMode::SYMMETRY || HasRSearch<EPI>,
+                "grove::gpu::ResidentTreeLong: a symmetry search tree needs EPI::getRSearch() (GROVE_HOST_DEVICE)");
+  static constexpr bool kSearches = kSearch != LongSearchMode::NONE;
 
   ResidentTreeLong(double theta, int n_leaf_limit, int n_group_limit, Gpu policy = {},
                    ResidentTreeOptions options = {})
@@ -225,7 +243,7 @@ class ResidentTreeLong {
   void buildLists() {
     const std::uint32_t ng = static_cast<std::uint32_t>(groups_.size());
     resetCounters();
-    writeIndexLists(walked(), group_boxes_.data(), ng, true, "interaction lists");
+    writeIndexLists(walked(), group_boxes_.data(), groupSearchBoxes(), ng, true, "interaction lists");
     profile_.list_entries = static_cast<std::int64_t>(lists_.j.size() + lists_.s.size());
     // The list kernel's walks and tasks.
     walks_.resize(ng);
@@ -273,13 +291,19 @@ class ResidentTreeLong {
   // empty), the cells whose superparticles it needs (letCells()) and the particles of the leaves
   // it opens (letParticles()), as the host's planLet walks: the same criterion, the root not
   // forced open. Offsets per target in letCellOffsets() / letParticleOffsets() (one past the end
-  // last). Uses the tree of the last build.
-  void selectLet(const std::vector<Boxd>& targets) {
+  // last). Uses the tree of the last build. Search trees open cells within search reach too:
+  // target_search_boxes holds each target's box of search spheres (SYMMETRY; ignored otherwise).
+  void selectLet(const std::vector<Boxd>& targets, const std::vector<Boxd>& target_search_boxes = {}) {
     for (std::size_t t = 0; t < targets.size(); ++t)
       require(!targets[t].isEmpty(), "ResidentTreeLong::selectLet", "target box {} is empty", t);
+    const bool symmetry = kSearch == LongSearchMode::SYMMETRY;
+    require(!symmetry || target_search_boxes.size() == targets.size(), "ResidentTreeLong::selectLet",
+            "a symmetry search tree needs each target's box of search spheres ({} targets, {} boxes)",
+            targets.size(), target_search_boxes.size());
     let_boxes_.assign(targets.data(), targets.size(), stream());
-    writeIndexLists(local_, let_boxes_.data(), static_cast<std::uint32_t>(targets.size()), false, "LET selections",
-                    &let_lists_);
+    if (symmetry) let_search_boxes_.assign(target_search_boxes.data(), target_search_boxes.size(), stream());
+    writeIndexLists(local_, let_boxes_.data(), symmetry ? let_search_boxes_.data() : nullptr,
+                    static_cast<std::uint32_t>(targets.size()), false, "LET selections", &let_lists_);
   }
   const DeviceVector<int>& letParticles() const { return let_lists_.j; }
   const DeviceVector<int>& letCells() const { return let_lists_.s; }
@@ -319,6 +343,8 @@ class ResidentTreeLong {
   const DeviceVector<std::uint32_t>& globalEpSource() const { return global_particles_.ep_source; }
   const DeviceVector<std::uint64_t>& groups() const { return groups_; }
   const DeviceVector<Boxd>& groupBoxes() const { return group_boxes_; }
+  // Search trees: each cell's boxes of the walked tree (positions, search spheres).
+  const DeviceVector<DeviceCellBoxes>& searchBoxes() const { return walked().search_boxes; }
   const DeviceVector<Force>& forces() const { return force_; }
   const DeviceVector<int>& listCounts() const { return lists_.counts; }
   const DeviceVector<int>& epjLists() const { return lists_.j; }
@@ -331,7 +357,8 @@ class ResidentTreeLong {
            epj_.bytes() + di_.bytes() + dj_.bytes() + local_.bytes() + global_.bytes() + global_particles_.bytes() +
            let_exchange_.deviceBytes() + level_scratch_.bytes() + groups_.bytes() + group_scratch_.bytes() +
            group_flags_.bytes() + group_boxes_.bytes() + force_.bytes() + stack_.bytes() + lists_.bytes() +
-           let_lists_.bytes() + let_boxes_.bytes() + walks_.bytes() + task_offsets_.bytes() + tasks_.bytes() +
+           let_lists_.bytes() + let_boxes_.bytes() + let_search_boxes_.bytes() + group_search_boxes_.bytes() +
+           walks_.bytes() + task_offsets_.bytes() + tasks_.bytes() +
            cub_.bytes();
   }
 
@@ -347,8 +374,9 @@ class ResidentTreeLong {
     DeviceVector<Moment> moments;
     DeviceVector<DS> spj_images;  // the cells' superparticles (index = cell), then received ones
     DeviceVector<WalkCell> walk_cells;
+    DeviceVector<DeviceCellBoxes> search_boxes;  // search trees only
     std::size_t bytes() const {
-      return shape.cells.bytes() + moments.bytes() + spj_images.bytes() + walk_cells.bytes();
+      return shape.cells.bytes() + moments.bytes() + spj_images.bytes() + walk_cells.bytes() + search_boxes.bytes();
     }
   };
 
@@ -445,6 +473,7 @@ class ResidentTreeLong {
 
     // 5. Moments, superparticle images and the walk's view of each cell.
     computeCellMoments(local_, epj_.data(), static_cast<const SPJ*>(nullptr), 0, true);
+    computeSearchBoxes(local_, epj_.data());
     marks_.mark(stream(), Stage::kMoments);
 
     // 6. Groups and their boxes.
@@ -456,6 +485,14 @@ class ResidentTreeLong {
       kernel::groupBoxes<<<blocksFor(std::size_t{ng} * 32, 128), 128, 0, stream()>>>(groups_.data(), ng, epi_.data(),
                                                                                        group_boxes_.data());
       check(cudaGetLastError(), "groupBoxes kernel launch");
+    }
+    if constexpr (kSearch == LongSearchMode::SYMMETRY) {
+      group_search_boxes_.resize(ng);
+      if (ng > 0) {
+        kernel::groupBoxes<<<blocksFor(std::size_t{ng} * 32, 128), 128, 0, stream()>>>(
+            groups_.data(), ng, epi_.data(), group_search_boxes_.data(), search::SearchBoxOf{});
+        check(cudaGetLastError(), "groupBoxes (search spheres) kernel launch");
+      }
     }
     marks_.mark(stream(), Stage::kGroups);
     lists_kept_ = false;
@@ -537,14 +574,19 @@ class ResidentTreeLong {
     const std::size_t n_local = epj_.size();
     const Boxd my_box = boundingBox(policy_, epj_.data(), n_local, cub_);  // empty when none
     const std::vector<Boxd> boxes = comm.allgather(my_box);
-    std::vector<Boxd> targets;
+    // Symmetry search trees: every rank's box of its i-particles' search spheres too.
+    std::vector<Boxd> reaches;
+    if constexpr (kSearch == LongSearchMode::SYMMETRY)
+      reaches = comm.allgather(boundingBox(policy_, epi_.data(), epi_.size(), cub_, search::SearchBoxOf{}));
+    std::vector<Boxd> targets, target_reaches;
     std::vector<int> target_rank;
     for (int r = 0; r < ranks && n_local > 0; ++r) {
       if (r == me || boxes[static_cast<std::size_t>(r)].isEmpty()) continue;
       targets.push_back(boxes[static_cast<std::size_t>(r)]);
+      if (!reaches.empty()) target_reaches.push_back(reaches[static_cast<std::size_t>(r)]);
       target_rank.push_back(r);
     }
-    selectLet(targets);
+    selectLet(targets, target_reaches);
     // Per-rank counts from the per-target offsets.
     const std::vector<std::int64_t> j_offsets = let_lists_.j_offsets.toHost(stream());
     const std::vector<std::int64_t> s_offsets = let_lists_.s_offsets.toHost(stream());
@@ -605,6 +647,7 @@ class ResidentTreeLong {
     linkCells(policy_, g.ep_keys.data(), n_ep, g.sp_keys.data(), n_sp, n_leaf_limit_, global_.shape, level_scratch_,
               cub_);
     computeCellMoments(global_, g.epj.data(), g.spj.data(), n_sp, true);
+    computeSearchBoxes(global_, g.epj.data());
     profile_.n_global_cells = static_cast<std::int64_t>(global_.shape.size());
     global_built_ = true;
     marks_.mark(stream(), Stage::kGlobalTree);
@@ -658,6 +701,11 @@ class ResidentTreeLong {
     }
   }
 
+  // Search trees: each cell's box of positions and of its particles' search spheres.
+  void computeSearchBoxes(Cells& tree, const EPJ* epj) {
+    if constexpr (kSearches) computeCellSearchBoxes<SearchMode::SCATTER>(policy_, tree.shape, epj, 0.0, tree.search_boxes);
+  }
+
   unsigned persistentBlocks(const void* kernel_function, std::size_t work_items) const {
     int per_sm = 0;
     check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_function, kWalkThreads, 0),
@@ -675,14 +723,14 @@ class ResidentTreeLong {
   };
 
   // The counting walk, the offsets, then the writing walk, for n targets (into lists_ or `out`).
-  void writeIndexLists(const Cells& cells, const Boxd* targets, std::uint32_t n, bool open_root, const char* what,
-                       IndexLists* out = nullptr) {
+  void writeIndexLists(const Cells& cells, const Boxd* targets, const Boxd* target_search_boxes, std::uint32_t n,
+                       bool open_root, const char* what, IndexLists* out = nullptr) {
     IndexLists& lists = out ? *out : lists_;
     lists.counts.resize(2 * std::size_t{n});
     auto count = &kernel::buildLists<kWalkThreads, false>;
     auto write = &kernel::buildLists<kWalkThreads, true>;
     const unsigned blocks = persistentBlocks(reinterpret_cast<const void*>(count), n);
-    kernel::WalkTree tree = walkTree(cells, blocks, targets, n, open_root);
+    kernel::WalkTree tree = walkTree(cells, blocks, targets, target_search_boxes, n, open_root);
     if (n > 0) {
       count<<<blocks, kWalkThreads, 0, stream()>>>(tree, lists.counts.data(), nullptr, nullptr, nullptr, nullptr);
       check(cudaGetLastError(), "buildLists (count) kernel launch");
@@ -707,10 +755,13 @@ class ResidentTreeLong {
 
   // The groups' walk: over the global tree when there is one.
   kernel::WalkTree walkTree(unsigned blocks) {
-    return walkTree(walked(), blocks, group_boxes_.data(), groups_.size(), true);
+    return walkTree(walked(), blocks, group_boxes_.data(), groupSearchBoxes(), groups_.size(), true);
   }
-  kernel::WalkTree walkTree(const Cells& cells, unsigned blocks, const Boxd* targets, std::size_t n_targets,
-                            bool open_root) {
+  const Boxd* groupSearchBoxes() const {
+    return kSearch == LongSearchMode::SYMMETRY ? group_search_boxes_.data() : nullptr;
+  }
+  kernel::WalkTree walkTree(const Cells& cells, unsigned blocks, const Boxd* targets, const Boxd* target_search_boxes,
+                            std::size_t n_targets, bool open_root) {
     stack_.resize(static_cast<std::size_t>(blocks) * static_cast<std::size_t>(options_.stack_capacity));
     next_group_.resize(1);
     overflow_.resize(1);
@@ -721,7 +772,8 @@ class ResidentTreeLong {
     return {cells.shape.cells.data(),   cells.walk_cells.data(), static_cast<std::uint32_t>(cells.shape.size()),
             groups_.data(),        targets,            static_cast<std::uint32_t>(n_targets),
             open_root,             next_group_.data(), stack_.data(),
-            options_.stack_capacity, overflow_.data(), counters_.data()};
+            options_.stack_capacity, overflow_.data(), counters_.data(),
+            kSearches ? cells.search_boxes.data() : nullptr, target_search_boxes};
   }
 
   void checkOverflow() {
@@ -840,7 +892,8 @@ class ResidentTreeLong {
   DeviceVector<unsigned> next_group_;
   DeviceVector<unsigned long long> counters_;
   IndexLists lists_, let_lists_;  // the groups' interaction lists; the LET selections
-  DeviceVector<Boxd> let_boxes_;
+  DeviceVector<Boxd> let_boxes_, let_search_boxes_;
+  DeviceVector<Boxd> group_search_boxes_;  // symmetry search trees: the groups' search spheres
   DeviceVector<int> task_offsets_;
   DeviceVector<kernel::WalkDesc> walks_;
   DeviceVector<kernel::WalkTask> tasks_;
@@ -850,6 +903,25 @@ class ResidentTreeLong {
   const void* reuse_system_ = nullptr;
   StageMarks<Stage> marks_;
   ResidentProfile profile_;
+};
+
+// FDPS's spelling (TreeForForceLong's names): ResidentTreeForForceLong<Force, EPI, EPJ>::Monopole,
+// ::Quadrupole, ::MonopoleWithScatterSearch, ... The search trees take the ordinary moments: the
+// tree keeps its own search boxes (the CPU's MomentMonopoleScatter boxes are host-only).
+template <class Force, class EPI, class EPJ>
+struct ResidentTreeForForceLong {
+  using Monopole = ResidentTreeLong<Force, EPI, EPJ>;
+  using Quadrupole = ResidentTreeLong<Force, EPI, EPJ, MomentQuadrupole, SPJQuadrupole>;
+  template <class Moment, class SPJ>
+  using WithMoment = ResidentTreeLong<Force, EPI, EPJ, Moment, SPJ>;
+  using MonopoleWithScatterSearch =
+      ResidentTreeLong<Force, EPI, EPJ, MomentMonopole, SPJMonopole, LongSearchMode::SCATTER>;
+  using QuadrupoleWithScatterSearch =
+      ResidentTreeLong<Force, EPI, EPJ, MomentQuadrupole, SPJQuadrupole, LongSearchMode::SCATTER>;
+  using MonopoleWithSymmetrySearch =
+      ResidentTreeLong<Force, EPI, EPJ, MomentMonopole, SPJMonopole, LongSearchMode::SYMMETRY>;
+  using QuadrupoleWithSymmetrySearch =
+      ResidentTreeLong<Force, EPI, EPJ, MomentQuadrupole, SPJQuadrupole, LongSearchMode::SYMMETRY>;
 };
 
 }  // namespace grove::gpu

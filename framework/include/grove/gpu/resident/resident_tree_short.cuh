@@ -420,7 +420,7 @@ class ResidentTreeShort {
   const DeviceVector<Force>& forces() const { return force_; }
   bool listsKept() const { return lists_kept_; }
   std::size_t deviceBytes() const {
-    return global_.bytes() + let_.deviceBytes() + box_out_.bytes() + keys_.bytes() + keys_alt_.bytes() +
+    return global_.bytes() + let_.deviceBytes() + keys_.bytes() + keys_alt_.bytes() +
            sorted_index_.bytes() + index_alt_.bytes() + skin_record_.bytes() + epi_.bytes() +
            epj_.bytes() + shape_.cells.bytes() + level_scratch_.bytes() + boxes_.bytes() + counts_.bytes() +
            first_.bytes() + list_.bytes() + force_.bytes() + radius_max_.bytes() + cub_.bytes();
@@ -467,15 +467,7 @@ class ResidentTreeShort {
   }
   template <class P>
   Boxd searchBoxBounds(const P* items, std::size_t n) {
-    box_out_.resize(1);
-    std::size_t temp_bytes = 0;
-    check(cub::DeviceReduce::TransformReduce(nullptr, temp_bytes, items, box_out_.data(), n, MergeBoxes{},
-                                             search::SearchBoxOf{skin_}, Boxd::empty(), stream()),
-          "cub::DeviceReduce::TransformReduce (search boxes, size)");
-    check(cub::DeviceReduce::TransformReduce(cub_.get(temp_bytes), temp_bytes, items, box_out_.data(), n,
-                                             MergeBoxes{}, search::SearchBoxOf{skin_}, Boxd::empty(), stream()),
-          "cub::DeviceReduce::TransformReduce (search boxes)");
-    return box_out_.elementToHost(0, stream());
+    return boundingBox(policy_, items, n, cub_, search::SearchBoxOf{skin_});
   }
 
   // The global tree's particles in staging order (collective: the LET exchange); returns how many.
@@ -632,17 +624,8 @@ class ResidentTreeShort {
     check(cudaGetLastError(), "gatherParticles kernel launch");
   }
 
-  // Bottom-up search boxes of a tree's cells over its EPJs (in key order).
   void computeSearchBoxes(const DeviceTreeShape& shape, const EPJ* epj, DeviceVector<DeviceCellBoxes>& boxes) {
-    boxes.resize(shape.size());
-    for (int level = shape.levels() - 1; level >= 0; --level) {
-      const std::uint32_t begin = shape.level_begin[static_cast<std::size_t>(level)];
-      const std::uint32_t n = shape.level_begin[static_cast<std::size_t>(level) + 1] - begin;
-      if (n == 0) continue;
-      kernel::cellSearchBoxes<M, EPJ>
-          <<<blocksFor(n, 128), 128, 0, stream()>>>(shape.cells.data(), begin, n, epj, skin_, boxes.data());
-      check(cudaGetLastError(), "cellSearchBoxes kernel launch");
-    }
+    computeCellSearchBoxes<M>(policy_, shape, epj, skin_, boxes);
   }
 
   // Periodic search needs every radius below half of each periodic length (one image per pair).
@@ -771,7 +754,6 @@ class ResidentTreeShort {
   std::int64_t last_total_ = 0;    // list entries of the last search
   DeviceVector<Force> force_;
   DeviceVector<double> radius_max_;
-  DeviceVector<Boxd> box_out_;
   double skin_ = 0.0;
   double lists_skin_ = 0.0;  // the skin the kept lists were searched with
   DeviceVector<search::SkinRecord> skin_record_;

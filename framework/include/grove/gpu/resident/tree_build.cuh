@@ -1,7 +1,7 @@
 #pragma once
 // The tree build's stages on the device (nvcc only), each the grove::Gpu form of a host stage:
 //
-//   boundingBox(Gpu, items, n)           CUB reduce of the positions             (host: boundingBoxOfPositions)
+//   boundingBox(Gpu, items, n[, box_of]) CUB reduce of the positions (or boxes) (host: boundingBoxOfPositions)
 //   mortonKeys(Gpu, root, items, n, ..)  RootCell::keyOf per item                (host: SortedParticles::build)
 //   sortByKey(Gpu, keys, index, ..)      CUB radix sort, stable                   (host: radixSortByKey)
 //   linkCells(Gpu, keys, .., shape)      grove::linking's per-cell steps by level (host: linkCells)
@@ -144,20 +144,21 @@ struct MergeBoxes {
   }
 };
 
-// The bounding box of n items' positions (waits for it).
-template <class P>
-Boxd boundingBox(Gpu policy, const P* items, std::size_t n, CubScratch& scratch) {
+// The bounding box of n items' positions, or of another box of each (box_of: e.g. a search
+// sphere's), waits for it.
+template <class P, class BoxOf = PositionBoxOf>
+Boxd boundingBox(Gpu policy, const P* items, std::size_t n, CubScratch& scratch, BoxOf box_of = {}) {
   if (n == 0) return Boxd::empty();
   std::size_t temp_bytes = 0;
   Boxd* out = nullptr;
-  check(cub::DeviceReduce::TransformReduce(nullptr, temp_bytes, items, out, n, MergeBoxes{}, PositionBoxOf{},
-                                           Boxd::empty(), policy.stream),
+  check(cub::DeviceReduce::TransformReduce(nullptr, temp_bytes, items, out, n, MergeBoxes{}, box_of, Boxd::empty(),
+                                           policy.stream),
         "cub::DeviceReduce::TransformReduce (bounding box, size)");
   const std::size_t out_offset = (temp_bytes + 63) / 64 * 64;
   auto* base = static_cast<std::byte*>(scratch.get(out_offset + sizeof(Boxd)));
   out = reinterpret_cast<Boxd*>(base + out_offset);
-  check(cub::DeviceReduce::TransformReduce(base, temp_bytes, items, out, n, MergeBoxes{}, PositionBoxOf{},
-                                           Boxd::empty(), policy.stream),
+  check(cub::DeviceReduce::TransformReduce(base, temp_bytes, items, out, n, MergeBoxes{}, box_of, Boxd::empty(),
+                                           policy.stream),
         "cub::DeviceReduce::TransformReduce (bounding box)");
   Boxd box;
   check(cudaMemcpyAsync(&box, out, sizeof(Boxd), cudaMemcpyDeviceToHost, policy.stream), "cudaMemcpyAsync (box)");

@@ -27,6 +27,7 @@
 #include "grove/core/box.hpp"
 #include "grove/core/execution.hpp"
 #include "grove/gpu/multiwalk_kernel.cuh"
+#include "grove/gpu/resident/neighbour_search.cuh"
 #include "grove/tree/tree_cells.hpp"
 #include "grove/walk/opening_criterion.hpp"
 
@@ -79,17 +80,18 @@ __global__ void finishCells(const TreeCell* __restrict__ cells, const Moment* __
   walk_cells[c] = {pos.x, pos.y, pos.z, r2};
 }
 
-// The bounding box of each group's particles (one warp per group), in double as the host's.
-template <class EPI>
+// The bounding box of each group's particles (one warp per group), in double as the host's; or
+// of other boxes of them (box_of: search::SearchBoxOf for their search spheres).
+template <class EPI, class BoxOf = PositionBoxOf>
 __global__ void groupBoxes(const std::uint64_t* __restrict__ groups, std::uint32_t n_groups,
-                           const EPI* __restrict__ epi, Boxd* __restrict__ boxes) {
+                           const EPI* __restrict__ epi, Boxd* __restrict__ boxes, BoxOf box_of = {}) {
   const std::uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
   const unsigned lane = threadIdx.x % 32;
   if (warp >= n_groups) return;
   const auto first = static_cast<std::uint32_t>(groups[warp] >> 32);
   const auto count = static_cast<std::uint32_t>(groups[warp]);
   Boxd box = Boxd::empty();
-  for (std::uint32_t i = first + lane; i < first + count; i += 32) box.merge(positionOf(epi[i]));
+  for (std::uint32_t i = first + lane; i < first + count; i += 32) box.merge(box_of(epi[i]));
   for (int offset = 16; offset > 0; offset /= 2) {
     Boxd other;
     other.low = {__shfl_xor_sync(0xffffffffu, box.low.x, offset), __shfl_xor_sync(0xffffffffu, box.low.y, offset),
@@ -116,7 +118,29 @@ struct WalkTree {
   int stack_capacity;
   int* overflow;                 // set to the group whose walk did not fit its stack
   unsigned long long* interactions;  // [0] i-EPJ pairs, [1] i-SPJ pairs (fused walk)
+  // Long-range trees with a search (FDPS's SEARCH_MODE_LONG_SCATTER / LONG_SYMMETRY): a cell the
+  // criterion accepts is still opened when it may hold a particle within search reach of the
+  // target, so such particles reach the kernel one by one (the host's walkTreeWithSearch):
+  //   SCATTER   the cell's box of search spheres (outer) overlaps the target's box
+  //   SYMMETRY  that, or the cell's positions (inner) overlap the target's box of search spheres
+  // Closed boxes, as the host's. Null: no search.
+  const DeviceCellBoxes* search_boxes = nullptr;
+  const Boxd* target_search_boxes = nullptr;  // SYMMETRY: each target's box of search spheres
 };
+
+GROVE_HOST_DEVICE inline bool overlapsClosed(const double* low, const double* high, const Boxd& b) {
+  return low[0] <= b.high.x && b.low.x <= high[0] && low[1] <= b.high.y && b.low.y <= high[1] &&
+         low[2] <= b.high.z && b.low.z <= high[2];
+}
+
+// Whether cell c may hold a particle within search reach of the target (box; reach: its search
+// spheres, SYMMETRY only). Empty boxes (cells without particles) overlap nothing.
+__device__ inline bool withinSearchReach(const WalkTree& tree, int c, const Boxd& box, const Boxd& reach) {
+  if (!tree.search_boxes) return false;
+  const DeviceCellBoxes& b = tree.search_boxes[c];
+  return overlapsClosed(b.outer_low, b.outer_high, box) ||
+         (tree.target_search_boxes && overlapsClosed(b.inner_low, b.inner_high, reach));
+}
 
 // One thread's outcome for its popped cell: children to push, particles and superparticles to
 // add. Scanned together (one block-wide scan per chunk of pops instead of three).
@@ -139,6 +163,7 @@ __device__ bool walkGroup(const WalkTree& tree, std::uint32_t group, const Boxd&
   if (threadIdx.x == 0) stack[0] = 0;
   int top = 1;  // the same in every thread
   bool root = tree.open_root;
+  const Boxd reach = tree.target_search_boxes ? tree.target_search_boxes[group] : Boxd::empty();
   __syncthreads();
   while (top > 0) {
     const int n_pop = top < kThreads ? top : kThreads;
@@ -150,7 +175,7 @@ __device__ bool walkGroup(const WalkTree& tree, std::uint32_t group, const Boxd&
       // entries; a group's walk opens the root unconditionally, as on the host; an empty root is
       // a leaf with nothing to add.)
       const WalkCell w = tree.walk_cells[c];
-      if (!root && distanceMinSq(box, Vec3d(w.x, w.y, w.z)) > w.r2) {
+      if (!root && distanceMinSq(box, Vec3d(w.x, w.y, w.z)) > w.r2 && !withinSearchReach(tree, c, box, reach)) {
         s_first = c, s_count = 1;
       } else {
         const TreeCell cell = tree.cells[c];
