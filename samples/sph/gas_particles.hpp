@@ -47,13 +47,14 @@ struct DensitySums {
 };
 
 // A GPU multiwalk's retrieve adds its results to the caller's Force with addForce (found here by
-// argument-dependent lookup; grove/gpu/multiwalk.hpp). Sums add; the signal velocity is a maximum.
-inline void addForce(DensitySums& into, const DensitySums& add) {
+// argument-dependent lookup; grove/gpu/multiwalk.hpp), and the resident kernels combine their
+// threads' shares with it (resident_gpu.cu). Sums add; the signal velocity is a maximum.
+SPH_HOST_DEVICE inline void addForce(DensitySums& into, const DensitySums& add) {
   into.s0 += add.s0, into.s1 += add.s1, into.div += add.div;
   into.curl_x += add.curl_x, into.curl_y += add.curl_y, into.curl_z += add.curl_z;
   into.n_neighbours += add.n_neighbours;
 }
-inline void addForce(HydroResult& into, const HydroResult& add) {
+SPH_HOST_DEVICE inline void addForce(HydroResult& into, const HydroResult& add) {
   into.acc += add.acc, into.du_dt += add.du_dt;
   into.v_signal = into.v_signal > add.v_signal ? into.v_signal : add.v_signal;
 }

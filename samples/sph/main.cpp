@@ -285,9 +285,10 @@ LoopResult hostLoop(const grove::Runtime& runtime, const Options& opt, const sph
 std::string jsonOf(const grove::gpu::ResidentShortProfile& f) {
   return fmt::format("{{\"build\":{:.6f},\"root\":{:.6f},\"keys\":{:.6f},\"sort\":{:.6f},\"reorder\":{:.6f},"
                      "\"link\":{:.6f},\"boxes\":{:.6f},\"search\":{:.6f},\"force\":{:.6f},\"write_back\":{:.6f},"
-                     "\"total\":{:.6f},\"n_particles\":{},\"n_cells\":{},\"neighbours\":{},\"device_bytes\":{}}}",
+                     "\"total\":{:.6f},\"n_particles\":{},\"n_cells\":{},\"neighbours\":{},\"search_lanes\":{},"
+                     "\"kernel_lanes\":{},\"device_bytes\":{}}}",
                      f.build(), f.root, f.keys, f.sort, f.reorder, f.link, f.boxes, f.search, f.force, f.write_back,
-                     f.total, f.n_particles, f.n_cells, f.neighbours, f.device_bytes);
+                     f.total, f.n_particles, f.n_cells, f.neighbours, f.search_lanes, f.kernel_lanes, f.device_bytes);
 }
 
 // The resident loop: the same steps with the gas on the GPU, one per rank (resident_gpu.h); the

@@ -18,8 +18,25 @@ namespace {
 
 using grove::gpu::NeighbourSet;
 
+// Shares of a particle's sums, combined (several threads per particle: NeighbourSet::reduce).
+struct Combine {
+  template <class Sums>
+  __device__ Sums operator()(Sums a, const Sums& b) const {
+    addForce(a, b);
+    return a;
+  }
+};
+struct ShapeSums {
+  double s0 = 0, s1 = 0;
+};
+struct AddShapeSums {
+  __device__ ShapeSums operator()(const ShapeSums& a, const ShapeSums& b) const { return {a.s0 + b.s0, a.s1 + b.s1}; }
+};
+
 // The density kernel of the CPU path (density_kernel.hpp) for one particle over its exact gather
 // set (|x_i - x_j| < r_search): the h iteration on S0, S1, then the velocity derivatives at h.
+// Every sum goes through set.reduce, so the tree may give a particle several threads
+// (withCooperativeNeighbourSets); all of them take the iteration's steps alike.
 struct DensityOverNeighbours {
   DensityParameters p;
   __device__ void operator()(const DensityEPI& pi, const NeighbourSet<DensityEPJ>& set, DensityResult& out) const {
@@ -27,15 +44,15 @@ struct DensityOverNeighbours {
     const double target = neighbourTarget(pi.mass, p);
     for (;;) {
       const double inv_h2 = 1.0 / (search.h * search.h);
-      double s0 = 0, s1 = 0;
-      for (int k = 0; k < set.size(); ++k) {
-        const DensityEPJ pj = set[k];
-        const double dx = pj.pos.x - pi.pos.x, dy = pj.pos.y - pi.pos.y, dz = pj.pos.z - pi.pos.z;
-        const ShapeTerms t = shapeTerms(dx * dx + dy * dy + dz * dz, inv_h2);
-        s0 += pj.mass * t.w;
-        s1 += pj.mass * t.q_dw;
-      }
-      const auto status = search.advance(s0, s1, target, p);
+      const ShapeSums s = set.reduce(
+          ShapeSums{},
+          [&](const DensityEPJ& pj) {
+            const double dx = pj.pos.x - pi.pos.x, dy = pj.pos.y - pi.pos.y, dz = pj.pos.z - pi.pos.z;
+            const ShapeTerms t = shapeTerms(dx * dx + dy * dy + dz * dz, inv_h2);
+            return ShapeSums{pj.mass * t.w, pj.mass * t.q_dw};
+          },
+          AddShapeSums{});
+      const auto status = search.advance(s.s0, s.s1, target, p);
       if (status == SupportSearch::kContinue) continue;
       if (status == SupportSearch::kSearchTooSmall) {
         out = densityResultOf(search.h, true, DensitySums{});
@@ -44,8 +61,14 @@ struct DensityOverNeighbours {
       break;
     }
     const DensityIAtH i = densityIAtH(pi.pos.x, pi.pos.y, pi.pos.z, pi.vel.x, pi.vel.y, pi.vel.z, search.h);
-    DensitySums sums;
-    for (int k = 0; k < set.size(); ++k) addDensityNeighbour(i, densityJImageOf(set[k]), sums);
+    const DensitySums sums = set.reduce(
+        DensitySums{},
+        [&](const DensityEPJ& pj) {
+          DensitySums one;
+          addDensityNeighbour(i, densityJImageOf(pj), one);
+          return one;
+        },
+        Combine{});
     out = densityResultOf(search.h, false, sums);
   }
 };
@@ -55,7 +78,14 @@ struct HydroOverNeighbours {
   double half_alpha;
   __device__ void operator()(const HydroEP& pi, const NeighbourSet<HydroEP>& set, HydroResult& f) const {
     const HydroSide i = hydroSideOf(pi);
-    for (int k = 0; k < set.size(); ++k) addHydroNeighbour(i, hydroSideOf(set[k]), half_alpha, f);
+    f = set.reduce(
+        HydroResult{},
+        [&](const HydroEP& pj) {
+          HydroResult one;
+          addHydroNeighbour(i, hydroSideOf(pj), half_alpha, one);
+          return one;
+        },
+        Combine{});
   }
 };
 
@@ -167,11 +197,11 @@ int ResidentSph::density() {
   const SolverParameters& p = m.params;
   const auto policy = m.gas.policy();
   grove::gpu::forEach(policy, m.gas, SetSearchRadius{p.search_factor, p.max_search_radius});
-  const DensityOverNeighbours kernel{densityParametersOf(p)};
+  const DensityOverNeighbours kernel{densityParametersOf(p)};  // through withCooperativeNeighbourSets
   int pass = 0;
   for (;;) {
     ++pass;
-    m.density_tree.calcForceAllAndWriteBack(m.gas, grove::gpu::withNeighbourSets(kernel), m.dinfo);
+    m.density_tree.calcForceAllAndWriteBack(m.gas, grove::gpu::withCooperativeNeighbourSets(kernel), m.dinfo);
     m.density_seconds += m.density_tree.profile().total;
     const long long short_searches =
         m.comm().allreduceSum(grove::gpu::transformReduce(policy, m.gas, 0LL, Sum{}, FlagCount{}));
@@ -194,7 +224,7 @@ int ResidentSph::density() {
 
 void ResidentSph::hydro() {
   Impl& m = *impl_;
-  const auto kernel = grove::gpu::withNeighbourSets(HydroOverNeighbours{0.5 * m.params.alpha});
+  const auto kernel = grove::gpu::withCooperativeNeighbourSets(HydroOverNeighbours{0.5 * m.params.alpha});
   // Right after a density pass the positions are its tree's: its cells and order serve here too
   // (one rank; on several each pass builds its own global tree).
   if (m.density_tree_current && m.comm().size() == 1)

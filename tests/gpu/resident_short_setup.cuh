@@ -70,6 +70,29 @@ struct SetKernel {
   }
 };
 
+// The same sums through NeighbourSet::reduce (withCooperativeNeighbourSets: 1-8 threads per
+// particle): a first fold counts (every thread must see the same count), the second sums.
+struct AddSums {
+  __device__ NeighbourSums operator()(NeighbourSums a, const NeighbourSums& b) const {
+    a.count += b.count, a.weight += b.weight, a.offset += b.offset, a.id_sum += b.id_sum;
+    return a;
+  }
+};
+struct ReducingSetKernel {
+  __device__ void operator()(const EP& i, const grove::gpu::NeighbourSet<EP>& set, NeighbourSums& s) const {
+    const int count = set.reduce(0, [](const EP&) { return 1; }, [](int a, int b) { return a + b; });
+    s = set.reduce(
+        NeighbourSums{},
+        [&](const EP& j) {
+          NeighbourSums one;
+          addPair(i, j, one);
+          return one;
+        },
+        AddSums{});
+    if (count != s.count) s.count = -1;
+  }
+};
+
 template <SearchMode M>
 using Tree = grove::gpu::ResidentTreeShort<NeighbourSums, EP, EP, M>;
 

@@ -1,7 +1,7 @@
 // The GPU-resident short-range tree (grove/gpu/resident/resident_tree_short.cuh) against brute
 // force: every particle's neighbour set equals the O(N^2) search exactly, in the three modes, for
 // uniform and clustered particles with search radii spanning 30x, with open and periodic axes;
-// the kernels' sums (pairwise and neighbour-set forms) equal the host's over the brute-force
+// the kernels' sums (pairwise, neighbour-set and cooperative forms) equal the host's over the brute-force
 // sets, shifted images included; REUSE_LIST evaluates the kept lists with refreshed particles;
 // bad input is refused with a clear error. Every test skips where no CUDA device is present.
 #include <gtest/gtest.h>
@@ -60,7 +60,8 @@ struct ScaleRadii {
 // Build, search and both kernel forms for one configuration, against brute force; each of the
 // search's forms: the first search counts, then writes (two walks); the second writes into slots
 // of the learnt capacity (one walk); after the radii grow by 1.4 the slots overflow and the walk
-// runs again in larger ones. Each of 1, 2, 4 and 8 threads per particle in the walk.
+// runs again in larger ones. Each of 1, 2, 4 and 8 threads per particle in the walk, and in the
+// kernel through NeighbourSet::reduce (cooperative sets).
 template <SearchMode M>
 void checkAgainstBruteForce(bool clustered, grove::BoundaryCondition bc, int lanes) {
   const std::string what = std::string(nameOf(M)) + (clustered ? ", clustered" : ", uniform") + ", boundary " +
@@ -108,6 +109,9 @@ void checkAgainstBruteForce(bool clustered, grove::BoundaryCondition bc, int lan
   EXPECT_GT(tree.profile().slot_capacity, 0);
   expectSetsEqual<M>(tree, expected);
   check_sums(psys.download(), "neighbour sets");
+  tree.calcForceAllAndWriteBack(psys, grove::gpu::withCooperativeNeighbourSets(ReducingSetKernel{}), dinfo);
+  EXPECT_EQ(tree.profile().kernel_lanes, lanes) << "as many threads per particle as the search";
+  check_sums(psys.download(), "cooperative neighbour sets");
 
   // Larger radii (below half the period still): the slots overflow, the walk runs again.
   grove::gpu::forEach(psys.policy(), psys, ScaleRadii{1.4});

@@ -46,6 +46,7 @@ struct ResidentShortProfile {
   int search_walks = 0;           // tree walks of the search: 1 (fixed slots), 2 (count, write) or 3
   int slot_capacity = 0;          // entries per particle's slot (0: packed lists from a count)
   int search_lanes = 0;           // threads per particle in the search
+  int kernel_lanes = 0;           // threads per particle in the kernel (cooperative sets: the search's)
   int rebuilt_for_skin = 0;       // 1: a REUSE_LIST step found its lists outgrown and searched again
   double skin_drift = 0;          // REUSE_LIST with a skin: 2 x largest displacement + largest radius growth
   std::int64_t device_bytes = 0;  // the tree's device memory after the step

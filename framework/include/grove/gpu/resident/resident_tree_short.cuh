@@ -14,7 +14,14 @@
 //                     Force value-initialised first (the multiwalk engine's functor form)
 //   neighbour sets    k(const EPI&, const NeighbourSet<EPJ>&, Force&) once per particle; the set
 //                     may be walked as often as the kernel likes (an h iteration: sums at one
-//                     h, a Newton step, sums again), by size() and operator[]
+//                     h, a Newton step, sums again), by size() and operator[], or folded by
+//                     set.reduce(identity, map, combine)
+//   cooperative sets  withCooperativeNeighbourSets(k): the same form, but the kernel's sums all go
+//                     through set.reduce, so the tree may run each particle's kernel on 1-8
+//                     threads (as many as its search uses): every thread runs the kernel, each
+//                     folds its share of the set, reduce combines the shares, and the first
+//                     thread stores the Force. Fills the GPU when particles are few (10^5) and
+//                     kernels walk long sets; the sums' order differs from one thread's (rounding)
 // Each particle's list holds exactly its neighbours (neighbour_search.cuh states the three
 // modes' tests) in tree order, itself included; with periodic axes the EPJ it hands over is the
 // image nearest the i-particle (EPJ::setPos), so kernels use plain position differences.
@@ -71,9 +78,25 @@ namespace grove::gpu {
 template <class EPJ>
 class NeighbourSet {
  public:
-  __device__ NeighbourSet(const EPJ* epj, const int* index, int count, Vec3d xi, Periods periods)
-      : epj_(epj), index_(index), count_(count), xi_(xi), periods_(periods) {}
+  // lanes: the threads (neighbouring lanes of a warp, `mask`) that share the particle; sub: this
+  // thread's rank among them.
+  __device__ NeighbourSet(const EPJ* epj, const int* index, int count, Vec3d xi, Periods periods, int lanes = 1,
+                          int sub = 0, unsigned mask = 0xffffffffu)
+      : epj_(epj), index_(index), count_(count), xi_(xi), periods_(periods), lanes_(lanes), sub_(sub), mask_(mask) {}
   __device__ int size() const { return count_; }
+  // combine over every neighbour of map(neighbour), from `identity` (which combine must leave
+  // unchanged: zeros for sums). Each of the particle's threads folds every lanes-th neighbour in
+  // order, then the shares are combined pairwise; every thread returns the first thread's value,
+  // so all take the same branches after it. On one thread: the plain loop, in its order. T must
+  // be trivially copyable; every thread of the particle must call reduce alike.
+  template <class T, class Map, class Combine>
+  __device__ T reduce(T identity, Map map, Combine combine) const {
+    T acc = identity;
+    for (int k = sub_; k < count_; k += lanes_) acc = combine(acc, map((*this)[k]));
+    if (lanes_ == 1) return acc;
+    for (int offset = lanes_ / 2; offset > 0; offset /= 2) acc = combine(acc, shuffle(acc, offset, true));
+    return shuffle(acc, static_cast<int>(threadIdx.x % 32) - sub_, false);
+  }
   // The k-th neighbour's index in the tree's EPJ array (tree order).
   __device__ int index(int k) const { return index_[k]; }
   __device__ EPJ operator[](int k) const {
@@ -89,37 +112,63 @@ class NeighbourSet {
   }
 
  private:
+  // v from lane `lane ^ offset` (xor) or from lane `offset`, word by word.
+  template <class T>
+  __device__ T shuffle(const T& v, int offset, bool xor_lane) const {
+    static_assert(std::is_trivially_copyable_v<T>, "NeighbourSet::reduce: T must be trivially copyable");
+    constexpr int kWords = static_cast<int>((sizeof(T) + 3) / 4);
+    unsigned words[kWords] = {};
+    memcpy(words, &v, sizeof(T));
+#pragma unroll
+    for (int w = 0; w < kWords; ++w)
+      words[w] = xor_lane ? __shfl_xor_sync(mask_, words[w], offset) : __shfl_sync(mask_, words[w], offset);
+    T out;
+    memcpy(&out, words, sizeof(T));
+    return out;
+  }
+
   const EPJ* epj_;
   const int* index_;
   int count_;
   Vec3d xi_;
   Periods periods_;
+  int lanes_, sub_;
+  unsigned mask_;
 };
 
 // Marks a kernel of the neighbour-set form for calcForceAllAndWriteBack.
 template <class Kernel>
 struct NeighbourSetKernel {
   Kernel kernel;
+  bool cooperative = false;  // sums through NeighbourSet::reduce only: several threads per particle
 };
 template <class Kernel>
 NeighbourSetKernel<Kernel> withNeighbourSets(Kernel kernel) {
-  return {kernel};
+  return {kernel, false};
+}
+template <class Kernel>
+NeighbourSetKernel<Kernel> withCooperativeNeighbourSets(Kernel kernel) {
+  return {kernel, true};
 }
 
 namespace kernel {
 
-template <class EPI, class EPJ, class Force, class Kernel>
+// kLanes neighbouring threads of a warp per particle (a particle's threads leave together).
+template <int kLanes, class EPI, class EPJ, class Force, class Kernel>
 __global__ void kernelOverNeighbourSets(const EPI* __restrict__ epi, std::uint32_t n, const EPJ* __restrict__ epj,
                                         const std::int64_t* __restrict__ first, const int* __restrict__ counts,
                                         const int* __restrict__ list, Periods periods, Kernel k,
                                         Force* __restrict__ force) {
-  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  const std::size_t t = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::size_t i = t / kLanes;
   if (i >= n) return;
+  const int sub = static_cast<int>(t % kLanes);
+  const unsigned mask = ((1u << kLanes) - 1u) << (threadIdx.x % 32 - static_cast<unsigned>(sub));
   const EPI pi = epi[i];
-  const NeighbourSet<EPJ> set(epj, list + first[i], counts[i], positionOf(pi), periods);
+  const NeighbourSet<EPJ> set(epj, list + first[i], counts[i], positionOf(pi), periods, kLanes, sub, mask);
   Force f{};
   k(pi, set, f);
-  force[i] = f;
+  if (sub == 0) force[i] = f;
 }
 
 }  // namespace kernel
@@ -368,18 +417,20 @@ class ResidentTreeShort {
     computeOverNeighbourSets(EachNeighbour<Pair>{pair});
   }
 
+  // k once per particle, on one thread.
   template <class Kernel>
   void computeOverNeighbourSets(Kernel k) {
-    requireLists();
-    const auto n = static_cast<std::uint32_t>(epi_.size());
-    force_.resize(n);
-    if (n > 0) {
-      kernel::kernelOverNeighbourSets<<<blocksFor(n, kThreads), kThreads, 0, stream()>>>(
-          epi_.data(), n, walkedEpj(), first_.data(), counts_.data(), list_.data(), periods_, k,
-          force_.data());
-      check(cudaGetLastError(), "kernelOverNeighbourSets kernel launch");
+    launchOverNeighbourSets<1>(k);
+  }
+  // k once per particle on as many threads as the search gives it (k's sums through reduce).
+  template <class Kernel>
+  void computeOverCooperativeNeighbourSets(Kernel k) {
+    switch (searchLanes(static_cast<std::uint32_t>(epi_.size()))) {
+      case 8: launchOverNeighbourSets<8>(k); break;
+      case 4: launchOverNeighbourSets<4>(k); break;
+      case 2: launchOverNeighbourSets<2>(k); break;
+      default: launchOverNeighbourSets<1>(k); break;
     }
-    marks_.mark(stream(), Stage::kForce);
   }
 
   // FP::copyFromForce for every particle (psys in the tree's order, as the forces).
@@ -500,7 +551,23 @@ class ResidentTreeShort {
   }
   template <class Kernel>
   void compute(NeighbourSetKernel<Kernel> k) {
-    computeOverNeighbourSets(k.kernel);
+    if (k.cooperative) computeOverCooperativeNeighbourSets(k.kernel);
+    else computeOverNeighbourSets(k.kernel);
+  }
+
+  template <int kLanes, class Kernel>
+  void launchOverNeighbourSets(Kernel k) {
+    static_assert(kThreads % 32 == 0 && 32 % kLanes == 0, "a particle's threads lie in one warp");
+    requireLists();
+    const auto n = static_cast<std::uint32_t>(epi_.size());
+    force_.resize(n);
+    profile_.kernel_lanes = kLanes;
+    if (n > 0) {
+      kernel::kernelOverNeighbourSets<kLanes><<<blocksFor(std::size_t{n} * kLanes, kThreads), kThreads, 0, stream()>>>(
+          epi_.data(), n, walkedEpj(), first_.data(), counts_.data(), list_.data(), periods_, k, force_.data());
+      check(cudaGetLastError(), "kernelOverNeighbourSets kernel launch");
+    }
+    marks_.mark(stream(), Stage::kForce);
   }
 
   void requireOneRank(const DomainInfo& dinfo) const {
