@@ -11,7 +11,7 @@
 
 #include "grove/core/execution.hpp"
 #include "grove/core/vec3.hpp"
-#include "grove/walk/long_search.hpp"
+#include "grove/walk/long_search_mode.hpp"
 #ifdef __CUDACC__
 #include "grove/gpu/device_form.hpp"
 #endif

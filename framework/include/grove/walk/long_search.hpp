@@ -20,12 +20,11 @@
 
 #include "grove/core/box.hpp"
 #include "grove/tree/tree_cells.hpp"
+#include "grove/walk/long_search_mode.hpp"
 #include "grove/walk/opening_criterion.hpp"
 #include "grove/walk/short_range_search.hpp"
 
 namespace grove {
-
-enum class LongSearchMode : std::uint8_t { NONE, SCATTER, SYMMETRY };
 
 // A long-range tree's search option (a template argument of TreeForForceLongWith).
 // nearest_axes: bit 0 x, bit 1 y, bit 2 z, as FDPS's CALC_DISTANCE_TYPE values; the period of

@@ -43,6 +43,12 @@ struct Periods {
 struct alignas(16) DeviceCellBoxes {
   double inner_low[3], inner_high[3];  // positions
   double outer_low[3], outer_high[3];  // positions +- search radius
+  GROVE_HOST_DEVICE Boxd inner() const {
+    return {{inner_low[0], inner_low[1], inner_low[2]}, {inner_high[0], inner_high[1], inner_high[2]}};
+  }
+  GROVE_HOST_DEVICE Boxd outer() const {
+    return {{outer_low[0], outer_low[1], outer_low[2]}, {outer_high[0], outer_high[1], outer_high[2]}};
+  }
 };
 
 namespace search {
@@ -216,10 +222,8 @@ __global__ void cellSearchBoxes(const TreeCell* __restrict__ cells, std::uint32_
   } else {
     for (int k = 0; k < cell.child_count; ++k) {
       const DeviceCellBoxes& b = boxes[cell.child_first + k];
-      inner.merge(Boxd{{b.inner_low[0], b.inner_low[1], b.inner_low[2]},
-                       {b.inner_high[0], b.inner_high[1], b.inner_high[2]}});
-      outer.merge(Boxd{{b.outer_low[0], b.outer_low[1], b.outer_low[2]},
-                       {b.outer_high[0], b.outer_high[1], b.outer_high[2]}});
+      inner.merge(b.inner());
+      outer.merge(b.outer());
     }
   }
   boxes[c] = {{inner.low.x, inner.low.y, inner.low.z}, {inner.high.x, inner.high.y, inner.high.z},

@@ -67,7 +67,7 @@
 #include "grove/gpu/resident/tree_build.cuh"
 #include "grove/gpu/resident/walk.cuh"
 #include "grove/tree/moments.hpp"
-#include "grove/walk/long_search.hpp"
+#include "grove/walk/long_search_mode.hpp"
 #include "grove/walk/opening_criterion.hpp"
 
 namespace grove::gpu {

@@ -128,18 +128,12 @@ struct WalkTree {
   const Boxd* target_search_boxes = nullptr;  // SYMMETRY: each target's box of search spheres
 };
 
-GROVE_HOST_DEVICE inline bool overlapsClosed(const double* low, const double* high, const Boxd& b) {
-  return low[0] <= b.high.x && b.low.x <= high[0] && low[1] <= b.high.y && b.low.y <= high[1] &&
-         low[2] <= b.high.z && b.low.z <= high[2];
-}
-
 // Whether cell c may hold a particle within search reach of the target (box; reach: its search
 // spheres, SYMMETRY only). Empty boxes (cells without particles) overlap nothing.
 __device__ inline bool withinSearchReach(const WalkTree& tree, int c, const Boxd& box, const Boxd& reach) {
   if (!tree.search_boxes) return false;
   const DeviceCellBoxes& b = tree.search_boxes[c];
-  return overlapsClosed(b.outer_low, b.outer_high, box) ||
-         (tree.target_search_boxes && overlapsClosed(b.inner_low, b.inner_high, reach));
+  return overlapsClosed(b.outer(), box) || (tree.target_search_boxes && overlapsClosed(b.inner(), reach));
 }
 
 // One thread's outcome for its popped cell: children to push, particles and superparticles to
