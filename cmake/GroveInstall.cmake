@@ -10,6 +10,9 @@ set(grove_installed_targets grove)
 if(GROVE_HAS_PM)
   list(APPEND grove_installed_targets grove_pm)  # grove links it, so the export needs it too
 endif()
+if(GROVE_HAS_HDF5)
+  list(APPEND grove_installed_targets grove_io)
+endif()
 install(TARGETS ${grove_installed_targets} EXPORT groveTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

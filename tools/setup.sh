@@ -4,7 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(g++ cmake make libopenmpi-dev openmpi-bin libfmt-dev libgtest-dev libcli11-dev libfftw3-dev libfftw3-mpi-dev ${GROVE_EXTRA_PACKAGES:-})
+# libhdf5-openmpi-dev: grove::io's parallel HDF5 snapshots; python3-h5py: the test that reads a
+# sample's snapshot as users do.
+packages=(g++ cmake make libopenmpi-dev openmpi-bin libfmt-dev libgtest-dev libcli11-dev libfftw3-dev libfftw3-mpi-dev
+          libhdf5-openmpi-dev python3-h5py ${GROVE_EXTRA_PACKAGES:-})
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -14,7 +17,8 @@ if ((${#missing[@]})); then
   sudo_cmd=()
   [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
   "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}"
+  # No recommended packages: they are not needed, and matplotlib's alone pull in Boost and sympy.
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
 build_dir=${GROVE_BUILD_DIR:-build}

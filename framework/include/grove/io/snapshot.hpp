@@ -1,0 +1,229 @@
+#pragma once
+// HDF5 snapshots of a ParticleSystem, written by all ranks into one file (collectively, through
+// parallel HDF5) in the layout of GADGET-4 and SWIFT, which h5py, yt and ParaView read:
+//
+//   /Header      Time, Step, BoxSize[3], NumPart_ThisFile[6], NumPart_Total[6],
+//                NumPart_Total_HighWord[6], MassTable[6], NumFilesPerSnapshot, Redshift, Code
+//   /Units       SWIFT's "Unit length in cgs (U_L)", "Unit mass in cgs (U_M)",
+//                "Unit time in cgs (U_t)", "Unit current in cgs (U_I)", "Unit temperature in cgs (U_T)"
+//   /Parameters  "Text": the parameter file the run used (SnapshotHeader::parameters)
+//   /PartTypeN/<field>   one row per particle, in rank order (N: the particle type, 0 for gas)
+//
+// The user names the particle's fields once, by a static member of FP:
+//
+//   struct Body {
+//     std::int64_t id; double mass; grove::Vec3d pos, vel; ...
+//     static constexpr auto snapshotFields() {
+//       return std::tuple{grove::io::field("Coordinates", &Body::pos), grove::io::field("Velocities", &Body::vel),
+//                         grove::io::field("Masses", &Body::mass), grove::io::field("ParticleIDs", &Body::id)};
+//     }
+//   };
+//   grove::io::writeSnapshot("snap_000.hdf5", psys, {.time = t, .box = {1, 1, 1}});
+//   grove::io::readSnapshot("snap_000.hdf5", psys);      // then decomposeDomainAll + exchangeParticle
+//
+// Fields may be double, float, std::int64_t, std::int32_t, grove::Vec3d or grove::Vec3f members.
+// Reading gives each rank a contiguous share of the rows (any rank count, not the writer's), and
+// sets the named fields of value-initialised FPs; the caller redistributes them by position
+// (DomainInfo::decomposeDomainAll, ParticleSystem::exchangeParticle). Collective (every rank of
+// comm). Needs grove built with HDF5 (GROVE_HAS_HDF5, grove/config.hpp); with the serial HDF5
+// library, one rank only.
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "grove/comm/comm.hpp"
+#include "grove/config.hpp"
+#include "grove/core/error.hpp"
+#include "grove/core/vec3.hpp"
+#include "grove/io/hdf5_file.hpp"
+#include "grove/particles/particle_system.hpp"
+
+namespace grove::io {
+
+// A named member of FP (io::field("Coordinates", &FP::pos)).
+template <class FP, class M>
+struct Field {
+  const char* name;
+  M FP::*member;
+};
+template <class FP, class M>
+constexpr Field<FP, M> field(const char* name, M FP::*member) {
+  return {name, member};
+}
+
+template <class FP>
+concept HasSnapshotFields = requires { FP::snapshotFields(); };
+
+// What a snapshot records beside the particles.
+struct SnapshotHeader {
+  double time = 0.0;
+  std::int64_t step = 0;
+  Vec3d box{};             // the periodic box's lengths (0: open)
+  double unit_length_cgs = 1.0, unit_mass_cgs = 1.0, unit_time_cgs = 1.0;
+  std::string parameters;  // the parameter file's text (echoed into /Parameters)
+  int part_type = 0;       // /PartTypeN
+};
+
+namespace detail {
+
+// How a member is stored: its scalar type and the scalars per particle.
+template <class M>
+struct Layout;
+template <>
+struct Layout<double> {
+  static constexpr Scalar type = Scalar::kFloat64;
+  static constexpr int components = 1;
+};
+template <>
+struct Layout<float> {
+  static constexpr Scalar type = Scalar::kFloat32;
+  static constexpr int components = 1;
+};
+template <>
+struct Layout<std::int64_t> {
+  static constexpr Scalar type = Scalar::kInt64;
+  static constexpr int components = 1;
+};
+template <>
+struct Layout<std::int32_t> {
+  static constexpr Scalar type = Scalar::kInt32;
+  static constexpr int components = 1;
+};
+template <>
+struct Layout<Vec3d> {
+  static constexpr Scalar type = Scalar::kFloat64;
+  static constexpr int components = 3;
+};
+template <>
+struct Layout<Vec3f> {
+  static constexpr Scalar type = Scalar::kFloat32;
+  static constexpr int components = 3;
+};
+
+inline std::string partTypeGroup(int part_type) { return "/PartType" + std::to_string(part_type); }
+
+inline void requireHdf5Ranks(const Comm& comm, const std::string& path) {
+  require(comm.size() == 1 || Hdf5File::parallel(), "grove::io", "{}: this HDF5 library is serial, so {} ranks cannot "
+          "share the file; build grove with the parallel library (libhdf5-openmpi-dev)", path, comm.size());
+}
+
+// This rank's first row: the particles of the ranks before it.
+inline std::int64_t firstRowOf(const Comm& comm, std::int64_t count, std::int64_t* total) {
+  const std::vector<std::int64_t> counts = comm.allgather(count);
+  std::int64_t first = 0, sum = 0;
+  for (int r = 0; r < comm.size(); ++r) {
+    if (r == comm.rank()) first = sum;
+    sum += counts[static_cast<std::size_t>(r)];
+  }
+  *total = sum;
+  return first;
+}
+
+}  // namespace detail
+
+// Writes every rank's particles of psys into one file (collective).
+template <class FP>
+void writeSnapshot(const std::string& path, const ParticleSystem<FP>& psys, const SnapshotHeader& header,
+                   const Comm& comm = Comm::world()) {
+  static_assert(HasSnapshotFields<FP>, "grove::io::writeSnapshot: FP needs `static constexpr auto snapshotFields()` "
+                                       "naming its fields (grove/io/snapshot.hpp)");
+  detail::requireHdf5Ranks(comm, path);
+  const auto count = static_cast<std::int64_t>(psys.size());
+  std::int64_t total = 0;
+  const std::int64_t first = detail::firstRowOf(comm, count, &total);
+  Hdf5File file(path, Hdf5File::Mode::kCreate, grove::detail::nativeComm(comm.handle()));
+
+  std::vector<std::int64_t> this_file(6, 0), high_word(6, 0);
+  this_file[static_cast<std::size_t>(header.part_type)] = total;
+  file.writeAttribute("/Header", "Time", std::vector<double>{header.time});
+  file.writeAttribute("/Header", "Redshift", std::vector<double>{0.0});
+  file.writeAttribute("/Header", "Step", std::vector<std::int64_t>{header.step});
+  file.writeAttribute("/Header", "BoxSize", std::vector<double>{header.box.x, header.box.y, header.box.z});
+  file.writeAttribute("/Header", "NumPart_ThisFile", this_file);
+  file.writeAttribute("/Header", "NumPart_Total", this_file);
+  file.writeAttribute("/Header", "NumPart_Total_HighWord", high_word);
+  file.writeAttribute("/Header", "MassTable", std::vector<double>(6, 0.0));
+  file.writeAttribute("/Header", "NumFilesPerSnapshot", std::vector<std::int64_t>{1});
+  file.writeAttribute("/Header", "Code", std::string("grove ") + GROVE_VERSION);
+  file.writeAttribute("/Units", "Unit length in cgs (U_L)", std::vector<double>{header.unit_length_cgs});
+  file.writeAttribute("/Units", "Unit mass in cgs (U_M)", std::vector<double>{header.unit_mass_cgs});
+  file.writeAttribute("/Units", "Unit time in cgs (U_t)", std::vector<double>{header.unit_time_cgs});
+  file.writeAttribute("/Units", "Unit current in cgs (U_I)", std::vector<double>{1.0});
+  file.writeAttribute("/Units", "Unit temperature in cgs (U_T)", std::vector<double>{1.0});
+  file.writeAttribute("/Parameters", "Text", header.parameters);
+
+  const std::string group = detail::partTypeGroup(header.part_type);
+  std::apply(
+      [&](const auto&... fields) {
+        auto write_one = [&](const auto& f) {
+          using M = std::remove_cvref_t<decltype(psys[0].*(f.member))>;
+          using L = detail::Layout<M>;
+          std::vector<M> column(psys.size());
+          for (std::size_t i = 0; i < psys.size(); ++i) column[i] = psys[i].*(f.member);
+          static_assert(sizeof(M) == L::components * (L::type == Scalar::kFloat64 || L::type == Scalar::kInt64 ? 8 : 4),
+                        "grove::io: a field's scalars must be packed");
+          file.writeRows(group + "/" + f.name, L::type, L::components, total, first, count, column.data());
+        };
+        (write_one(fields), ...);
+      },
+      FP::snapshotFields());
+}
+
+// Reads a snapshot's particles of header.part_type's group: each rank gets a contiguous share of
+// the rows, whatever the rank count that wrote it (collective). Returns the header.
+template <class FP>
+SnapshotHeader readSnapshot(const std::string& path, ParticleSystem<FP>& psys, const Comm& comm = Comm::world(),
+                            int part_type = 0) {
+  static_assert(HasSnapshotFields<FP>, "grove::io::readSnapshot: FP needs `static constexpr auto snapshotFields()` "
+                                       "naming its fields (grove/io/snapshot.hpp)");
+  detail::requireHdf5Ranks(comm, path);
+  const Hdf5File file(path, Hdf5File::Mode::kRead, grove::detail::nativeComm(comm.handle()));
+  SnapshotHeader header;
+  header.part_type = part_type;
+  header.time = file.readDoubles("/Header", "Time").at(0);
+  header.step = file.hasAttribute("/Header", "Step") ? file.readIntegers("/Header", "Step").at(0) : 0;
+  const std::vector<double> box = file.readDoubles("/Header", "BoxSize");
+  if (box.size() == 3) header.box = {box[0], box[1], box[2]};
+  else if (box.size() == 1) header.box = {box[0], box[0], box[0]};
+  if (file.hasAttribute("/Parameters", "Text")) header.parameters = file.readText("/Parameters", "Text");
+  if (file.hasAttribute("/Units", "Unit length in cgs (U_L)")) {
+    header.unit_length_cgs = file.readDoubles("/Units", "Unit length in cgs (U_L)").at(0);
+    header.unit_mass_cgs = file.readDoubles("/Units", "Unit mass in cgs (U_M)").at(0);
+    header.unit_time_cgs = file.readDoubles("/Units", "Unit time in cgs (U_t)").at(0);
+  }
+  const std::vector<std::int64_t> totals = file.readIntegers("/Header", "NumPart_Total");
+  require(part_type >= 0 && static_cast<std::size_t>(part_type) < totals.size(), "grove::io::readSnapshot",
+          "{} has no particle type {}", path, part_type);
+  const std::int64_t total = totals[static_cast<std::size_t>(part_type)];
+  const std::int64_t ranks = comm.size(), me = comm.rank();
+  const std::int64_t first = total * me / ranks, count = total * (me + 1) / ranks - first;
+
+  std::vector<FP> particles(static_cast<std::size_t>(count), FP{});
+  const std::string group = detail::partTypeGroup(part_type);
+  std::apply(
+      [&](const auto&... fields) {
+        auto read_one = [&](const auto& f) {
+          using M = std::remove_cvref_t<decltype(particles[0].*(f.member))>;
+          using L = detail::Layout<M>;
+          const std::string name = group + "/" + f.name;
+          require(file.hasDataset(name), "grove::io::readSnapshot", "{} has no dataset {} (a field of the particle "
+                  "type: written by another program, or another particle type?)", path, name);
+          const DatasetShape s = file.shape(name);
+          require(s.rows == total && s.components == L::components, "grove::io::readSnapshot",
+                  "{}: dataset {} holds {} rows of {} (the header says {} particles; the field has {} components)",
+                  path, name, s.rows, s.components, total, L::components);
+          std::vector<M> column(static_cast<std::size_t>(count));
+          file.readRows(name, L::type, L::components, first, count, column.data());
+          for (std::size_t i = 0; i < column.size(); ++i) particles[i].*(f.member) = column[i];
+        };
+        (read_one(fields), ...);
+      },
+      FP::snapshotFields());
+  psys.setNumberOfParticleLocal(0);
+  psys.add(std::span<const FP>(particles));
+  return header;
+}
+
+}  // namespace grove::io

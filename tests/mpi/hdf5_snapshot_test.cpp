@@ -1,0 +1,188 @@
+// grove::io's HDF5 snapshots (grove/io/snapshot.hpp) at 1-4 ranks: every rank's particles written
+// into one file and read back, by ids and fields bitwise; written by 3 ranks and read by 2 (a
+// file does not remember its writers); the header's attributes; every rank with its share after
+// the read and a redistribution by position; missing and foreign files refused with the file
+// named.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "grove/comm/comm.hpp"
+#include "grove/domain/domain_info.hpp"
+#include "grove/io/snapshot.hpp"
+#include "grove/particles/particle_system.hpp"
+
+namespace {
+
+struct Star {
+  std::int64_t id = 0;
+  double mass = 0.0;
+  grove::Vec3d pos, vel;
+  float metallicity = 0.0f;
+  std::int32_t flags = 0;
+  double not_written = 0.0;  // a member without a field: read back as the value-initialised 0
+
+  grove::Vec3d getPos() const { return pos; }
+  void setPos(const grove::Vec3d& p) { pos = p; }
+  static constexpr auto snapshotFields() {
+    return std::tuple{grove::io::field("Coordinates", &Star::pos), grove::io::field("Velocities", &Star::vel),
+                      grove::io::field("Masses", &Star::mass), grove::io::field("ParticleIDs", &Star::id),
+                      grove::io::field("Metallicity", &Star::metallicity), grove::io::field("Flags", &Star::flags)};
+  }
+};
+
+// A star of id k, the same on every rank (values that round-trip only if nothing is converted).
+Star starOf(std::int64_t k) {
+  Star s;
+  s.id = k;
+  s.mass = 1.0 / (3.0 + static_cast<double>(k));
+  s.pos = {std::sin(0.37 * k), std::cos(0.11 * k), 1e-3 * static_cast<double>(k % 101)};
+  s.vel = {1.0 / (1.0 + k), -0.5 * k, 1e300 / (1.0 + k)};
+  s.metallicity = 0.02f / (1.0f + static_cast<float>(k % 7));
+  s.flags = static_cast<std::int32_t>(k % 5) - 2;
+  s.not_written = 42.0;
+  return s;
+}
+
+// Rank r of `comm` holds ids r, r + P, ... below n, except that rank 1 holds none when there
+// are more than two ranks (a rank without particles takes part in the collective writes).
+grove::ParticleSystem<Star> myStars(const grove::Comm& comm, std::int64_t n) {
+  grove::ParticleSystem<Star> psys;
+  if (comm.size() > 2 && comm.rank() == 1) return psys;
+  for (std::int64_t k = comm.rank(); k < n; k += comm.size()) psys.add(starOf(k));
+  return psys;
+}
+std::int64_t expectedCount(const grove::Comm& comm, std::int64_t n) {
+  std::int64_t count = 0;
+  for (int r = 0; r < comm.size(); ++r)
+    if (!(comm.size() > 2 && r == 1)) count += (n - r + comm.size() - 1) / comm.size();
+  return count;
+}
+
+// One file per test and rank count (the suites of several rank counts may run at once); the
+// ranks of one machine share TempDir.
+std::string sharedPath(const grove::Comm& comm, const std::string& name) {
+  return ::testing::TempDir() + "grove_" + name + "_np" + std::to_string(comm.size()) + ".hdf5";
+}
+
+}  // namespace
+
+TEST(Hdf5Snapshot, RoundTripKeepsEveryParticleAndField) {
+  const grove::Comm comm = grove::Comm::world();
+  const std::int64_t n = 1003;
+  const auto written = myStars(comm, n);
+  const std::string path = sharedPath(comm, "round_trip");
+  grove::io::SnapshotHeader header;
+  header.time = 0.125;
+  header.step = 17;
+  header.box = {1.0, 2.0, 0.0};
+  header.unit_length_cgs = 3.085678e21;
+  header.parameters = "n = 1003\ntheta = 0.5\n";
+  grove::io::writeSnapshot(path, written, header, comm);
+
+  grove::ParticleSystem<Star> read;
+  const grove::io::SnapshotHeader got = grove::io::readSnapshot(path, read, comm);
+  EXPECT_EQ(got.time, 0.125);
+  EXPECT_EQ(got.step, 17);
+  EXPECT_EQ(got.box, header.box);
+  EXPECT_EQ(got.unit_length_cgs, header.unit_length_cgs);
+  EXPECT_EQ(got.parameters, header.parameters);
+  // A contiguous share of the rows per rank, in rank order: the shares add up to every particle.
+  const std::int64_t total = expectedCount(comm, n);
+  EXPECT_EQ(comm.allreduceSum(static_cast<std::int64_t>(read.size())), total);
+  const std::int64_t me = comm.rank(), ranks = comm.size();
+  EXPECT_EQ(static_cast<std::int64_t>(read.size()), total * (me + 1) / ranks - total * me / ranks);
+
+  std::vector<std::int64_t> ids;
+  for (const Star& s : read) {
+    const Star want = starOf(s.id);
+    ASSERT_EQ(s.mass, want.mass) << "star " << s.id;
+    ASSERT_EQ(s.pos, want.pos) << "star " << s.id;
+    ASSERT_EQ(s.vel, want.vel) << "star " << s.id;
+    ASSERT_EQ(s.metallicity, want.metallicity) << "star " << s.id;
+    ASSERT_EQ(s.flags, want.flags) << "star " << s.id;
+    ASSERT_EQ(s.not_written, 0.0) << "star " << s.id << ": a member without a field";
+    ids.push_back(s.id);
+  }
+  std::vector<std::int64_t> all_read = comm.allgatherv(std::span<const std::int64_t>(ids));
+  std::vector<std::int64_t> all_written;
+  for (const Star& s : written) all_written.push_back(s.id);
+  all_written = comm.allgatherv(std::span<const std::int64_t>(all_written));
+  // Rows are in rank order, each rank's particles in its order.
+  EXPECT_EQ(all_read, all_written);
+
+  // Redistributed by position, every rank owns what its domain holds.
+  grove::DomainInfo dinfo;
+  dinfo.decomposeDomainAll(read);
+  read.exchangeParticle(dinfo);
+  for (const Star& s : read) ASSERT_TRUE(dinfo.getPosDomain(comm.rank()).contains(s.pos)) << "star " << s.id;
+  EXPECT_EQ(comm.allreduceSum(static_cast<std::int64_t>(read.size())), total);
+}
+
+TEST(Hdf5Snapshot, WrittenByThreeRanksReadByTwo) {
+  const grove::Comm world = grove::Comm::world();
+  if (world.size() < 3) GTEST_SKIP() << "needs 3 ranks (the suite runs at 1-4)";
+  const std::string path = sharedPath(world, "three_two");
+  const std::int64_t n = 777;
+  std::vector<std::int64_t> written_ids;
+  {
+    const grove::Comm writers = world.split(world.rank() < 3 ? 0 : 1, world.rank());
+    if (world.rank() < 3) {
+      const auto stars = myStars(writers, n);  // the writers' rank 1 holds none
+      grove::io::writeSnapshot(path, stars, {.time = 2.5}, writers);
+      for (const Star& s : stars) written_ids.push_back(s.id);
+    }
+  }
+  written_ids = world.allgatherv(std::span<const std::int64_t>(written_ids));
+  std::sort(written_ids.begin(), written_ids.end());
+  world.barrier();
+  const grove::Comm readers = world.split(world.rank() < 2 ? 0 : 1, world.rank());
+  std::vector<std::int64_t> read_ids;
+  if (world.rank() < 2) {
+    grove::ParticleSystem<Star> read;
+    EXPECT_EQ(grove::io::readSnapshot(path, read, readers).time, 2.5);
+    for (const Star& s : read) {
+      const Star want = starOf(s.id);
+      ASSERT_EQ(s.pos, want.pos) << "star " << s.id;
+      ASSERT_EQ(s.vel, want.vel) << "star " << s.id;
+      ASSERT_EQ(s.mass, want.mass) << "star " << s.id;
+      ASSERT_EQ(s.flags, want.flags) << "star " << s.id;
+      read_ids.push_back(s.id);
+    }
+  }
+  read_ids = world.allgatherv(std::span<const std::int64_t>(read_ids));
+  std::sort(read_ids.begin(), read_ids.end());
+  EXPECT_EQ(read_ids, written_ids);
+  std::size_t expected = 0;  // the writers' rank 1 held none
+  for (std::int64_t k = 0; k < n; ++k) expected += k % 3 != 1 ? 1 : 0;
+  EXPECT_EQ(written_ids.size(), expected);
+}
+
+TEST(Hdf5Snapshot, MissingAndForeignFilesAreRefusedWithTheirName) {
+  const grove::Comm comm = grove::Comm::world();
+  grove::ParticleSystem<Star> read;
+  const std::string missing = ::testing::TempDir() + "grove_no_such_snapshot.hdf5";
+  try {
+    grove::io::readSnapshot(missing, read, comm);
+    ADD_FAILURE() << "a missing file was read";
+  } catch (const grove::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(missing), std::string::npos) << e.what();
+  }
+  std::string text = sharedPath(comm, "foreign");
+  if (comm.isRoot()) std::ofstream(text) << "not an HDF5 file\n";
+  comm.barrier();
+  try {
+    grove::io::readSnapshot(text, read, comm);
+    ADD_FAILURE() << "a text file was read";
+  } catch (const grove::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read.size(), 0u) << "nothing is added when the read fails";
+}
