@@ -17,6 +17,7 @@
 // may include").
 #include "grove/core/execution.hpp"
 #include "grove/core/vec3.hpp"
+#include "grove/io/fields.hpp"
 
 namespace user {
 
@@ -43,6 +44,12 @@ struct Body {
   GROVE_HOST_DEVICE void copyFromForce(const GravityForce& f) {
     acc = grove::Vec3d(f.acc);
     pot = f.pot;
+  }
+  // What an HDF5 snapshot holds (grove/io/snapshot.hpp), under GADGET-4's names.
+  static constexpr auto snapshotFields() {
+    return std::tuple{grove::io::field("Coordinates", &Body::pos),   grove::io::field("Velocities", &Body::vel),
+                      grove::io::field("Masses", &Body::mass),       grove::io::field("ParticleIDs", &Body::id),
+                      grove::io::field("Acceleration", &Body::acc),  grove::io::field("Potential", &Body::pot)};
   }
 };
 

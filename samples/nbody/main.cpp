@@ -1,13 +1,18 @@
 // samples/nbody: self-gravity of a cold uniform sphere (the Accelerated FDPS paper's collapse
 // test) or a Plummer sphere, with the user-template particle classes and fp32 SIMD kernels.
 // Kick-drift-kick leapfrog; domain decomposition every --decompose-every steps; one progress
-// line per step; an energy log, snapshots, and optionally an accuracy check against direct
-// summation. Plot the energy log with tools/plot_energy.py.
+// line per step; an energy log, snapshots (HDF5 by default where grove has it: grove/io/snapshot.hpp;
+// ASCII with --snapshot-format ascii), and optionally an accuracy check against direct
+// summation. Options may come from a parameter file (--config run.toml), the command line
+// overriding it; the file and the options in effect are echoed into each HDF5 snapshot's
+// /Parameters. Plot the energy log with tools/plot_energy.py, a snapshot with tools/plot_snapshot.py.
 #include <CLI/CLI.hpp>
 
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "gravity_kernels.hpp"
 #include "grove/grove.hpp"
@@ -18,6 +23,9 @@
 #endif
 #include "grove/tree/tree_for_force_long.hpp"
 #include "initial_conditions.hpp"
+#if GROVE_HAS_HDF5
+#include "grove/io/snapshot.hpp"
+#endif
 
 namespace {
 
@@ -35,6 +43,8 @@ struct Options {
   double t_end = 1.0;
   int decompose_every = 4;
   int snapshot_every = 0;  // steps; 0: only the last
+  std::string snapshot_format = GROVE_HAS_HDF5 ? "hdf5" : "ascii";
+  std::string parameters;  // the parameter file's text and the options in effect (for the snapshots)
   std::uint64_t seed = 1;
   std::string output_dir = "nbody_out";
   int check_accuracy = 0;  // particles per rank compared with direct summation at the start
@@ -87,9 +97,22 @@ void writeSnapshotRows(const std::vector<user::Body>& all, const std::filesystem
   std::fclose(f);
 }
 
-void writeSnapshot(const grove::ParticleSystem<user::Body>& bodies, const std::filesystem::path& path, double time) {
-  const auto all = bodies.comm().gatherv(bodies.particles(), 0);
-  if (bodies.comm().rank() == 0) writeSnapshotRows(all, path, time);
+// Every rank's bodies at `step` (collective): one HDF5 file written by all ranks, or an ASCII
+// table gathered to rank 0.
+void writeSnapshot(const Options& opt, std::span<const user::Body> mine, const grove::Comm& comm,
+                   const std::filesystem::path& out, std::int64_t step, double time) {
+#if GROVE_HAS_HDF5
+  if (opt.snapshot_format == "hdf5") {
+    grove::io::SnapshotHeader header;
+    header.time = time;
+    header.step = step;
+    header.parameters = opt.parameters;
+    grove::io::writeSnapshot((out / fmt::format("snapshot_{:05d}.hdf5", step)).string(), mine, header, comm);
+    return;
+  }
+#endif
+  const auto all = comm.gatherv(mine, 0);
+  if (comm.rank() == 0) writeSnapshotRows(all, out / fmt::format("snapshot_{:05d}.txt", step), time);
 }
 
 std::FILE* openEnergyLog(const std::filesystem::path& out) {
@@ -196,7 +219,7 @@ int run(const grove::Runtime& runtime, const Options& opt, SpKernel sp_kernel_of
       fmt::print(energy_log, "{},{},{},{},{},{},{}\n", step, time, e.kinetic, e.potential, e.total(), relative_error,
                  step_seconds);
     if ((opt.snapshot_every > 0 && step % opt.snapshot_every == 0) || step == n_steps)
-      writeSnapshot(bodies, out / fmt::format("snapshot_{:05d}.txt", step), time);
+      writeSnapshot(opt, bodies.particles(), bodies.comm(), out, step, time);
   }
   if (energy_log) std::fclose(energy_log);
   grove::log("done: {} steps, {:.3f} s per step; energy log and snapshots in {}", n_steps,
@@ -240,8 +263,7 @@ int runResidentSample(const grove::Runtime& runtime, const Options& opt) {
                  s.step_seconds);
   };
   auto on_snapshot = [&](std::int64_t step, double time, const std::vector<user::Body>& mine) {
-    const auto all = grove::Comm::world().gatherv(std::span<const user::Body>(mine), 0);
-    if (runtime.rank() == 0) writeSnapshotRows(all, out / fmt::format("snapshot_{:05d}.txt", step), time);
+    writeSnapshot(opt, std::span<const user::Body>(mine), grove::Comm::world(), out, step, time);
   };
   nbody::runResident(bodies, ro, on_step, on_snapshot);
   if (energy_log) std::fclose(energy_log);
@@ -251,12 +273,28 @@ int runResidentSample(const grove::Runtime& runtime, const Options& opt) {
 }
 #endif
 
+// The parameter file's text (when --config named one) and every option's value in effect, as
+// TOML: what a snapshot records of the run that wrote it.
+std::string parametersInEffect(const CLI::App& app) {
+  std::string text;
+  const CLI::Option* config = app.get_option("--config");
+  if (config->count() > 0) {
+    const std::string path = config->as<std::string>();
+    std::ifstream in(path);
+    std::ostringstream file;
+    file << in.rdbuf();
+    text += "# parameter file " + path + ":\n" + file.str() + "\n";
+  }
+  return text + "# options in effect (the command line over the file):\n" + app.config_to_str(true, false);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   grove::Runtime runtime(argc, argv);
   Options opt;
   CLI::App app{"grove N-body sample: self-gravity with a Barnes-Hut tree"};
+  app.option_defaults()->always_capture_default();  // the defaults too in the snapshots' /Parameters
   app.add_option("-n,--particles", opt.n, "number of bodies")->check(CLI::PositiveNumber);
   app.add_option("--ic", opt.ic, "initial condition")->check(CLI::IsMember({"cold", "plummer"}));
   app.add_option("--moment", opt.moment, "tree moment")->check(CLI::IsMember({"monopole", "quadrupole"}));
@@ -272,6 +310,12 @@ int main(int argc, char** argv) {
   app.add_option("--t-end", opt.t_end, "end time")->check(CLI::NonNegativeNumber);
   app.add_option("--decompose-every", opt.decompose_every, "steps between decompositions")->check(CLI::PositiveNumber);
   app.add_option("--snapshot-every", opt.snapshot_every, "steps between snapshots (0: last only)");
+  app.add_option("--snapshot-format", opt.snapshot_format,
+                 "hdf5: one file from all ranks (grove::io; the default where grove has HDF5), ascii: a table")
+      ->check(CLI::IsMember({"hdf5", "ascii"}));
+  app.set_config("--config", "", "parameter file (TOML or INI, 'theta = 0.6' lines; options on the command line "
+                                 "override it)");
+  app.allow_config_extras(CLI::config_extras_mode::error);  // a misspelt key is an error, not ignored
   app.add_option("--seed", opt.seed, "random seed");
   app.add_option("-o,--output-dir", opt.output_dir, "directory for the energy log and snapshots");
   app.add_option("--check-accuracy", opt.check_accuracy,
@@ -285,6 +329,10 @@ int main(int argc, char** argv) {
   app.add_option("--n-walk", opt.n_walk, "walks per multiwalk batch")->check(CLI::PositiveNumber);
   app.add_option("--tag-max", opt.tag_max, "multiwalk tags (batches in flight)")->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
+  if (opt.snapshot_format == "hdf5" && !GROVE_HAS_HDF5)
+    throw grove::Error("nbody", "--snapshot-format hdf5: this grove was built without HDF5 (install "
+                                "libhdf5-openmpi-dev and configure again), use --snapshot-format ascii");
+  opt.parameters = parametersInEffect(app);
 
   grove::log("grove nbody: N = {}, ic = {}, {} moment, theta = {}, leaf {}, group {}, eps = {}, dt = {}, t_end = {}, "
              "{} ranks x {} threads, forces on {}{}, lists rebuilt every {} steps",

@@ -85,7 +85,7 @@ TEST(Hdf5Snapshot, RoundTripKeepsEveryParticleAndField) {
   header.box = {1.0, 2.0, 0.0};
   header.unit_length_cgs = 3.085678e21;
   header.parameters = "n = 1003\ntheta = 0.5\n";
-  grove::io::writeSnapshot(path, written, header, comm);
+  grove::io::writeSnapshot(path, written.particles(), header, comm);
 
   grove::ParticleSystem<Star> read;
   const grove::io::SnapshotHeader got = grove::io::readSnapshot(path, read, comm);
@@ -136,7 +136,7 @@ TEST(Hdf5Snapshot, WrittenByThreeRanksReadByTwo) {
     const grove::Comm writers = world.split(world.rank() < 3 ? 0 : 1, world.rank());
     if (world.rank() < 3) {
       const auto stars = myStars(writers, n);  // the writers' rank 1 holds none
-      grove::io::writeSnapshot(path, stars, {.time = 2.5}, writers);
+      grove::io::writeSnapshot(path, stars.particles(), {.time = 2.5}, writers);
       for (const Star& s : stars) written_ids.push_back(s.id);
     }
   }

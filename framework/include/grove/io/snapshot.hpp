@@ -28,6 +28,7 @@
 // comm). Needs grove built with HDF5 (GROVE_HAS_HDF5, grove/config.hpp); with the serial HDF5
 // library, one rank only.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -37,24 +38,11 @@
 #include "grove/config.hpp"
 #include "grove/core/error.hpp"
 #include "grove/core/vec3.hpp"
+#include "grove/io/fields.hpp"
 #include "grove/io/hdf5_file.hpp"
 #include "grove/particles/particle_system.hpp"
 
 namespace grove::io {
-
-// A named member of FP (io::field("Coordinates", &FP::pos)).
-template <class FP, class M>
-struct Field {
-  const char* name;
-  M FP::*member;
-};
-template <class FP, class M>
-constexpr Field<FP, M> field(const char* name, M FP::*member) {
-  return {name, member};
-}
-
-template <class FP>
-concept HasSnapshotFields = requires { FP::snapshotFields(); };
 
 // What a snapshot records beside the particles.
 struct SnapshotHeader {
@@ -123,14 +111,14 @@ inline std::int64_t firstRowOf(const Comm& comm, std::int64_t count, std::int64_
 
 }  // namespace detail
 
-// Writes every rank's particles of psys into one file (collective).
+// Writes every rank's `particles` into one file, in rank order (collective).
 template <class FP>
-void writeSnapshot(const std::string& path, const ParticleSystem<FP>& psys, const SnapshotHeader& header,
+void writeSnapshot(const std::string& path, std::span<const FP> particles, const SnapshotHeader& header,
                    const Comm& comm = Comm::world()) {
   static_assert(HasSnapshotFields<FP>, "grove::io::writeSnapshot: FP needs `static constexpr auto snapshotFields()` "
                                        "naming its fields (grove/io/snapshot.hpp)");
   detail::requireHdf5Ranks(comm, path);
-  const auto count = static_cast<std::int64_t>(psys.size());
+  const auto count = static_cast<std::int64_t>(particles.size());
   std::int64_t total = 0;
   const std::int64_t first = detail::firstRowOf(comm, count, &total);
   Hdf5File file(path, Hdf5File::Mode::kCreate, grove::detail::nativeComm(comm.handle()));
@@ -158,10 +146,10 @@ void writeSnapshot(const std::string& path, const ParticleSystem<FP>& psys, cons
   std::apply(
       [&](const auto&... fields) {
         auto write_one = [&](const auto& f) {
-          using M = std::remove_cvref_t<decltype(psys[0].*(f.member))>;
+          using M = std::remove_cvref_t<decltype(particles[0].*(f.member))>;
           using L = detail::Layout<M>;
-          std::vector<M> column(psys.size());
-          for (std::size_t i = 0; i < psys.size(); ++i) column[i] = psys[i].*(f.member);
+          std::vector<M> column(particles.size());
+          for (std::size_t i = 0; i < particles.size(); ++i) column[i] = particles[i].*(f.member);
           static_assert(sizeof(M) == L::components * (L::type == Scalar::kFloat64 || L::type == Scalar::kInt64 ? 8 : 4),
                         "grove::io: a field's scalars must be packed");
           file.writeRows(group + "/" + f.name, L::type, L::components, total, first, count, column.data());
@@ -169,6 +157,11 @@ void writeSnapshot(const std::string& path, const ParticleSystem<FP>& psys, cons
         (write_one(fields), ...);
       },
       FP::snapshotFields());
+}
+
+template <class FP>
+void writeSnapshot(const std::string& path, const ParticleSystem<FP>& psys, const SnapshotHeader& header) {
+  writeSnapshot(path, psys.particles(), header, psys.comm());
 }
 
 // Reads a snapshot's particles of header.part_type's group: each rank gets a contiguous share of

@@ -1,0 +1,62 @@
+"""samples/nbody's HDF5 snapshot and parameter file, as a user meets them (ctest, 2 ranks).
+
+Runs the sample with a parameter file and one option overriding it, then reads the snapshot
+with h5py: the GADGET-4/SWIFT layout, every body once with finite fields, the override in
+effect, the file and the options echoed into /Parameters. A bad value and a misspelt key in the
+file must stop the run with the option named.
+
+usage: nbody_snapshot_test.py MPIEXEC NBODY WORKDIR
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+
+
+def run(cmd, cwd):
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=240)
+
+
+def main():
+    mpiexec, nbody, work = sys.argv[1:4]
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    mpi = [mpiexec, "-np", "2", "--oversubscribe"]
+    with open(os.path.join(work, "run.toml"), "w") as f:
+        f.write('particles = 3000\ntheta = 0.7\nt-end = 0.015625\ndt = 0.0078125\noutput-dir = "out"\n')
+    r = run(mpi + [nbody, "--config", "run.toml", "--theta", "0.6"], work)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "theta = 0.6," in r.stdout, "the command line overrides the file:\n" + r.stdout
+
+    with h5py.File(os.path.join(work, "out", "snapshot_00002.hdf5"), "r") as f:
+        header = f["Header"].attrs
+        assert list(header["NumPart_Total"]) == [3000, 0, 0, 0, 0, 0], header["NumPart_Total"]
+        assert abs(header["Time"] - 0.015625) < 1e-15 and header["Step"] == 2, (header["Time"], header["Step"])
+        part = f["PartType0"]
+        for name in ("Coordinates", "Velocities", "Acceleration"):
+            assert part[name].shape == (3000, 3), (name, part[name].shape)
+            assert np.all(np.isfinite(part[name][:])), name
+        ids = np.sort(part["ParticleIDs"][:])
+        assert np.array_equal(ids, np.arange(3000)), "every body once"
+        masses = part["Masses"][:]
+        assert abs(masses.sum() - 1.0) < 1e-12, masses.sum()
+        assert np.all(part["Potential"][:] < 0.0)
+        text = f["Parameters"].attrs["Text"].decode()
+        assert "theta = 0.7" in text and "theta=0.6" in text, text
+
+    with open(os.path.join(work, "bad.toml"), "w") as f:
+        f.write("particles = 3000\ntheta = abc\n")
+    r = run(mpi + [nbody, "--config", "bad.toml"], work)
+    assert r.returncode != 0 and "--theta" in r.stdout + r.stderr, r.stdout + r.stderr
+    with open(os.path.join(work, "typo.toml"), "w") as f:
+        f.write("particles = 3000\ntheat = 0.5\n")
+    r = run(mpi + [nbody, "--config", "typo.toml"], work)
+    assert r.returncode != 0 and "theat" in r.stdout + r.stderr, r.stdout + r.stderr
+    print("nbody snapshot and parameter file: ok")
+
+
+if __name__ == "__main__":
+    main()
