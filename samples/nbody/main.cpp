@@ -43,7 +43,7 @@ struct Options {
   double t_end = 1.0;
   int decompose_every = 4;
   int snapshot_every = 0;  // steps; 0: only the last
-  std::string snapshot_format = GROVE_HAS_HDF5 ? "hdf5" : "ascii";
+  std::string snapshot_format = "hdf5";  // ascii where grove has no HDF5 for this many ranks (main)
   std::string parameters;  // the parameter file's text and the options in effect (for the snapshots)
   std::uint64_t seed = 1;
   std::string output_dir = "nbody_out";
@@ -273,6 +273,14 @@ int runResidentSample(const grove::Runtime& runtime, const Options& opt) {
 }
 #endif
 
+bool hdf5Parallel() {
+#if GROVE_HAS_HDF5
+  return grove::io::Hdf5File::parallel();
+#else
+  return false;
+#endif
+}
+
 // The parameter file's text (when --config named one) and every option's value in effect, as
 // TOML: what a snapshot records of the run that wrote it.
 std::string parametersInEffect(const CLI::App& app) {
@@ -329,9 +337,16 @@ int main(int argc, char** argv) {
   app.add_option("--n-walk", opt.n_walk, "walks per multiwalk batch")->check(CLI::PositiveNumber);
   app.add_option("--tag-max", opt.tag_max, "multiwalk tags (batches in flight)")->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
-  if (opt.snapshot_format == "hdf5" && !GROVE_HAS_HDF5)
-    throw grove::Error("nbody", "--snapshot-format hdf5: this grove was built without HDF5 (install "
-                                "libhdf5-openmpi-dev and configure again), use --snapshot-format ascii");
+  // HDF5 by default where grove can write it from this many ranks (a serial HDF5 library serves
+  // one rank); asked for explicitly where it cannot, the run stops before it starts.
+  const bool hdf5_here = GROVE_HAS_HDF5 && (runtime.rankCount() == 1 || hdf5Parallel());
+  if (app.get_option("--snapshot-format")->count() == 0 && !hdf5_here) opt.snapshot_format = "ascii";
+  if (opt.snapshot_format == "hdf5" && !hdf5_here)
+    throw grove::Error("nbody", GROVE_HAS_HDF5 ? "--snapshot-format hdf5: this grove's HDF5 library is serial and "
+                                                 "serves one rank; use --snapshot-format ascii, or build grove with "
+                                                 "libhdf5-openmpi-dev"
+                                               : "--snapshot-format hdf5: this grove was built without HDF5 (install "
+                                                 "libhdf5-openmpi-dev and configure again); use --snapshot-format ascii");
   opt.parameters = parametersInEffect(app);
 
   grove::log("grove nbody: N = {}, ic = {}, {} moment, theta = {}, leaf {}, group {}, eps = {}, dt = {}, t_end = {}, "

@@ -303,22 +303,17 @@ void expectSearchAcrossRanks(const std::vector<search_test::Body>& all, const st
   TreeT tree(kSearchTheta, kLeaf, kGroup, psys.policy());
   for (const auto mode : {grove::MAKE_LIST_FOR_REUSE, grove::REUSE_LIST}) {
     tree.calcForceAllAndWriteBack(psys, search_test::DeviceProbeEp<M>{}, search_test::DeviceProbeSp{}, dinfo, mode);
-    int missing = 0, miscounted = 0, unlike_host = 0;
     const std::vector<search_test::Body> got = psys.download();
     ASSERT_EQ(got.size(), mine.size()) << what;
-    for (const auto& b : got) {
-      const std::size_t k = position_of_id[static_cast<std::size_t>(b.id)];
-      ASSERT_LT(k, mine.size()) << what << ": body " << b.id << " is not this rank's";
-      const search_test::Probe &p = b.probe, &h = host.probe[k];
-      if (p.n_near != brute[k] && missing++ < 3)
-        std::printf("  rank %d %s: body %lld finds %d of its %d neighbours\n", comm.rank(), what,
-                    static_cast<long long>(b.id), p.n_near, brute[k]);
-      if (static_cast<double>(p.n_ep) + p.far_mass != static_cast<double>(all.size())) ++miscounted;
-      if (p.n_ep != h.n_ep || p.n_near != h.n_near || p.far_mass != h.far_mass) ++unlike_host;
-    }
-    EXPECT_EQ(missing, 0) << what << ": bodies missing a neighbour on rank " << comm.rank();
-    EXPECT_EQ(miscounted, 0) << what << ": bodies not counting every body once on rank " << comm.rank();
-    EXPECT_EQ(unlike_host, 0) << what << ": probes unlike the CPU search tree's on rank " << comm.rank();
+    for (const auto& b : got)
+      ASSERT_LT(position_of_id[static_cast<std::size_t>(b.id)], mine.size()) << what << ": body " << b.id
+                                                                              << " is not this rank's";
+    const search_test::ProbeMismatches m = search_test::probeMismatches(
+        got, [&](std::int64_t id) { return position_of_id[static_cast<std::size_t>(id)]; }, brute, all.size(),
+        &host.probe, what);
+    EXPECT_EQ(m.neighbours, 0) << what << ": bodies missing a neighbour on rank " << comm.rank();
+    EXPECT_EQ(m.total, 0) << what << ": bodies not counting every body once on rank " << comm.rank();
+    EXPECT_EQ(m.host, 0) << what << ": probes unlike the CPU search tree's on rank " << comm.rank();
     const grove::gpu::ResidentProfile& p = tree.profile();
     EXPECT_EQ(p.let_ep_sent, host.let_ep_sent) << what;
     EXPECT_EQ(p.let_sp_sent, host.let_sp_sent) << what;

@@ -71,7 +71,7 @@ struct SetKernel {
 };
 
 // The same sums through NeighbourSet::reduce (withCooperativeNeighbourSets: 1-8 threads per
-// particle): a first fold counts (every thread must see the same count), the second sums.
+// particle): folds that count (every thread must see the first thread's count), then the sums.
 struct AddSums {
   __device__ NeighbourSums operator()(NeighbourSums a, const NeighbourSums& b) const {
     a.count += b.count, a.weight += b.weight, a.offset += b.offset, a.id_sum += b.id_sum;
@@ -81,6 +81,15 @@ struct AddSums {
 struct ReducingSetKernel {
   __device__ void operator()(const EP& i, const grove::gpu::NeighbourSet<EP>& set, NeighbourSums& s) const {
     const int count = set.reduce(0, [](const EP&) { return 1; }, [](int a, int b) { return a + b; });
+    // Every thread must hold the first thread's count: a fold of it over the set gives count^2
+    // only then; and a loop whose trips follow the count (as an h iteration's) must not part them.
+    const long long square =
+        set.reduce(0LL, [&](const EP&) { return static_cast<long long>(count); }, [](long long a, long long b) {
+          return a + b;
+        });
+    int again = 0;
+    for (int trip = 0; trip < count % 3 + 1; ++trip)
+      again = set.reduce(0, [](const EP&) { return 1; }, [](int a, int b) { return a + b; });
     s = set.reduce(
         NeighbourSums{},
         [&](const EP& j) {
@@ -89,7 +98,7 @@ struct ReducingSetKernel {
           return one;
         },
         AddSums{});
-    if (count != s.count) s.count = -1;
+    if (count != s.count || square != static_cast<long long>(count) * count || again != count) s.count = -1;
   }
 };
 

@@ -275,36 +275,13 @@ TEST_F(ResidentTest, InteractionCountsEqualCpuTree) {
 // probe: search_probe.hpp): every body within search reach of a target reaches its kernel one by
 // one (the probe's neighbour count is the brute force's), every body is counted once, and the
 // probes and interaction counts are the CPU search tree's exactly, on a MAKE_LIST_FOR_REUSE step
-// and the REUSE_LIST step after it. The same walk without the search loses neighbours, so the
-// bodies do exercise it.
+// and the REUSE_LIST step after it, and with the fused walk. The same walk without the search
+// loses neighbours, so the bodies do exercise it.
 template <grove::LongSearchMode M>
 using SearchTreeOf = std::conditional_t<
     M == grove::LongSearchMode::SCATTER,
     grove::gpu::ResidentTreeForForceLong<search_test::Probe, search_test::EPI, search_test::EPJ>::MonopoleWithScatterSearch,
     grove::gpu::ResidentTreeForForceLong<search_test::Probe, search_test::EPI, search_test::EPJ>::MonopoleWithSymmetrySearch>;
-
-// Bodies (by id) whose probe misses a neighbour, miscounts the bodies, or differs from `host`.
-struct ProbeMismatches {
-  int neighbours = 0, total = 0, host = 0;
-};
-template <class Bodies>
-ProbeMismatches probeMismatches(const Bodies& got, const std::vector<int>& brute, std::size_t n_total,
-                                const std::vector<search_test::Probe>* host, const char* what) {
-  ProbeMismatches m;
-  for (const auto& b : got) {
-    const auto k = static_cast<std::size_t>(b.id);
-    const search_test::Probe& p = b.probe;
-    if (p.n_near != brute[k] && m.neighbours++ < 3)
-      std::printf("  %s: body %lld finds %d of its %d neighbours\n", what, static_cast<long long>(b.id), p.n_near,
-                  brute[k]);
-    if (static_cast<double>(p.n_ep) + p.far_mass != static_cast<double>(n_total)) ++m.total;
-    if (host) {
-      const search_test::Probe& h = (*host)[k];
-      if (p.n_ep != h.n_ep || p.n_near != h.n_near || p.far_mass != h.far_mass) ++m.host;
-    }
-  }
-  return m;
-}
 
 template <grove::LongSearchMode M>
 void expectSearchTreeKeepsNeighbours(const char* name) {
@@ -312,28 +289,42 @@ void expectSearchTreeKeepsNeighbours(const char* name) {
   const auto bodies = resident_test::searchBodies(n, 29);
   const std::vector<int> brute = resident_test::bruteForceNeighbours(bodies, bodies, M);
   const resident_test::HostSearchResult host = resident_test::hostSearchTree(bodies, M, kSearchTheta, kLeaf, kGroup);
+  const auto by_id = [](std::int64_t id) { return static_cast<std::size_t>(id); };
+  auto expect_probes = [&](const std::vector<search_test::Body>& got, const auto& tree, const char* form) {
+    const search_test::ProbeMismatches m = search_test::probeMismatches(got, by_id, brute, n, &host.probe, name);
+    EXPECT_EQ(m.neighbours, 0) << name << ", " << form << ": bodies missing a neighbour";
+    EXPECT_EQ(m.total, 0) << name << ", " << form << ": bodies not counting every body once";
+    EXPECT_EQ(m.host, 0) << name << ", " << form << ": probes unlike the CPU search tree's";
+    EXPECT_EQ(tree.profile().interactions_ep, host.interactions_ep) << name << ", " << form;
+    EXPECT_EQ(tree.profile().interactions_sp, host.interactions_sp) << name << ", " << form;
+  };
   grove::gpu::DeviceParticleSystem<search_test::Body> psys;
   psys.upload(bodies);
   SearchTreeOf<M> tree(kSearchTheta, kLeaf, kGroup);
   for (const auto mode : {grove::MAKE_LIST_FOR_REUSE, grove::REUSE_LIST}) {
     tree.calcForceAllAndWriteBack(psys, search_test::DeviceProbeEp<M>{}, search_test::DeviceProbeSp{}, mode);
-    const ProbeMismatches m = probeMismatches(psys.download(), brute, n, &host.probe, name);
-    EXPECT_EQ(m.neighbours, 0) << name << ": bodies missing a neighbour";
-    EXPECT_EQ(m.total, 0) << name << ": bodies not counting every body once";
-    EXPECT_EQ(m.host, 0) << name << ": probes unlike the CPU search tree's";
-    EXPECT_EQ(tree.profile().interactions_ep, host.interactions_ep) << name;
-    EXPECT_EQ(tree.profile().interactions_sp, host.interactions_sp) << name;
+    expect_probes(psys.download(), tree, mode == grove::REUSE_LIST ? "reuse" : "list walk");
   }
   std::printf("  %s: %lld EP + %lld SP interactions, as the CPU search tree\n", name,
               static_cast<long long>(tree.profile().interactions_ep),
               static_cast<long long>(tree.profile().interactions_sp));
+  // The fused walk (MAKE_LIST with ResidentTreeOptions::fused_walk) searches alike.
+  grove::gpu::ResidentTreeOptions fused;
+  fused.fused_walk = true;
+  grove::gpu::DeviceParticleSystem<search_test::Body> fused_bodies;
+  fused_bodies.upload(bodies);
+  SearchTreeOf<M> fused_tree(kSearchTheta, kLeaf, kGroup, {}, fused);
+  fused_tree.calcForceAllAndWriteBack(fused_bodies, search_test::DeviceProbeEp<M>{}, search_test::DeviceProbeSp{},
+                                      grove::MAKE_LIST);
+  expect_probes(fused_bodies.download(), fused_tree, "fused walk");
   // The same walk without the search.
   grove::gpu::DeviceParticleSystem<search_test::Body> plain_bodies;
   plain_bodies.upload(bodies);
   using PlainTree = grove::gpu::ResidentTreeLong<search_test::Probe, search_test::EPI, search_test::EPJ>;
   PlainTree plain(kSearchTheta, kLeaf, kGroup);
   plain.calcForceAllAndWriteBack(plain_bodies, search_test::DeviceProbeEp<M>{}, search_test::DeviceProbeSp{});
-  const ProbeMismatches lost = probeMismatches(plain_bodies.download(), brute, n, nullptr, "without the search");
+  const search_test::ProbeMismatches lost =
+      search_test::probeMismatches(plain_bodies.download(), by_id, brute, n, nullptr, "without the search");
   EXPECT_GT(lost.neighbours, 100) << name << ": the bodies do not test the search";
   EXPECT_EQ(lost.total, 0) << name;
   std::printf("  %s: without the search, %d of %zu bodies lose neighbours\n", name, lost.neighbours, n);

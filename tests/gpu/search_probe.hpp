@@ -8,6 +8,8 @@
 //   far_mass    bodies inside superparticles
 // A search tree must give n_near = the brute-force neighbour count, and n_ep + far_mass = N.
 #include <cstdint>
+#include <cstdio>
+#include <vector>
 
 #include "grove/core/execution.hpp"
 #include "grove/core/vec3.hpp"
@@ -80,6 +82,31 @@ struct DeviceProbeSp {
   __device__ void operator()(const EPI&, const grove::gpu::DeviceMonopole& s, Probe& f) const { f.far_mass += s.mass; }
 };
 #endif
+
+// Bodies (as the device wrote them back) whose probe misses a neighbour (brute: counts by
+// index), does not count all n_total bodies once, or differs from `host` (by index; may be null).
+// index_of(id) gives a body's index; the first three misses are printed under `what`.
+struct ProbeMismatches {
+  int neighbours = 0, total = 0, host = 0;
+};
+template <class Bodies, class IndexOf>
+ProbeMismatches probeMismatches(const Bodies& got, IndexOf index_of, const std::vector<int>& brute,
+                                std::size_t n_total, const std::vector<Probe>* host, const char* what) {
+  ProbeMismatches m;
+  for (const Body& b : got) {
+    const std::size_t k = index_of(b.id);
+    const Probe& p = b.probe;
+    if (p.n_near != brute[k] && m.neighbours++ < 3)
+      std::printf("  %s: body %lld finds %d of its %d neighbours\n", what, static_cast<long long>(b.id), p.n_near,
+                  brute[k]);
+    if (static_cast<double>(p.n_ep) + p.far_mass != static_cast<double>(n_total)) ++m.total;
+    if (host) {
+      const Probe& h = (*host)[k];
+      if (p.n_ep != h.n_ep || p.n_near != h.n_near || p.far_mass != h.far_mass) ++m.host;
+    }
+  }
+  return m;
+}
 
 // Search radii spanning 30x (deterministic in the id), 0.005 to 0.15: for bodies of a Plummer
 // sphere (resident_test::searchBodies), tens of neighbours in the core, none far out.

@@ -526,7 +526,8 @@ class ResidentTreeLong {
     const std::size_t per_particle = 2 * (sizeof(MortonKey) + 4) + sizeof(EPI) + sizeof(EPJ) + sizeof(Force) +
                                      fp_bytes + (std::is_same_v<DI, EPI> ? 0 : sizeof(DI)) +
                                      (std::is_same_v<DJ, EPJ> ? 0 : sizeof(DJ)) +
-                                     (sizeof(TreeCell) + sizeof(Moment) + sizeof(DS) + sizeof(WalkCell)) / 2;
+                                     (sizeof(TreeCell) + sizeof(Moment) + sizeof(DS) + sizeof(WalkCell) +
+                                      (kSearches ? sizeof(DeviceCellBoxes) : 0)) / 2;
     const std::size_t needed = n * per_particle;
     std::size_t free_bytes = 0, total_bytes = 0;
     check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
@@ -572,7 +573,10 @@ class ResidentTreeLong {
   void exchangeLet(const Comm& comm) {
     const int ranks = comm.size(), me = comm.rank();
     const std::size_t n_local = epj_.size();
-    const Boxd my_box = boundingBox(policy_, epj_.data(), n_local, cub_);  // empty when none
+    // The targets' boxes: of the EPJs, as the host's planLet; a search tree's reach is of the EPIs,
+    // as the host's planSearchLet (empty when a rank has none).
+    const Boxd my_box = kSearches ? boundingBox(policy_, epi_.data(), epi_.size(), cub_)
+                                  : boundingBox(policy_, epj_.data(), n_local, cub_);
     const std::vector<Boxd> boxes = comm.allgather(my_box);
     // Symmetry search trees: every rank's box of its i-particles' search spheres too.
     std::vector<Boxd> reaches;

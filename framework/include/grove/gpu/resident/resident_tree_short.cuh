@@ -84,11 +84,13 @@ class NeighbourSet {
                           int sub = 0, unsigned mask = 0xffffffffu)
       : epj_(epj), index_(index), count_(count), xi_(xi), periods_(periods), lanes_(lanes), sub_(sub), mask_(mask) {}
   __device__ int size() const { return count_; }
-  // combine over every neighbour of map(neighbour), from `identity` (which combine must leave
-  // unchanged: zeros for sums). Each of the particle's threads folds every lanes-th neighbour in
-  // order, then the shares are combined pairwise; every thread returns the first thread's value,
-  // so all take the same branches after it. On one thread: the plain loop, in its order. T must
-  // be trivially copyable; every thread of the particle must call reduce alike.
+  // combine over every neighbour of map(neighbour), from `identity`. Each of the particle's
+  // threads folds every lanes-th neighbour in order, then the shares are combined pairwise, so
+  // combine must be associative and commutative (sums, maxima) and `identity` must leave it
+  // unchanged (zeros for sums); T is identity's type (reduce(0, ...) sums ints). Every thread
+  // returns the first thread's value, so all take the same branches after it; every thread of
+  // the particle must call reduce alike, and side effects of the kernel run on each thread. On
+  // one thread: the plain loop, in its order. T must be trivially copyable.
   template <class T, class Map, class Combine>
   __device__ T reduce(T identity, Map map, Combine combine) const {
     T acc = identity;
@@ -122,7 +124,7 @@ class NeighbourSet {
 #pragma unroll
     for (int w = 0; w < kWords; ++w)
       words[w] = xor_lane ? __shfl_xor_sync(mask_, words[w], offset) : __shfl_sync(mask_, words[w], offset);
-    T out;
+    T out = v;  // T need not be default-constructible
     memcpy(&out, words, sizeof(T));
     return out;
   }
@@ -137,18 +139,19 @@ class NeighbourSet {
 };
 
 // Marks a kernel of the neighbour-set form for calcForceAllAndWriteBack.
-template <class Kernel>
+// kCooperative: the kernel's sums go through NeighbourSet::reduce only, so it may run on several
+// threads per particle (a compile-time mark: other kernels are built for one thread only).
+template <class Kernel, bool kCooperative = false>
 struct NeighbourSetKernel {
   Kernel kernel;
-  bool cooperative = false;  // sums through NeighbourSet::reduce only: several threads per particle
 };
 template <class Kernel>
 NeighbourSetKernel<Kernel> withNeighbourSets(Kernel kernel) {
-  return {kernel, false};
+  return {kernel};
 }
 template <class Kernel>
-NeighbourSetKernel<Kernel> withCooperativeNeighbourSets(Kernel kernel) {
-  return {kernel, true};
+NeighbourSetKernel<Kernel, true> withCooperativeNeighbourSets(Kernel kernel) {
+  return {kernel};
 }
 
 namespace kernel {
@@ -425,12 +428,8 @@ class ResidentTreeShort {
   // k once per particle on as many threads as the search gives it (k's sums through reduce).
   template <class Kernel>
   void computeOverCooperativeNeighbourSets(Kernel k) {
-    switch (searchLanes(static_cast<std::uint32_t>(epi_.size()))) {
-      case 8: launchOverNeighbourSets<8>(k); break;
-      case 4: launchOverNeighbourSets<4>(k); break;
-      case 2: launchOverNeighbourSets<2>(k); break;
-      default: launchOverNeighbourSets<1>(k); break;
-    }
+    withLanes(searchLanes(static_cast<std::uint32_t>(epi_.size())),
+              [&](auto lanes) { launchOverNeighbourSets<decltype(lanes)::value>(k); });
   }
 
   // FP::copyFromForce for every particle (psys in the tree's order, as the forces).
@@ -549,9 +548,9 @@ class ResidentTreeShort {
   void compute(Pair pair) {
     computePairwise(pair);
   }
-  template <class Kernel>
-  void compute(NeighbourSetKernel<Kernel> k) {
-    if (k.cooperative) computeOverCooperativeNeighbourSets(k.kernel);
+  template <class Kernel, bool kCooperative>
+  void compute(NeighbourSetKernel<Kernel, kCooperative> k) {
+    if constexpr (kCooperative) computeOverCooperativeNeighbourSets(k.kernel);
     else computeOverNeighbourSets(k.kernel);
   }
 
@@ -727,13 +726,18 @@ class ResidentTreeShort {
     const auto n = static_cast<std::uint32_t>(epi_.size());
     const int lanes = searchLanes(n);
     profile_.search_lanes = lanes;
-    switch (lanes) {
-      case 1: launchSearchWith<1>(n, list, stride, capacity); break;
-      case 2: launchSearchWith<2>(n, list, stride, capacity); break;
-      case 4: launchSearchWith<4>(n, list, stride, capacity); break;
-      default: launchSearchWith<8>(n, list, stride, capacity); break;
-    }
+    withLanes(lanes, [&](auto k) { launchSearchWith<decltype(k)::value>(n, list, stride, capacity); });
     ++profile_.search_walks;
+  }
+  // f(std::integral_constant<int, lanes>) for lanes 1, 2, 4 or 8 (searchLanes' values).
+  template <class F>
+  static void withLanes(int lanes, F&& f) {
+    switch (lanes) {
+      case 1: f(std::integral_constant<int, 1>{}); break;
+      case 2: f(std::integral_constant<int, 2>{}); break;
+      case 4: f(std::integral_constant<int, 4>{}); break;
+      default: f(std::integral_constant<int, 8>{}); break;
+    }
   }
   template <int kLanes>
   void launchSearchWith(std::uint32_t n, int* list, std::int64_t stride, int capacity) {
