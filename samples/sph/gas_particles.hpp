@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "grove/core/vec3.hpp"
+#include "grove/io/fields.hpp"
 #include "host_device.hpp"
 
 namespace sph {
@@ -84,6 +85,15 @@ struct GasParticle {
   }
   SPH_HOST_DEVICE void copyFromForce(const HydroResult& r) { acc = r.acc, du_dt = r.du_dt, v_signal = r.v_signal; }
   SPH_HOST_DEVICE void copyFromForce(const DensitySums& s) { density_sums = s; }
+  // What the HDF5 snapshot holds (grove/io/snapshot.hpp), under SWIFT's gas names.
+  static constexpr auto snapshotFields() {
+    using grove::io::field;
+    return std::tuple{field("Coordinates", &GasParticle::pos),         field("Velocities", &GasParticle::vel),
+                      field("Masses", &GasParticle::mass),             field("ParticleIDs", &GasParticle::id),
+                      field("InternalEnergies", &GasParticle::u),      field("Densities", &GasParticle::dens),
+                      field("Pressures", &GasParticle::pres),          field("SmoothingLengths", &GasParticle::h),
+                      field("Accelerations", &GasParticle::acc),       field("NumberOfNeighbours", &GasParticle::n_neighbours)};
+  }
 };
 
 struct DensityEPI {
