@@ -4,7 +4,8 @@
 # builds the GPU tests and benchmarks, runs them, and prints a short table at the end.
 # Also the SPH sample's GPU passes: grove_gpu_sph_tests, and samples/sph with --gpu none,
 # template, engine and resident (the whole step on the device), and a resident run at 2^21
-# template and engine (the sample needs CLI11: carry .deps, found through CMAKE_PREFIX_PATH).
+# template and engine (the sample needs CLI11: carry .deps, found through CMAKE_PREFIX_PATH), and the
+# GPU tutorials (doc/tutorial/05_gpu_resident) at 1 and 2 ranks.
 #
 #   bash tools/gpu_check.sh            from the repository root
 #
@@ -111,6 +112,9 @@ TARGETS+=(grove_gpu_sph_tests grove_gpu_resident_short_tests)
 SUITES+=(grove_gpu_sph_tests grove_gpu_resident_short_tests)
 [[ -d $BUILD/samples/sph ]] && TARGETS+=(sph)
 [[ -d $BUILD/samples/nbody ]] && TARGETS+=(nbody)
+# The GPU tutorials (doc/tutorial): programs that check what their pages claim.
+TUTORIALS=(tutorial_05_gpu_resident)
+[[ -d $BUILD/doc/tutorial ]] && TARGETS+=("${TUTORIALS[@]}")
 step "build ${TARGETS[*]} with -j$JOBS"
 build_ok=1
 if ! cmake --build "$BUILD" -j "$JOBS" --target "${TARGETS[@]}" > "$LOGS/build.log" 2>&1; then
@@ -204,6 +208,27 @@ for t in "${MPI_SUITES[@]}"; do
       continue
     fi
     OMP_NUM_THREADS=$(( $(nproc) / np )) run_suite "$key" mpirun -np "$np" "$exe" --gtest_color=no
+  done
+done
+
+# The tutorials at 1 and 2 ranks (sharing the GPU): exit 0 when what the page claims holds.
+declare -A tutorial_result
+TUTORIAL_RUNS=()
+for t in "${TUTORIALS[@]}"; do
+  exe=$BUILD/doc/tutorial/$t
+  for np in 1 2; do
+    key=${t}_np$np
+    TUTORIAL_RUNS+=("$key")
+    if [[ ! -x $exe ]]; then
+      tutorial_result[$key]="not built"
+      status=1
+      continue
+    fi
+    step "run $t on $np rank(s)"
+    OMP_NUM_THREADS=$(( $(nproc) / np )) timeout 300 mpirun -np "$np" "$exe" > "$LOGS/$key.log" 2>&1
+    rc=$?
+    [[ $rc -ne 0 ]] && status=1
+    tutorial_result[$key]="rc $rc: $(grep -v '^\[' "$LOGS/$key.log" | tail -2 | tr '\n' ' ')"
   done
 done
 
@@ -378,6 +403,9 @@ fi  # GROVE_SKIP_BENCH
   echo
   echo "==== grove GPU check ($(grep -m1 '^gpu:' "$LOGS/machine.txt" | cut -d, -f1 | sed 's/^gpu: //'), $((SECONDS - START)) s) ===="
   echo "build      : $([[ $build_ok == 1 ]] && echo ok || echo FAILED), $warnings compiler warnings, $kernels kernels compiled, $spilling of them spill registers (ptxas.txt)"
+  for t in "${TUTORIAL_RUNS[@]}"; do
+    printf "%-20s : %s\n" "$t" "${tutorial_result[$t]}"
+  done
   for t in "${TABLE_SUITES[@]}"; do
     printf "%-20s : passed %s, failed %s, skipped %s\n" "$t" "${passed[$t]}" "${failed[$t]}" "${skipped[$t]}"
   done
