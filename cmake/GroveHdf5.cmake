@@ -6,6 +6,7 @@
 option(GROVE_HDF5 "Build grove::io's HDF5 snapshots when HDF5 is found" ON)
 
 set(GROVE_HAS_HDF5 OFF)
+set(GROVE_HDF5_PARALLEL OFF)  # several ranks may write one snapshot (the parallel library)
 set(GROVE_HDF5_LIBRARIES)
 if(GROVE_HDF5)
   # FindHDF5 probes the C library with the C compiler.
@@ -21,6 +22,7 @@ if(GROVE_HDF5)
                    "without grove::io's HDF5 snapshots (install libhdf5-dev for them)")
   elseif(HDF5_FOUND)
     set(GROVE_HAS_HDF5 ON)
+    set(GROVE_HDF5_PARALLEL ${HDF5_IS_PARALLEL})
     set(GROVE_HDF5_LIBRARIES ${HDF5_C_LIBRARIES})
     set(GROVE_HDF5_INCLUDE_DIRS ${HDF5_C_INCLUDE_DIRS})
     set(GROVE_HDF5_DEFINITIONS ${HDF5_C_DEFINITIONS})

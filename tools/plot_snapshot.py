@@ -20,7 +20,7 @@ def main():
     p.add_argument("-o", "--output", help="PNG to write (default: the snapshot's name with .png)")
     p.add_argument("--axis", choices="xyz", default="z", help="the slice's normal")
     p.add_argument("--width", type=float, default=0.1, help="slab thickness, as a fraction of the extent")
-    p.add_argument("--part-type", type=int, default=0)
+    p.add_argument("--part-type", type=int, help="PartTypeN to draw (default: the first the file holds)")
     p.add_argument("--bins", type=int, help="pixels per side (default: about sqrt of the bodies in the slab)")
     a = p.parse_args()
 
@@ -31,7 +31,10 @@ def main():
 
     with h5py.File(a.snapshot, "r") as f:
         time = float(f["Header"].attrs["Time"])
-        group = f[f"PartType{a.part_type}"]
+        part_type = a.part_type
+        if part_type is None:
+            part_type = next(k for k in range(6) if f"PartType{k}" in f)
+        group = f[f"PartType{part_type}"]
         x = group["Coordinates"][:]
         m = group["Masses"][:] if "Masses" in group else np.ones(len(x))
     normal = "xyz".index(a.axis)

@@ -107,6 +107,7 @@ void writeSnapshot(const Options& opt, std::span<const user::Body> mine, const g
     header.time = time;
     header.step = step;
     header.parameters = opt.parameters;
+    header.part_type = 1;  // GADGET's collisionless particles (PartType0 is gas, read with smoothing lengths)
     grove::io::writeSnapshot((out / fmt::format("snapshot_{:05d}.hdf5", step)).string(), mine, header, comm);
     return;
   }

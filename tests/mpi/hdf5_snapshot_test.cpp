@@ -72,10 +72,22 @@ std::string sharedPath(const grove::Comm& comm, const std::string& name) {
   return ::testing::TempDir() + "grove_" + name + "_np" + std::to_string(comm.size()) + ".hdf5";
 }
 
+// A serial HDF5 library serves one rank (the GPU machine has one): the multi-rank tests skip there.
+bool hdf5ServesRanks(int ranks) { return ranks == 1 || grove::io::Hdf5File::parallel(); }
+
+// Fields of a read star unlike starOf(id) (counted, not asserted: every rank must reach the
+// collective calls after the loop).
+int unlikeWritten(const Star& s) {
+  const Star want = starOf(s.id);
+  return (s.mass != want.mass) + (s.pos != want.pos) + (s.vel != want.vel) + (s.metallicity != want.metallicity) +
+         (s.flags != want.flags) + (s.not_written != 0.0);
+}
+
 }  // namespace
 
 TEST(Hdf5Snapshot, RoundTripKeepsEveryParticleAndField) {
   const grove::Comm comm = grove::Comm::world();
+  if (!hdf5ServesRanks(comm.size())) GTEST_SKIP() << "this HDF5 library is serial";
   const std::int64_t n = 1003;
   const auto written = myStars(comm, n);
   const std::string path = sharedPath(comm, "round_trip");
@@ -101,16 +113,12 @@ TEST(Hdf5Snapshot, RoundTripKeepsEveryParticleAndField) {
   EXPECT_EQ(static_cast<std::int64_t>(read.size()), total * (me + 1) / ranks - total * me / ranks);
 
   std::vector<std::int64_t> ids;
+  int unlike = 0;
   for (const Star& s : read) {
-    const Star want = starOf(s.id);
-    ASSERT_EQ(s.mass, want.mass) << "star " << s.id;
-    ASSERT_EQ(s.pos, want.pos) << "star " << s.id;
-    ASSERT_EQ(s.vel, want.vel) << "star " << s.id;
-    ASSERT_EQ(s.metallicity, want.metallicity) << "star " << s.id;
-    ASSERT_EQ(s.flags, want.flags) << "star " << s.id;
-    ASSERT_EQ(s.not_written, 0.0) << "star " << s.id << ": a member without a field";
+    unlike += unlikeWritten(s);
     ids.push_back(s.id);
   }
+  EXPECT_EQ(unlike, 0) << "fields read unlike those written (a member without a field must read as 0)";
   std::vector<std::int64_t> all_read = comm.allgatherv(std::span<const std::int64_t>(ids));
   std::vector<std::int64_t> all_written;
   for (const Star& s : written) all_written.push_back(s.id);
@@ -122,13 +130,16 @@ TEST(Hdf5Snapshot, RoundTripKeepsEveryParticleAndField) {
   grove::DomainInfo dinfo;
   dinfo.decomposeDomainAll(read);
   read.exchangeParticle(dinfo);
-  for (const Star& s : read) ASSERT_TRUE(dinfo.getPosDomain(comm.rank()).contains(s.pos)) << "star " << s.id;
+  int outside = 0;
+  for (const Star& s : read) outside += dinfo.getPosDomain(comm.rank()).contains(s.pos) ? 0 : 1;
+  EXPECT_EQ(outside, 0);
   EXPECT_EQ(comm.allreduceSum(static_cast<std::int64_t>(read.size())), total);
 }
 
 TEST(Hdf5Snapshot, WrittenByThreeRanksReadByTwo) {
   const grove::Comm world = grove::Comm::world();
   if (world.size() < 3) GTEST_SKIP() << "needs 3 ranks (the suite runs at 1-4)";
+  if (!hdf5ServesRanks(3)) GTEST_SKIP() << "this HDF5 library is serial";
   const std::string path = sharedPath(world, "three_two");
   const std::int64_t n = 777;
   std::vector<std::int64_t> written_ids;
@@ -148,14 +159,12 @@ TEST(Hdf5Snapshot, WrittenByThreeRanksReadByTwo) {
   if (world.rank() < 2) {
     grove::ParticleSystem<Star> read;
     EXPECT_EQ(grove::io::readSnapshot(path, read, readers).time, 2.5);
+    int unlike = 0;
     for (const Star& s : read) {
-      const Star want = starOf(s.id);
-      ASSERT_EQ(s.pos, want.pos) << "star " << s.id;
-      ASSERT_EQ(s.vel, want.vel) << "star " << s.id;
-      ASSERT_EQ(s.mass, want.mass) << "star " << s.id;
-      ASSERT_EQ(s.flags, want.flags) << "star " << s.id;
+      unlike += unlikeWritten(s);
       read_ids.push_back(s.id);
     }
+    EXPECT_EQ(unlike, 0) << "fields read by 2 ranks unlike those 3 wrote";
   }
   read_ids = world.allgatherv(std::span<const std::int64_t>(read_ids));
   std::sort(read_ids.begin(), read_ids.end());
@@ -167,7 +176,9 @@ TEST(Hdf5Snapshot, WrittenByThreeRanksReadByTwo) {
 
 TEST(Hdf5Snapshot, MissingAndForeignFilesAreRefusedWithTheirName) {
   const grove::Comm comm = grove::Comm::world();
+  if (!hdf5ServesRanks(comm.size())) GTEST_SKIP() << "this HDF5 library is serial";
   grove::ParticleSystem<Star> read;
+  read.add(starOf(7));  // a failed read must leave what was there
   const std::string missing = ::testing::TempDir() + "grove_no_such_snapshot.hdf5";
   try {
     grove::io::readSnapshot(missing, read, comm);
@@ -184,5 +195,6 @@ TEST(Hdf5Snapshot, MissingAndForeignFilesAreRefusedWithTheirName) {
   } catch (const grove::Error& e) {
     EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
   }
-  EXPECT_EQ(read.size(), 0u) << "nothing is added when the read fails";
+  ASSERT_EQ(read.size(), 1u) << "a failed read changed the particles";
+  EXPECT_EQ(read[0].id, 7);
 }

@@ -33,9 +33,9 @@ def main():
 
     with h5py.File(os.path.join(work, "out", "snapshot_00002.hdf5"), "r") as f:
         header = f["Header"].attrs
-        assert list(header["NumPart_Total"]) == [3000, 0, 0, 0, 0, 0], header["NumPart_Total"]
+        assert list(header["NumPart_Total"]) == [0, 3000, 0, 0, 0, 0], header["NumPart_Total"]
         assert abs(header["Time"] - 0.015625) < 1e-15 and header["Step"] == 2, (header["Time"], header["Step"])
-        part = f["PartType0"]
+        part = f["PartType1"]  # collisionless bodies, as GADGET numbers them
         for name in ("Coordinates", "Velocities", "Acceleration"):
             assert part[name].shape == (3000, 3), (name, part[name].shape)
             assert np.all(np.isfinite(part[name][:])), name

@@ -133,10 +133,13 @@ Hdf5File::Hdf5File(const std::string& path, Mode mode, const void* native_comm) 
 #ifdef H5_HAVE_PARALLEL
   const MPI_Comm comm = native_comm ? *static_cast<const MPI_Comm*>(native_comm) : MPI_COMM_WORLD;
   H5Pset_fapl_mpio(access.get(), comm, MPI_INFO_NULL);
+  // Attributes beyond 64 KiB (a long parameter file) need the newer object header format.
+  H5Pset_libver_bounds(access.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST);
   m.transfer = H5Pcreate(H5P_DATASET_XFER);
   H5Pset_dxpl_mpio(m.transfer, H5FD_MPIO_COLLECTIVE);
 #else
   (void)native_comm;  // the serial library: one rank (grove/io/snapshot.hpp checks)
+  H5Pset_libver_bounds(access.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST);
 #endif
   if (mode == Mode::kCreate) {
     m.file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get());
@@ -152,6 +155,15 @@ Hdf5File::Hdf5File(const std::string& path, Mode mode, const void* native_comm) 
 Hdf5File::~Hdf5File() = default;
 
 const std::string& Hdf5File::path() const { return impl_->path; }
+
+void Hdf5File::close() {
+  Impl& m = *impl_;
+  if (m.file < 0) return;
+  const herr_t closed = H5Fclose(m.file);
+  m.file = -1;
+  require(closed >= 0, "grove::io::Hdf5File", "closing {} failed (disk full, or a quota?): the file is incomplete",
+          m.path);
+}
 
 bool Hdf5File::parallel() {
 #ifdef H5_HAVE_PARALLEL

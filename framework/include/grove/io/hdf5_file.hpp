@@ -34,6 +34,9 @@ class Hdf5File {
   Hdf5File& operator=(const Hdf5File&) = delete;
 
   const std::string& path() const;
+  // Closes the file (collective), reporting a failure: with parallel HDF5 the metadata reach the
+  // disk only here. The destructor closes a file still open without a report.
+  void close();
 
   // Attributes of a group (created with its parents when missing), e.g. "/Header".
   void writeAttribute(const std::string& group, const std::string& name, const std::vector<double>& values);

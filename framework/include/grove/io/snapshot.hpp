@@ -28,6 +28,9 @@
 // comm). Needs grove built with HDF5 (GROVE_HAS_HDF5, grove/config.hpp); with the serial HDF5
 // library, one rank only.
 #include <cstdint>
+#include <cstring>
+#include <exception>
+#include <optional>
 #include <span>
 #include <string>
 #include <tuple>
@@ -55,6 +58,19 @@ struct SnapshotHeader {
 };
 
 namespace detail {
+
+template <class F>
+struct MemberOf;
+template <class FP, class M>
+struct MemberOf<Field<FP, M>> {
+  using type = M;
+};
+template <class F>
+struct MemberOf<const F> : MemberOf<F> {};
+template <class F>
+struct MemberOf<const F&> : MemberOf<F> {};
+template <class F>
+struct MemberOf<F&> : MemberOf<F> {};
 
 // How a member is stored: its scalar type and the scalars per particle.
 template <class M>
@@ -97,6 +113,18 @@ inline void requireHdf5Ranks(const Comm& comm, const std::string& path) {
           "share the file; build grove with the parallel library (libhdf5-openmpi-dev)", path, comm.size());
 }
 
+// One field of every particle, packed (the member's scalars are contiguous: Layout's checks).
+template <class FP, class M>
+std::vector<std::byte> columnOf(std::span<const FP> particles, const Field<FP, M>& f) {
+  static_assert(sizeof(M) == Layout<M>::components *
+                                 (Layout<M>::type == Scalar::kFloat64 || Layout<M>::type == Scalar::kInt64 ? 8 : 4),
+                "grove::io: a field's scalars must be packed");
+  std::vector<std::byte> column(particles.size() * sizeof(M));
+  for (std::size_t i = 0; i < particles.size(); ++i)
+    std::memcpy(column.data() + i * sizeof(M), &(particles[i].*(f.member)), sizeof(M));
+  return column;
+}
+
 // This rank's first row: the particles of the ranks before it.
 inline std::int64_t firstRowOf(const Comm& comm, std::int64_t count, std::int64_t* total) {
   const std::vector<std::int64_t> counts = comm.allgather(count);
@@ -118,9 +146,22 @@ void writeSnapshot(const std::string& path, std::span<const FP> particles, const
   static_assert(HasSnapshotFields<FP>, "grove::io::writeSnapshot: FP needs `static constexpr auto snapshotFields()` "
                                        "naming its fields (grove/io/snapshot.hpp)");
   detail::requireHdf5Ranks(comm, path);
+  require(header.part_type >= 0 && header.part_type < 6, "grove::io::writeSnapshot",
+          "{}: particle type {} is outside GADGET's 0-5", path, header.part_type);
   const auto count = static_cast<std::int64_t>(particles.size());
   std::int64_t total = 0;
   const std::int64_t first = detail::firstRowOf(comm, count, &total);
+  // Every field's column first, agreed on by all ranks: a rank that failed here (memory) must not
+  // leave the others waiting in a collective write.
+  std::vector<std::vector<std::byte>> columns;
+  std::optional<std::string> problem;
+  try {
+    std::apply([&](const auto&... fields) { (columns.push_back(detail::columnOf(particles, fields)), ...); },
+               FP::snapshotFields());
+  } catch (const std::exception& e) {
+    problem = fmt::format("{}: preparing this rank's {} particles failed: {}", path, count, e.what());
+  }
+  comm.throwIfAnyFailed(problem, "grove::io::writeSnapshot");
   Hdf5File file(path, Hdf5File::Mode::kCreate, grove::detail::nativeComm(comm.handle()));
 
   std::vector<std::int64_t> this_file(6, 0), high_word(6, 0);
@@ -143,20 +184,17 @@ void writeSnapshot(const std::string& path, std::span<const FP> particles, const
   file.writeAttribute("/Parameters", "Text", header.parameters);
 
   const std::string group = detail::partTypeGroup(header.part_type);
+  std::size_t k = 0;
   std::apply(
       [&](const auto&... fields) {
         auto write_one = [&](const auto& f) {
-          using M = std::remove_cvref_t<decltype(particles[0].*(f.member))>;
-          using L = detail::Layout<M>;
-          std::vector<M> column(particles.size());
-          for (std::size_t i = 0; i < particles.size(); ++i) column[i] = particles[i].*(f.member);
-          static_assert(sizeof(M) == L::components * (L::type == Scalar::kFloat64 || L::type == Scalar::kInt64 ? 8 : 4),
-                        "grove::io: a field's scalars must be packed");
-          file.writeRows(group + "/" + f.name, L::type, L::components, total, first, count, column.data());
+          using L = detail::Layout<typename detail::MemberOf<decltype(f)>::type>;
+          file.writeRows(group + "/" + f.name, L::type, L::components, total, first, count, columns[k++].data());
         };
         (write_one(fields), ...);
       },
       FP::snapshotFields());
+  file.close();
 }
 
 template <class FP>
@@ -167,8 +205,7 @@ void writeSnapshot(const std::string& path, const ParticleSystem<FP>& psys, cons
 // Reads a snapshot's particles of header.part_type's group: each rank gets a contiguous share of
 // the rows, whatever the rank count that wrote it (collective). Returns the header.
 template <class FP>
-SnapshotHeader readSnapshot(const std::string& path, ParticleSystem<FP>& psys, const Comm& comm = Comm::world(),
-                            int part_type = 0) {
+SnapshotHeader readSnapshot(const std::string& path, ParticleSystem<FP>& psys, const Comm& comm, int part_type = 0) {
   static_assert(HasSnapshotFields<FP>, "grove::io::readSnapshot: FP needs `static constexpr auto snapshotFields()` "
                                        "naming its fields (grove/io/snapshot.hpp)");
   detail::requireHdf5Ranks(comm, path);
@@ -190,6 +227,8 @@ SnapshotHeader readSnapshot(const std::string& path, ParticleSystem<FP>& psys, c
   require(part_type >= 0 && static_cast<std::size_t>(part_type) < totals.size(), "grove::io::readSnapshot",
           "{} has no particle type {}", path, part_type);
   const std::int64_t total = totals[static_cast<std::size_t>(part_type)];
+  require(total >= 0, "grove::io::readSnapshot", "{}: NumPart_Total says {} particles of type {}", path, total,
+          part_type);
   const std::int64_t ranks = comm.size(), me = comm.rank();
   const std::int64_t first = total * me / ranks, count = total * (me + 1) / ranks - first;
 
@@ -217,6 +256,11 @@ SnapshotHeader readSnapshot(const std::string& path, ParticleSystem<FP>& psys, c
   psys.setNumberOfParticleLocal(0);
   psys.add(std::span<const FP>(particles));
   return header;
+}
+// The particle system's own communicator (as writeSnapshot's ParticleSystem form).
+template <class FP>
+SnapshotHeader readSnapshot(const std::string& path, ParticleSystem<FP>& psys, int part_type = 0) {
+  return readSnapshot(path, psys, psys.comm(), part_type);
 }
 
 }  // namespace grove::io
