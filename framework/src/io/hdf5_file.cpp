@@ -61,6 +61,23 @@ hid_t fileType(Scalar type) {
   return H5T_IEEE_F64LE;
 }
 
+// Selects rows [first, first + count) of a table in file_space; returns the matching memory
+// space. A rank without rows selects nothing, and still takes part in the collective transfer.
+Handle selectRows(hid_t file_space, int components, std::int64_t first, std::int64_t count) {
+  const int rank = components == 1 ? 1 : 2;
+  const std::array<hsize_t, 2> start{static_cast<hsize_t>(first), 0};
+  const std::array<hsize_t, 2> extent{static_cast<hsize_t>(count), static_cast<hsize_t>(components)};
+  const std::array<hsize_t, 2> one{1, static_cast<hsize_t>(components)};
+  Handle memory_space(H5Screate_simple(rank, count > 0 ? extent.data() : one.data(), nullptr), H5Sclose);
+  if (count > 0) {
+    H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start.data(), nullptr, extent.data(), nullptr);
+  } else {
+    H5Sselect_none(file_space);
+    H5Sselect_none(memory_space.get());
+  }
+  return memory_space;
+}
+
 // HDF5's own error stack is silenced (grove reports with the file and object named instead).
 void silenceHdf5() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 
@@ -235,16 +252,7 @@ void Hdf5File::writeRows(const std::string& dataset, Scalar type, int components
                       H5P_DEFAULT),
            H5Dclose);
   m.check(d.valid(), "creating the dataset", dataset);
-  const std::array<hsize_t, 2> start{static_cast<hsize_t>(first), 0};
-  const std::array<hsize_t, 2> extent{static_cast<hsize_t>(count), static_cast<hsize_t>(components)};
-  const std::array<hsize_t, 2> one{1, static_cast<hsize_t>(components)};
-  Handle memory_space(H5Screate_simple(rank, count > 0 ? extent.data() : one.data(), nullptr), H5Sclose);
-  if (count > 0) {
-    H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, extent.data(), nullptr);
-  } else {  // a rank without rows still takes part in the collective transfer
-    H5Sselect_none(file_space.get());
-    H5Sselect_none(memory_space.get());
-  }
+  Handle memory_space = selectRows(file_space.get(), components, first, count);
   m.check(H5Dwrite(d.get(), memoryType(type), memory_space.get(), file_space.get(), m.transfer, data) >= 0,
           "writing rows of the dataset", dataset);
 }
@@ -277,17 +285,7 @@ void Hdf5File::readRows(const std::string& dataset, Scalar type, int components,
           first, first + count, components, dataset, m.path, s.rows, s.components);
   Handle d = m.dataset(dataset);
   Handle file_space(H5Dget_space(d.get()), H5Sclose);
-  const int rank = components == 1 ? 1 : 2;
-  const std::array<hsize_t, 2> start{static_cast<hsize_t>(first), 0};
-  const std::array<hsize_t, 2> extent{static_cast<hsize_t>(count), static_cast<hsize_t>(components)};
-  const std::array<hsize_t, 2> one{1, static_cast<hsize_t>(components)};
-  Handle memory_space(H5Screate_simple(rank, count > 0 ? extent.data() : one.data(), nullptr), H5Sclose);
-  if (count > 0) {
-    H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, extent.data(), nullptr);
-  } else {
-    H5Sselect_none(file_space.get());
-    H5Sselect_none(memory_space.get());
-  }
+  Handle memory_space = selectRows(file_space.get(), components, first, count);
   m.check(H5Dread(d.get(), memoryType(type), memory_space.get(), file_space.get(), m.transfer, out) >= 0,
           "reading rows of the dataset", dataset);
 }

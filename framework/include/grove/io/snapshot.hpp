@@ -59,52 +59,31 @@ struct SnapshotHeader {
 
 namespace detail {
 
-template <class F>
-struct MemberOf;
-template <class FP, class M>
-struct MemberOf<Field<FP, M>> {
-  using type = M;
-};
-template <class F>
-struct MemberOf<const F> : MemberOf<F> {};
-template <class F>
-struct MemberOf<const F&> : MemberOf<F> {};
-template <class F>
-struct MemberOf<F&> : MemberOf<F> {};
-
-// How a member is stored: its scalar type and the scalars per particle.
+// How a member is stored: its scalar type and the scalars per particle (3 for vectors).
+template <class T>
+constexpr Scalar scalarOf() {
+  static_assert(std::is_same_v<T, double> || std::is_same_v<T, float> || std::is_same_v<T, std::int64_t> ||
+                    std::is_same_v<T, std::int32_t>,
+                "grove::io: a snapshot field is double, float, std::int64_t, std::int32_t or a Vec3 of them");
+  if constexpr (std::is_same_v<T, double>) return Scalar::kFloat64;
+  else if constexpr (std::is_same_v<T, float>) return Scalar::kFloat32;
+  else if constexpr (std::is_same_v<T, std::int64_t>) return Scalar::kInt64;
+  else return Scalar::kInt32;
+}
 template <class M>
-struct Layout;
-template <>
-struct Layout<double> {
-  static constexpr Scalar type = Scalar::kFloat64;
+struct Layout {
+  static constexpr Scalar type = scalarOf<M>();
   static constexpr int components = 1;
 };
-template <>
-struct Layout<float> {
-  static constexpr Scalar type = Scalar::kFloat32;
-  static constexpr int components = 1;
-};
-template <>
-struct Layout<std::int64_t> {
-  static constexpr Scalar type = Scalar::kInt64;
-  static constexpr int components = 1;
-};
-template <>
-struct Layout<std::int32_t> {
-  static constexpr Scalar type = Scalar::kInt32;
-  static constexpr int components = 1;
-};
-template <>
-struct Layout<Vec3d> {
-  static constexpr Scalar type = Scalar::kFloat64;
+template <class T>
+struct Layout<Vec3<T>> {
+  static constexpr Scalar type = scalarOf<T>();
   static constexpr int components = 3;
+  static_assert(sizeof(Vec3<T>) == 3 * sizeof(T), "grove::io: a vector field's scalars must be packed");
 };
-template <>
-struct Layout<Vec3f> {
-  static constexpr Scalar type = Scalar::kFloat32;
-  static constexpr int components = 3;
-};
+// A field's Layout (unevaluated: decltype(layoutOf(field))).
+template <class FP, class M>
+Layout<M> layoutOf(const Field<FP, M>&);
 
 inline std::string partTypeGroup(int part_type) { return "/PartType" + std::to_string(part_type); }
 
@@ -113,12 +92,9 @@ inline void requireHdf5Ranks(const Comm& comm, const std::string& path) {
           "share the file; build grove with the parallel library (libhdf5-openmpi-dev)", path, comm.size());
 }
 
-// One field of every particle, packed (the member's scalars are contiguous: Layout's checks).
+// One field of every particle, packed.
 template <class FP, class M>
 std::vector<std::byte> columnOf(std::span<const FP> particles, const Field<FP, M>& f) {
-  static_assert(sizeof(M) == Layout<M>::components *
-                                 (Layout<M>::type == Scalar::kFloat64 || Layout<M>::type == Scalar::kInt64 ? 8 : 4),
-                "grove::io: a field's scalars must be packed");
   std::vector<std::byte> column(particles.size() * sizeof(M));
   for (std::size_t i = 0; i < particles.size(); ++i)
     std::memcpy(column.data() + i * sizeof(M), &(particles[i].*(f.member)), sizeof(M));
@@ -188,7 +164,7 @@ void writeSnapshot(const std::string& path, std::span<const FP> particles, const
   std::apply(
       [&](const auto&... fields) {
         auto write_one = [&](const auto& f) {
-          using L = detail::Layout<typename detail::MemberOf<decltype(f)>::type>;
+          using L = decltype(detail::layoutOf(f));
           file.writeRows(group + "/" + f.name, L::type, L::components, total, first, count, columns[k++].data());
         };
         (write_one(fields), ...);

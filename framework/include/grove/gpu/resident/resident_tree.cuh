@@ -481,18 +481,12 @@ class ResidentTreeLong {
     const auto ng = static_cast<std::uint32_t>(groups_.size());
     profile_.n_groups = ng;
     group_boxes_.resize(ng);
+    constexpr bool kSymmetry = kSearch == LongSearchMode::SYMMETRY;  // the groups' search spheres too
+    if constexpr (kSymmetry) group_search_boxes_.resize(ng);
     if (ng > 0) {
-      kernel::groupBoxes<<<blocksFor(std::size_t{ng} * 32, 128), 128, 0, stream()>>>(groups_.data(), ng, epi_.data(),
-                                                                                       group_boxes_.data());
+      kernel::groupBoxes<<<blocksFor(std::size_t{ng} * 32, 128), 128, 0, stream()>>>(
+          groups_.data(), ng, epi_.data(), group_boxes_.data(), kSymmetry ? group_search_boxes_.data() : nullptr);
       check(cudaGetLastError(), "groupBoxes kernel launch");
-    }
-    if constexpr (kSearch == LongSearchMode::SYMMETRY) {
-      group_search_boxes_.resize(ng);
-      if (ng > 0) {
-        kernel::groupBoxes<<<blocksFor(std::size_t{ng} * 32, 128), 128, 0, stream()>>>(
-            groups_.data(), ng, epi_.data(), group_search_boxes_.data(), search::SearchBoxOf{});
-        check(cudaGetLastError(), "groupBoxes (search spheres) kernel launch");
-      }
     }
     marks_.mark(stream(), Stage::kGroups);
     lists_kept_ = false;

@@ -80,18 +80,8 @@ __global__ void finishCells(const TreeCell* __restrict__ cells, const Moment* __
   walk_cells[c] = {pos.x, pos.y, pos.z, r2};
 }
 
-// The bounding box of each group's particles (one warp per group), in double as the host's; or
-// of other boxes of them (box_of: search::SearchBoxOf for their search spheres).
-template <class EPI, class BoxOf = PositionBoxOf>
-__global__ void groupBoxes(const std::uint64_t* __restrict__ groups, std::uint32_t n_groups,
-                           const EPI* __restrict__ epi, Boxd* __restrict__ boxes, BoxOf box_of = {}) {
-  const std::uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const unsigned lane = threadIdx.x % 32;
-  if (warp >= n_groups) return;
-  const auto first = static_cast<std::uint32_t>(groups[warp] >> 32);
-  const auto count = static_cast<std::uint32_t>(groups[warp]);
-  Boxd box = Boxd::empty();
-  for (std::uint32_t i = first + lane; i < first + count; i += 32) box.merge(box_of(epi[i]));
+// The union of each lane's box over a warp (every lane gets it).
+__device__ inline Boxd warpUnion(Boxd box) {
   for (int offset = 16; offset > 0; offset /= 2) {
     Boxd other;
     other.low = {__shfl_xor_sync(0xffffffffu, box.low.x, offset), __shfl_xor_sync(0xffffffffu, box.low.y, offset),
@@ -100,7 +90,35 @@ __global__ void groupBoxes(const std::uint64_t* __restrict__ groups, std::uint32
                   __shfl_xor_sync(0xffffffffu, box.high.z, offset)};
     box.merge(other);
   }
+  return box;
+}
+
+// The bounding box of each group's particles (one warp per group), in double as the host's;
+// with search_boxes (symmetry search trees), in the same pass also the box of their search
+// spheres (EPI::getRSearch).
+template <class EPI>
+__global__ void groupBoxes(const std::uint64_t* __restrict__ groups, std::uint32_t n_groups,
+                           const EPI* __restrict__ epi, Boxd* __restrict__ boxes, Boxd* __restrict__ search_boxes) {
+  const std::uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  const unsigned lane = threadIdx.x % 32;
+  if (warp >= n_groups) return;
+  const auto first = static_cast<std::uint32_t>(groups[warp] >> 32);
+  const auto count = static_cast<std::uint32_t>(groups[warp]);
+  Boxd box = Boxd::empty(), reach = Boxd::empty();
+  for (std::uint32_t i = first + lane; i < first + count; i += 32) {
+    const EPI p = epi[i];
+    box.merge(positionOf(p));
+    if constexpr (HasRSearch<EPI>)
+      if (search_boxes) reach.merge(search::SearchBoxOf{}(p));
+  }
+  box = warpUnion(box);
   if (lane == 0) boxes[warp] = box;
+  if constexpr (HasRSearch<EPI>) {
+    if (search_boxes) {
+      reach = warpUnion(reach);
+      if (lane == 0) search_boxes[warp] = reach;
+    }
+  }
 }
 
 // What every walk kernel reads.
