@@ -4,7 +4,9 @@
 
 #include <climits>
 #include <cstdlib>
+#include <memory>
 #include <new>
+#include <string>
 
 #include "grove/comm/backend.hpp"
 #include "grove/core/error.hpp"
@@ -235,5 +237,101 @@ void cancel(RequestHandle& request) noexcept {
 }
 
 void destroyRequest(RequestHandle* request) noexcept { delete request; }
+
+// ---- shared files (MPI-IO) -----------------------------------------------------------------------
+
+struct FileHandle {
+  MPI_File file = MPI_FILE_NULL;
+};
+
+namespace {
+
+// "what failed: MPI's message", or empty on success. MPI-IO returns errors (its default handler
+// is MPI_ERRORS_RETURN), so every call is checked here.
+std::string fileProblem(int code, const char* what) {
+  if (code == MPI_SUCCESS) return {};
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  return fmt::format("{}: {}", what, std::string(text, static_cast<std::size_t>(length)));
+}
+
+// Byte counts beyond an int: whole MiB blocks first, then the rest; both calls are always made,
+// so a collective call matches on every rank whatever its count.
+constexpr std::uint64_t kBlockBytes = std::uint64_t{1} << 20;
+
+template <class Call>
+std::string inBlocks(std::uint64_t offset, std::uint64_t bytes, Call&& call) {
+  const std::uint64_t blocks = bytes / kBlockBytes, rest = bytes % kBlockBytes;
+  if (blocks > static_cast<std::uint64_t>(INT_MAX)) return fmt::format("{} bytes are too many for one call", bytes);
+  ElementType block(kBlockBytes);
+  std::string problem = call(offset, 0, static_cast<int>(blocks), block.get());
+  const std::string second = call(offset + blocks * kBlockBytes, blocks * kBlockBytes, static_cast<int>(rest), MPI_BYTE);
+  return problem.empty() ? second : problem;
+}
+
+}  // namespace
+
+FileHandle* fileOpen(const CommHandle& comm, const char* path, FileMode mode, std::string* problem) {
+  auto handle = std::make_unique<FileHandle>();
+  const int amode = mode == FileMode::kCreate ? (MPI_MODE_CREATE | MPI_MODE_WRONLY) : MPI_MODE_RDONLY;
+  *problem = fileProblem(MPI_File_open(comm.comm, path, amode, MPI_INFO_NULL, &handle->file), "open");
+  if (problem->empty() && mode == FileMode::kCreate)
+    *problem = fileProblem(MPI_File_set_size(handle->file, 0), "truncate");  // collective
+  if (!problem->empty()) {
+    if (handle->file != MPI_FILE_NULL) MPI_File_close(&handle->file);
+    return nullptr;
+  }
+  return handle.release();
+}
+
+std::string fileWriteAtAll(FileHandle& file, std::uint64_t offset, const void* data, std::uint64_t bytes) {
+  return inBlocks(offset, bytes, [&](std::uint64_t at, std::uint64_t skip, int count, MPI_Datatype type) {
+    return fileProblem(MPI_File_write_at_all(file.file, static_cast<MPI_Offset>(at),
+                                             static_cast<const char*>(data) + skip, count, type, MPI_STATUS_IGNORE),
+                       "collective write");
+  });
+}
+
+std::string fileWriteAt(FileHandle& file, std::uint64_t offset, const void* data, std::uint64_t bytes) {
+  return inBlocks(offset, bytes, [&](std::uint64_t at, std::uint64_t skip, int count, MPI_Datatype type) {
+    return fileProblem(MPI_File_write_at(file.file, static_cast<MPI_Offset>(at), static_cast<const char*>(data) + skip,
+                                         count, type, MPI_STATUS_IGNORE),
+                       "write");
+  });
+}
+
+std::string fileReadAt(FileHandle& file, std::uint64_t offset, void* data, std::uint64_t bytes) {
+  return inBlocks(offset, bytes, [&](std::uint64_t at, std::uint64_t skip, int count, MPI_Datatype type) {
+    MPI_Status status;
+    std::string problem = fileProblem(
+        MPI_File_read_at(file.file, static_cast<MPI_Offset>(at), static_cast<char*>(data) + skip, count, type, &status),
+        "read");
+    int got = 0;
+    if (problem.empty() && MPI_Get_count(&status, type, &got) == MPI_SUCCESS && got != count)
+      problem = fmt::format("read: the file ends before byte {}", offset + bytes);
+    return problem;
+  });
+}
+
+std::string fileSize(FileHandle& file, std::uint64_t* bytes) {
+  MPI_Offset size = 0;
+  std::string problem = fileProblem(MPI_File_get_size(file.file, &size), "size");
+  *bytes = static_cast<std::uint64_t>(size);
+  return problem;
+}
+
+std::string fileClose(FileHandle* file) {
+  std::unique_ptr<FileHandle> owned(file);
+  std::string problem = fileProblem(MPI_File_sync(owned->file), "sync");
+  const std::string closing = fileProblem(MPI_File_close(&owned->file), "close");
+  return problem.empty() ? closing : problem;
+}
+
+void fileAbandon(FileHandle* file) noexcept {
+  if (!file) return;
+  if (file->file != MPI_FILE_NULL) MPI_File_close(&file->file);
+  delete file;
+}
 
 }  // namespace grove::detail

@@ -1,10 +1,16 @@
 // The single-process backend used when grove is built with GROVE_MPI=OFF. There is one rank;
 // collectives copy their input, and messages to oneself are matched by tag in posting order.
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <algorithm>
 #include <deque>
+#include <memory>
+#include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "grove/comm/backend.hpp"
 #include "grove/core/error.hpp"
@@ -170,6 +176,65 @@ void cancel(RequestHandle& request) noexcept {
 void destroyRequest(RequestHandle* request) noexcept {
   if (request && request->owner && !request->complete) std::erase(request->owner->unmatched_receives, request);
   delete request;
+}
+
+// ---- shared files: a plain file (one rank) ----------------------------------------------------------
+
+struct FileHandle {
+  std::FILE* file = nullptr;
+};
+
+namespace {
+std::string errnoProblem(const char* what) { return fmt::format("{}: {}", what, std::strerror(errno)); }
+}  // namespace
+
+FileHandle* fileOpen(const CommHandle&, const char* path, FileMode mode, std::string* problem) {
+  std::FILE* f = std::fopen(path, mode == FileMode::kCreate ? "wb" : "rb");
+  if (!f) {
+    *problem = errnoProblem("open");
+    return nullptr;
+  }
+  problem->clear();
+  return new FileHandle{f};
+}
+
+std::string fileWriteAt(FileHandle& file, std::uint64_t offset, const void* data, std::uint64_t bytes) {
+  if (fseeko(file.file, static_cast<off_t>(offset), SEEK_SET) != 0) return errnoProblem("seek");
+  if (bytes > 0 && std::fwrite(data, 1, bytes, file.file) != bytes) return errnoProblem("write");
+  return {};
+}
+
+std::string fileWriteAtAll(FileHandle& file, std::uint64_t offset, const void* data, std::uint64_t bytes) {
+  return fileWriteAt(file, offset, data, bytes);
+}
+
+std::string fileReadAt(FileHandle& file, std::uint64_t offset, void* data, std::uint64_t bytes) {
+  if (fseeko(file.file, static_cast<off_t>(offset), SEEK_SET) != 0) return errnoProblem("seek");
+  if (bytes > 0 && std::fread(data, 1, bytes, file.file) != bytes)
+    return std::ferror(file.file) ? errnoProblem("read") : fmt::format("read: the file ends before byte {}", offset + bytes);
+  return {};
+}
+
+std::string fileSize(FileHandle& file, std::uint64_t* bytes) {
+  if (fseeko(file.file, 0, SEEK_END) != 0) return errnoProblem("seek");
+  const off_t end = ftello(file.file);
+  if (end < 0) return errnoProblem("size");
+  *bytes = static_cast<std::uint64_t>(end);
+  return {};
+}
+
+std::string fileClose(FileHandle* file) {
+  std::unique_ptr<FileHandle> owned(file);
+  std::string problem;
+  if (std::fflush(owned->file) != 0 || fsync(fileno(owned->file)) != 0) problem = errnoProblem("sync");
+  if (std::fclose(owned->file) != 0 && problem.empty()) problem = errnoProblem("close");
+  return problem;
+}
+
+void fileAbandon(FileHandle* file) noexcept {
+  if (!file) return;
+  if (file->file) std::fclose(file->file);
+  delete file;
 }
 
 }  // namespace grove::detail

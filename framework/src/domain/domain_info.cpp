@@ -25,6 +25,37 @@ void DomainInfo::setComm(Comm comm) {
   resetToSingleOwner();
 }
 
+DomainState DomainInfo::state() const {
+  return {rank_count_, sample_draws_, decomposition_count_, grid_, grid_from_user_, cuts_, samples_};
+}
+
+void DomainInfo::restoreState(const DomainState& state) {
+  require(state.rank_count == rank_count_, "DomainInfo::restoreState",
+          "the state was saved by {} ranks, this decomposition has {} (decompose again instead)", state.rank_count,
+          rank_count_);
+  CutTree cuts = state.cuts;
+  int leaves = 0;
+  for (const CutNode& node : cuts.nodes) {
+    const bool leaf = node.axis < 0;
+    leaves += leaf;
+    require(leaf ? node.rank >= 0 && node.rank < rank_count_
+                 : node.axis < 3 && node.first_child > 0 && node.child_count > 0 &&
+                       node.first_child + node.child_count <= static_cast<int>(cuts.nodes.size()) &&
+                       node.first_cut >= 0 &&
+                       node.first_cut + node.child_count - 1 <= static_cast<int>(cuts.cuts.size()),
+            "DomainInfo::restoreState", "cut node {} is malformed", &node - cuts.nodes.data());
+  }
+  require(!cuts.nodes.empty() && (leaves == rank_count_ || cuts.nodes.size() == 1), "DomainInfo::restoreState",
+          "the cuts have {} leaves for {} ranks", leaves, rank_count_);
+  sample_draws_ = state.sample_draws;
+  decomposition_count_ = state.decomposition_count;
+  grid_ = state.grid;
+  grid_from_user_ = state.grid_from_user;
+  samples_ = state.samples;
+  cuts_ = std::move(cuts);
+  domain_boxes_ = cuts_.boxes(root_, rank_count_);
+}
+
 void DomainInfo::setCoefEma(double coef_ema) {
   require(coef_ema > 0.0 && coef_ema <= 1.0, "DomainInfo::initialize", "coef_ema must lie in (0, 1], got {}",
           coef_ema);

@@ -3,7 +3,9 @@
 // src/comm/mpi_backend.cpp and src/comm/serial_backend.cpp; CMake compiles exactly one. Element
 // types are reduced to (bytes per element) or (scalar kind, count), so no header needs mpi.h.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <string>
 
 namespace grove::detail {
 
@@ -58,6 +60,26 @@ void wait(RequestHandle& request);
 // Abandons a pending request without waiting (used while an exception unwinds).
 void cancel(RequestHandle& request) noexcept;
 void destroyRequest(RequestHandle* request) noexcept;
+
+// Shared files: one file that every rank of a communicator opens and writes or reads at its own
+// byte offsets (MPI-IO; a plain file in the serial build). Failures come back as a message (empty:
+// success) rather than an exception, so the caller can agree on them across ranks before it
+// throws (Comm::throwIfAnyFailed); a collective call is made by every rank even after its own
+// failure. grove/comm/shared_file.hpp wraps these in a class.
+struct FileHandle;
+enum class FileMode { kCreate, kRead };
+// Collective. Creates (truncating) or opens path; null with *problem set on failure.
+FileHandle* fileOpen(const CommHandle& comm, const char* path, FileMode mode, std::string* problem);
+// Collective: every rank writes its bytes at its offset (any count, also 0).
+std::string fileWriteAtAll(FileHandle& file, std::uint64_t offset, const void* data, std::uint64_t bytes);
+// Independent: this rank alone writes or reads.
+std::string fileWriteAt(FileHandle& file, std::uint64_t offset, const void* data, std::uint64_t bytes);
+std::string fileReadAt(FileHandle& file, std::uint64_t offset, void* data, std::uint64_t bytes);
+std::string fileSize(FileHandle& file, std::uint64_t* bytes);
+// Collective: flushes what was written to the disk (MPI_File_sync) and closes; frees the handle.
+std::string fileClose(FileHandle* file);
+// Closes without reporting (an exception unwinds past an open file).
+void fileAbandon(FileHandle* file) noexcept;
 
 struct RequestDeleter {
   void operator()(RequestHandle* r) const noexcept { destroyRequest(r); }

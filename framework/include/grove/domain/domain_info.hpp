@@ -28,6 +28,20 @@ struct SamplePlan {
   double weight_per_sample = 0.0;
 };
 
+// What a decomposition carries from one call to the next, beyond the settings the program makes:
+// the draw counter that seeds the sampling, the cuts the next ones blend with (coef_ema), the
+// multisection grid chosen at the first decomposition, and this rank's samples. grove::Checkpoint
+// saves it so that a restarted run decomposes exactly as the uninterrupted one would.
+struct DomainState {
+  int rank_count = 0;                  // of the run that saved it
+  std::uint64_t sample_draws = 0;
+  std::int64_t decomposition_count = 0;
+  std::array<int, 3> grid{0, 0, 0};
+  bool grid_from_user = false;
+  CutTree cuts;
+  std::vector<WeightedSample> samples;  // this rank's
+};
+
 class DomainInfo {
  public:
   // Default: 1000 samples per rank. With S samples a domain's share of work is off by about
@@ -122,6 +136,11 @@ class DomainInfo {
   // Seconds in collectSampleParticle and decomposeDomain since the last clearTimeProfile.
   TimeProfile getTimeProfile() const { return time_profile_; }
   void clearTimeProfile() { time_profile_.clear(); }
+
+  // The decomposition's state (grove::Checkpoint). restoreState needs the rank count that saved
+  // it; the settings (root, boundary, method, coef_ema, sample count) stay as the program set them.
+  DomainState state() const;
+  void restoreState(const DomainState& state);
 
   // Why a position cannot be owned by any rank (non-finite, outside a fixed root face), or
   // nothing when it can. `particle` is the index used in the message.

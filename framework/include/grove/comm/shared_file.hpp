@@ -1,0 +1,90 @@
+#pragma once
+// grove::SharedFile: one file that every rank of a communicator opens together and writes or reads
+// at its own byte offsets (MPI-IO, so a parallel file system sees one writer per rank and no
+// gather; a plain file in the serial build). Collective calls throw on every rank when any rank
+// failed, so a failure never leaves ranks waiting; independent calls return the problem for the
+// caller to agree on (Comm::throwIfAnyFailed).
+//
+//   grove::SharedFile file(comm, "state.bin", grove::SharedFile::Mode::kCreate);
+//   file.writeAtAll(my_offset, my_bytes);   // collective
+//   file.close();                           // collective: synced to the disk, errors reported
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "grove/comm/backend.hpp"
+#include "grove/comm/comm.hpp"
+
+namespace grove {
+
+class SharedFile {
+ public:
+  enum class Mode { kCreate, kRead };
+
+  // Collective. kCreate creates or truncates path.
+  SharedFile(const Comm& comm, std::string path, Mode mode) : comm_(comm), path_(std::move(path)) {
+    std::string problem;
+    file_ = detail::fileOpen(comm_.handle(), path_.c_str(),
+                             mode == Mode::kCreate ? detail::FileMode::kCreate : detail::FileMode::kRead, &problem);
+    try {
+      agree(problem, mode == Mode::kCreate ? "cannot create it" : "cannot open it");
+    } catch (...) {  // another rank failed: no destructor runs after a constructor throws
+      detail::fileAbandon(file_);
+      throw;
+    }
+  }
+  SharedFile(const SharedFile&) = delete;
+  SharedFile& operator=(const SharedFile&) = delete;
+  // Unwinding past an open file (every rank throws together through agree): closed, not reported.
+  ~SharedFile() { detail::fileAbandon(file_); }
+
+  const std::string& path() const { return path_; }
+
+  // Collective: this rank's bytes at offset (any size, also none).
+  void writeAtAll(std::uint64_t offset, std::span<const std::byte> bytes) {
+    agree(detail::fileWriteAtAll(*open(), offset, bytes.data(), bytes.size()), "writing failed");
+  }
+  // Independent: the problem, if any, for the caller to agree on.
+  std::optional<std::string> writeAt(std::uint64_t offset, std::span<const std::byte> bytes) {
+    return problemOf(detail::fileWriteAt(*open(), offset, bytes.data(), bytes.size()));
+  }
+  std::optional<std::string> readAt(std::uint64_t offset, std::span<std::byte> bytes) {
+    return problemOf(detail::fileReadAt(*open(), offset, bytes.data(), bytes.size()));
+  }
+  // Independent: the file's size in bytes.
+  std::uint64_t size() {
+    std::uint64_t bytes = 0;
+    if (std::string problem = detail::fileSize(*open(), &bytes); !problem.empty())
+      throw Error("SharedFile", fmt::format("{}: {}", path_, problem));
+    return bytes;
+  }
+  // Collective: synced to the disk and closed; throws on every rank if any rank's part failed.
+  void close() {
+    detail::FileHandle* file = open();
+    file_ = nullptr;
+    agree(detail::fileClose(file), "closing failed (what was written may not be on the disk)");
+  }
+
+ private:
+  detail::FileHandle* open() const {
+    if (!file_) throw Error("SharedFile", fmt::format("{} is closed", path_));
+    return file_;
+  }
+  std::optional<std::string> problemOf(const std::string& problem) const {
+    if (problem.empty()) return std::nullopt;
+    return fmt::format("{}: {}", path_, problem);
+  }
+  void agree(const std::string& problem, const char* what) const {
+    std::optional<std::string> mine;
+    if (!problem.empty()) mine = fmt::format("{}: {} ({})", path_, what, problem);
+    comm_.throwIfAnyFailed(mine, "SharedFile");
+  }
+
+  Comm comm_;
+  std::string path_;
+  detail::FileHandle* file_ = nullptr;
+};
+
+}  // namespace grove

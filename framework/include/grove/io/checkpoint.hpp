@@ -1,0 +1,284 @@
+#pragma once
+// grove::io::Checkpoint: the whole state a run needs to go on, in one file written by all ranks
+// (grove::SharedFile: MPI-IO, no gather), so that a run stopped after step k and restarted gives
+// bitwise the particles of the run that never stopped. The program names its state once; the
+// same list writes and restores, so the two cannot drift apart:
+//
+//   grove::io::Checkpoint checkpoint("out/restart");          // files out/restart_<step>.ckpt
+//   checkpoint.particles("bodies", bodies).domain("domain", dinfo)
+//             .value("time", time).value("step", step).perRankValue("rng", engine);
+//   if (auto from = checkpoint.restoreLatest()) grove::log("restarted from {}", from->path);
+//   ...
+//   if (step % 100 == 0) checkpoint.write(step);               // collective
+//
+// What is saved, and what comes back at another rank count:
+//   particles     each rank's particles, raw bytes, in its order (FP trivially copyable). At the
+//                 writer's rank count each rank gets its own back, in order; at another, each
+//                 rank a contiguous share of all of them in rank order (then decompose and
+//                 exchange, as after reading a snapshot).
+//   domain        DomainInfo's decomposition state (DomainState: cuts, sampling draws, grid,
+//                 samples). Restored at the writer's rank count only; elsewhere left as is.
+//   value         a value that every rank holds alike (checked when writing): time, step, dt,
+//                 energies; trivially copyable, std::string, a std::vector of trivially copyable,
+//                 or a type with stream operators. Restored at any rank count.
+//   perRankValue  each rank's own value (a random engine per rank). Restored at the writer's
+//                 rank count only; RestartInfo::same_rank_count says whether that happened.
+//
+// Files are binary, for restarting on the same kind of machine with the same program (the byte
+// order and each record's type and size are checked, not converted). A checkpoint is written to
+// "<file>.tmp" and renamed when complete, so a crash while writing leaves the previous ones; the
+// last `keep` (2) are kept. Every block carries a checksum; a truncated, foreign or mismatched
+// file is refused with the file and the reason named, and nothing is changed. For snapshots that
+// other tools read, see grove/io/snapshot.hpp.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <span>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <typeinfo>
+#include <vector>
+
+#include "grove/comm/comm.hpp"
+#include "grove/core/error.hpp"
+#include "grove/domain/domain_info.hpp"
+#include "grove/particles/particle_system.hpp"
+
+namespace grove::io {
+
+// Where a restore came from.
+struct RestartInfo {
+  std::string path;
+  std::int64_t step = 0;
+  int writer_ranks = 0;
+  bool same_rank_count = true;  // false: the domain and per-rank values were left as they were
+};
+
+namespace detail {
+
+// Bytes in, bytes out, for the file's directory and the decomposition state. A reader that runs
+// off its end throws: a file that passed its checksums but does not parse was written by
+// something else.
+class ByteWriter {
+ public:
+  template <class T>
+    requires std::is_trivially_copyable_v<T>
+  void put(const T& value) {
+    const auto* p = reinterpret_cast<const std::byte*>(&value);
+    bytes_.insert(bytes_.end(), p, p + sizeof(T));
+  }
+  template <class T>
+    requires std::is_trivially_copyable_v<T>
+  void putVector(std::span<const T> values) {
+    put<std::uint64_t>(values.size());
+    const auto* p = reinterpret_cast<const std::byte*>(values.data());
+    bytes_.insert(bytes_.end(), p, p + values.size_bytes());
+  }
+  void putString(const std::string& s) { putVector(std::span<const char>(s.data(), s.size())); }
+  std::vector<std::byte>& bytes() { return bytes_; }
+
+ private:
+  std::vector<std::byte> bytes_;
+};
+
+class ByteReader {
+ public:
+  ByteReader(std::span<const std::byte> bytes, std::string what) : bytes_(bytes), what_(std::move(what)) {}
+  template <class T>
+    requires std::is_trivially_copyable_v<T>
+  T get() {
+    T value;
+    std::memcpy(&value, take(sizeof(T)), sizeof(T));
+    return value;
+  }
+  template <class T>
+    requires std::is_trivially_copyable_v<T>
+  std::vector<T> getVector() {
+    const auto n = get<std::uint64_t>();
+    if (n > bytes_.size() / (sizeof(T) ? sizeof(T) : 1)) overrun();
+    std::vector<T> values(static_cast<std::size_t>(n));
+    if (n) std::memcpy(values.data(), take(n * sizeof(T)), n * sizeof(T));
+    return values;
+  }
+  std::string getString() {
+    const std::vector<char> chars = getVector<char>();
+    return {chars.begin(), chars.end()};
+  }
+  bool atEnd() const { return offset_ == bytes_.size(); }
+
+ private:
+  const std::byte* take(std::size_t n) {
+    if (n > bytes_.size() - offset_) overrun();
+    const std::byte* p = bytes_.data() + offset_;
+    offset_ += n;
+    return p;
+  }
+  [[noreturn]] void overrun() const { throw Error("Checkpoint", fmt::format("{} ends early (malformed)", what_)); }
+
+  std::span<const std::byte> bytes_;
+  std::size_t offset_ = 0;
+  std::string what_;
+};
+
+// A 64-bit checksum of a block (word-wise multiply-xor; detects truncation and bit flips, not
+// an adversary).
+std::uint64_t checksum64(std::span<const std::byte> bytes) noexcept;
+
+std::vector<std::byte> encodeDomainState(const DomainState& state);
+DomainState decodeDomainState(std::span<const std::byte> bytes);
+
+template <class T>
+concept Streamable = requires(std::ostream& out, std::istream& in, T& value) {
+  out << value;
+  in >> value;
+};
+template <class T>
+struct IsVectorOfTrivial : std::false_type {};
+template <class E>
+  requires std::is_trivially_copyable_v<E>
+struct IsVectorOfTrivial<std::vector<E>> : std::true_type {};
+
+// A value's bytes and back: raw for trivially copyable types, element bytes for a vector of
+// them, characters for a string, text for types with stream operators (std::mt19937_64's state).
+template <class T>
+std::vector<std::byte> encodeValue(const T& value) {
+  std::vector<std::byte> bytes;
+  auto append = [&](const void* p, std::size_t n) {
+    bytes.insert(bytes.end(), static_cast<const std::byte*>(p), static_cast<const std::byte*>(p) + n);
+  };
+  if constexpr (std::is_trivially_copyable_v<T>) append(&value, sizeof(T));
+  else if constexpr (IsVectorOfTrivial<T>::value || std::is_same_v<T, std::string>)
+    append(value.data(), value.size() * sizeof(typename T::value_type));
+  else {
+    std::ostringstream out;
+    out.precision(17);
+    out << value;
+    const std::string text = out.str();
+    append(text.data(), text.size());
+  }
+  return bytes;
+}
+template <class T>
+T decodeValue(std::span<const std::byte> bytes, const std::string& name) {
+  if constexpr (std::is_trivially_copyable_v<T>) {
+    require(bytes.size() == sizeof(T), "Checkpoint", "value '{}' holds {} bytes, its type has {}", name, bytes.size(),
+            sizeof(T));
+    T value;
+    std::memcpy(&value, bytes.data(), sizeof(T));
+    return value;
+  } else if constexpr (IsVectorOfTrivial<T>::value || std::is_same_v<T, std::string>) {
+    using E = typename T::value_type;
+    require(bytes.size() % sizeof(E) == 0, "Checkpoint", "value '{}' holds {} bytes, not whole elements of {}", name,
+            bytes.size(), sizeof(E));
+    T value(bytes.size() / sizeof(E), E{});
+    if (!bytes.empty()) std::memcpy(value.data(), bytes.data(), bytes.size());
+    return value;
+  } else {
+    std::istringstream in(std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+    T value;
+    in >> value;
+    require(!in.fail(), "Checkpoint", "value '{}' does not read back from its text", name);
+    return value;
+  }
+}
+
+template <class T>
+constexpr bool kCheckpointable = std::is_trivially_copyable_v<T> || IsVectorOfTrivial<T>::value ||
+                                 std::is_same_v<T, std::string> || Streamable<T>;
+
+}  // namespace detail
+
+class Checkpoint {
+ public:
+  static constexpr int kDefaultKeep = 2;
+
+  // Checkpoints are the files <prefix>_<step, 9 digits>.ckpt; prefix's directory is created when
+  // the first is written. keep: how many to keep (the newest by step; at least 1).
+  explicit Checkpoint(std::string prefix, Comm comm = Comm::world(), int keep = kDefaultKeep);
+
+  // The state, named once (names are unique; see the header comment for what each restores).
+  template <class FP>
+  Checkpoint& particles(std::string name, ParticleSystem<FP>& psys) {
+    static_assert(std::is_trivially_copyable_v<FP>, "grove::io::Checkpoint: particles are saved as their bytes, so FP "
+                                                    "must be trivially copyable");
+    Entry e{std::move(name), Kind::kParticles, typeid(FP).name(), sizeof(FP), {}, {}};
+    e.save = [&psys](std::vector<std::byte>&) {
+      return Block{std::as_bytes(std::span<const FP>(psys.particles())), psys.size()};
+    };
+    e.prepare = [&psys](std::vector<std::byte> bytes, std::uint64_t count) -> std::function<void()> {
+      std::vector<FP> restored(static_cast<std::size_t>(count));  // FP's own alignment, not the bytes'
+      if (count) std::memcpy(static_cast<void*>(restored.data()), bytes.data(), count * sizeof(FP));
+      return [&psys, restored = std::move(restored)] {
+        psys.setNumberOfParticleLocal(0);
+        psys.add(std::span<const FP>(restored));
+      };
+    };
+    return add(std::move(e));
+  }
+  Checkpoint& domain(std::string name, DomainInfo& dinfo);
+  template <class T>
+  Checkpoint& value(std::string name, T& v) {
+    return addValue(std::move(name), v, Kind::kSame);
+  }
+  template <class T>
+  Checkpoint& perRankValue(std::string name, T& v) {
+    return addValue(std::move(name), v, Kind::kPerRank);
+  }
+
+  // Collective: writes the named state as the checkpoint of `step` (atomically; older ones beyond
+  // `keep` are removed). Returns its path.
+  std::string write(std::int64_t step);
+  // Collective: restores the named state from a checkpoint. Throws on every rank, changing
+  // nothing, when the file is missing, truncated, foreign, or lacks or mistypes a named record.
+  RestartInfo restore(const std::string& path);
+  // Collective: restores from the newest checkpoint of this prefix; one that is refused is named
+  // in a warning and the one before it is tried. Nothing found: nullopt (a fresh start).
+  std::optional<RestartInfo> restoreLatest();
+  // Collective: the checkpoints of this prefix on disk, oldest first.
+  std::vector<std::string> list() const;
+  std::string pathFor(std::int64_t step) const;
+  const std::string& prefix() const { return prefix_; }
+
+ private:
+  enum class Kind : std::uint8_t { kSame = 1, kPerRank = 2, kParticles = 3 };
+  struct Block {
+    std::span<const std::byte> bytes;  // into the saved object, or into the scratch given to save
+    std::uint64_t elements = 0;
+  };
+  struct Entry {
+    std::string name;
+    Kind kind;
+    std::string type;
+    std::uint64_t element_bytes;
+    std::function<Block(std::vector<std::byte>& scratch)> save;
+    // Decodes verified bytes (may throw: nothing is changed yet); the returned call changes the
+    // object and does not fail.
+    std::function<std::function<void()>(std::vector<std::byte> bytes, std::uint64_t elements)> prepare;
+  };
+
+  template <class T>
+  Checkpoint& addValue(std::string name, T& v, Kind kind) {
+    static_assert(detail::kCheckpointable<T>, "grove::io::Checkpoint: a value is trivially copyable, a std::string, a "
+                                              "std::vector of trivially copyable elements, or has << and >>");
+    Entry e{std::move(name), kind, typeid(T).name(), 1, {}, {}};
+    e.save = [&v](std::vector<std::byte>& scratch) {
+      scratch = detail::encodeValue(v);
+      return Block{scratch, scratch.size()};
+    };
+    e.prepare = [&v, name = e.name](std::vector<std::byte> bytes, std::uint64_t) -> std::function<void()> {
+      return [&v, decoded = detail::decodeValue<T>(bytes, name)]() mutable { v = std::move(decoded); };
+    };
+    return add(std::move(e));
+  }
+  Checkpoint& add(Entry entry);
+
+  std::string prefix_;
+  Comm comm_;
+  int keep_;
+  std::vector<Entry> entries_;
+};
+
+}  // namespace grove::io

@@ -1,0 +1,352 @@
+// grove::io::Checkpoint (grove/io/checkpoint.hpp) at 1-4 ranks:
+// - a run stopped after step k and restarted from its checkpoint reaches step 2k with bitwise the
+//   particles, in the same order on every rank, of the run that never stopped (a drift with a
+//   per-rank random kick, decomposition blended with coef_ema, exchange every step);
+// - values, per-rank values and the decomposition come back exactly;
+// - at another rank count every particle comes back once, the values too, while the domain and the
+//   per-rank values are left as they were;
+// - only the newest `keep` checkpoints stay, no temporary file is left, restoreLatest falls back
+//   past a damaged newest one;
+// - missing, foreign, truncated, damaged and mismatched files are refused with the file named and
+//   nothing changed; values that differ between ranks are refused when writing.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "grove/comm/comm.hpp"
+#include "grove/domain/domain_info.hpp"
+#include "grove/io/checkpoint.hpp"
+#include "grove/particles/particle_system.hpp"
+
+namespace {
+
+struct Grain {
+  std::int64_t id = 0;
+  grove::Vec3d pos, vel;
+  double mass = 0.0;
+
+  grove::Vec3d getPos() const { return pos; }
+  void setPos(const grove::Vec3d& p) { pos = p; }
+};
+struct OtherGrain {  // another type of the same size: refused by name
+  std::int64_t id = 0;
+  grove::Vec3d pos, vel;
+  double charge = 0.0;
+  grove::Vec3d getPos() const { return pos; }
+  void setPos(const grove::Vec3d& p) { pos = p; }
+};
+
+bool sameBits(const Grain& a, const Grain& b) { return std::memcmp(&a, &b, sizeof(Grain)) == 0; }
+
+// n grains in a clumpy cube, the same set on every rank count, dealt out round-robin; rank 1
+// holds none when there are more than two ranks (an empty rank writes an empty block).
+void addGrains(grove::ParticleSystem<Grain>& psys, std::int64_t n) {
+  const grove::Comm& comm = psys.comm();
+  if (comm.size() > 2 && comm.rank() == 1) return;
+  for (std::int64_t k = comm.rank(); k < n; k += comm.size()) {
+    Grain g;
+    g.id = k;
+    const double t = 0.61803398875 * static_cast<double>(k);
+    g.pos = {std::fmod(t, 1.0), std::fmod(t * t, 1.0) * 0.5, std::fmod(std::sqrt(t + 1.0), 1.0) * 0.25};
+    g.vel = {std::sin(t), std::cos(3.0 * t), 0.1 * std::sin(7.0 * t)};
+    g.mass = 1.0 / static_cast<double>(n);
+    psys.add(g);
+  }
+}
+
+// Everything a run carries from step to step.
+struct DriftRun {
+  grove::ParticleSystem<Grain> grains;
+  grove::DomainInfo dinfo;
+  std::mt19937_64 kicks;  // each rank its own stream
+  double time = 0.0;
+  std::int64_t step = 0;
+
+  DriftRun(const grove::Comm& comm, std::int64_t n) : grains(comm), dinfo(comm), kicks(1234 + comm.rank()) {
+    addGrains(grains, n);
+    dinfo.initialize(0.5);  // blends each cut with the last: the restored cuts matter
+    dinfo.decomposeDomainAll(grains);
+    grains.exchangeParticle(dinfo);
+  }
+  // Drift, a random kick per particle from this rank's stream, then decomposition and exchange:
+  // every piece of state the checkpoint saves changes the next step.
+  void advance(int steps) {
+    const double dt = 1.0 / 64.0;
+    std::uniform_real_distribution<double> kick(-0.05, 0.05);
+    for (int s = 0; s < steps; ++s) {
+      for (Grain& g : grains) {
+        g.vel += grove::Vec3d{kick(kicks), kick(kicks), kick(kicks)};
+        g.pos += dt * g.vel;
+      }
+      time += dt;
+      ++step;
+      dinfo.decomposeDomainAll(grains);
+      grains.exchangeParticle(dinfo);
+    }
+  }
+  grove::io::Checkpoint checkpointAt(const std::string& prefix) {
+    grove::io::Checkpoint c(prefix, grains.comm());
+    c.particles("grains", grains).domain("domain", dinfo).value("time", time).value("step", step);
+    c.perRankValue("kicks", kicks);
+    return c;
+  }
+};
+
+// One directory per test and rank count (the suites of several rank counts may run at once),
+// emptied by rank 0 before the ranks use it.
+std::string freshPrefix(const grove::Comm& comm, const std::string& name) {
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / ("grove_checkpoint_" + name + "_np" + std::to_string(comm.size()));
+  if (comm.isRoot()) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+  }
+  comm.barrier();
+  return (dir / "restart").string();
+}
+
+// Ranks whose particles differ from `want` in count or in any bit (counted, so every rank reaches
+// the collectives after it).
+int ranksUnlike(const grove::Comm& comm, const grove::ParticleSystem<Grain>& got, std::span<const Grain> want) {
+  bool unlike = got.size() != want.size();
+  for (std::size_t i = 0; !unlike && i < got.size(); ++i) unlike = !sameBits(got[i], want[i]);
+  return comm.allreduceSum(unlike ? 1 : 0);
+}
+
+std::string errorOf(auto&& call) {
+  try {
+    call();
+  } catch (const grove::Error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST(Checkpoint, RestartIsBitwiseTheUninterruptedRun) {
+  const grove::Comm comm = grove::Comm::world();
+  const std::string prefix = freshPrefix(comm, "bitwise");
+  const std::int64_t n = 3001;
+  const int k = 6;
+
+  DriftRun uninterrupted(comm, n);
+  uninterrupted.advance(2 * k);
+
+  std::string path;
+  {
+    DriftRun first(comm, n);
+    first.advance(k);
+    path = first.checkpointAt(prefix).write(first.step);
+  }  // the first run ends here
+  DriftRun restarted(comm, 7);  // other particles, cuts and streams: all must be replaced
+  const grove::io::RestartInfo info = restarted.checkpointAt(prefix).restore(path);
+  EXPECT_EQ(info.step, k);
+  EXPECT_EQ(info.writer_ranks, comm.size());
+  EXPECT_TRUE(info.same_rank_count);
+  EXPECT_EQ(restarted.step, k);
+  restarted.advance(k);
+
+  EXPECT_EQ(restarted.step, uninterrupted.step);
+  EXPECT_EQ(restarted.time, uninterrupted.time);
+  EXPECT_EQ(ranksUnlike(comm, restarted.grains, uninterrupted.grains.particles()), 0);
+  EXPECT_EQ(restarted.dinfo.decompositionCount(), uninterrupted.dinfo.decompositionCount());
+  int boxes_unlike = 0;
+  for (int r = 0; r < comm.size(); ++r)
+    boxes_unlike += !(restarted.dinfo.getPosDomain(r).low == uninterrupted.dinfo.getPosDomain(r).low &&
+                      restarted.dinfo.getPosDomain(r).high == uninterrupted.dinfo.getPosDomain(r).high);
+  EXPECT_EQ(boxes_unlike, 0);
+  EXPECT_EQ(restarted.kicks(), uninterrupted.kicks()) << "the per-rank stream did not continue";
+  EXPECT_EQ(comm.allreduceSum(static_cast<std::int64_t>(restarted.grains.size())),
+            comm.allreduceSum(static_cast<std::int64_t>(uninterrupted.grains.size())));
+}
+
+TEST(Checkpoint, ValuesOfEveryKindComeBack) {
+  const grove::Comm comm = grove::Comm::world();
+  const std::string prefix = freshPrefix(comm, "values");
+  double time = 0.1 + 1e-17;
+  std::string label = "Evrard, gamma = 5/3";
+  std::vector<double> energies = {-0.6667, 0.05, 0.0, 1e-300};
+  std::vector<std::int32_t> mine = {comm.rank(), 10 * comm.rank()};
+  grove::io::Checkpoint writer(prefix, comm);
+  writer.value("time", time).value("label", label).value("energies", energies).perRankValue("mine", mine);
+  const std::string path = writer.write(3);
+  EXPECT_EQ(path, writer.pathFor(3));
+
+  double time_back = 0;
+  std::string label_back = "x";
+  std::vector<double> energies_back(9, 1.0);
+  std::vector<std::int32_t> mine_back;
+  grove::io::Checkpoint reader(prefix, comm);
+  reader.value("time", time_back).value("label", label_back).value("energies", energies_back);
+  reader.perRankValue("mine", mine_back);
+  reader.restore(path);
+  EXPECT_EQ(time_back, time);
+  EXPECT_EQ(label_back, label);
+  EXPECT_EQ(energies_back, energies);
+  EXPECT_EQ(mine_back, mine);
+}
+
+TEST(Checkpoint, AnotherRankCountGetsEveryParticleOnce) {
+  const grove::Comm world = grove::Comm::world();
+  const std::string prefix = freshPrefix(world, "ranks");
+  const std::int64_t n = 2000;
+  DriftRun run(world, n);
+  run.advance(2);
+  run.time = 0.75;
+  const std::string path = run.checkpointAt(prefix).write(run.step);
+  std::vector<std::int64_t> ids;
+  for (const Grain& g : run.grains) ids.push_back(g.id);
+  std::vector<std::int64_t> written = world.allgatherv(std::span<const std::int64_t>(ids));
+  std::sort(written.begin(), written.end());
+
+  // Read by every rank but the last (one rank reads alone on a single-rank run: the same count).
+  const int readers = std::max(1, world.size() - 1);
+  const grove::Comm comm = world.split(world.rank() < readers ? 0 : 1, world.rank());
+  if (world.rank() < readers) {
+    grove::ParticleSystem<Grain> grains(comm);
+    grove::DomainInfo dinfo(comm);
+    double time = 0;
+    std::int64_t step = 0;
+    std::mt19937_64 kicks(99);
+    const std::mt19937_64 untouched = kicks;
+    grove::io::Checkpoint c(prefix, comm);
+    c.particles("grains", grains).domain("domain", dinfo).value("time", time).value("step", step);
+    c.perRankValue("kicks", kicks);
+    const grove::io::RestartInfo info = c.restore(path);
+    EXPECT_EQ(info.writer_ranks, world.size());
+    EXPECT_EQ(info.same_rank_count, readers == world.size());
+    EXPECT_EQ(time, 0.75);
+    EXPECT_EQ(step, 2);
+    ids.clear();
+    for (const Grain& g : grains) ids.push_back(g.id);
+    std::vector<std::int64_t> read = comm.allgatherv(std::span<const std::int64_t>(ids));
+    std::sort(read.begin(), read.end());
+    EXPECT_EQ(read, written);
+    // A contiguous share each.
+    const auto me = static_cast<std::int64_t>(comm.rank()), ranks = static_cast<std::int64_t>(comm.size());
+    const auto total = static_cast<std::int64_t>(written.size());
+    EXPECT_EQ(static_cast<std::int64_t>(grains.size()), total * (me + 1) / ranks - total * me / ranks);
+    if (readers != world.size()) {
+      EXPECT_EQ(dinfo.decompositionCount(), 0) << "the domain was restored at another rank count";
+      EXPECT_TRUE(kicks == untouched) << "a per-rank value was restored at another rank count";
+      // The restarted run goes on from here: decompose, exchange.
+      dinfo.decomposeDomainAll(grains);
+      grains.exchangeParticle(dinfo);
+      int outside = 0;
+      for (const Grain& g : grains) outside += dinfo.getPosDomain(comm.rank()).contains(g.pos) ? 0 : 1;
+      EXPECT_EQ(outside, 0);
+    }
+  }
+  world.barrier();
+}
+
+TEST(Checkpoint, KeepsTheLastTwoAndFallsBackPastADamagedOne) {
+  const grove::Comm comm = grove::Comm::world();
+  const std::string prefix = freshPrefix(comm, "keep");
+  double time = 0;
+  grove::io::Checkpoint c(prefix, comm);
+  c.value("time", time);
+  for (std::int64_t step : {10, 20, 30}) {
+    time = static_cast<double>(step);
+    c.write(step);
+  }
+  EXPECT_EQ(c.list(), (std::vector<std::string>{c.pathFor(20), c.pathFor(30)}));
+  int temporaries = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(prefix).parent_path()))
+    temporaries += entry.path().extension() == ".tmp";
+  EXPECT_EQ(temporaries, 0);
+
+  // The newest cut short: restoreLatest warns and takes the one before.
+  if (comm.isRoot()) std::filesystem::resize_file(c.pathFor(30), std::filesystem::file_size(c.pathFor(30)) - 3);
+  comm.barrier();
+  time = -1;
+  const auto info = c.restoreLatest();
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->path, c.pathFor(20));
+  EXPECT_EQ(info->step, 20);
+  EXPECT_EQ(time, 20.0);
+
+  // Nothing there: a fresh start.
+  grove::io::Checkpoint none(freshPrefix(comm, "none"), comm);
+  none.value("time", time);
+  EXPECT_FALSE(none.restoreLatest().has_value());
+}
+
+TEST(Checkpoint, RefusesBadFilesNamingThemAndChangesNothing) {
+  const grove::Comm comm = grove::Comm::world();
+  const std::string prefix = freshPrefix(comm, "refuse");
+  const std::int64_t n = 500;
+  DriftRun run(comm, n);
+  run.time = 2.5;
+  const std::string path = run.checkpointAt(prefix).write(4);
+  const std::string dir = std::filesystem::path(prefix).parent_path().string();
+
+  // Copies cut short, foreign, and with one flipped byte in the particles' data.
+  const std::string truncated = dir + "/truncated.ckpt", foreign = dir + "/foreign.ckpt", flipped = dir + "/flipped.ckpt";
+  if (comm.isRoot()) {
+    std::filesystem::copy_file(path, truncated);
+    std::filesystem::resize_file(truncated, std::filesystem::file_size(path) / 2);
+    std::ofstream(foreign) << "time,step\n0.5,3\n" << std::string(200, 'x');
+    std::filesystem::copy_file(path, flipped);
+    std::fstream f(flipped, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(64 + 17);  // inside rank 0's first block (rank 0 holds grains at every rank count)
+    char c = 0;
+    f.read(&c, 1);
+    c = static_cast<char>(c ^ 0x10);
+    f.seekp(64 + 17);
+    f.write(&c, 1);
+  }
+  comm.barrier();
+
+  DriftRun target(comm, 50);
+  target.time = 9.0;
+  const std::vector<Grain> before(target.grains.begin(), target.grains.end());
+  auto refusal = [&](const std::string& file) {
+    return errorOf([&] { target.checkpointAt(prefix).restore(file); });
+  };
+  const std::string missing = dir + "/missing.ckpt";
+  for (const auto& [file, reason] : std::vector<std::pair<std::string, std::string>>{
+           {missing, "cannot open"}, {truncated, "truncated"}, {foreign, "not a grove checkpoint"},
+           {flipped, "damaged"}}) {
+    const std::string message = refusal(file);
+    EXPECT_NE(message.find(file), std::string::npos) << "the message does not name " << file << ": " << message;
+    EXPECT_NE(message.find(reason), std::string::npos) << message;
+    EXPECT_EQ(target.time, 9.0);
+    EXPECT_EQ(ranksUnlike(comm, target.grains, before), 0) << "a refused restore changed the particles";
+  }
+
+  // A record missing, and one of another type.
+  double time = 0;
+  grove::io::Checkpoint lacking(prefix, comm);
+  lacking.value("time", time).value("energy", time);
+  std::string message = errorOf([&] { lacking.restore(path); });
+  EXPECT_NE(message.find("no record 'energy'"), std::string::npos) << message;
+  grove::ParticleSystem<OtherGrain> others(comm);
+  grove::io::Checkpoint mistyped(prefix, comm);
+  mistyped.particles("grains", others);
+  message = errorOf([&] { mistyped.restore(path); });
+  EXPECT_NE(message.find("record 'grains' holds type"), std::string::npos) << message;
+  EXPECT_EQ(time, 0.0);
+
+  // A value that differs between ranks is no value of the run.
+  if (comm.size() > 1) {
+    double differs = comm.rank();
+    grove::io::Checkpoint bad(prefix + "_bad", comm);
+    bad.value("differs", differs);
+    message = errorOf([&] { bad.write(1); });
+    EXPECT_NE(message.find("differs between ranks"), std::string::npos) << message;
+  }
+  // Two records of one name.
+  message = errorOf([&] { grove::io::Checkpoint(prefix, comm).value("t", time).value("t", time); });
+  EXPECT_NE(message.find("two records are named 't'"), std::string::npos) << message;
+}
