@@ -3,16 +3,19 @@
 // Kick-drift-kick leapfrog; domain decomposition every --decompose-every steps; one progress
 // line per step; an energy log, snapshots (HDF5 by default where grove has it: grove/io/snapshot.hpp;
 // ASCII with --snapshot-format ascii), and optionally an accuracy check against direct
-// summation. Options may come from a parameter file (--config run.toml), the command line
+// summation. --checkpoint-every K writes a restart file every K steps (grove/io/checkpoint.hpp) and
+// --restart latest goes on from the newest: bitwise the run that never stopped, at the same rank
+// count. Options may come from a parameter file (--config run.toml), the command line
 // overriding it; the file and the options in effect are echoed into each HDF5 snapshot's
 // /Parameters. Plot the energy log with tools/plot_energy.py, a snapshot with tools/plot_snapshot.py.
 #include <CLI/CLI.hpp>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <optional>
 
 #include "gravity_kernels.hpp"
 #include "grove/grove.hpp"
@@ -26,6 +29,8 @@
 #if GROVE_HAS_HDF5
 #include "grove/io/snapshot.hpp"
 #endif
+#include "grove/io/checkpoint.hpp"
+#include "sample_options.hpp"
 
 namespace {
 
@@ -47,6 +52,7 @@ struct Options {
   std::string parameters;  // the parameter file's text and the options in effect (for the snapshots)
   std::uint64_t seed = 1;
   std::string output_dir = "nbody_out";
+  samples::RestartOptions restart;
   int check_accuracy = 0;  // particles per rank compared with direct summation at the start
   std::string gpu = "none";   // none, template (user_templates/cuda), engine (grove/gpu), resident
   std::string gpu_form = "index";
@@ -116,11 +122,22 @@ void writeSnapshot(const Options& opt, std::span<const user::Body> mine, const g
   if (comm.rank() == 0) writeSnapshotRows(all, out / fmt::format("snapshot_{:05d}.txt", step), time);
 }
 
-std::FILE* openEnergyLog(const std::filesystem::path& out) {
+// The energy log, new; or, on a restart from step resume_after, the old one without the rows after
+// that step (written by a run that went on past its last checkpoint), to be continued.
+std::FILE* openEnergyLog(const std::filesystem::path& out, std::int64_t resume_after = 0) {
   std::filesystem::create_directories(out);
-  std::FILE* log = std::fopen((out / "energy.csv").c_str(), "w");
-  if (!log) throw grove::Error("nbody", fmt::format("cannot write {}", (out / "energy.csv").string()));
-  fmt::print(log, "step,time,kinetic,potential,total,relative_error,step_seconds\n");
+  const std::filesystem::path path = out / "energy.csv";
+  const std::string header = "step,time,kinetic,potential,total,relative_error,step_seconds";
+  std::string rows = header + "\n";
+  if (resume_after > 0) {
+    std::ifstream in(path);
+    std::string line;
+    for (bool first = true; std::getline(in, line); first = false)
+      if (!first && std::atoll(line.c_str()) <= resume_after) rows += line + "\n";
+  }
+  std::FILE* log = std::fopen(path.c_str(), "w");
+  if (!log) throw grove::Error("nbody", fmt::format("cannot write {}", path.string()));
+  std::fputs(rows.c_str(), log);
   return log;
 }
 
@@ -153,9 +170,20 @@ int run(const grove::Runtime& runtime, const Options& opt, SpKernel sp_kernel_of
   grove::DomainInfo dinfo;
   dinfo.setDecompositionMethod(opt.method == "orb" ? grove::DecompositionMethod::ORB
                                                    : grove::DecompositionMethod::MULTISECTION);
-  generate(bodies, opt);
-  dinfo.decomposeDomainAll(bodies);
-  bodies.exchangeParticle(dinfo);
+  // The run's whole state, named once for its checkpoints (and restored from one on --restart).
+  const std::filesystem::path out(opt.output_dir);
+  double time = 0.0;
+  std::int64_t step = 0;
+  Energy e0;
+  grove::io::Checkpoint checkpoint((out / "restart").string(), bodies.comm());
+  checkpoint.particles("bodies", bodies).domain("domain", dinfo).value("time", time).value("step", step);
+  checkpoint.value("initial_energy", e0);
+  const std::optional<grove::io::RestartInfo> restart = samples::restoreIfAsked(checkpoint, opt.restart, "nbody");
+  if (!restart) generate(bodies, opt);
+  if (!restart || !restart->same_rank_count) {
+    dinfo.decomposeDomainAll(bodies);
+    bodies.exchangeParticle(dinfo);
+  }
 
   const float eps2 = static_cast<float>(opt.eps * opt.eps);
   const user::GravityMonopoleKernel ep_kernel{eps2};
@@ -184,18 +212,22 @@ int run(const grove::Runtime& runtime, const Options& opt, SpKernel sp_kernel_of
     tree.calcForceAllAndWriteBack(ep_kernel, sp_kernel, bodies, dinfo, true, list_mode);
   };
   const auto build_mode = opt.n_reuse > 1 ? grove::MAKE_LIST_FOR_REUSE : grove::MAKE_LIST;
-  computeForces(build_mode);
-  if (opt.check_accuracy > 0) checkAccuracy(bodies, opt);
+  // Restored particles carry the forces of their step; lists to reuse are built again (from the
+  // same particles and domains: the same lists, the same forces).
+  if (!restart || !restart->same_rank_count || opt.n_reuse > 1) computeForces(build_mode);
+  if (opt.check_accuracy > 0 && !restart) checkAccuracy(bodies, opt);
 
-  const std::filesystem::path out(opt.output_dir);
   std::FILE* energy_log = nullptr;
-  if (runtime.rank() == 0) energy_log = openEnergyLog(out);
-  const Energy e0 = energyOf(bodies, opt.eps);
-  grove::log("t = 0  E = {:.8f} (K = {:.6f}, W = {:.6f})", e0.total(), e0.kinetic, e0.potential);
+  if (runtime.rank() == 0) energy_log = openEnergyLog(out, step);
+  if (!restart) {
+    e0 = energyOf(bodies, opt.eps);
+    grove::log("t = 0  E = {:.8f} (K = {:.6f}, W = {:.6f})", e0.total(), e0.kinetic, e0.potential);
+  }
 
   const auto n_steps = static_cast<std::int64_t>(std::llround(opt.t_end / opt.dt));
-  double time = 0.0, total_seconds = 0.0;
-  for (std::int64_t step = 1; step <= n_steps; ++step) {
+  const std::int64_t first_step = step + 1;
+  double total_seconds = 0.0;
+  for (step = first_step; step <= n_steps; ++step) {
     const auto start = std::chrono::steady_clock::now();
     for (auto& b : bodies) {
       b.vel += (0.5 * opt.dt) * b.acc;
@@ -221,10 +253,15 @@ int run(const grove::Runtime& runtime, const Options& opt, SpKernel sp_kernel_of
                  step_seconds);
     if ((opt.snapshot_every > 0 && step % opt.snapshot_every == 0) || step == n_steps)
       writeSnapshot(opt, bodies.particles(), bodies.comm(), out, step, time);
+    if (energy_log) std::fflush(energy_log);  // the log holds every step a checkpoint does
+    samples::checkpointIfDue(checkpoint, opt.restart, step);
   }
   if (energy_log) std::fclose(energy_log);
-  grove::log("done: {} steps, {:.3f} s per step; energy log and snapshots in {}", n_steps,
-             n_steps ? total_seconds / static_cast<double>(n_steps) : 0.0, out.string());
+  const std::int64_t steps_run = std::max<std::int64_t>(0, n_steps - first_step + 1);
+  grove::log("done: {} steps, {:.3f} s per step; energy log and snapshots in {}", steps_run,
+             steps_run ? total_seconds / static_cast<double>(steps_run) : 0.0, out.string());
+  // Equal checksums: bitwise equal bodies (how tests/samples/restart_test.py compares runs).
+  grove::log("final bodies: checksum {:016x}", grove::io::particleChecksum(bodies));
   grove::log("last step profile: {}", tree.profile().json());
   return 0;
 }
@@ -282,28 +319,13 @@ bool hdf5Parallel() {
 #endif
 }
 
-// The parameter file's text (when --config named one) and every option's value in effect, as
-// TOML: what a snapshot records of the run that wrote it.
-std::string parametersInEffect(const CLI::App& app) {
-  std::string text;
-  const CLI::Option* config = app.get_option("--config");
-  if (config->count() > 0) {
-    const std::string path = config->as<std::string>();
-    std::ifstream in(path);
-    std::ostringstream file;
-    file << in.rdbuf();
-    text += "# parameter file " + path + ":\n" + file.str() + "\n";
-  }
-  return text + "# options in effect (the command line over the file):\n" + app.config_to_str(true, false);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   grove::Runtime runtime(argc, argv);
   Options opt;
   CLI::App app{"grove N-body sample: self-gravity with a Barnes-Hut tree"};
-  app.option_defaults()->always_capture_default();  // the defaults too in the snapshots' /Parameters
+  samples::enableParameterFile(app);
   app.add_option("-n,--particles", opt.n, "number of bodies")->check(CLI::PositiveNumber);
   app.add_option("--ic", opt.ic, "initial condition")->check(CLI::IsMember({"cold", "plummer"}));
   app.add_option("--moment", opt.moment, "tree moment")->check(CLI::IsMember({"monopole", "quadrupole"}));
@@ -322,11 +344,9 @@ int main(int argc, char** argv) {
   app.add_option("--snapshot-format", opt.snapshot_format,
                  "hdf5: one file from all ranks (grove::io; the default where grove has HDF5), ascii: a table")
       ->check(CLI::IsMember({"hdf5", "ascii"}));
-  app.set_config("--config", "", "parameter file (TOML or INI, 'theta = 0.6' lines; options on the command line "
-                                 "override it)");
-  app.allow_config_extras(CLI::config_extras_mode::error);  // a misspelt key is an error, not ignored
   app.add_option("--seed", opt.seed, "random seed");
   app.add_option("-o,--output-dir", opt.output_dir, "directory for the energy log and snapshots");
+  samples::addRestartOptions(app, opt.restart);
   app.add_option("--check-accuracy", opt.check_accuracy,
                  "compare this many bodies per rank with direct summation at t = 0");
   app.add_option("--gpu", opt.gpu,
@@ -348,7 +368,13 @@ int main(int argc, char** argv) {
                                                  "libhdf5-openmpi-dev"
                                                : "--snapshot-format hdf5: this grove was built without HDF5 (install "
                                                  "libhdf5-openmpi-dev and configure again); use --snapshot-format ascii");
-  opt.parameters = parametersInEffect(app);
+  opt.parameters = samples::parametersInEffect(app);
+  if (opt.restart.checkpoint_every % opt.n_reuse != 0)
+    throw grove::Error("nbody", fmt::format("--checkpoint-every {} is not a multiple of --n-reuse {}: a restart must "
+                                            "begin where lists are built", opt.restart.checkpoint_every, opt.n_reuse));
+  if (opt.gpu == "resident" && (opt.restart.checkpoint_every > 0 || !opt.restart.restart.empty()))
+    throw grove::Error("nbody", "--checkpoint-every and --restart serve the CPU and multiwalk paths; the resident "
+                                "GPU loop keeps its particles on the device and has no restart yet");
 
   grove::log("grove nbody: N = {}, ic = {}, {} moment, theta = {}, leaf {}, group {}, eps = {}, dt = {}, t_end = {}, "
              "{} ranks x {} threads, forces on {}{}, lists rebuilt every {} steps",

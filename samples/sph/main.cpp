@@ -7,6 +7,9 @@
 // --gpu template|engine runs the density and hydro passes on a GPU through the trees' multiwalk
 // calls: the hand-written CUDA template or grove's engine (user_templates/cuda/sph_*); --gpu
 // resident runs the whole step on the GPU (resident_gpu.h; one GPU per rank).
+// Options may come from a parameter file (--config run.toml), the command line overriding it.
+// --checkpoint-every K writes restart files (grove/io/checkpoint.hpp), --restart latest goes on
+// from the newest: bitwise the run that never stopped, at the same rank count (host loop).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -16,9 +19,11 @@
 #include <filesystem>
 
 #include "grove/grove.hpp"
+#include "grove/io/checkpoint.hpp"
 #if GROVE_HAS_HDF5
 #include "grove/io/snapshot.hpp"
 #endif
+#include "sample_options.hpp"
 #include "shock_tube.hpp"
 #include "sph_solver.hpp"
 #include "sph_trees.hpp"
@@ -51,6 +56,8 @@ struct Options {
   int n_walk = 256;
   int tag_max = 4;
   int search_lanes = 0;  // --gpu resident: threads per particle in the neighbour search (0: automatic)
+  samples::RestartOptions restart;
+  std::string parameters;  // the parameter file's text and the options in effect (for the snapshot)
 };
 
 using Gas = grove::ParticleSystem<sph::GasParticle>;
@@ -205,12 +212,15 @@ void writeProfiles(const std::vector<sph::ProfileBin>& bins, const std::filesyst
   std::fclose(f);
 }
 
-// What a run's loop leaves for the report: the end time, the steps, stage times, conserved sums
-// at the start, and (GPU) the device seconds of the density and hydro passes and the last
-// passes' tree profiles (JSON).
+// What a run's loop leaves for the report: the end time, the steps, the next step's dt, stage
+// times, conserved sums at the start, and (GPU) the device seconds of the density and hydro
+// passes and the last passes' tree profiles (JSON). time, steps, dt and c0 are also what a
+// checkpoint saves beside the gas and the domain.
 struct LoopResult {
   double time = 0.0;
   int steps = 0;
+  double dt = 0.0;
+  int steps_run = 0;  // by this process (a restarted run began after some)
   StageSeconds sum;
   std::vector<double> step_seconds;
   Conserved c0;
@@ -238,19 +248,25 @@ void logStart(const grove::Runtime& runtime, const Options& opt, const sph::Shoc
 }
 
 // The host loop: the particles in a ParticleSystem, the passes on the CPU or through a multiwalk.
-LoopResult hostLoop(const grove::Runtime& runtime, const Options& opt, const sph::ShockTube& tube, Gas& gas,
-                    grove::DomainInfo& dinfo, const sph::SolverParameters& p) {
+// r: the state so far (restored from a checkpoint, or zero on a fresh start, when the first
+// density and hydro passes run here).
+void hostLoop(const grove::Runtime& runtime, const Options& opt, const sph::ShockTube& tube, Gas& gas,
+              grove::DomainInfo& dinfo, const sph::SolverParameters& p, LoopResult& r, bool restarted,
+              grove::io::Checkpoint& checkpoint) {
   ForcePasses passes(opt, p, gas.size(), runtime.rank());
   logStart(runtime, opt, tube, passes.describe());
-  LoopResult r;
-  const int initial_passes = passes.density(gas, dinfo, p);
-  passes.hydro(gas, dinfo, p);
-  double dt = sph::globalTimeStep(gas, p);
-  grove::log("initial density: {} gather pass{}; first dt = {:.3e}", initial_passes, initial_passes == 1 ? "" : "es", dt);
-  r.c0 = conservedOf(gas);
+  if (!restarted) {  // a restored gas carries its densities, forces and next dt
+    const int initial_passes = passes.density(gas, dinfo, p);
+    passes.hydro(gas, dinfo, p);
+    r.dt = sph::globalTimeStep(gas, p);
+    grove::log("initial density: {} gather pass{}; first dt = {:.3e}", initial_passes, initial_passes == 1 ? "" : "es",
+               r.dt);
+    r.c0 = conservedOf(gas);
+  }
   while (moreSteps(r.time, r.steps, opt)) {
     ++r.steps;
-    const double dt_step = std::min(dt, opt.t_end - r.time);
+    ++r.steps_run;
+    const double dt_step = std::min(r.dt, opt.t_end - r.time);
     StageSeconds st;
     Stopwatch watch;
     sph::kickDriftPredict(gas, dt_step);
@@ -267,21 +283,21 @@ LoopResult hostLoop(const grove::Runtime& runtime, const Options& opt, const sph
     st.hydro() += watch.lap();
     sph::finalKick(gas, dt_step);
     r.time += dt_step;
-    dt = sph::globalTimeStep(gas, p);
+    r.dt = sph::globalTimeStep(gas, p);
     st.integration() += watch.lap();
     gas.comm().allreduceMax(std::span<double>(st.s));
     r.sum.add(st);
     r.step_seconds.push_back(st.total());
     logStep(r.steps, r.time, dt_step, st, gather_passes, sum_passes);
+    samples::checkpointIfDue(checkpoint, opt.restart, r.steps);
   }
   r.device_seconds = passes.kernelSeconds();
   if (opt.gpu != "none")
     grove::log("GPU kernels (device time, rank 0): density {:.4f} s  hydro {:.4f} s per step; {} sum passes in all",
-               r.device_seconds[0] / std::max(r.steps, 1), r.device_seconds[1] / std::max(r.steps, 1),
+               r.device_seconds[0] / std::max(r.steps_run, 1), r.device_seconds[1] / std::max(r.steps_run, 1),
                passes.sumPasses());
   r.density_profile = passes.densityProfile().json();
   r.hydro_profile = passes.hydroProfile().json();
-  return r;
 }
 
 #if GROVE_SPH_GPU
@@ -311,6 +327,7 @@ LoopResult residentLoop(const grove::Runtime& runtime, const Options& opt, const
   const double density_before = device.densityDeviceSeconds(), hydro_before = device.hydroDeviceSeconds();
   while (moreSteps(r.time, r.steps, opt)) {
     ++r.steps;
+    ++r.steps_run;
     const double dt_step = std::min(dt, opt.t_end - r.time);
     StageSeconds st;
     Stopwatch watch;
@@ -333,7 +350,7 @@ LoopResult residentLoop(const grove::Runtime& runtime, const Options& opt, const
   }
   r.device_seconds = {device.densityDeviceSeconds() - density_before, device.hydroDeviceSeconds() - hydro_before};
   grove::log("GPU trees (device time, rank 0): density {:.4f} s  hydro {:.4f} s per step",
-             r.device_seconds[0] / std::max(r.steps, 1), r.device_seconds[1] / std::max(r.steps, 1));
+             r.device_seconds[0] / std::max(r.steps_run, 1), r.device_seconds[1] / std::max(r.steps_run, 1));
   r.density_profile = jsonOf(device.densityProfile());
   r.hydro_profile = jsonOf(device.hydroProfile());
   const std::vector<sph::GasParticle> final_gas = device.download();
@@ -346,19 +363,27 @@ LoopResult residentLoop(const grove::Runtime& runtime, const Options& opt, const
 int run(const grove::Runtime& runtime, const Options& opt) {
   const sph::ShockTube tube(opt.nx);
   Gas gas;
-  generate(gas, tube, opt.n_neighbours);
   grove::DomainInfo dinfo;
   dinfo.setBoundaryCondition(grove::BoundaryCondition::PERIODIC_XYZ);
   dinfo.setPosRootDomain({0.0, 0.0, 0.0}, tube.box);
   dinfo.setDecompositionMethod(opt.method == "orb" ? grove::DecompositionMethod::ORB
                                                    : grove::DecompositionMethod::MULTISECTION);
-  dinfo.decomposeDomainAll(gas);
-  gas.exchangeParticle(dinfo);
+  // The run's state, named once for its checkpoints (and restored from one on --restart).
+  const std::filesystem::path out(opt.output_dir);
+  LoopResult loop;
+  grove::io::Checkpoint checkpoint((out / "restart").string(), gas.comm());
+  checkpoint.particles("gas", gas).domain("domain", dinfo).value("time", loop.time).value("step", loop.steps);
+  checkpoint.value("dt", loop.dt).value("initial_conserved", loop.c0);
+  const std::optional<grove::io::RestartInfo> restart = samples::restoreIfAsked(checkpoint, opt.restart, "sph");
+  if (!restart) generate(gas, tube, opt.n_neighbours);
+  if (!restart || !restart->same_rank_count) {
+    dinfo.decomposeDomainAll(gas);
+    gas.exchangeParticle(dinfo);
+  }
 
   sph::SolverParameters p;
   p.gamma = tube.gamma, p.n_neighbours = opt.n_neighbours, p.search_factor = opt.search_factor;
   p.alpha = opt.alpha, p.cfl = opt.cfl, p.max_search_radius = sph::maxSearchRadius(dinfo);
-  LoopResult loop;
   if (opt.gpu == "resident") {
 #if GROVE_SPH_GPU
     loop = residentLoop(runtime, opt, tube, gas, dinfo, p);
@@ -366,7 +391,7 @@ int run(const grove::Runtime& runtime, const Options& opt) {
     throw grove::Error("sph", "--gpu resident needs a build with CUDA (GROVE_CUDA=ON and nvcc found)");
 #endif
   } else {
-    loop = hostLoop(runtime, opt, tube, gas, dinfo, p);
+    hostLoop(runtime, opt, tube, gas, dinfo, p, loop, restart.has_value(), checkpoint);
   }
   const double time = loop.time;
   const int step = loop.steps;
@@ -379,7 +404,6 @@ int run(const grove::Runtime& runtime, const Options& opt) {
   const auto bins = sph::binProfiles(gas, tube, n_bins, time);
   const sph::L1Errors l1 = sph::l1Errors(bins, tube);
   const sph::L1Errors l1_particles = sph::particleL1Errors(gas, tube, time);
-  const std::filesystem::path out(opt.output_dir);
   if (runtime.rank() == 0) {
     std::filesystem::create_directories(out);
     writeProfiles(bins, out / "profiles.csv", time);
@@ -393,10 +417,11 @@ int run(const grove::Runtime& runtime, const Options& opt) {
     header.time = time;
     header.step = step;
     header.box = tube.box;
+    header.parameters = opt.parameters;
     grove::io::writeSnapshot(snapshot, gas, header);
   }
 #endif
-  const double steps = std::max(step, 1);
+  const double steps = std::max(loop.steps_run, 1);  // the timings are this process's
   // The median resists steps slowed by other work on the machine.
   std::sort(step_seconds.begin(), step_seconds.end());
   const double median = step_seconds.empty() ? 0.0 : step_seconds[step_seconds.size() / 2];
@@ -420,6 +445,8 @@ int run(const grove::Runtime& runtime, const Options& opt) {
              l1_particles.pressure, loop.device_seconds[0] / steps, loop.device_seconds[1] / steps);
   grove::log("density tree, last pass: {}", loop.density_profile);
   grove::log("hydro tree, last pass: {}", loop.hydro_profile);
+  // Equal checksums: bitwise equal gas (how tests/samples/restart_test.py compares runs).
+  grove::log("final gas: checksum {:016x}", grove::io::particleChecksum(gas));
   return 0;
 }
 
@@ -429,6 +456,7 @@ int main(int argc, char** argv) {
   grove::Runtime runtime(argc, argv);
   Options opt;
   CLI::App app{"grove SPH sample: 3-D Sod shock tube"};
+  samples::enableParameterFile(app);
   app.add_option("--nx", opt.nx, "lattice planes across the left half (multiple of 8; N = nx^3 * 9/128)")
       ->check(CLI::PositiveNumber);
   app.add_option("--n-ngb", opt.n_neighbours, "target neighbour number (4 pi/3) h^3 rho / m")
@@ -454,7 +482,12 @@ int main(int argc, char** argv) {
   app.add_option("--search-lanes", opt.search_lanes,
                  "--gpu resident: threads per particle in the neighbour search (0: chosen by the particle count)")
       ->check(CLI::IsMember({0, 1, 2, 4, 8}));
+  samples::addRestartOptions(app, opt.restart);
   CLI11_PARSE(app, argc, argv);
+  opt.parameters = samples::parametersInEffect(app);
+  if (opt.gpu == "resident" && (opt.restart.checkpoint_every > 0 || !opt.restart.restart.empty()))
+    throw grove::Error("sph", "--checkpoint-every and --restart serve the host loop (CPU and multiwalk passes); the "
+                              "resident GPU loop keeps its gas on the device and has no restart yet");
   // The resident search runs fastest with larger leaves than the CPU trees (32 against 8: H100,
   // doc/sph.md); an explicit --n-leaf is kept.
   if (opt.gpu == "resident" && app.count("--n-leaf") == 0) opt.n_leaf = 32;

@@ -191,6 +191,16 @@ constexpr bool kCheckpointable = std::is_trivially_copyable_v<T> || IsVectorOfTr
 
 }  // namespace detail
 
+// Collective: one checksum of every rank's particles, their bytes in rank order. Runs whose
+// checksums agree hold (but for a 2^-64 chance) bitwise the same particles in the same order on
+// the same ranks: how a program shows that its restart reproduced the run that never stopped.
+// Padding bytes inside FP count too: compare types without padding, as the samples' are.
+template <class FP>
+std::uint64_t particleChecksum(const ParticleSystem<FP>& psys) {
+  const std::vector<std::uint64_t> each = psys.comm().allgather(detail::checksum64(std::as_bytes(psys.particles())));
+  return detail::checksum64(std::as_bytes(std::span<const std::uint64_t>(each)));
+}
+
 class Checkpoint {
  public:
   static constexpr int kDefaultKeep = 2;
