@@ -5,13 +5,19 @@
 // (grove/io/checkpoint.hpp).
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
 #include <string>
 
+#include "grove/config.hpp"
 #include "grove/io/checkpoint.hpp"
+#if GROVE_HAS_HDF5
+#include "grove/io/hdf5_file.hpp"
+#endif
 #include "grove/runtime/runtime.hpp"
 
 namespace samples {
@@ -37,6 +43,25 @@ inline std::string parametersInEffect(const CLI::App& app) {
     text += "# parameter file " + path + ":\n" + file.str() + "\n";
   }
   return text + "# options in effect (the command line over the file):\n" + app.config_to_str(true, false);
+}
+
+// --snapshot-format: HDF5 by default where grove can write it from this many ranks (a serial
+// HDF5 library serves one rank), ASCII otherwise; HDF5 asked for where it cannot be written stops
+// the run before it starts.
+inline void chooseSnapshotFormat(const CLI::App& app, std::string& format, int ranks, const char* sample) {
+#if GROVE_HAS_HDF5
+  const bool hdf5_here = ranks == 1 || grove::io::Hdf5File::parallel();
+#else
+  const bool hdf5_here = false;
+  static_cast<void>(ranks);
+#endif
+  if (app.get_option("--snapshot-format")->count() == 0 && !hdf5_here) format = "ascii";
+  if (format == "hdf5" && !hdf5_here)
+    throw grove::Error(sample, GROVE_HAS_HDF5 ? "--snapshot-format hdf5: this grove's HDF5 library is serial and "
+                                                "serves one rank; use --snapshot-format ascii, or build grove with "
+                                                "libhdf5-openmpi-dev"
+                                              : "--snapshot-format hdf5: this grove was built without HDF5 (install "
+                                                "libhdf5-openmpi-dev and configure again); use --snapshot-format ascii");
 }
 
 struct RestartOptions {
@@ -68,7 +93,12 @@ inline std::optional<grove::io::RestartInfo> restoreIfAsked(grove::io::Checkpoin
 
 // Writes a checkpoint after `step` when --checkpoint-every says so.
 inline void checkpointIfDue(grove::io::Checkpoint& checkpoint, const RestartOptions& r, std::int64_t step) {
-  if (r.checkpoint_every > 0 && step % r.checkpoint_every == 0) grove::log("checkpoint {}", checkpoint.write(step));
+  if (r.checkpoint_every <= 0 || step % r.checkpoint_every != 0) return;
+  const auto start = std::chrono::steady_clock::now();
+  const std::string path = checkpoint.write(step);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double megabytes = static_cast<double>(std::filesystem::file_size(path)) * 1e-6;
+  grove::log("checkpoint {}: {:.1f} MB in {:.3f} s ({:.0f} MB/s)", path, megabytes, seconds, megabytes / seconds);
 }
 
 }  // namespace samples

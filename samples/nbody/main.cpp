@@ -311,13 +311,6 @@ int runResidentSample(const grove::Runtime& runtime, const Options& opt) {
 }
 #endif
 
-bool hdf5Parallel() {
-#if GROVE_HAS_HDF5
-  return grove::io::Hdf5File::parallel();
-#else
-  return false;
-#endif
-}
 
 }  // namespace
 
@@ -358,16 +351,7 @@ int main(int argc, char** argv) {
   app.add_option("--n-walk", opt.n_walk, "walks per multiwalk batch")->check(CLI::PositiveNumber);
   app.add_option("--tag-max", opt.tag_max, "multiwalk tags (batches in flight)")->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
-  // HDF5 by default where grove can write it from this many ranks (a serial HDF5 library serves
-  // one rank); asked for explicitly where it cannot, the run stops before it starts.
-  const bool hdf5_here = GROVE_HAS_HDF5 && (runtime.rankCount() == 1 || hdf5Parallel());
-  if (app.get_option("--snapshot-format")->count() == 0 && !hdf5_here) opt.snapshot_format = "ascii";
-  if (opt.snapshot_format == "hdf5" && !hdf5_here)
-    throw grove::Error("nbody", GROVE_HAS_HDF5 ? "--snapshot-format hdf5: this grove's HDF5 library is serial and "
-                                                 "serves one rank; use --snapshot-format ascii, or build grove with "
-                                                 "libhdf5-openmpi-dev"
-                                               : "--snapshot-format hdf5: this grove was built without HDF5 (install "
-                                                 "libhdf5-openmpi-dev and configure again); use --snapshot-format ascii");
+  samples::chooseSnapshotFormat(app, opt.snapshot_format, runtime.rankCount(), "nbody");
   opt.parameters = samples::parametersInEffect(app);
   if (opt.restart.checkpoint_every % opt.n_reuse != 0)
     throw grove::Error("nbody", fmt::format("--checkpoint-every {} is not a multiple of --n-reuse {}: a restart must "
