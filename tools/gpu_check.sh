@@ -5,7 +5,7 @@
 # Also the SPH sample's GPU passes: grove_gpu_sph_tests, and samples/sph with --gpu none,
 # template, engine and resident (the whole step on the device), and a resident run at 2^21
 # template and engine (the sample needs CLI11: carry .deps, found through CMAKE_PREFIX_PATH), and the
-# GPU tutorials (doc/tutorial/05_gpu_resident) at 1 and 2 ranks.
+# GPU tutorials (doc/tutorial/04_multiwalk_gpu, 05_gpu_resident) at 1 and 2 ranks.
 #
 #   bash tools/gpu_check.sh            from the repository root
 #
@@ -113,7 +113,7 @@ SUITES+=(grove_gpu_sph_tests grove_gpu_resident_short_tests)
 [[ -d $BUILD/samples/sph ]] && TARGETS+=(sph)
 [[ -d $BUILD/samples/nbody ]] && TARGETS+=(nbody)
 # The GPU tutorials (doc/tutorial): programs that check what their pages claim.
-TUTORIALS=(tutorial_05_gpu_resident)
+TUTORIALS=(tutorial_04_multiwalk_gpu tutorial_05_gpu_resident)
 [[ -d $BUILD/doc/tutorial ]] && TARGETS+=("${TUTORIALS[@]}")
 step "build ${TARGETS[*]} with -j$JOBS"
 build_ok=1
