@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -89,6 +90,19 @@ inline std::optional<grove::io::RestartInfo> restoreIfAsked(grove::io::Checkpoin
   grove::log("restarted from {}: step {}, written by {} ranks{}", info->path, info->step, info->writer_ranks,
              info->same_rank_count ? "" : " (decomposed again for this rank count)");
   return info;
+}
+
+// A log's text for a restart from `step`: the header, then the rows of the old log whose first
+// column (the step) is at most `step` (later rows were written by a run that went on past its last
+// checkpoint). step 0: the header alone, a fresh log.
+inline std::string logRowsUpTo(const std::filesystem::path& path, const std::string& header, std::int64_t step) {
+  std::string rows = header + "\n";
+  if (step <= 0) return rows;
+  std::ifstream in(path);
+  std::string line;
+  for (bool first = true; std::getline(in, line); first = false)
+    if (!first && std::atoll(line.c_str()) <= step) rows += line + "\n";
+  return rows;
 }
 
 // Writes a checkpoint after `step` when --checkpoint-every says so.

@@ -40,6 +40,7 @@
 namespace {
 
 struct Options {
+  samples::RestartOptions restart;
   std::int64_t n = 20000;
   double t_end = 3.0;
   double theta = 0.5;
@@ -155,13 +156,16 @@ class ForcePasses {
 
 class EnergyLog {
  public:
-  // Rank 0 writes; the others hold no file.
-  EnergyLog(const std::filesystem::path& path, bool writer) {
+  // Rank 0 writes; the others hold no file. On a restart from step resume_after the rows up to it
+  // stay and the log goes on.
+  EnergyLog(const std::filesystem::path& path, bool writer, std::int64_t resume_after = 0) {
     if (!writer) return;
     if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+    const std::string header = "step,time,dt,kinetic,thermal,potential,total,relative_change,step_seconds";
+    const std::string rows = samples::logRowsUpTo(path, header, resume_after);
     file_ = std::fopen(path.c_str(), "w");
     if (!file_) throw grove::Error("evrard", fmt::format("cannot write the energy file {}", path.string()));
-    fmt::print(file_, "step,time,dt,kinetic,thermal,potential,total,relative_change,step_seconds\n");
+    std::fputs(rows.c_str(), file_);
   }
   ~EnergyLog() {
     if (file_) std::fclose(file_);
@@ -261,6 +265,17 @@ void checkStart(const Gas& gas, const evrard::Energies& e, const Options& opt, c
 
 // ---- the run -------------------------------------------------------------------------------------
 
+// What the loop carries from step to step beside the gas and the domain (saved in checkpoints).
+struct LoopState {
+  double time = 0.0;
+  std::int64_t step = 0;
+  int snapshots = 0;
+  double last_snapshot_time = -1.0;
+  double next_snapshot = 0.0;
+  evrard::TimeStep dt;  // the next step's
+  double e0 = 0.0;
+};
+
 struct Extremes {
   double thermal_max = 0, thermal_max_time = 0;
   double kinetic_max = 0, kinetic_max_time = 0;
@@ -281,10 +296,19 @@ int run(const grove::Runtime& runtime, const Options& opt) {
                                                                     : evrard::SofteningLaw::kSpline,
                                     opt.softening};
   Gas gas;
-  generate(gas, opt);
   grove::DomainInfo dinfo;  // open boundary
-  dinfo.decomposeDomainAll(gas);
-  gas.exchangeParticle(dinfo);
+  // The run's state, named once for its checkpoints (and restored from one on --restart).
+  const std::filesystem::path out(opt.output_dir);
+  LoopState loop;
+  Extremes extremes;
+  grove::io::Checkpoint checkpoint((out / "restart").string(), gas.comm());
+  checkpoint.particles("gas", gas).domain("domain", dinfo).value("loop", loop).value("extremes", extremes);
+  const std::optional<grove::io::RestartInfo> restart = samples::restoreIfAsked(checkpoint, opt.restart, "evrard");
+  if (!restart) generate(gas, opt);
+  if (!restart || !restart->same_rank_count) {
+    dinfo.decomposeDomainAll(gas);
+    gas.exchangeParticle(dinfo);
+  }
 
   sph::SolverParameters sph_params;
   sph_params.gamma = evrard::EvrardSphere::kGamma;
@@ -298,32 +322,34 @@ int run(const grove::Runtime& runtime, const Options& opt) {
              "t_end = {}, {} ranks x {} threads",
              opt.n, opt.moment, opt.theta, softening.name(), softening.eps, opt.n_neighbours, opt.alpha, opt.t_end,
              runtime.rankCount(), runtime.threadCount());
-  StageSeconds start_seconds;
-  const int initial_passes = passes.compute(gas, dinfo, start_seconds);
-  const evrard::Energies e_start = energiesOf(gas);
-  grove::log("t = 0: K = {:.6f}  U = {:.6f}  W = {:.6f}  E = {:.6f} ({} density passes, {:.3f} s)", e_start.kinetic,
-             e_start.thermal, e_start.potential, e_start.total(), initial_passes, start_seconds.total());
-  Checks checks;
-  checkStart(gas, e_start, opt, softening, checks);
-
-  const std::filesystem::path out(opt.output_dir);
   if (runtime.rank() == 0) std::filesystem::create_directories(out);
   gas.comm().barrier();  // the directory is there for every rank
   EnergyLog energy_log(opt.energy_file.empty() ? out / "energy.csv" : std::filesystem::path(opt.energy_file),
-                       runtime.rank() == 0);
-  const double e0 = e_start.total();
-  energy_log.write(0, 0.0, 0.0, e_start, e0, 0.0);
-  Extremes extremes;
-  extremes.add(0.0, e_start, e0);
-
-  double time = 0.0;
-  std::int64_t step = 0;
-  int snapshots = 0;
-  double last_snapshot_time = -1.0;
-  double next_snapshot = opt.snapshot_every > 0 ? opt.snapshot_every : opt.t_end;
+                       runtime.rank() == 0, loop.step);
+  Checks checks;
+  if (!restart) {  // a restored gas carries its densities and forces, the loop its next dt
+    StageSeconds start_seconds;
+    const int initial_passes = passes.compute(gas, dinfo, start_seconds);
+    const evrard::Energies e_start = energiesOf(gas);
+    grove::log("t = 0: K = {:.6f}  U = {:.6f}  W = {:.6f}  E = {:.6f} ({} density passes, {:.3f} s)", e_start.kinetic,
+               e_start.thermal, e_start.potential, e_start.total(), initial_passes, start_seconds.total());
+    checkStart(gas, e_start, opt, softening, checks);
+    loop.e0 = e_start.total();
+    energy_log.write(0, 0.0, 0.0, e_start, loop.e0, 0.0);
+    extremes.add(0.0, e_start, loop.e0);
+    loop.next_snapshot = opt.snapshot_every > 0 ? opt.snapshot_every : opt.t_end;
+    loop.dt = evrard::globalTimeStep(gas, step_params, softening.eps);
+  }
+  // The loop's names for the state it carries.
+  double& time = loop.time;
+  std::int64_t& step = loop.step;
+  int& snapshots = loop.snapshots;
+  double& last_snapshot_time = loop.last_snapshot_time;
+  double& next_snapshot = loop.next_snapshot;
+  evrard::TimeStep& dt = loop.dt;
+  const double e0 = loop.e0;
   StageSeconds sum;
   std::vector<double> step_seconds;
-  evrard::TimeStep dt = evrard::globalTimeStep(gas, step_params, softening.eps);
   const auto more = [&] { return time < opt.t_end * (1.0 - 1e-12) && (opt.max_steps == 0 || step < opt.max_steps); };
   while (more()) {
     ++step;
@@ -359,6 +385,7 @@ int run(const grove::Runtime& runtime, const Options& opt) {
       last_snapshot_time = time;
       next_snapshot = opt.snapshot_every > 0 ? next_snapshot + opt.snapshot_every : opt.t_end;
     }
+    samples::checkpointIfDue(checkpoint, opt.restart, step);
   }
   if (last_snapshot_time != time) writeSnapshot(opt, gas, out, snapshots++, time, step);  // the final state
 
@@ -371,7 +398,7 @@ int run(const grove::Runtime& runtime, const Options& opt) {
                             extremes.max_drift, extremes.max_drift_time, opt.energy_tolerance));
 
   std::sort(step_seconds.begin(), step_seconds.end());
-  const double steps = static_cast<double>(std::max<std::int64_t>(step, 1));
+  const double steps = static_cast<double>(std::max<std::size_t>(step_seconds.size(), 1));  // this process's
   const double median = step_seconds.empty() ? 0.0 : step_seconds[step_seconds.size() / 2];
   grove::log("summary: t = {:.4f} after {} steps; E0 = {:.6f}, E = {:.6f} (change {:+.3e} of |E0|; largest {:.3e} at "
              "t = {:.3f})",
@@ -394,6 +421,8 @@ int run(const grove::Runtime& runtime, const Options& opt) {
              step, time, sum.total() / steps, e0, e_end.total(), extremes.max_drift, extremes.thermal_max,
              extremes.thermal_max_time);
   grove::log("gravity tree, last pass: {}", passes.gravityProfile().json());
+  // Equal checksums: bitwise equal gas (how tests/samples/restart_test.py compares runs).
+  grove::log("final gas: checksum {:016x}", grove::io::particleChecksum(gas));
   grove::log("{} of {} checks passed", checks.count() - checks.failed(), checks.count());
   return checks.failed() == 0 ? 0 : 1;
 }
@@ -446,6 +475,7 @@ int main(int argc, char** argv) {
   app.add_option("--direct-check-max-n", opt.direct_check_max_n,
                  "check the start's tree W against direct summation (O(N^2)) up to this N")
       ->check(CLI::NonNegativeNumber);
+  samples::addRestartOptions(app, opt.restart);
   CLI11_PARSE(app, argc, argv);
   samples::chooseSnapshotFormat(app, opt.snapshot_format, runtime.rankCount(), "evrard");
   opt.parameters = samples::parametersInEffect(app);

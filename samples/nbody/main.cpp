@@ -122,19 +122,12 @@ void writeSnapshot(const Options& opt, std::span<const user::Body> mine, const g
   if (comm.rank() == 0) writeSnapshotRows(all, out / fmt::format("snapshot_{:05d}.txt", step), time);
 }
 
-// The energy log, new; or, on a restart from step resume_after, the old one without the rows after
-// that step (written by a run that went on past its last checkpoint), to be continued.
+// The energy log, new; or, on a restart from step resume_after, the old one up to that step.
 std::FILE* openEnergyLog(const std::filesystem::path& out, std::int64_t resume_after = 0) {
   std::filesystem::create_directories(out);
   const std::filesystem::path path = out / "energy.csv";
-  const std::string header = "step,time,kinetic,potential,total,relative_error,step_seconds";
-  std::string rows = header + "\n";
-  if (resume_after > 0) {
-    std::ifstream in(path);
-    std::string line;
-    for (bool first = true; std::getline(in, line); first = false)
-      if (!first && std::atoll(line.c_str()) <= resume_after) rows += line + "\n";
-  }
+  const std::string rows =
+      samples::logRowsUpTo(path, "step,time,kinetic,potential,total,relative_error,step_seconds", resume_after);
   std::FILE* log = std::fopen(path.c_str(), "w");
   if (!log) throw grove::Error("nbody", fmt::format("cannot write {}", path.string()));
   std::fputs(rows.c_str(), log);

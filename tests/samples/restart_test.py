@@ -7,7 +7,7 @@ fall back to the one before (step k/2) and still end bitwise equal; --restart na
 must stop with the file named. At NP > 1 a restart at NP - 1 ranks must run to the end (not
 bitwise: another decomposition).
 
-usage: restart_test.py MPIEXEC NP WORKDIR nbody|sph SAMPLE
+usage: restart_test.py MPIEXEC NP WORKDIR nbody|sph|evrard SAMPLE
 """
 import os
 import re
@@ -20,6 +20,8 @@ RUNS = {
     "nbody": (["-n", "3000", "--dt", "0.0078125", "--decompose-every", "2", "--snapshot-format", "ascii"],
               ["--t-end", "0.03125"], ["--t-end", "0.0625"]),
     "sph": (["--nx", "48", "--n-ngb", "50", "--decompose-every", "2"], ["--max-steps", "4"], ["--max-steps", "8"]),
+    "evrard": (["-N", "3000", "--decompose-every", "2", "--snapshot-format", "ascii"], ["--max-steps", "4"],
+               ["--max-steps", "8"]),
 }
 
 
