@@ -34,7 +34,8 @@ struct EvrardParticle : sph::GasParticle {
 
   Vec3d totalAcceleration() const { return acc + acc_gravity; }
 
-  // What an HDF5 snapshot holds (grove/io/snapshot.hpp), under SWIFT's gas names.
+  // What an HDF5 snapshot holds (grove/io/snapshot.hpp), under GADGET-4's gas names (which yt's
+  // GADGET reader knows: doc/io.md).
   static constexpr auto snapshotFields() {
     using grove::io::field;
     using P = EvrardParticle;
@@ -42,11 +43,11 @@ struct EvrardParticle : sph::GasParticle {
                       field("Velocities", static_cast<Vec3d P::*>(&P::vel)),
                       field("Masses", static_cast<double P::*>(&P::mass)),
                       field("ParticleIDs", static_cast<std::int64_t P::*>(&P::id)),
-                      field("InternalEnergies", static_cast<double P::*>(&P::u)),
-                      field("Densities", static_cast<double P::*>(&P::dens)),
-                      field("Pressures", static_cast<double P::*>(&P::pres)),
-                      field("SmoothingLengths", static_cast<double P::*>(&P::h)),
-                      field("Potentials", &P::pot),
+                      field("InternalEnergy", static_cast<double P::*>(&P::u)),
+                      field("Density", static_cast<double P::*>(&P::dens)),
+                      field("Pressure", static_cast<double P::*>(&P::pres)),
+                      field("SmoothingLength", static_cast<double P::*>(&P::h)),
+                      field("Potential", &P::pot),
                       field("NumberOfNeighbours", static_cast<std::int32_t P::*>(&P::n_neighbours))};
   }
 };

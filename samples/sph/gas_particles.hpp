@@ -85,14 +85,15 @@ struct GasParticle {
   }
   SPH_HOST_DEVICE void copyFromForce(const HydroResult& r) { acc = r.acc, du_dt = r.du_dt, v_signal = r.v_signal; }
   SPH_HOST_DEVICE void copyFromForce(const DensitySums& s) { density_sums = s; }
-  // What the HDF5 snapshot holds (grove/io/snapshot.hpp), under SWIFT's gas names.
+  // What the HDF5 snapshot holds (grove/io/snapshot.hpp), under GADGET-4's gas names (which yt's
+  // GADGET reader knows: doc/io.md).
   static constexpr auto snapshotFields() {
     using grove::io::field;
     return std::tuple{field("Coordinates", &GasParticle::pos),         field("Velocities", &GasParticle::vel),
                       field("Masses", &GasParticle::mass),             field("ParticleIDs", &GasParticle::id),
-                      field("InternalEnergies", &GasParticle::u),      field("Densities", &GasParticle::dens),
-                      field("Pressures", &GasParticle::pres),          field("SmoothingLengths", &GasParticle::h),
-                      field("Accelerations", &GasParticle::acc),       field("NumberOfNeighbours", &GasParticle::n_neighbours)};
+                      field("InternalEnergy", &GasParticle::u),      field("Density", &GasParticle::dens),
+                      field("Pressure", &GasParticle::pres),          field("SmoothingLength", &GasParticle::h),
+                      field("Acceleration", &GasParticle::acc),       field("NumberOfNeighbours", &GasParticle::n_neighbours)};
   }
 };
 

@@ -136,6 +136,27 @@ TEST(Hdf5Snapshot, RoundTripKeepsEveryParticleAndField) {
   EXPECT_EQ(comm.allreduceSum(static_cast<std::int64_t>(read.size())), total);
 }
 
+// A cube's (or an open box's) size is GADGET's one length, which yt's GADGET reader needs; a box of
+// unequal sides keeps three (the round trip above). Both read back as three lengths.
+TEST(Hdf5Snapshot, ACubicBoxIsOneLength) {
+  const grove::Comm comm = grove::Comm::world();
+  if (!hdf5ServesRanks(comm.size())) GTEST_SKIP() << "this HDF5 library is serial";
+  const auto written = myStars(comm, 100);
+  for (const double side : {2.5, 0.0}) {
+    const std::string path = sharedPath(comm, side > 0 ? "cube" : "open");
+    grove::io::SnapshotHeader header;
+    header.box = {side, side, side};
+    grove::io::writeSnapshot(path, written.particles(), header, comm);
+    {
+      const grove::io::Hdf5File file(path, grove::io::Hdf5File::Mode::kRead,
+                                     grove::detail::nativeComm(comm.handle()));
+      EXPECT_EQ(file.readDoubles("/Header", "BoxSize"), std::vector<double>{side});
+    }
+    grove::ParticleSystem<Star> read;
+    EXPECT_EQ(grove::io::readSnapshot(path, read, comm).box, grove::Vec3d(side, side, side));
+  }
+}
+
 TEST(Hdf5Snapshot, WrittenByThreeRanksReadByTwo) {
   const grove::Comm world = grove::Comm::world();
   if (world.size() < 3) GTEST_SKIP() << "needs 3 ranks (the suite runs at 1-4)";

@@ -1,8 +1,9 @@
 #pragma once
 // HDF5 snapshots of a ParticleSystem, written by all ranks into one file (collectively, through
-// parallel HDF5) in the layout of GADGET-4 and SWIFT, which h5py, yt and ParaView read:
+// parallel HDF5) in the layout of GADGET-4 and SWIFT, which h5py and yt read (doc/io.md):
 //
-//   /Header      Time, Step, BoxSize[3], NumPart_ThisFile[6], NumPart_Total[6],
+//   /Header      Time, Step, BoxSize (one length for a cube or an open box, else three),
+//                NumPart_ThisFile[6], NumPart_Total[6],
 //                NumPart_Total_HighWord[6], MassTable[6], NumFilesPerSnapshot, Redshift, Code
 //   /Units       SWIFT's "Unit length in cgs (U_L)", "Unit mass in cgs (U_M)",
 //                "Unit time in cgs (U_t)", "Unit current in cgs (U_I)", "Unit temperature in cgs (U_T)"
@@ -145,7 +146,11 @@ void writeSnapshot(const std::string& path, std::span<const FP> particles, const
   file.writeAttribute("/Header", "Time", std::vector<double>{header.time});
   file.writeAttribute("/Header", "Redshift", std::vector<double>{0.0});
   file.writeAttribute("/Header", "Step", std::vector<std::int64_t>{header.step});
-  file.writeAttribute("/Header", "BoxSize", std::vector<double>{header.box.x, header.box.y, header.box.z});
+  // GADGET's scalar for a cube or an open box (0), which readers of GADGET files (yt) expect; a
+  // box of unequal sides as SWIFT writes it, three lengths.
+  const bool cube = header.box.x == header.box.y && header.box.y == header.box.z;
+  file.writeAttribute("/Header", "BoxSize", cube ? std::vector<double>{header.box.x}
+                                                 : std::vector<double>{header.box.x, header.box.y, header.box.z});
   file.writeAttribute("/Header", "NumPart_ThisFile", this_file);
   file.writeAttribute("/Header", "NumPart_Total", this_file);
   file.writeAttribute("/Header", "NumPart_Total_HighWord", high_word);
