@@ -13,7 +13,7 @@ source tools/mpi_env.sh
 build_dir=${GROVE_SANITIZE_BUILD_DIR:-build-sanitize}
 suites=(grove_unit_tests grove_comm_tests grove_domain_tests grove_short_range_tests grove_multiwalk_tests
         grove_gravity_tests grove_cutoff_tree_tests grove_long_search_tree_tests grove_fdps_tests
-        grove_fdps_split_stage_program grove_particle_file_fuzz_tests grove_sph_tests)
+        grove_fdps_split_stage_program grove_particle_file_fuzz_tests grove_sph_tests grove_checkpoint_tests)
 start=$(date +%s)
 flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 mkdir -p "$build_dir"
@@ -23,6 +23,8 @@ cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_R
   { cat "$build_dir/configure.log"; exit 1; }
 # The particle-mesh suites where the module is built (FFTW found).
 if grep -q "GROVE_HAS_PM 1" "$build_dir/generated/grove/config.hpp"; then suites+=(grove_pm_tests grove_treepm_tests); fi
+# The HDF5 snapshot suite where grove has HDF5.
+if grep -q "GROVE_HAS_HDF5 1" "$build_dir/generated/grove/config.hpp"; then suites+=(grove_hdf5_tests); fi
 cmake --build "$build_dir" -j "$(nproc)" --target "${suites[@]}"
 
 # Every finding ends the process with a report and a non-zero exit.
