@@ -13,6 +13,7 @@
 
 #include <grove/grove.hpp>
 #include <grove/io/checkpoint.hpp>
+#include <grove/io/fields.hpp>  // the snapshot field list, also where grove has no HDF5
 #if GROVE_HAS_HDF5
 #include <grove/io/snapshot.hpp>
 #endif
