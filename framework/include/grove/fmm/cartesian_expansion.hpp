@@ -1,0 +1,86 @@
+#pragma once
+// Cartesian expansions of the 1/r potential to a selectable order p (1 ... 8), for grove's fast
+// multipole method (grove/fmm/fmm_force.hpp). Everything is in Taylor-coefficient form over
+// multi-indices k = (kx, ky, kz), |k| = kx + ky + kz <= p, with x^k = x^kx y^ky z^kz:
+//
+//   T_k(r) = (1/k!) d^k (1/|r|) / dr^k           the Taylor coefficients of 1/r at r
+//   M_k    = sum_j m_j (z - y_j)^k               a cell's multipole about its centre z
+//   phi(x) = sum_k T_k(x - z) M_k                the cell's potential sum_j m_j / |x - y_j| far away
+//   L_n    : phi(z' + h) = sum_n L_n h^n         a local expansion about z'
+//
+// and the operators between them (P2M, M2M, M2L, L2L, L2P), each an exact polynomial identity
+// except M2L, which keeps the terms with |k| + |n| <= p. Because that truncation and the
+// coefficients are symmetric in the two cells, the mutual M2L of two cells about their centres
+// of mass gives equal and opposite total forces (Dehnen 2000): momentum is conserved to rounding.
+//
+// T_k follows from the recurrence of Duan & Krasny (2001) for the Taylor coefficients of 1/r:
+//   |k| r^2 T_k + (2|k| - 1) sum_i r_i T_{k - e_i} + (|k| - 1) sum_i T_{k - 2 e_i} = 0.
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "grove/core/vec3.hpp"
+
+namespace grove::fmm {
+
+inline constexpr int kMaxOrder = 8;
+
+// The multi-indices of one order p, by degree, and the index tables of the operators.
+class MultiIndexSet {
+ public:
+  explicit MultiIndexSet(int order);
+
+  int order() const { return order_; }
+  // Coefficients of an expansion: (p + 1)(p + 2)(p + 3) / 6.
+  int size() const { return countUpTo(order_); }
+  // Coefficients of degree below `degree` (the first ones, by degree).
+  int sizeBelow(int degree) const { return degree <= 0 ? 0 : countUpTo(degree - 1); }
+  const std::array<std::uint8_t, 3>& index(int i) const { return indices_[static_cast<std::size_t>(i)]; }
+  int degree(int i) const { return index(i)[0] + index(i)[1] + index(i)[2]; }
+  // The position of multi-index (a, b, c), or -1 above the order (or below zero).
+  int find(int a, int b, int c) const {
+    if (a < 0 || b < 0 || c < 0 || a >= kSide || b >= kSide || c >= kSide) return -1;
+    return lookup_[static_cast<std::size_t>((a * kSide + b) * kSide + c)];
+  }
+
+  // T_k(r) for every |k| <= degree (p, or p + 1 for a multipole's gradient; t.size() >=
+  // sizeBelow(degree + 1)).
+  void taylorCoefficients(const Vec3d& r, int degree, std::span<double> t) const;
+  // P2M: m (z - y)^k added to M, with d = z - y.
+  void addPointMultipole(const Vec3d& d, double m, std::span<double> multipole) const;
+  // M2M: a child's multipole about z_c added to its parent's about z_p; s = z_p - z_c.
+  void shiftMultipole(std::span<const double> child, const Vec3d& s, std::span<double> parent) const;
+  // M2L: a source cell's multipole at the far side of r = z_target - z_source, added to the target's
+  // local expansion. The mutual form adds the target's multipole to the source's local expansion
+  // too (r reversed), from the same Taylor coefficients.
+  void multipoleToLocal(std::span<const double> multipole, const Vec3d& r, std::span<double> local) const;
+  void multipoleToLocalMutual(std::span<const double> multipole_a, std::span<double> local_a,
+                              std::span<const double> multipole_b, std::span<double> local_b, const Vec3d& r_ab) const;
+  // L2L: a parent's local expansion about z_p added to its child's about z_c; t = z_c - z_p.
+  void shiftLocal(std::span<const double> parent, const Vec3d& t, std::span<double> child) const;
+  // L2P: phi and its gradient at z + h.
+  void evaluateLocal(std::span<const double> local, const Vec3d& h, double* phi, Vec3d* gradient) const;
+  // M2P: phi and its gradient at x from a multipole about z (r = x - z), for tests and leaves.
+  void evaluateMultipole(std::span<const double> multipole, const Vec3d& r, double* phi, Vec3d* gradient) const;
+
+ private:
+  static constexpr int kSide = kMaxOrder + 2;  // multi-indices up to degree p + 1
+  int countUpTo(int degree) const { return (degree + 1) * (degree + 2) * (degree + 3) / 6; }
+  // x^k for every |k| <= degree (by the same indices).
+  void powers(const Vec3d& x, int degree, std::span<double> out) const;
+
+  struct Term {  // out[target] += weight * a[first] * b[second]
+    std::uint16_t target, first, second;
+    double weight;
+  };
+  int order_;
+  std::vector<std::array<std::uint8_t, 3>> indices_;  // up to degree p + 1, by degree
+  std::vector<int> lookup_;
+  // Per index k: its lower neighbours k - e_i and k - 2 e_i (-1 where absent), for the recurrence.
+  std::vector<std::array<int, 6>> lower_;
+  std::vector<Term> m2m_, m2l_, l2l_;
+  std::vector<Term> m2l_mutual_;  // as m2l_, weights signed for the reversed direction
+};
+
+}  // namespace grove::fmm

@@ -1,0 +1,56 @@
+#pragma once
+// The dual tree traversal of grove's fast multipole method (Dehnen 2000, 2002): pairs of cells are
+// visited from the root down; a pair that passes the acceptance criterion
+//
+//   r_A + r_B < theta |z_A - z_B|        (r: expansion radius, z: expansion centre)
+//
+// interacts through multipole-to-local expansions (M2L), a pair of leaves through their particles
+// (P2P), and any other pair is split by opening the larger cell. Within a rank the traversal is
+// mutual: every cell pair is visited once and yields both directions. Against cells received from
+// another rank (grove/fmm/fmm_let.hpp) it is directed (only the local cells gain): a received cell
+// that came without its contents is evaluated at the target leaf's particles (M2P) once the target
+// cannot be split further.
+//
+// The traversal does not evaluate anything: it writes interaction lists, grouped by target cell,
+// which the evaluation then runs in parallel over targets (and which a device can take in batches).
+// Each target's sources are sorted, so results do not depend on the number of threads.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "grove/fmm/fmm_tree.hpp"
+
+namespace grove::fmm {
+
+// Items grouped by target: items[offsets[t] .. offsets[t + 1]) belong to target t.
+struct CsrList {
+  std::vector<std::int64_t> offsets;
+  std::vector<int> items;
+  std::span<const int> of(int target) const {
+    const auto t = static_cast<std::size_t>(target);
+    return {items.data() + offsets[t], static_cast<std::size_t>(offsets[t + 1] - offsets[t])};
+  }
+  std::int64_t size() const { return static_cast<std::int64_t>(items.size()); }
+};
+
+struct InteractionLists {
+  CsrList m2l;  // per target cell: source cells whose multipoles add to its local expansion
+  CsrList p2p;  // per target leaf: source leaves whose particles act on its particles (itself too)
+  CsrList m2p;  // per target leaf: received contents-less cells evaluated at its particles
+};
+
+// The cells that act as sources: the local tree's cells first (indices as in the tree, which are
+// also the targets), then the cells received from other ranks, each rank's tree at its root index.
+// Particle ranges [begin, end) of received cells index the received particles, placed after the
+// local ones; child indices are absolute.
+struct SourceCells {
+  std::vector<FmmCell> cells;
+  std::vector<double> multipoles;  // stride per cell, as the tree's
+  std::vector<int> remote_roots;
+};
+
+// Builds the lists for targets = cells [0, target_count) of `sources` (the local tree). theta in
+// (0, 1).
+InteractionLists traverse(const SourceCells& sources, int target_count, double theta);
+
+}  // namespace grove::fmm

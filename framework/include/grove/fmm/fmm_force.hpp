@@ -1,0 +1,261 @@
+#pragma once
+// grove::FmmForce<Force, EPI, EPJ>: the fast multipole method for 1/r forces (gravity, Coulomb),
+// the sibling of TreeForForceLong with the same calling form. The user supplies the near-field
+// kernel, in FDPS's form, exactly as for a tree; the far field is grove's: Cartesian multipole and
+// local expansions of order p (1 ... 8) about each cell's centre of charge, Dehnen's dual tree
+// traversal and acceptance criterion, across ranks through a local essential tree that carries
+// multipoles.
+//
+//   grove::FmmForce<Force, EPI, EPJ> fmm(n_hint, /*theta*/ 0.5, /*n_leaf*/ 32, /*order*/ 6);
+//   fmm.calcForceAllAndWriteBack(kernel_ep_ep, psys, dinfo);               // gravity, G = 1
+//   fmm.calcForceAllAndWriteBack(kernel_ep_ep, psys, dinfo, GravityFarField{G});
+//   fmm.calcForceAllAndWriteBack(kernel_ep_ep, psys, dinfo,                // anything else
+//       [](Force& f, const EPI& i, double phi, const grove::Vec3d& grad_phi) { ... });
+//
+// - Near field: kernel(const EPI* epi, int n_i, const EPJ* epj, int n_j, Force* force), called
+//   once per leaf from OpenMP threads with the particles of the leaf itself and of the leaves near
+//   it (the leaf's own particles among the EPJ, as FDPS's ep-ep kernels get them: the kernel must
+//   give no force from a particle on itself, by softening or by skipping r = 0). It must add to
+//   force[0 .. n_i). Plummer (or any) softening belongs there.
+// - Far field: for each particle, phi = sum_j q_j / |x - x_j| and grad_phi = its gradient over the
+//   far particles j (q = EPJ::getCharge()), handed to the far-field functor, which adds them to the
+//   particle's Force. GravityFarField (the default) needs Force members `acc` and `pot` and adds
+//   acc += G grad_phi, pot -= G phi. A Coulomb user passes a functor that applies q_i and the sign.
+// - Accuracy: theta and the order p. A pair of cells interacts by expansion when r_A + r_B <
+//   theta |z_A - z_B|; the error falls as theta^(p+1). doc/fmm.md has the measured errors and
+//   costs against the Barnes-Hut tree.
+// - Momentum: within a rank both directions of every pair come from the same (mutual) visit with
+//   exactly opposite Taylor coefficients, and the kernel sees both directions of a leaf pair, so
+//   the forces are equal and opposite to rounding (for a kernel that is antisymmetric itself).
+// - Not supported: periodic boundaries (refused with an error; use the tree with PM for those).
+#include <algorithm>
+#include <concepts>
+#include <optional>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "grove/comm/comm.hpp"
+#include "grove/core/error.hpp"
+#include "grove/core/time_profile.hpp"
+#include "grove/domain/domain_info.hpp"
+#include "grove/fmm/cartesian_expansion.hpp"
+#include "grove/fmm/dual_traversal.hpp"
+#include "grove/fmm/far_field.hpp"
+#include "grove/fmm/fmm_let.hpp"
+#include "grove/fmm/fmm_tree.hpp"
+#include "grove/tree/contracts.hpp"
+
+namespace grove {
+
+// The far field of gravity, G grad(sum m / r) into acc and -G sum m / r into pot.
+struct GravityFarField {
+  double G = 1.0;
+  template <class Force, class EPI>
+  void operator()(Force& f, const EPI&, double phi, const Vec3d& grad_phi) const {
+    static_assert(requires { f.acc.x; f.pot; },
+                  "grove: GravityFarField needs Force members `acc` (a 3-vector) and `pot`; pass a far-field functor "
+                  "(Force&, const EPI&, double phi, const Vec3d& grad_phi) for other Force types");
+    using A = std::remove_cvref_t<decltype(f.acc.x)>;
+    f.acc.x += static_cast<A>(G * grad_phi.x);
+    f.acc.y += static_cast<A>(G * grad_phi.y);
+    f.acc.z += static_cast<A>(G * grad_phi.z);
+    f.pot -= static_cast<std::remove_cvref_t<decltype(f.pot)>>(G * phi);
+  }
+};
+
+namespace fmm {
+
+// What one force calculation did on this rank, and how long each part took (seconds, this rank).
+struct FmmStatistics {
+  std::int64_t particles = 0, cells = 0, leaves = 0;
+  std::int64_t m2l = 0;               // directed multipole-to-local expansions
+  std::int64_t m2p = 0;               // received contents-less cells evaluated at a leaf's particles
+  std::int64_t p2p_leaf_pairs = 0;    // directed (target leaf, source leaf) pairs, a leaf with itself too
+  std::int64_t p2p_interactions = 0;  // particle pairs given to the kernel (i, j ordered; i = j included)
+  LetCounts let;
+  double copy_seconds = 0, tree_seconds = 0, let_seconds = 0, traversal_seconds = 0, m2l_seconds = 0,
+         downward_seconds = 0, p2p_seconds = 0, write_back_seconds = 0;
+  double total() const {
+    return copy_seconds + tree_seconds + let_seconds + traversal_seconds + m2l_seconds + downward_seconds + p2p_seconds +
+           write_back_seconds;
+  }
+  std::string json() const;
+};
+
+}  // namespace fmm
+
+template <class Force, class EPI, class EPJ>
+class FmmForce {
+  static_assert(checkLongRangeTypeContracts<Force, EPI, EPJ>());
+
+ public:
+  FmmForce() : expansion_(4) {}
+  FmmForce(std::size_t n_hint, double theta, int n_leaf_limit, int order) : expansion_(order) {
+    initialize(n_hint, theta, n_leaf_limit, order);
+  }
+
+  // theta in (0, 1); n_leaf_limit >= 1; order 1 ... 8.
+  void initialize(std::size_t n_hint, double theta = 0.5, int n_leaf_limit = 32, int order = 4) {
+    require(theta > 0.0 && theta < 1.0, "FmmForce::initialize",
+            "theta {} is outside (0, 1): the expansions converge only for r_A + r_B < theta |z_A - z_B| with theta < 1",
+            theta);
+    require(n_leaf_limit >= 1, "FmmForce::initialize", "n_leaf_limit must be at least 1, got {}", n_leaf_limit);
+    require(order >= 1 && order <= fmm::kMaxOrder, "FmmForce::initialize", "expansion order {} is outside 1 ... {}",
+            order, fmm::kMaxOrder);
+    theta_ = theta;
+    n_leaf_ = n_leaf_limit;
+    if (order != expansion_.order()) expansion_ = fmm::MultiIndexSet(order);
+    epi_.reserve(n_hint);
+    epj_.reserve(n_hint);
+  }
+
+  double theta() const { return theta_; }
+  int order() const { return expansion_.order(); }
+  int leafLimit() const { return n_leaf_; }
+
+  template <class NearKernel, class PSys, class FarField = GravityFarField>
+  void calcForceAllAndWriteBack(NearKernel&& near, PSys& psys, const DomainInfo& dinfo, FarField far = {}) {
+    calcForceAll(near, std::as_const(psys), dinfo, far);
+    const double start = wallSeconds();
+#pragma omp parallel for
+    for (std::size_t i = 0; i < psys.size(); ++i) psys[i].copyFromForce(forces_[i]);
+    stats_.write_back_seconds += wallSeconds() - start;
+  }
+
+  // Collective. Forces on the particles of psys (held in psys's order: getForce(i)).
+  template <class NearKernel, class PSys, class FarField = GravityFarField>
+  void calcForceAll(NearKernel&& near, const PSys& psys, const DomainInfo& dinfo, FarField far = {}) {
+    using FP = typename PSys::value_type;
+    static_assert(checkLongRangeContracts<FP, Force, EPI, EPJ>());
+    static_assert(std::invocable<NearKernel&, const EPI*, int, const EPJ*, int, Force*>,
+                  "grove: the FMM's near-field kernel must be callable as kernel(const EPI*, int, const EPJ*, int, "
+                  "Force*)");
+    static_assert(std::invocable<FarField&, Force&, const EPI&, double, const Vec3d&>,
+                  "grove: the FMM's far-field functor must be callable as far(Force&, const EPI&, double phi, "
+                  "const grove::Vec3d& grad_phi)");
+    const Comm& comm = psys.comm();
+    std::optional<std::string> problem;
+    if (dinfo.getBoundaryCondition() != BoundaryCondition::OPEN)
+      problem = "periodic boundaries are not supported by the fast multipole method; use TreeForForceLong (with PM "
+                "for the long range)";
+    comm.throwIfAnyFailed(problem, "FmmForce::calcForceAll");
+    stats_ = {};
+    const std::size_t n = psys.size();
+    stats_.particles = static_cast<std::int64_t>(n);
+
+    double start = wallSeconds();
+    std::vector<Vec3d> positions(n);
+    std::vector<double> charges(n);
+    epj_.resize(n);
+#pragma omp parallel for
+    for (std::size_t i = 0; i < n; ++i) {
+      EPJ j;
+      j.copyFromFP(psys[i]);
+      positions[i] = Vec3d(j.getPos());
+      charges[i] = static_cast<double>(j.getCharge());
+      epj_[i] = j;
+    }
+    stats_.copy_seconds = wallSeconds() - start;
+
+    start = wallSeconds();
+    tree_.build(positions, charges, n_leaf_, expansion_);
+    const std::span<const int> order = tree_.order();
+    // EPI and EPJ in key order (the EPJ array is then followed by the received ones).
+    epi_.resize(n);
+    std::vector<EPJ> unsorted;
+    unsorted.swap(epj_);
+    epj_.resize(n);
+#pragma omp parallel for
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto i = static_cast<std::size_t>(order[k]);
+      epi_[k].copyFromFP(psys[i]);
+      epj_[k] = unsorted[i];
+    }
+    sources_.cells.assign(tree_.cells().begin(), tree_.cells().end());
+    sources_.multipoles.assign(tree_.multipoles().begin(), tree_.multipoles().end());
+    sources_.remote_roots.clear();
+    stats_.tree_seconds = wallSeconds() - start;
+    stats_.cells = static_cast<std::int64_t>(tree_.cells().size());
+    stats_.leaves = tree_.leafCount();
+
+    start = wallSeconds();
+    if (comm.size() > 1) {
+      std::vector<EPJ> remote;
+      stats_.let = fmm::exchangeLet(comm, tree_, std::span<const EPJ>(epj_.data(), n), theta_, sources_, remote);
+      epj_.insert(epj_.end(), remote.begin(), remote.end());
+    }
+    stats_.let_seconds = wallSeconds() - start;
+
+    start = wallSeconds();
+    const int target_count = static_cast<int>(tree_.cells().size());
+    const fmm::InteractionLists lists = fmm::traverse(sources_, target_count, theta_);
+    stats_.traversal_seconds = wallSeconds() - start;
+    stats_.m2l = lists.m2l.size();
+    stats_.m2p = lists.m2p.size();
+    stats_.p2p_leaf_pairs = lists.p2p.size();
+
+    std::vector<double> phi(n);
+    std::vector<Vec3d> grad_phi(n);
+    const fmm::FarFieldSeconds far_seconds = fmm::evaluateFarField(tree_, sources_, lists, expansion_, phi, grad_phi);
+    stats_.m2l_seconds = far_seconds.m2l;
+    stats_.downward_seconds = far_seconds.downward;
+
+    start = wallSeconds();
+    sorted_forces_.resize(n);
+    std::int64_t interactions = 0;
+#pragma omp parallel reduction(+ : interactions)
+    {
+      std::vector<EPJ> near_epj;
+#pragma omp for schedule(dynamic, 8)
+      for (int t = 0; t < target_count; ++t) {
+        const fmm::FmmCell& leaf = tree_.cells()[static_cast<std::size_t>(t)];
+        if (!leaf.leaf() || leaf.end == leaf.begin) continue;
+        near_epj.clear();
+        for (int s : lists.p2p.of(t)) {
+          const fmm::FmmCell& source = sources_.cells[static_cast<std::size_t>(s)];
+          near_epj.insert(near_epj.end(), epj_.begin() + source.begin, epj_.begin() + source.end);
+        }
+        const int n_i = leaf.end - leaf.begin;
+        for (int k = leaf.begin; k < leaf.end; ++k) {
+          Force& f = sorted_forces_[static_cast<std::size_t>(k)];
+          f.clear();
+        }
+        near(epi_.data() + leaf.begin, n_i, near_epj.data(), static_cast<int>(near_epj.size()),
+             sorted_forces_.data() + leaf.begin);
+        for (int k = leaf.begin; k < leaf.end; ++k) {
+          const auto uk = static_cast<std::size_t>(k);
+          far(sorted_forces_[uk], epi_[uk], phi[uk], grad_phi[uk]);
+        }
+        interactions += static_cast<std::int64_t>(n_i) * static_cast<std::int64_t>(near_epj.size());
+      }
+    }
+    stats_.p2p_interactions = interactions;
+    stats_.p2p_seconds = wallSeconds() - start;
+
+    start = wallSeconds();
+    forces_.resize(n);
+#pragma omp parallel for
+    for (std::size_t k = 0; k < n; ++k) forces_[static_cast<std::size_t>(order[k])] = sorted_forces_[k];
+    stats_.write_back_seconds = wallSeconds() - start;
+  }
+
+  // The force on psys[i] from the last calcForceAll.
+  const Force& getForce(std::size_t i) const { return forces_[i]; }
+  const fmm::FmmStatistics& statistics() const { return stats_; }
+
+ private:
+  double theta_ = 0.5;
+  int n_leaf_ = 32;
+  fmm::MultiIndexSet expansion_;
+  fmm::FmmTree tree_;
+  fmm::SourceCells sources_;
+  std::vector<EPI> epi_;
+  std::vector<EPJ> epj_;  // key order, then the received
+  std::vector<Force> sorted_forces_, forces_;
+  fmm::FmmStatistics stats_;
+};
+
+}  // namespace grove

@@ -1,0 +1,148 @@
+#pragma once
+// The local essential tree of grove's fast multipole method: what each rank needs of another's
+// tree. Every rank allgathers the bounding box of its particles; for each other rank, a rank walks
+// its tree from the root and sends
+//   - a cell without its contents (its multipole only) when r_c < theta * dist(z_c, box): its
+//     expansion then converges at every particle of the receiver, as an accepted pair would;
+//   - a leaf's particles (EPJ) when the leaf is nearer;
+//   - otherwise the cell's multipole and, recursively, its children.
+// The receiver adds the cells after its own (grove/fmm/dual_traversal.hpp: SourceCells) and the
+// particles after its own, and the traversal meets them as sources only: the criterion is the
+// same, so the forces from other ranks are as accurate as those from the rank's own particles.
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "grove/comm/comm.hpp"
+#include "grove/core/error.hpp"
+#include "grove/fmm/dual_traversal.hpp"
+#include "grove/fmm/fmm_tree.hpp"
+
+namespace grove::fmm {
+
+struct LetCounts {
+  std::int64_t cells_sent = 0, particles_sent = 0, cells_received = 0, particles_received = 0;
+};
+
+// The distance from p to the closed box (0 inside).
+inline double distanceToBox(const Vec3d& p, const Boxd& box) {
+  double d2 = 0.0;
+  for (std::size_t a = 0; a < 3; ++a) {
+    const double below = box.low[a] - p[a], above = p[a] - box.high[a];
+    const double d = below > 0.0 ? below : (above > 0.0 ? above : 0.0);
+    d2 += d * d;
+  }
+  return std::sqrt(d2);
+}
+
+// The cells (indices relative to the selection: children contiguous, breadth first) and particles
+// of `tree` that a rank whose particles lie in `box` needs; epj in the tree's key order.
+template <class EPJ>
+void selectLetFor(const FmmTree& tree, std::span<const EPJ> epj, const Boxd& box, double theta,
+                  std::vector<FmmCell>& cells_out, std::vector<double>& multipoles_out, std::vector<EPJ>& epj_out) {
+  const std::span<const FmmCell> cells = tree.cells();
+  const std::size_t stride = tree.stride();
+  std::vector<int> source;  // out index -> tree cell
+  auto take = [&](int c) {
+    source.push_back(c);
+    FmmCell copy = cells[static_cast<std::size_t>(c)];
+    copy.parent = -1;
+    copy.first_child = -1;
+    copy.child_count = 0;
+    copy.begin = copy.end = 0;
+    cells_out.push_back(copy);
+    const auto m = tree.multipoles().subspan(static_cast<std::size_t>(c) * stride, stride);
+    multipoles_out.insert(multipoles_out.end(), m.begin(), m.end());
+  };
+  const std::size_t first = cells_out.size();
+  take(0);
+  for (std::size_t o = first; o < cells_out.size(); ++o) {
+    const FmmCell& cell = cells[static_cast<std::size_t>(source[o - first])];
+    FmmCell& out = cells_out[o];
+    if (cell.radius < theta * distanceToBox(cell.center, box)) {
+      out.multipole_only = 1;
+    } else if (cell.leaf()) {
+      out.begin = static_cast<int>(epj_out.size());
+      epj_out.insert(epj_out.end(), epj.begin() + cell.begin, epj.begin() + cell.end);
+      out.end = static_cast<int>(epj_out.size());
+    } else {
+      const int first_child = static_cast<int>(cells_out.size() - first);
+      for (int c = cell.first_child; c < cell.first_child + cell.child_count; ++c) take(c);
+      // take() may have moved cells_out: index again.
+      cells_out[o].first_child = first_child;
+      cells_out[o].child_count = cell.child_count;
+    }
+  }
+}
+
+// Collective. Sends every other rank what it needs of `tree` (epj in the tree's key order) and
+// appends what this rank receives to sources (cells, multipoles, remote_roots) and remote_epj.
+// sources.cells must hold the local tree's cells only; the received particles' ranges start after
+// the local_particle_count local ones.
+template <class EPJ>
+LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ> epj, double theta,
+                      SourceCells& sources, std::vector<EPJ>& remote_epj) {
+  const int ranks = comm.size(), me = comm.rank();
+  const std::size_t stride = tree.stride();
+  const std::vector<Boxd> boxes = comm.allgather(tree.bounds());
+  const bool have_particles = !epj.empty();
+
+  std::vector<std::vector<FmmCell>> cells(static_cast<std::size_t>(ranks));
+  std::vector<std::vector<double>> multipoles(static_cast<std::size_t>(ranks));
+  std::vector<std::vector<EPJ>> particles(static_cast<std::size_t>(ranks));
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int r = 0; r < ranks; ++r) {
+    const auto ur = static_cast<std::size_t>(r);
+    if (r == me || !have_particles || boxes[ur].isEmpty()) continue;
+    selectLetFor(tree, epj, boxes[ur], theta, cells[ur], multipoles[ur], particles[ur]);
+  }
+
+  LetCounts counts;
+  auto flatten = [&](auto& per_rank, std::vector<int>& sizes) {
+    std::vector<typename std::remove_reference_t<decltype(per_rank)>::value_type::value_type> all;
+    for (auto& v : per_rank) {
+      sizes.push_back(static_cast<int>(v.size()));
+      all.insert(all.end(), v.begin(), v.end());
+    }
+    return all;
+  };
+  std::vector<int> cell_counts, multipole_counts, particle_counts;
+  const std::vector<FmmCell> cells_send = flatten(cells, cell_counts);
+  const std::vector<double> multipoles_send = flatten(multipoles, multipole_counts);
+  const std::vector<EPJ> particles_send = flatten(particles, particle_counts);
+  counts.cells_sent = static_cast<std::int64_t>(cells_send.size());
+  counts.particles_sent = static_cast<std::int64_t>(particles_send.size());
+
+  std::vector<int> cells_from, particles_from;
+  const std::vector<FmmCell> cells_in = comm.alltoallv(cells_send, cell_counts, &cells_from);
+  const std::vector<double> multipoles_in = comm.alltoallv(multipoles_send, multipole_counts);
+  std::vector<EPJ> particles_in = comm.alltoallv(particles_send, particle_counts, &particles_from);
+  counts.cells_received = static_cast<std::int64_t>(cells_in.size());
+  counts.particles_received = static_cast<std::int64_t>(particles_in.size());
+
+  const int local_particles = static_cast<int>(epj.size());
+  std::size_t cell_at = 0, particle_at = 0;
+  for (int r = 0; r < ranks; ++r) {
+    const auto ur = static_cast<std::size_t>(r);
+    const int cell_base = static_cast<int>(sources.cells.size());
+    const int particle_base = local_particles + static_cast<int>(remote_epj.size());
+    if (cells_from[ur] > 0) sources.remote_roots.push_back(cell_base);
+    for (int k = 0; k < cells_from[ur]; ++k) {
+      FmmCell c = cells_in[cell_at++];
+      if (c.child_count > 0) c.first_child += cell_base;
+      c.begin += particle_base;
+      c.end += particle_base;
+      sources.cells.push_back(c);
+    }
+    remote_epj.insert(remote_epj.end(), particles_in.begin() + static_cast<std::ptrdiff_t>(particle_at),
+                      particles_in.begin() + static_cast<std::ptrdiff_t>(particle_at + particles_from[ur]));
+    particle_at += static_cast<std::size_t>(particles_from[ur]);
+  }
+  sources.multipoles.insert(sources.multipoles.end(), multipoles_in.begin(), multipoles_in.end());
+  require(sources.multipoles.size() == sources.cells.size() * stride, "fmm::exchangeLet",
+          "received {} multipole coefficients for {} cells of {} each", multipoles_in.size(), cells_in.size(), stride);
+  return counts;
+}
+
+}  // namespace grove::fmm

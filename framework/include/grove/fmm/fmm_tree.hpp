@@ -1,0 +1,71 @@
+#pragma once
+// grove::fmm::FmmTree: the octree of the fast multipole method, with each cell's centre of mass,
+// expansion radius and multipole (grove/fmm/cartesian_expansion.hpp). Built from positions and
+// charges (masses): Morton keys, a radix sort, then cells split breadth first into their occupied
+// octants until a cell holds at most n_leaf particles. The same cell record describes the cells a
+// rank receives in a local essential tree (grove/fmm/fmm_let.hpp), where a cell may come without
+// its contents (far from the receiver: its multipole stands for them).
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "grove/core/box.hpp"
+#include "grove/core/vec3.hpp"
+#include "grove/fmm/cartesian_expansion.hpp"
+
+namespace grove::fmm {
+
+struct FmmCell {
+  Vec3d center;         // centre of charge (mass): the expansions' centre
+  double radius = 0.0;  // expansion radius: the largest distance from the centre to a particle
+  double charge = 0.0;
+  int begin = 0, end = 0;  // particles [begin, end), in the tree's (key) order
+  int first_child = -1, child_count = 0;
+  int parent = -1;
+  // A received cell whose particles and children were not sent: the sender found it far enough
+  // from every particle of the receiver for its multipole to stand for them (grove/fmm/fmm_let.hpp).
+  int multipole_only = 0;
+  bool leaf() const { return child_count == 0; }
+};
+
+class FmmTree {
+ public:
+  // Builds the cells over the particles and computes their centres, radii and multipoles with
+  // `expansion`'s order. Threads: OpenMP. The particles' key order is order()[k] -> input index.
+  void build(std::span<const Vec3d> positions, std::span<const double> charges, int n_leaf,
+             const MultiIndexSet& expansion);
+
+  std::span<const FmmCell> cells() const { return cells_; }
+  std::span<const int> order() const { return order_; }
+  // Positions and charges in key order.
+  std::span<const Vec3d> positions() const { return pos_; }
+  std::span<const double> charges() const { return charge_; }
+  // The cells' multipoles, stride expansion.size() each, cell-major.
+  std::span<const double> multipoles() const { return multipoles_; }
+  std::size_t stride() const { return stride_; }
+  // Breadth-first generations: cells [generation(g), generation(g + 1)) are g splits below the
+  // root. A cell's children lie in the next generation, contiguous.
+  int generationCount() const { return static_cast<int>(generation_begin_.size()) - 1; }
+  int generation(int g) const { return generation_begin_[static_cast<std::size_t>(g)]; }
+  std::int64_t leafCount() const { return leaves_; }
+  // The bounding box of the particles (empty without particles).
+  const Boxd& bounds() const { return bounds_; }
+
+ private:
+  void sortByKey(std::span<const Vec3d> positions, std::span<const double> charges);
+  void splitCells(int n_leaf);
+  void computeMoments(const MultiIndexSet& expansion);
+
+  std::vector<FmmCell> cells_;
+  std::vector<int> generation_begin_;
+  std::vector<int> order_;
+  std::vector<std::uint64_t> keys_;  // in key order
+  std::vector<Vec3d> pos_;
+  std::vector<double> charge_;
+  std::vector<double> multipoles_;
+  std::size_t stride_ = 0;
+  std::int64_t leaves_ = 0;
+  Boxd bounds_ = Boxd::empty();
+};
+
+}  // namespace grove::fmm

@@ -1,0 +1,174 @@
+// grove::fmm::MultiIndexSet (grove/fmm/cartesian_expansion.hpp): the multi-indices of an order, the
+// operators' term tables, built once, and the operators as loops over them.
+#include "grove/fmm/cartesian_expansion.hpp"
+
+#include <cmath>
+
+#include "grove/core/error.hpp"
+
+namespace grove::fmm {
+
+namespace {
+
+double binomial(int n, int k) {
+  double b = 1.0;
+  for (int i = 1; i <= k; ++i) b = b * static_cast<double>(n - k + i) / static_cast<double>(i);
+  return b;
+}
+
+}  // namespace
+
+MultiIndexSet::MultiIndexSet(int order) : order_(order), lookup_(kSide * kSide * kSide, -1) {
+  require(order >= 1 && order <= kMaxOrder, "fmm::MultiIndexSet", "expansion order {} is outside 1 ... {}", order,
+          kMaxOrder);
+  for (int degree = 0; degree <= order + 1; ++degree)
+    for (int a = degree; a >= 0; --a)
+      for (int b = degree - a; b >= 0; --b) {
+        const int c = degree - a - b;
+        lookup_[static_cast<std::size_t>((a * kSide + b) * kSide + c)] = static_cast<int>(indices_.size());
+        indices_.push_back({static_cast<std::uint8_t>(a), static_cast<std::uint8_t>(b), static_cast<std::uint8_t>(c)});
+      }
+  lower_.resize(indices_.size());
+  for (std::size_t i = 0; i < indices_.size(); ++i) {
+    const auto& k = indices_[i];
+    for (int axis = 0; axis < 3; ++axis) {
+      auto minus = [&](int by) {
+        const int a = k[0] - (axis == 0 ? by : 0), b = k[1] - (axis == 1 ? by : 0), c = k[2] - (axis == 2 ? by : 0);
+        return find(a, b, c);
+      };
+      lower_[i][static_cast<std::size_t>(axis)] = minus(1);
+      lower_[i][static_cast<std::size_t>(axis + 3)] = minus(2);
+    }
+  }
+
+  // The operators' terms, over the indices of degree <= p.
+  const int n = size();
+  auto multinomial = [&](int sum, int part) {  // C(sum, part) per axis, multiplied
+    const auto &s = indices_[static_cast<std::size_t>(sum)], &q = indices_[static_cast<std::size_t>(part)];
+    return binomial(s[0], q[0]) * binomial(s[1], q[1]) * binomial(s[2], q[2]);
+  };
+  auto term = [](int target, int first, int second, double weight) {
+    return Term{static_cast<std::uint16_t>(target), static_cast<std::uint16_t>(first), static_cast<std::uint16_t>(second),
+                weight};
+  };
+  for (int k = 0; k < n; ++k)
+    for (int l = 0; l < n; ++l) {
+      const auto &a = indices_[static_cast<std::size_t>(k)], &b = indices_[static_cast<std::size_t>(l)];
+      // M2M: parent[k] += C(k, l) child[l] s^(k - l); L2L: child[l] += C(k, l) parent[k] t^(k - l).
+      if (b[0] <= a[0] && b[1] <= a[1] && b[2] <= a[2]) {
+        const int diff = find(a[0] - b[0], a[1] - b[1], a[2] - b[2]);
+        m2m_.push_back(term(k, l, diff, multinomial(k, l)));
+        l2l_.push_back(term(l, k, diff, multinomial(k, l)));
+      }
+      // M2L: local[n] += C(k + n, n) T_{k+n} M_k, |k| + |n| <= p (here n = k, k = l).
+      if (degree(k) + degree(l) <= order_) {
+        const int sum = find(a[0] + b[0], a[1] + b[1], a[2] + b[2]);
+        const double w = multinomial(sum, k);
+        m2l_.push_back(term(k, l, sum, w));
+        m2l_mutual_.push_back(term(k, l, sum, (degree(sum) % 2 == 0) ? w : -w));  // T_m(-r) = (-1)^|m| T_m(r)
+      }
+    }
+}
+
+void MultiIndexSet::powers(const Vec3d& x, int degree, std::span<double> out) const {
+  out[0] = 1.0;
+  const int count = countUpTo(degree);
+  for (int i = 1; i < count; ++i) {
+    const auto& k = indices_[static_cast<std::size_t>(i)];
+    const int axis = k[0] > 0 ? 0 : (k[1] > 0 ? 1 : 2);
+    out[static_cast<std::size_t>(i)] =
+        out[static_cast<std::size_t>(lower_[static_cast<std::size_t>(i)][static_cast<std::size_t>(axis)])] * x[static_cast<std::size_t>(axis)];
+  }
+}
+
+void MultiIndexSet::taylorCoefficients(const Vec3d& r, int degree, std::span<double> t) const {
+  const double r2 = norm2(r), inv_r2 = 1.0 / r2;
+  t[0] = 1.0 / std::sqrt(r2);
+  const int count = countUpTo(degree);
+  for (int i = 1; i < count; ++i) {
+    const auto& low = lower_[static_cast<std::size_t>(i)];
+    const int d = this->degree(i);
+    double first = 0.0, second = 0.0;
+    for (std::size_t axis = 0; axis < 3; ++axis) {
+      if (low[axis] >= 0) first += r[axis] * t[static_cast<std::size_t>(low[axis])];
+      if (low[axis + 3] >= 0) second += t[static_cast<std::size_t>(low[axis + 3])];
+    }
+    t[static_cast<std::size_t>(i)] =
+        -(static_cast<double>(2 * d - 1) * first + static_cast<double>(d - 1) * second) * inv_r2 / static_cast<double>(d);
+  }
+}
+
+void MultiIndexSet::addPointMultipole(const Vec3d& d, double m, std::span<double> multipole) const {
+  std::array<double, (kMaxOrder + 1) * (kMaxOrder + 2) * (kMaxOrder + 3) / 6> pw;
+  powers(d, order_, pw);
+  for (int i = 0; i < size(); ++i) multipole[static_cast<std::size_t>(i)] += m * pw[static_cast<std::size_t>(i)];
+}
+
+void MultiIndexSet::shiftMultipole(std::span<const double> child, const Vec3d& s, std::span<double> parent) const {
+  std::array<double, (kMaxOrder + 1) * (kMaxOrder + 2) * (kMaxOrder + 3) / 6> pw;
+  powers(s, order_, pw);
+  for (const Term& t : m2m_) parent[t.target] += t.weight * child[t.first] * pw[t.second];
+}
+
+void MultiIndexSet::multipoleToLocal(std::span<const double> multipole, const Vec3d& r, std::span<double> local) const {
+  std::array<double, (kMaxOrder + 1) * (kMaxOrder + 2) * (kMaxOrder + 3) / 6> t;
+  taylorCoefficients(r, order_, t);
+  for (const Term& term : m2l_) local[term.target] += term.weight * multipole[term.first] * t[term.second];
+}
+
+void MultiIndexSet::multipoleToLocalMutual(std::span<const double> multipole_a, std::span<double> local_a,
+                                           std::span<const double> multipole_b, std::span<double> local_b,
+                                           const Vec3d& r_ab) const {
+  std::array<double, (kMaxOrder + 1) * (kMaxOrder + 2) * (kMaxOrder + 3) / 6> t;
+  taylorCoefficients(r_ab, order_, t);  // r_ab = z_b - z_a: a's field at b
+  for (std::size_t i = 0; i < m2l_.size(); ++i) {
+    const Term& term = m2l_[i];
+    local_b[term.target] += term.weight * multipole_a[term.first] * t[term.second];
+    local_a[term.target] += m2l_mutual_[i].weight * multipole_b[term.first] * t[term.second];
+  }
+}
+
+void MultiIndexSet::shiftLocal(std::span<const double> parent, const Vec3d& t, std::span<double> child) const {
+  std::array<double, (kMaxOrder + 1) * (kMaxOrder + 2) * (kMaxOrder + 3) / 6> pw;
+  powers(t, order_, pw);
+  for (const Term& term : l2l_) child[term.target] += term.weight * parent[term.first] * pw[term.second];
+}
+
+void MultiIndexSet::evaluateLocal(std::span<const double> local, const Vec3d& h, double* phi, Vec3d* gradient) const {
+  std::array<double, (kMaxOrder + 1) * (kMaxOrder + 2) * (kMaxOrder + 3) / 6> pw;
+  powers(h, order_, pw);
+  double p = 0.0;
+  Vec3d g{};
+  for (int i = 0; i < size(); ++i) {
+    const double l = local[static_cast<std::size_t>(i)];
+    p += l * pw[static_cast<std::size_t>(i)];
+    const auto& k = indices_[static_cast<std::size_t>(i)];
+    const auto& low = lower_[static_cast<std::size_t>(i)];
+    for (std::size_t axis = 0; axis < 3; ++axis)
+      if (k[axis] > 0) g[axis] += l * static_cast<double>(k[axis]) * pw[static_cast<std::size_t>(low[axis])];
+  }
+  *phi += p;
+  *gradient += g;
+}
+
+void MultiIndexSet::evaluateMultipole(std::span<const double> multipole, const Vec3d& r, double* phi,
+                                      Vec3d* gradient) const {
+  std::array<double, (kMaxOrder + 2) * (kMaxOrder + 3) * (kMaxOrder + 4) / 6> t;
+  taylorCoefficients(r, order_ + 1, t);
+  double p = 0.0;
+  Vec3d g{};
+  for (int i = 0; i < size(); ++i) {
+    const double m = multipole[static_cast<std::size_t>(i)];
+    p += m * t[static_cast<std::size_t>(i)];
+    const auto& k = indices_[static_cast<std::size_t>(i)];
+    // d/dr_i T_k = (k_i + 1) T_{k + e_i}
+    for (int axis = 0; axis < 3; ++axis) {
+      const int up = find(k[0] + (axis == 0), k[1] + (axis == 1), k[2] + (axis == 2));
+      g[static_cast<std::size_t>(axis)] += m * static_cast<double>(k[static_cast<std::size_t>(axis)] + 1) * t[static_cast<std::size_t>(up)];
+    }
+  }
+  *phi += p;
+  *gradient += g;
+}
+
+}  // namespace grove::fmm

@@ -1,0 +1,74 @@
+// The far field (grove/fmm/far_field.hpp).
+#include "grove/fmm/far_field.hpp"
+
+#include <chrono>
+#include <vector>
+
+#include "grove/core/error.hpp"
+
+namespace grove::fmm {
+
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+FarFieldSeconds evaluateFarField(const FmmTree& tree, const SourceCells& sources, const InteractionLists& lists,
+                                 const MultiIndexSet& expansion, std::span<double> phi, std::span<Vec3d> gradient) {
+  const std::span<const FmmCell> cells = tree.cells();
+  const int target_count = static_cast<int>(cells.size());
+  const std::size_t stride = static_cast<std::size_t>(expansion.size());
+  require(phi.size() == tree.positions().size() && gradient.size() == phi.size(), "fmm::evaluateFarField",
+          "{} potentials and {} gradients for {} particles", phi.size(), gradient.size(), tree.positions().size());
+  require(sources.multipoles.size() == sources.cells.size() * stride, "fmm::evaluateFarField",
+          "{} multipole coefficients for {} source cells of {} each", sources.multipoles.size(), sources.cells.size(),
+          stride);
+  FarFieldSeconds seconds;
+  auto multipole = [&](int s) {
+    return std::span<const double>(sources.multipoles.data() + static_cast<std::size_t>(s) * stride, stride);
+  };
+  std::vector<double> locals(static_cast<std::size_t>(target_count) * stride, 0.0);
+  auto local = [&](int c) { return std::span<double>(locals.data() + static_cast<std::size_t>(c) * stride, stride); };
+
+  auto start = std::chrono::steady_clock::now();
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int t = 0; t < target_count; ++t) {
+    const Vec3d z = cells[static_cast<std::size_t>(t)].center;
+    for (int s : lists.m2l.of(t))
+      expansion.multipoleToLocal(multipole(s), z - sources.cells[static_cast<std::size_t>(s)].center, local(t));
+  }
+  seconds.m2l = secondsSince(start);
+
+  start = std::chrono::steady_clock::now();
+  for (int g = 1; g < tree.generationCount(); ++g) {
+#pragma omp parallel for schedule(dynamic, 64)
+    for (int c = tree.generation(g); c < tree.generation(g + 1); ++c) {
+      const FmmCell& cell = cells[static_cast<std::size_t>(c)];
+      const FmmCell& parent = cells[static_cast<std::size_t>(cell.parent)];
+      expansion.shiftLocal(local(cell.parent), cell.center - parent.center, local(c));
+    }
+  }
+  const std::span<const Vec3d> pos = tree.positions();
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int c = 0; c < target_count; ++c) {
+    const FmmCell& cell = cells[static_cast<std::size_t>(c)];
+    if (!cell.leaf()) continue;
+    for (int k = cell.begin; k < cell.end; ++k) {
+      const auto uk = static_cast<std::size_t>(k);
+      double p = 0.0;
+      Vec3d g{};
+      expansion.evaluateLocal(local(c), pos[uk] - cell.center, &p, &g);
+      for (int s : lists.m2p.of(c))
+        expansion.evaluateMultipole(multipole(s), pos[uk] - sources.cells[static_cast<std::size_t>(s)].center, &p, &g);
+      phi[uk] = p;
+      gradient[uk] = g;
+    }
+  }
+  seconds.downward = secondsSince(start);
+  return seconds;
+}
+
+}  // namespace grove::fmm

@@ -1,0 +1,161 @@
+// grove::fmm::FmmTree (grove/fmm/fmm_tree.hpp): key sort, breadth-first split, upward pass.
+#include "grove/fmm/fmm_tree.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+#include "grove/core/error.hpp"
+#include "grove/core/large_vector.hpp"
+#include "grove/tree/morton.hpp"
+#include "grove/tree/radix_sort.hpp"
+
+namespace grove::fmm {
+
+void FmmTree::build(std::span<const Vec3d> positions, std::span<const double> charges, int n_leaf,
+                    const MultiIndexSet& expansion) {
+  require(positions.size() == charges.size(), "fmm::FmmTree::build", "{} positions but {} charges", positions.size(),
+          charges.size());
+  require(n_leaf >= 1, "fmm::FmmTree::build", "n_leaf must be at least 1, got {}", n_leaf);
+  require(positions.size() < (std::size_t{1} << 31), "fmm::FmmTree::build",
+          "{} particles on one rank: at most 2^31 - 1 are supported", positions.size());
+  sortByKey(positions, charges);
+  splitCells(n_leaf);
+  computeMoments(expansion);
+}
+
+void FmmTree::sortByKey(std::span<const Vec3d> positions, std::span<const double> charges) {
+  const std::size_t n = positions.size();
+  Boxd bounds = Boxd::empty();
+#pragma omp parallel
+  {
+    Boxd mine = Boxd::empty();
+#pragma omp for nowait
+    for (std::size_t i = 0; i < n; ++i) mine.merge(positions[i]);
+#pragma omp critical
+    bounds.merge(mine);
+  }
+  bounds_ = bounds;
+  const Vec3d size = n > 0 ? bounds.high - bounds.low : Vec3d(1.0);
+  // Slightly larger than the particles' extent, so the largest coordinate stays inside the cube.
+  const double length = std::max({size.x, size.y, size.z, 1e-300}) * (1.0 + 1e-12);
+  const RootCell root{n > 0 ? bounds.low : Vec3d(0.0), length};
+
+  LargeVector<KeyIndex> items(n), scratch;
+#pragma omp parallel for
+  for (std::size_t i = 0; i < n; ++i) items[i] = {root.keyOf(positions[i]), static_cast<std::uint32_t>(i)};
+  radixSortByKey(items, scratch);
+
+  order_.resize(n);
+  keys_.resize(n);
+  pos_.resize(n);
+  charge_.resize(n);
+#pragma omp parallel for
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint32_t i = items[k].index;
+    order_[k] = static_cast<int>(i);
+    keys_[k] = items[k].key;
+    pos_[k] = positions[i];
+    charge_[k] = charges[i];
+  }
+}
+
+// Breadth first, a generation at a time: each cell of a generation splits into the runs of equal
+// octant digit at the first level where its keys differ (a cell with one occupied octant descends
+// in place, so no cell has a single child); the runs become the next generation, in order.
+void FmmTree::splitCells(int n_leaf) {
+  const int n = static_cast<int>(pos_.size());
+  cells_.assign(1, FmmCell{});
+  cells_[0].end = n;
+  generation_begin_.assign(1, 0);
+  leaves_ = 0;
+  int gen_begin = 0, gen_end = 1;
+  std::vector<std::vector<int>> cuts;  // per cell of the generation: its children's boundaries
+  while (gen_begin < gen_end) {
+    cuts.assign(static_cast<std::size_t>(gen_end - gen_begin), {});
+#pragma omp parallel for schedule(dynamic, 64)
+    for (int c = gen_begin; c < gen_end; ++c) {
+      const FmmCell& cell = cells_[static_cast<std::size_t>(c)];
+      const int count = cell.end - cell.begin;
+      if (count <= n_leaf) continue;
+      const std::uint64_t first = keys_[static_cast<std::size_t>(cell.begin)];
+      const std::uint64_t last = keys_[static_cast<std::size_t>(cell.end - 1)];
+      if (first == last) continue;  // coincident particles (to key resolution): cannot split
+      // The highest differing bit gives the level whose octant digit first differs.
+      const int bit = 63 - std::countl_zero(first ^ last);
+      const int shift = bit - bit % 3;
+      std::vector<int>& out = cuts[static_cast<std::size_t>(c - gen_begin)];
+      out.push_back(cell.begin);
+      const auto begin = keys_.begin() + cell.begin, end = keys_.begin() + cell.end;
+      const std::uint64_t prefix = first >> (shift + 3);
+      for (std::uint64_t digit = ((first >> shift) & 7u) + 1; digit <= ((last >> shift) & 7u); ++digit) {
+        const std::uint64_t bound = ((prefix << 3) | digit) << shift;
+        const int at = static_cast<int>(std::lower_bound(begin, end, bound) - keys_.begin());
+        if (at > out.back()) out.push_back(at);
+      }
+      out.push_back(cell.end);
+    }
+    for (int c = gen_begin; c < gen_end; ++c) {
+      const std::vector<int>& out = cuts[static_cast<std::size_t>(c - gen_begin)];
+      FmmCell& cell = cells_[static_cast<std::size_t>(c)];
+      if (out.empty()) {
+        ++leaves_;
+        continue;
+      }
+      cell.first_child = static_cast<int>(cells_.size());
+      cell.child_count = static_cast<int>(out.size()) - 1;
+      for (std::size_t k = 0; k + 1 < out.size(); ++k) {
+        FmmCell child;
+        child.begin = out[k];
+        child.end = out[k + 1];
+        child.parent = c;
+        cells_.push_back(child);
+      }
+    }
+    generation_begin_.push_back(gen_end);
+    gen_begin = gen_end;
+    gen_end = static_cast<int>(cells_.size());
+  }
+}
+
+// Children before parents, a generation at a time from the deepest: centre of |charge| (the centre
+// of mass for masses; for signed charges it stays inside the cell), expansion radius over the
+// particles, P2M at leaves, M2M above them.
+void FmmTree::computeMoments(const MultiIndexSet& expansion) {
+  stride_ = static_cast<std::size_t>(expansion.size());
+  multipoles_.assign(cells_.size() * stride_, 0.0);
+  for (int g = generationCount() - 1; g >= 0; --g) {
+#pragma omp parallel for schedule(dynamic, 16)
+    for (int c = generation(g); c < generation(g + 1); ++c) {
+      FmmCell& cell = cells_[static_cast<std::size_t>(c)];
+      double q = 0.0, weight = 0.0;
+      Vec3d weighted{}, mean{};
+      for (int k = cell.begin; k < cell.end; ++k) {
+        const double qk = charge_[static_cast<std::size_t>(k)];
+        q += qk;
+        weight += std::abs(qk);
+        weighted += std::abs(qk) * pos_[static_cast<std::size_t>(k)];
+        mean += pos_[static_cast<std::size_t>(k)];
+      }
+      cell.charge = q;
+      cell.center = weight > 0.0 ? (1.0 / weight) * weighted
+                                 : (1.0 / static_cast<double>(std::max(cell.end - cell.begin, 1))) * mean;
+      double r2 = 0.0;
+      for (int k = cell.begin; k < cell.end; ++k)
+        r2 = std::max(r2, norm2(pos_[static_cast<std::size_t>(k)] - cell.center));
+      cell.radius = std::sqrt(r2);
+      std::span<double> mp(multipoles_.data() + static_cast<std::size_t>(c) * stride_, stride_);
+      if (cell.leaf()) {
+        for (int k = cell.begin; k < cell.end; ++k)
+          expansion.addPointMultipole(cell.center - pos_[static_cast<std::size_t>(k)], charge_[static_cast<std::size_t>(k)],
+                                      mp);
+      } else {
+        for (int child = cell.first_child; child < cell.first_child + cell.child_count; ++child)
+          expansion.shiftMultipole({multipoles_.data() + static_cast<std::size_t>(child) * stride_, stride_},
+                                   cell.center - cells_[static_cast<std::size_t>(child)].center, mp);
+      }
+    }
+  }
+}
+
+}  // namespace grove::fmm

@@ -1,0 +1,242 @@
+// FMM against the Barnes-Hut tree: a Plummer sphere, forces by grove::FmmForce at several orders
+// and theta, and by TreeForForceLong::Quadrupole at several theta, each timed (the whole force
+// calculation: tree, LET, traversal, kernels, write back; the best of --repeat calls after one
+// untimed call) and checked against double-precision direct summation at --check particles.
+// One JSON line per run, then for each error target the fastest run of each method that reaches
+// it (median relative acceleration error), and their ratio.
+//
+//   fmm_benchmark -n 1048576 --orders 4 6 8 --thetas 0.4 0.5 0.6 --tree-thetas 0.2 0.3 0.5
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "grove/fmm/fmm_force.hpp"
+#include "grove/grove.hpp"
+#include "grove/tree/tree_for_force_long.hpp"
+#include "initial_conditions.hpp"
+
+namespace {
+
+struct Force {
+  grove::Vec3d acc;
+  double pot = 0.0;
+  void clear() { acc = {}, pot = 0.0; }
+};
+
+struct Star {
+  std::int64_t id = 0;
+  double mass = 0.0;
+  grove::Vec3d pos;
+  Force force;
+  grove::Vec3d getPos() const { return pos; }
+  void setPos(const grove::Vec3d& p) { pos = p; }
+  void copyFromForce(const Force& f) { force = f; }
+};
+
+struct EP {
+  grove::Vec3d pos;
+  double mass = 0.0;
+  grove::Vec3d getPos() const { return pos; }
+  void setPos(const grove::Vec3d& p) { pos = p; }
+  double getCharge() const { return mass; }
+  void copyFromFP(const Star& s) { pos = s.pos, mass = s.mass; }
+};
+
+// Newtonian gravity in double precision, unsoftened (r = 0, a particle on itself, gives nothing),
+// written so the compiler vectorises the inner loop. The near field of both methods.
+struct NewtonKernel {
+  template <class Source>
+  void operator()(const EP* epi, int n_i, const Source* epj, int n_j, Force* f) const {
+    for (int i = 0; i < n_i; ++i) {
+      const grove::Vec3d xi = epi[i].pos;
+      double ax = 0.0, ay = 0.0, az = 0.0, pot = 0.0;
+#pragma omp simd reduction(+ : ax, ay, az, pot)
+      for (int j = 0; j < n_j; ++j) {
+        const grove::Vec3d p = epj[j].getPos();
+        const double dx = p.x - xi.x, dy = p.y - xi.y, dz = p.z - xi.z;
+        const double r2 = dx * dx + dy * dy + dz * dz;
+        const double r_inv = r2 > 0.0 ? 1.0 / std::sqrt(r2) : 0.0;
+        const double m_r_inv = epj[j].getCharge() * r_inv, m_r3_inv = m_r_inv * r_inv * r_inv;
+        ax += m_r3_inv * dx;
+        ay += m_r3_inv * dy;
+        az += m_r3_inv * dz;
+        pot -= m_r_inv;
+      }
+      f[i].acc += grove::Vec3d{ax, ay, az};
+      f[i].pot += pot;
+    }
+  }
+};
+
+// A superparticle's monopole and quadrupole (raw second moment Q about the centre of mass):
+// phi = -m/r - (3 r.Q.r - r^2 tr Q) / (2 r^5).
+struct QuadrupoleKernel {
+  void operator()(const EP* epi, int n_i, const grove::SPJQuadrupole* sp, int n_j, Force* f) const {
+    for (int i = 0; i < n_i; ++i) {
+      double ax = 0.0, ay = 0.0, az = 0.0, pot = 0.0;
+      for (int j = 0; j < n_j; ++j) {
+        const grove::Vec3d r = epi[i].pos - sp[j].pos;
+        const double r2 = grove::norm2(r), r_inv = 1.0 / std::sqrt(r2);
+        const double r3 = r_inv * r_inv * r_inv, r5 = r3 * r_inv * r_inv, r7 = r5 * r_inv * r_inv;
+        const grove::Vec3d qr = sp[j].quad * r;
+        const double rqr = grove::dot(r, qr), tr = sp[j].quad.trace(), m = sp[j].mass;
+        pot += -m * r_inv - 1.5 * rqr * r5 + 0.5 * tr * r3;
+        const grove::Vec3d a = -m * r3 * r + 3.0 * r5 * qr - 7.5 * rqr * r7 * r + 1.5 * tr * r5 * r;
+        ax += a.x, ay += a.y, az += a.z;
+      }
+      f[i].acc += grove::Vec3d{ax, ay, az};
+      f[i].pot += pot;
+    }
+  }
+};
+
+struct Errors {
+  double median = 0.0, p99 = 0.0, max = 0.0;
+};
+
+// Direct summation for the sampled particles (all ranks' particles as sources), then the relative
+// acceleration errors over all ranks' samples.
+struct Reference {
+  std::vector<std::size_t> sampled;  // indices into this rank's particles
+  std::vector<grove::Vec3d> acc;
+
+  Reference(const grove::ParticleSystem<Star>& psys, std::int64_t n_check) {
+    const grove::Comm& comm = psys.comm();
+    const std::vector<Star> all = comm.allgatherv(psys.particles());
+    std::vector<EP> sources(all.size());
+    for (std::size_t j = 0; j < all.size(); ++j) sources[j].copyFromFP(all[j]);
+    // Every rank checks its share of n_check particles, spread over its own.
+    const double share = static_cast<double>(n_check) * static_cast<double>(psys.size()) / static_cast<double>(all.size());
+    const std::size_t count = std::min(psys.size(), static_cast<std::size_t>(std::ceil(share)));
+    for (std::size_t k = 0; k < count; ++k) sampled.push_back(k * psys.size() / count);
+    acc.resize(sampled.size());
+#pragma omp parallel for schedule(dynamic, 4)
+    for (std::size_t k = 0; k < sampled.size(); ++k) {
+      EP target;
+      target.copyFromFP(psys[sampled[k]]);
+      Force f;
+      NewtonKernel{}(&target, 1, sources.data(), static_cast<int>(sources.size()), &f);
+      acc[k] = f.acc;
+    }
+  }
+
+  Errors errors(const grove::ParticleSystem<Star>& psys) const {
+    std::vector<double> local(sampled.size());
+    for (std::size_t k = 0; k < sampled.size(); ++k)
+      local[k] = grove::norm(psys[sampled[k]].force.acc - acc[k]) / grove::norm(acc[k]);
+    std::vector<double> all = psys.comm().allgatherv(local);
+    std::sort(all.begin(), all.end());
+    if (all.empty()) return {};
+    auto at = [&](double q) { return all[static_cast<std::size_t>(q * static_cast<double>(all.size() - 1))]; };
+    return {at(0.5), at(0.99), all.back()};
+  }
+};
+
+struct Run {
+  std::string method;
+  double theta = 0.0;
+  int order = 0;
+  double seconds = 0.0;
+  Errors errors;
+};
+
+template <class Compute>
+double bestSeconds(const grove::Comm& comm, int repeat, Compute&& compute) {
+  compute();  // untimed: first-touch of the buffers
+  double best = std::numeric_limits<double>::infinity();
+  for (int r = 0; r < repeat; ++r) {
+    comm.barrier();
+    const double start = grove::wallSeconds();
+    compute();
+    best = std::min(best, comm.allreduceMax(grove::wallSeconds() - start));
+  }
+  return best;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  grove::Runtime runtime(argc, argv);
+  CLI::App app{"FMM against the Barnes-Hut quadrupole tree on a Plummer sphere"};
+  std::int64_t n = 1 << 18, n_check = 2000;
+  std::vector<int> orders{4, 6, 8};
+  std::vector<double> thetas{0.4, 0.5, 0.6}, tree_thetas{0.2, 0.3, 0.4, 0.5};
+  std::vector<double> targets{1e-4, 1e-6};
+  int n_leaf = 64, tree_leaf = 16, tree_group = 256, repeat = 3;
+  app.add_option("-n,--particles", n, "particles in all")->check(CLI::PositiveNumber);
+  app.add_option("--orders", orders, "FMM expansion orders")->check(CLI::Range(1, grove::fmm::kMaxOrder));
+  app.add_option("--thetas", thetas, "FMM opening angles")->check(CLI::Range(0.01, 0.99));
+  app.add_option("--fmm-leaf", n_leaf, "FMM particles per leaf")->check(CLI::PositiveNumber);
+  app.add_option("--tree-thetas", tree_thetas, "tree opening angles (none: no tree runs)")->check(CLI::Range(0.0, 1.5));
+  app.add_option("--tree-leaf", tree_leaf, "tree n_leaf_limit")->check(CLI::PositiveNumber);
+  app.add_option("--tree-group", tree_group, "tree n_group_limit")->check(CLI::PositiveNumber);
+  app.add_option("--check", n_check, "particles checked against direct summation")->check(CLI::PositiveNumber);
+  app.add_option("--repeat", repeat, "timed calls per run (the best is reported)")->check(CLI::PositiveNumber);
+  app.add_option("--targets", targets, "median error targets of the summary");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return runtime.rank() == 0 ? app.exit(e) : (e.get_exit_code() == 0 ? 0 : 1);
+  }
+
+  grove::ParticleSystem<Star> psys;
+  const grove::Comm& comm = psys.comm();
+  for (std::int64_t id = n * comm.rank() / comm.size(); id < n * (comm.rank() + 1) / comm.size(); ++id) {
+    const nbody::Body b = nbody::plummerSphere(id, n, 2026);
+    psys.add(Star{b.id, b.mass, b.pos, {}});
+  }
+  grove::DomainInfo dinfo;
+  dinfo.decomposeDomainAll(psys);
+  psys.exchangeParticle(dinfo);
+  const Reference reference(psys, n_check);
+
+  std::vector<Run> runs;
+  auto report = [&](Run run, const std::string& details) {
+    run.errors = reference.errors(psys);
+    grove::log(R"({{"method":"{}","n":{},"ranks":{},"threads":{},"theta":{},"order":{},"seconds":{:.5g},)"
+               R"("median_error":{:.3e},"p99_error":{:.3e},"max_error":{:.3e},"details":{}}})",
+               run.method, n, runtime.rankCount(), runtime.threadCount(), run.theta, run.order, run.seconds,
+               run.errors.median, run.errors.p99, run.errors.max, details);
+    runs.push_back(run);
+  };
+
+  for (int order : orders)
+    for (double theta : thetas) {
+      grove::FmmForce<Force, EP, EP> fmm(psys.size(), theta, n_leaf, order);
+      const double s =
+          bestSeconds(comm, repeat, [&] { fmm.calcForceAllAndWriteBack(NewtonKernel{}, psys, dinfo); });
+      report({"fmm", theta, order, s, {}}, fmm.statistics().json());
+    }
+  for (double theta : tree_thetas) {
+    grove::TreeForForceLong<Force, EP, EP>::Quadrupole tree(psys.size(), theta, tree_leaf, tree_group);
+    const double s = bestSeconds(comm, repeat, [&] {
+      tree.calcForceAllAndWriteBack(NewtonKernel{}, QuadrupoleKernel{}, psys, dinfo);
+    });
+    report({"tree", theta, 2, s, {}}, tree.profile().json());
+  }
+
+  for (double target : targets) {
+    auto fastest = [&](const std::string& method) {
+      const Run* best = nullptr;
+      for (const Run& r : runs)
+        if (r.method == method && r.errors.median <= target && (!best || r.seconds < best->seconds)) best = &r;
+      return best;
+    };
+    const Run* f = fastest("fmm");
+    const Run* t = fastest("tree");
+    auto describe = [](const Run* r) {
+      return r ? fmt::format(R"({{"seconds":{:.5g},"theta":{},"order":{},"median_error":{:.3e}}})", r->seconds, r->theta,
+                             r->order, r->errors.median)
+               : std::string("null");
+    };
+    grove::log(R"({{"summary":{{"target_median_error":{:.1e},"n":{},"threads":{},"fmm":{},"tree":{},)"
+               R"("tree_over_fmm":{}}}}})",
+               target, n, runtime.threadCount(), describe(f), describe(t),
+               f && t ? fmt::format("{:.3f}", t->seconds / f->seconds) : std::string("null"));
+  }
+  return 0;
+}

@@ -1,0 +1,357 @@
+// The fast multipole method (grove/fmm/): the expansions' operators against direct evaluation,
+// and FmmForce against double-precision direct summation at every order, on every rank count.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <map>
+#include <random>
+
+#include "grove/fmm/fmm_force.hpp"
+#include "support/gravity.hpp"
+
+using namespace grove;
+using namespace grove::testing_support;
+
+namespace {
+
+// Newtonian 1/r^2 without softening (the far field has none, so the reference must not either):
+// acc += q (x_j - x_i) / r^3, pot -= q / r; a particle on itself (r = 0) is skipped.
+struct NewtonKernel {
+  void operator()(const ChargedEP* epi, int n_i, const ChargedEP* epj, int n_j, AccPot* f) const {
+    for (int i = 0; i < n_i; ++i)
+      for (int j = 0; j < n_j; ++j) {
+        const Vec3d d = epj[j].pos - epi[i].pos;
+        const double r2 = norm2(d);
+        if (r2 == 0.0) continue;
+        const double r_inv = 1.0 / std::sqrt(r2);
+        f[i].acc += (epj[j].charge * r_inv * r_inv * r_inv) * d;
+        f[i].pot -= epj[j].charge * r_inv;
+      }
+  }
+};
+
+using Fmm = FmmForce<AccPot, ChargedEP, ChargedEP>;
+using Psys = ParticleSystem<Charged>;
+
+std::vector<AccPot> newtonDirect(const Psys& psys) {
+  const auto all = psys.comm().allgatherv(psys.particles());
+  std::vector<ChargedEP> sources(all.size());
+  for (std::size_t j = 0; j < all.size(); ++j) sources[j].copyFromFP(all[j]);
+  std::vector<AccPot> out(psys.size());
+  const auto n = static_cast<std::int64_t>(psys.size());
+#pragma omp parallel for schedule(dynamic, 16)
+  for (std::int64_t i = 0; i < n; ++i) {
+    ChargedEP target;
+    target.copyFromFP(psys[static_cast<std::size_t>(i)]);
+    NewtonKernel{}(&target, 1, sources.data(), static_cast<int>(sources.size()), &out[static_cast<std::size_t>(i)]);
+  }
+  return out;
+}
+
+struct Prepared {
+  Psys psys;
+  DomainInfo dinfo;
+  std::vector<AccPot> direct;
+};
+
+Prepared& prepared(std::int64_t n, bool plummer_sphere, bool bipolar = false) {
+  static std::map<std::tuple<std::int64_t, bool, bool>, Prepared> cache;
+  auto [it, fresh] = cache.try_emplace({n, plummer_sphere, bipolar});
+  Prepared& p = it->second;
+  if (fresh) {
+    makeSystem(p.psys, n, plummer_sphere, bipolar);
+    p.dinfo.decomposeDomainAll(p.psys);
+    p.psys.exchangeParticle(p.dinfo);
+    p.direct = newtonDirect(p.psys);
+  }
+  return p;
+}
+
+std::vector<Vec3d> fmmAccelerations(Psys& psys, const DomainInfo& dinfo, double theta, int order, int n_leaf = 16,
+                                    fmm::FmmStatistics* stats = nullptr) {
+  Fmm fmm(psys.size(), theta, n_leaf, order);
+  fmm.calcForceAllAndWriteBack(NewtonKernel{}, psys, dinfo);
+  if (stats) *stats = fmm.statistics();
+  std::vector<Vec3d> acc;
+  for (const auto& c : psys) acc.push_back(c.result.acc);
+  return acc;
+}
+
+ErrorStats potentialErrors(const Comm& comm, const Psys& psys, const std::vector<AccPot>& ref) {
+  std::vector<double> local(psys.size());
+  for (std::size_t i = 0; i < psys.size(); ++i) local[i] = std::abs(psys[i].result.pot - ref[i].pot) / std::abs(ref[i].pot);
+  const std::vector<double> all = sortedOverRanks(comm, local);
+  auto at = [&](double q) { return all[static_cast<std::size_t>(q * static_cast<double>(all.size() - 1))]; };
+  return {at(0.5), at(0.99), all.back()};
+}
+
+// ---- the expansions ---------------------------------------------------------------------------------
+
+// A cluster of point charges about the origin, radius <= 1, and the exact field at x.
+struct Cluster {
+  std::vector<Vec3d> pos;
+  std::vector<double> q;
+  explicit Cluster(int n, bool signed_charges = false) {
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> u(-0.55, 0.55);
+    for (int i = 0; i < n; ++i) {
+      pos.push_back({u(rng), u(rng), u(rng)});
+      q.push_back(signed_charges ? (i % 2 ? 1.0 : -0.7) : 0.5 + 0.5 * (u(rng) + 0.55));
+    }
+  }
+  void exact(const Vec3d& x, double* phi, Vec3d* grad) const {
+    *phi = 0.0;
+    *grad = {};
+    for (std::size_t j = 0; j < pos.size(); ++j) {
+      const Vec3d d = pos[j] - x;
+      const double r = norm(d);
+      *phi += q[j] / r;
+      *grad += (q[j] / (r * r * r)) * d;
+    }
+  }
+};
+
+double relative(double a, double b) { return std::abs(a - b) / std::abs(b); }
+double relative(const Vec3d& a, const Vec3d& b) { return norm(a - b) / norm(b); }
+
+TEST(FmmExpansion, MultipoleErrorFallsWithOrderAsTheDistanceRatioToThePower) {
+  const Cluster cluster(50);
+  const Vec3d x{2.1, -1.3, 1.7};  // |x| = 3.0; the cluster's radius < 0.96: ratio < 0.32
+  double phi_exact;
+  Vec3d grad_exact;
+  cluster.exact(x, &phi_exact, &grad_exact);
+  for (int p = 1; p <= fmm::kMaxOrder; ++p) {
+    const fmm::MultiIndexSet e(p);
+    std::vector<double> m(static_cast<std::size_t>(e.size()), 0.0);
+    for (std::size_t j = 0; j < cluster.pos.size(); ++j) e.addPointMultipole(Vec3d{} - cluster.pos[j], cluster.q[j], m);
+    double phi = 0.0;
+    Vec3d grad{};
+    e.evaluateMultipole(m, x, &phi, &grad);
+    const double err = relative(phi, phi_exact), gerr = relative(grad, grad_exact);
+    // The remainder of a degree-p expansion is O(ratio^(p+1)) with ratio = 0.96 / 3.
+    EXPECT_LT(err, 2.0 * std::pow(0.96 / 3.0, p + 1)) << "order " << p;
+    EXPECT_LT(gerr, 8.0 * std::pow(0.96 / 3.0, p)) << "order " << p;
+  }
+}
+
+TEST(FmmExpansion, ShiftsAreExactAndM2LMatchesTheMultipoleNearTheLocalCentre) {
+  const Cluster cluster(40, true);
+  for (int p : {2, 5, 8}) {
+    const fmm::MultiIndexSet e(p);
+    const auto size = static_cast<std::size_t>(e.size());
+    // P2M about two centres, then M2M from one to the other: the same coefficients (a polynomial
+    // identity, so to rounding).
+    const Vec3d a{0.1, -0.05, 0.2}, b{-0.15, 0.1, 0.05};
+    std::vector<double> ma(size, 0.0), mb(size, 0.0), shifted(size, 0.0);
+    for (std::size_t j = 0; j < cluster.pos.size(); ++j) {
+      e.addPointMultipole(a - cluster.pos[j], cluster.q[j], ma);
+      e.addPointMultipole(b - cluster.pos[j], cluster.q[j], mb);
+    }
+    e.shiftMultipole(ma, b - a, shifted);
+    double worst = 0.0, scale = 0.0;
+    for (std::size_t k = 0; k < size; ++k) {
+      worst = std::max(worst, std::abs(shifted[k] - mb[k]));
+      scale = std::max(scale, std::abs(mb[k]));
+    }
+    EXPECT_LT(worst, 1e-13 * scale) << "order " << p;
+
+    // M2L to a local expansion about z far away, then L2L to a nearby centre z2, then L2P at x:
+    // against M2P at x. The local expansion converges for |x - z| small against the distance.
+    const Vec3d z{4.0, 3.0, -1.0}, z2 = z + Vec3d{0.1, -0.2, 0.05}, x = z + Vec3d{0.15, -0.1, 0.2};
+    std::vector<double> local(size, 0.0), local2(size, 0.0);
+    e.multipoleToLocal(mb, z - b, local);
+    e.shiftLocal(local, z2 - z, local2);
+    double phi_l = 0.0, phi_l2 = 0.0, phi_m = 0.0;
+    Vec3d g_l{}, g_l2{}, g_m{};
+    e.evaluateLocal(local, x - z, &phi_l, &g_l);
+    e.evaluateLocal(local2, x - z2, &phi_l2, &g_l2);
+    e.evaluateMultipole(mb, x - b, &phi_m, &g_m);
+    // L2L is exact: the two local evaluations agree to rounding.
+    EXPECT_LT(relative(phi_l2, phi_l), 1e-13) << "order " << p;
+    EXPECT_LT(relative(g_l2, g_l), 1e-12) << "order " << p;
+    // M2L truncates at |k| + |n| <= p: (r_source + r_local) / distance = (1.05 + 0.26) / 5.1.
+    EXPECT_LT(relative(phi_l, phi_m), 4.0 * std::pow(1.31 / 5.1, p + 1)) << "order " << p;
+  }
+}
+
+// ---- FmmForce ------------------------------------------------------------------------------------------
+
+// N = 2^13 Plummer sphere, theta 0.5: the median and 99th-percentile errors fall with every order,
+// by a factor 2.5-9 each (measured: median 7.9e-2 at order 1 to 5.2e-6 at order 8; Barnes-Hut's
+// quadrupole tree at theta 0.5 gives ~1e-3).
+TEST(FmmForce, ErrorsAgainstDirectSummationFallWithOrder) {
+  Prepared& p = prepared(1 << 13, true);
+  const Comm& comm = p.psys.comm();
+  ErrorStats previous{1.0, 1.0, 1.0};
+  for (int order = 1; order <= fmm::kMaxOrder; ++order) {
+    const ErrorStats acc = relativeErrors(comm, fmmAccelerations(p.psys, p.dinfo, 0.5, order), p.direct);
+    const ErrorStats pot = potentialErrors(comm, p.psys, p.direct);
+    grove::log("fmm theta 0.5 order {}: acc median {:.2e} p99 {:.2e} max {:.2e} | pot median {:.2e}", order, acc.median,
+               acc.p99, acc.max, pot.median);
+    EXPECT_LT(acc.median, previous.median / 2.0) << "order " << order;
+    EXPECT_LT(acc.p99, previous.p99 / 1.5) << "order " << order;
+    EXPECT_LT(pot.median, acc.median) << "order " << order;  // the potential is one order smoother
+    previous = acc;
+  }
+  EXPECT_LT(previous.median, 1e-5);
+  EXPECT_LT(previous.p99, 5e-4);
+}
+
+// Errors grow with theta at a fixed order (measured at order 4: median 4.4e-5 at theta 0.3, 3.6e-4
+// at 0.5, 4.6e-3 at 0.9).
+TEST(FmmForce, ErrorsGrowWithTheta) {
+  Prepared& p = prepared(1 << 13, true);
+  const Comm& comm = p.psys.comm();
+  ErrorStats previous{};
+  for (double theta : {0.3, 0.5, 0.7, 0.9}) {
+    const ErrorStats acc = relativeErrors(comm, fmmAccelerations(p.psys, p.dinfo, theta, 4), p.direct);
+    grove::log("fmm order 4 theta {:.1f}: acc median {:.2e} p99 {:.2e}", theta, acc.median, acc.p99);
+    EXPECT_GT(acc.median, 2.0 * previous.median) << "theta " << theta;
+    EXPECT_GT(acc.p99, 1.5 * previous.p99) << "theta " << theta;
+    previous = acc;
+  }
+}
+
+// Within one rank, every pair's two directions come from one visit with opposite coefficients: the
+// total force vanishes to rounding. (A Barnes-Hut tree's total force is ~1e-4 of the forces' sum.)
+TEST(FmmForce, MomentumIsConservedToRoundingOnOneRank) {
+  const Comm self = Comm::world().split(Comm::world().rank(), 0);
+  Psys psys(self);
+  makeSystem(psys, 4000, true);  // every rank the whole system, alone
+  DomainInfo dinfo;
+  for (int order : {1, 4, 8}) {
+    Fmm fmm(psys.size(), 0.6, 8, order);
+    fmm.calcForceAllAndWriteBack(NewtonKernel{}, psys, dinfo);
+    Vec3d total{};
+    double scale = 0.0;
+    for (const auto& c : psys) {
+      total += c.charge * c.result.acc;
+      scale += c.charge * norm(c.result.acc);
+    }
+    EXPECT_LT(norm(total), 1e-13 * scale) << "order " << order;
+    EXPECT_GT(fmm.statistics().m2l, 0) << "order " << order;  // the expansions were used
+  }
+}
+
+// Several ranks give the one-rank error statistics: the LET's criterion is the traversal's.
+TEST(FmmForce, RanksGiveTheOneRankErrors) {
+  Prepared& p = prepared(1 << 13, true);
+  const Comm& comm = p.psys.comm();
+  fmm::FmmStatistics stats;
+  const ErrorStats many = relativeErrors(comm, fmmAccelerations(p.psys, p.dinfo, 0.5, 5, 16, &stats), p.direct);
+
+  const Comm self = comm.split(comm.rank(), 0);
+  Psys alone(self);
+  makeSystem(alone, 1 << 13, true);
+  DomainInfo dinfo;
+  const std::vector<AccPot> direct = newtonDirect(alone);
+  const ErrorStats one = relativeErrors(self, fmmAccelerations(alone, dinfo, 0.5, 5), direct);
+  grove::log("fmm order 5 on {} ranks: median {:.3e} p99 {:.3e}; one rank: median {:.3e} p99 {:.3e}; LET cells {} "
+             "particles {} received",
+             comm.size(), many.median, many.p99, one.median, one.p99, stats.let.cells_received,
+             stats.let.particles_received);
+  EXPECT_LT(many.median, 1.3 * one.median);
+  EXPECT_LT(many.p99, 1.5 * one.p99);
+  EXPECT_GT(many.median, 0.5 * one.median);  // still an expansion, not direct summation
+  if (comm.size() > 1) {
+    EXPECT_GT(comm.allreduceSum(stats.let.cells_received), 0);
+    EXPECT_GT(comm.allreduceSum(stats.let.particles_received), 0);
+  }
+}
+
+// Signed charges (a strong dipole: the net fields partly cancel, so relative errors are larger than
+// gravity's), through a far-field functor of the user's; errors fall with the order.
+TEST(FmmForce, SignedChargesThroughAFarFieldFunctor) {
+  Prepared& p = prepared(6000, true, /*bipolar=*/true);
+  ErrorStats previous{1.0, 1.0, 1.0};
+  for (int order : {2, 4, 6, 8}) {
+    Fmm fmm(p.psys.size(), 0.5, 16, order);
+    int calls = 0;
+    fmm.calcForceAll(NewtonKernel{}, p.psys, p.dinfo, [&](AccPot& f, const ChargedEP&, double phi, const Vec3d& grad) {
+#pragma omp atomic
+      ++calls;
+      f.acc += grad;
+      f.pot -= phi;
+    });
+    std::vector<Vec3d> acc;
+    for (std::size_t i = 0; i < p.psys.size(); ++i) acc.push_back(fmm.getForce(i).acc);
+    const ErrorStats e = relativeErrors(p.psys.comm(), acc, p.direct);
+    grove::log("fmm bipolar order {}: median {:.2e} p99 {:.2e}", order, e.median, e.p99);
+    EXPECT_EQ(calls, static_cast<int>(p.psys.size()));
+    EXPECT_LT(e.median, previous.median / 3.0) << "order " << order;
+    EXPECT_LT(e.p99, previous.p99 / 2.0) << "order " << order;
+    previous = e;
+  }
+  EXPECT_LT(previous.median, 1e-4);
+}
+
+// The same result, bit for bit, on 1 and 2 threads: each target's sources are sorted.
+TEST(FmmForce, ThreadCountDoesNotChangeTheResult) {
+  Prepared& p = prepared(1 << 13, true);
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const std::vector<Vec3d> one = fmmAccelerations(p.psys, p.dinfo, 0.5, 4);
+  omp_set_num_threads(2);
+  const std::vector<Vec3d> two = fmmAccelerations(p.psys, p.dinfo, 0.5, 4);
+  omp_set_num_threads(threads);
+  int differ = 0;
+  for (std::size_t i = 0; i < one.size(); ++i) differ += !(one[i] == two[i]);
+  EXPECT_EQ(differ, 0);
+}
+
+// A rank without particles, and a system smaller than a leaf.
+TEST(FmmForce, EmptyRanksAndTinySystems) {
+  const Comm& comm = Comm::world();
+  Psys psys;
+  if (comm.rank() == 0) {
+    std::mt19937_64 rng(3);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (int i = 0; i < 200; ++i) psys.add(Charged{i, 1.0 / 200, {u(rng), u(rng), u(rng)}, {}});
+  }
+  DomainInfo dinfo;  // not decomposed: rank 0 holds everything
+  const std::vector<AccPot> direct = newtonDirect(psys);
+  // One leaf: direct summation; small leaves: expansions, on 200 particles.
+  EXPECT_LT(relativeErrors(comm, fmmAccelerations(psys, dinfo, 0.5, 8, 1000), direct).max, 1e-13);
+  fmm::FmmStatistics stats;
+  const ErrorStats e = relativeErrors(comm, fmmAccelerations(psys, dinfo, 0.5, 8, 4, &stats), direct);
+  EXPECT_LT(e.median, 1e-4);
+  if (comm.rank() == 0) EXPECT_GT(stats.m2l, 0);
+  // Two particles at one place (no softening): no force between them, the rest unharmed.
+  Psys pair;
+  if (comm.rank() == 0) {
+    pair.add(Charged{0, 1.0, {0.5, 0.5, 0.5}, {}});
+    pair.add(Charged{1, 1.0, {0.5, 0.5, 0.5}, {}});
+    pair.add(Charged{2, 1.0, {1.5, 0.5, 0.5}, {}});
+  }
+  fmmAccelerations(pair, dinfo, 0.5, 3, 1);
+  if (comm.rank() == 0) {
+    EXPECT_NEAR(pair[0].result.acc.x, 1.0, 1e-12);
+    EXPECT_NEAR(pair[2].result.acc.x, -2.0, 1e-12);
+  }
+}
+
+TEST(FmmForce, BadSettingsAreRefusedWithTheValue) {
+  EXPECT_THROW(Fmm(10, 1.0, 16, 4), grove::Error);
+  EXPECT_THROW(Fmm(10, 0.5, 0, 4), grove::Error);
+  EXPECT_THROW(Fmm(10, 0.5, 16, 9), grove::Error);
+  try {
+    Fmm(10, 0.5, 16, 0);
+    FAIL() << "order 0 was accepted";
+  } catch (const grove::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("order 0"), std::string::npos) << e.what();
+  }
+  Psys psys;
+  DomainInfo periodic;
+  periodic.setBoundaryCondition(BoundaryCondition::PERIODIC_XYZ);
+  periodic.setPosRootDomain(Vec3d(0.0), Vec3d(1.0));
+  Fmm fmm(10, 0.5, 16, 4);
+  try {
+    fmm.calcForceAll(NewtonKernel{}, psys, periodic);
+    FAIL() << "a periodic domain was accepted";
+  } catch (const grove::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("periodic"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
