@@ -77,16 +77,22 @@ struct NewtonKernel {
 struct QuadrupoleKernel {
   void operator()(const EP* epi, int n_i, const grove::SPJQuadrupole* sp, int n_j, Force* f) const {
     for (int i = 0; i < n_i; ++i) {
+      const grove::Vec3d xi = epi[i].pos;
       double ax = 0.0, ay = 0.0, az = 0.0, pot = 0.0;
+#pragma omp simd reduction(+ : ax, ay, az, pot)
       for (int j = 0; j < n_j; ++j) {
-        const grove::Vec3d r = epi[i].pos - sp[j].pos;
-        const double r2 = grove::norm2(r), r_inv = 1.0 / std::sqrt(r2);
+        const grove::SymMat3d& q = sp[j].quad;
+        const double rx = xi.x - sp[j].pos.x, ry = xi.y - sp[j].pos.y, rz = xi.z - sp[j].pos.z;
+        const double r2 = rx * rx + ry * ry + rz * rz, r_inv = 1.0 / std::sqrt(r2);
         const double r3 = r_inv * r_inv * r_inv, r5 = r3 * r_inv * r_inv, r7 = r5 * r_inv * r_inv;
-        const grove::Vec3d qr = sp[j].quad * r;
-        const double rqr = grove::dot(r, qr), tr = sp[j].quad.trace(), m = sp[j].mass;
+        const double qx = q.xx * rx + q.xy * ry + q.xz * rz, qy = q.xy * rx + q.yy * ry + q.yz * rz,
+                     qz = q.xz * rx + q.yz * ry + q.zz * rz;
+        const double rqr = rx * qx + ry * qy + rz * qz, tr = q.xx + q.yy + q.zz, m = sp[j].mass;
         pot += -m * r_inv - 1.5 * rqr * r5 + 0.5 * tr * r3;
-        const grove::Vec3d a = -m * r3 * r + 3.0 * r5 * qr - 7.5 * rqr * r7 * r + 1.5 * tr * r5 * r;
-        ax += a.x, ay += a.y, az += a.z;
+        const double radial = -m * r3 - 7.5 * rqr * r7 + 1.5 * tr * r5;
+        ax += radial * rx + 3.0 * r5 * qx;
+        ay += radial * ry + 3.0 * r5 * qy;
+        az += radial * rz + 3.0 * r5 * qz;
       }
       f[i].acc += grove::Vec3d{ax, ay, az};
       f[i].pot += pot;
@@ -171,7 +177,9 @@ int main(int argc, char** argv) {
   app.add_option("--orders", orders, "FMM expansion orders")->check(CLI::Range(1, grove::fmm::kMaxOrder));
   app.add_option("--thetas", thetas, "FMM opening angles")->check(CLI::Range(0.01, 0.99));
   app.add_option("--fmm-leaf", n_leaf, "FMM particles per leaf")->check(CLI::PositiveNumber);
-  app.add_option("--tree-thetas", tree_thetas, "tree opening angles (none: no tree runs)")->check(CLI::Range(0.0, 1.5));
+  bool no_tree = false;
+  app.add_option("--tree-thetas", tree_thetas, "tree opening angles")->check(CLI::Range(0.0, 1.5));
+  app.add_flag("--no-tree", no_tree, "FMM runs only");
   app.add_option("--tree-leaf", tree_leaf, "tree n_leaf_limit")->check(CLI::PositiveNumber);
   app.add_option("--tree-group", tree_group, "tree n_group_limit")->check(CLI::PositiveNumber);
   app.add_option("--check", n_check, "particles checked against direct summation")->check(CLI::PositiveNumber);
@@ -211,6 +219,7 @@ int main(int argc, char** argv) {
           bestSeconds(comm, repeat, [&] { fmm.calcForceAllAndWriteBack(NewtonKernel{}, psys, dinfo); });
       report({"fmm", theta, order, s, {}}, fmm.statistics().json());
     }
+  if (no_tree) tree_thetas.clear();
   for (double theta : tree_thetas) {
     grove::TreeForForceLong<Force, EP, EP>::Quadrupole tree(psys.size(), theta, tree_leaf, tree_group);
     const double s = bestSeconds(comm, repeat, [&] {

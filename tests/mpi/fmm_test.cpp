@@ -175,6 +175,30 @@ TEST(FmmExpansion, ShiftsAreExactAndM2LMatchesTheMultipoleNearTheLocalCentre) {
   }
 }
 
+// The batched M2L (SIMD lanes over sources) gives the one-source M2L's sums, with a partly filled
+// last block.
+TEST(FmmExpansion, BatchedM2LEqualsOneSourceAtATime) {
+  for (int p : {1, 4, 8}) {
+    const fmm::MultiIndexSet e(p);
+    const auto size = static_cast<std::size_t>(e.size());
+    std::mt19937_64 rng(11);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::vector<std::vector<double>> multipoles(37, std::vector<double>(size));
+    std::vector<const double*> pointers;
+    std::vector<Vec3d> r;
+    std::vector<double> one(size, 0.0), batched(size, 0.0);
+    for (auto& m : multipoles) {
+      for (double& c : m) c = u(rng);
+      pointers.push_back(m.data());
+      r.push_back(Vec3d{3.0 + u(rng), 2.0 * u(rng), -4.0 + u(rng)});
+      e.multipoleToLocal(m, r.back(), one);
+    }
+    e.multipolesToLocal(pointers, r, batched);
+    for (std::size_t k = 0; k < size; ++k)
+      EXPECT_NEAR(batched[k], one[k], 1e-13 * std::max(1.0, std::abs(one[k]))) << "order " << p << " coefficient " << k;
+  }
+}
+
 // ---- FmmForce ------------------------------------------------------------------------------------------
 
 // N = 2^13 Plummer sphere, theta 0.5: the median and 99th-percentile errors fall with every order,

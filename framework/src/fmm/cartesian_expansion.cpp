@@ -2,6 +2,7 @@
 // operators' term tables, built once, and the operators as loops over them.
 #include "grove/fmm/cartesian_expansion.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "grove/core/error.hpp"
@@ -68,6 +69,26 @@ MultiIndexSet::MultiIndexSet(int order) : order_(order), lookup_(kSide * kSide *
         m2l_mutual_.push_back(term(k, l, sum, (degree(sum) % 2 == 0) ? w : -w));  // T_m(-r) = (-1)^|m| T_m(r)
       }
     }
+  auto factorial = [](int k) {
+    double f = 1.0;
+    for (int i = 2; i <= k; ++i) f *= i;
+    return f;
+  };
+  for (int k = 0; k < n; ++k) {
+    const auto& a = indices_[static_cast<std::size_t>(k)];
+    factorial_.push_back(factorial(a[0]) * factorial(a[1]) * factorial(a[2]));
+    inverse_factorial_.push_back(1.0 / factorial_.back());
+  }
+  for (int target = 0; target < n; ++target) {
+    contraction_begin_.push_back(static_cast<int>(contraction_.size()));
+    const auto& a = indices_[static_cast<std::size_t>(target)];
+    for (int k = 0; k < n; ++k) {
+      const auto& b = indices_[static_cast<std::size_t>(k)];
+      if (degree(target) + degree(k) <= order_)
+        contraction_.push_back({static_cast<std::uint16_t>(k), static_cast<std::uint16_t>(find(a[0] + b[0], a[1] + b[1], a[2] + b[2]))});
+    }
+  }
+  contraction_begin_.push_back(static_cast<int>(contraction_.size()));
 }
 
 void MultiIndexSet::powers(const Vec3d& x, int degree, std::span<double> out) const {
@@ -114,6 +135,71 @@ void MultiIndexSet::multipoleToLocal(std::span<const double> multipole, const Ve
   std::array<double, (kMaxOrder + 1) * (kMaxOrder + 2) * (kMaxOrder + 3) / 6> t;
   taylorCoefficients(r, order_, t);
   for (const Term& term : m2l_) local[term.target] += term.weight * multipole[term.first] * t[term.second];
+}
+
+// Sources a block at a time, one SIMD lane each: the Taylor recurrence row by row across the
+// lanes, then the contraction as plain multiply-adds over rows. Lanes past the last source carry a
+// zero multipole (and r = (1, 0, 0), so the recurrence stays finite).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+[[gnu::target_clones("arch=x86-64-v3", "default")]]
+#endif
+void MultiIndexSet::multipolesToLocal(std::span<const double* const> multipoles, std::span<const Vec3d> r,
+                                      std::span<double> local) const {
+  constexpr int kLanes = 16;
+  constexpr int kRows = (kMaxOrder + 1) * (kMaxOrder + 2) * (kMaxOrder + 3) / 6;
+  const int rows = size();
+  // Row `rows` is all zeros: the recurrence's absent lower neighbours point there.
+  alignas(64) double d[kRows + 1][kLanes];
+  alignas(64) double m[kRows][kLanes];
+  alignas(64) double rx[kLanes], ry[kLanes], rz[kLanes], inv_r2[kLanes];
+  for (int s = 0; s < kLanes; ++s) d[rows][s] = 0.0;
+  const std::size_t count = multipoles.size();
+  for (std::size_t first = 0; first < count; first += kLanes) {
+    const int lanes = static_cast<int>(std::min<std::size_t>(kLanes, count - first));
+    for (int s = 0; s < kLanes; ++s) {
+      const Vec3d v = s < lanes ? r[first + static_cast<std::size_t>(s)] : Vec3d(1.0, 0.0, 0.0);
+      rx[s] = v.x, ry[s] = v.y, rz[s] = v.z;
+      inv_r2[s] = 1.0 / norm2(v);
+      d[0][s] = std::sqrt(inv_r2[s]);
+    }
+    for (int i = 1; i < rows; ++i) {
+      const auto& low = lower_[static_cast<std::size_t>(i)];
+      auto row = [&](int j) { return j >= 0 ? d[j] : d[rows]; };
+      const double *x1 = row(low[0]), *y1 = row(low[1]), *z1 = row(low[2]);
+      const double *x2 = row(low[3]), *y2 = row(low[4]), *z2 = row(low[5]);
+      const double deg = degree(i), c1 = -(2.0 * deg - 1.0) / deg, c2 = -(deg - 1.0) / deg;
+      double* out = d[i];
+#pragma omp simd aligned(out, x1, y1, z1, x2, y2, z2 : 64)
+      for (int s = 0; s < kLanes; ++s)
+        out[s] = (c1 * (rx[s] * x1[s] + ry[s] * y1[s] + rz[s] * z1[s]) + c2 * (x2[s] + y2[s] + z2[s])) * inv_r2[s];
+    }
+    // D_m = m! T_m and M_k / k!, lane by lane.
+    for (int i = 0; i < rows; ++i) {
+      const double f = factorial_[static_cast<std::size_t>(i)];
+#pragma omp simd
+      for (int s = 0; s < kLanes; ++s) d[i][s] *= f;
+    }
+    for (int s = 0; s < kLanes; ++s) {
+      if (s < lanes) {
+        const double* source = multipoles[first + static_cast<std::size_t>(s)];
+        for (int k = 0; k < rows; ++k) m[k][s] = source[k] * inverse_factorial_[static_cast<std::size_t>(k)];
+      } else {
+        for (int k = 0; k < rows; ++k) m[k][s] = 0.0;
+      }
+    }
+    for (int n = 0; n < rows; ++n) {
+      alignas(64) double sum[kLanes] = {};
+      for (int t = contraction_begin_[static_cast<std::size_t>(n)]; t < contraction_begin_[static_cast<std::size_t>(n) + 1]; ++t) {
+        const double* mk = m[contraction_[static_cast<std::size_t>(t)][0]];
+        const double* dm = d[contraction_[static_cast<std::size_t>(t)][1]];
+#pragma omp simd aligned(mk, dm : 64)
+        for (int s = 0; s < kLanes; ++s) sum[s] += dm[s] * mk[s];
+      }
+      double total = 0.0;
+      for (int s = 0; s < kLanes; ++s) total += sum[s];
+      local[static_cast<std::size_t>(n)] += inverse_factorial_[static_cast<std::size_t>(n)] * total;
+    }
+  }
 }
 
 void MultiIndexSet::multipoleToLocalMutual(std::span<const double> multipole_a, std::span<double> local_a,

@@ -34,11 +34,21 @@ FarFieldSeconds evaluateFarField(const FmmTree& tree, const SourceCells& sources
   auto local = [&](int c) { return std::span<double>(locals.data() + static_cast<std::size_t>(c) * stride, stride); };
 
   auto start = std::chrono::steady_clock::now();
-#pragma omp parallel for schedule(dynamic, 16)
-  for (int t = 0; t < target_count; ++t) {
-    const Vec3d z = cells[static_cast<std::size_t>(t)].center;
-    for (int s : lists.m2l.of(t))
-      expansion.multipoleToLocal(multipole(s), z - sources.cells[static_cast<std::size_t>(s)].center, local(t));
+#pragma omp parallel
+  {
+    std::vector<const double*> source_multipoles;
+    std::vector<Vec3d> separations;
+#pragma omp for schedule(dynamic, 16)
+    for (int t = 0; t < target_count; ++t) {
+      const Vec3d z = cells[static_cast<std::size_t>(t)].center;
+      source_multipoles.clear();
+      separations.clear();
+      for (int s : lists.m2l.of(t)) {
+        source_multipoles.push_back(multipole(s).data());
+        separations.push_back(z - sources.cells[static_cast<std::size_t>(s)].center);
+      }
+      expansion.multipolesToLocal(source_multipoles, separations, local(t));
+    }
   }
   seconds.m2l = secondsSince(start);
 

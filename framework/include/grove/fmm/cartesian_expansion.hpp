@@ -55,6 +55,11 @@ class MultiIndexSet {
   // local expansion. The mutual form adds the target's multipole to the source's local expansion
   // too (r reversed), from the same Taylor coefficients.
   void multipoleToLocal(std::span<const double> multipole, const Vec3d& r, std::span<double> local) const;
+  // M2L from many sources into one local expansion: local += sum_s M2L(*multipoles[s], r[s]), with
+  // r[s] = z_target - z_source. The same sums as multipoleToLocal, evaluated a block of sources at
+  // a time across SIMD lanes: n! L_n = sum_k D_{n+k} (M_k / k!), D_m = m! T_m.
+  void multipolesToLocal(std::span<const double* const> multipoles, std::span<const Vec3d> r,
+                         std::span<double> local) const;
   void multipoleToLocalMutual(std::span<const double> multipole_a, std::span<double> local_a,
                               std::span<const double> multipole_b, std::span<double> local_b, const Vec3d& r_ab) const;
   // L2L: a parent's local expansion about z_p added to its child's about z_c; t = z_c - z_p.
@@ -81,6 +86,10 @@ class MultiIndexSet {
   std::vector<std::array<int, 6>> lower_;
   std::vector<Term> m2m_, m2l_, l2l_;
   std::vector<Term> m2l_mutual_;  // as m2l_, weights signed for the reversed direction
+  // The batched M2L: per local coefficient n, the (k, n + k) pairs of its sum; k! and 1 / k!.
+  std::vector<int> contraction_begin_;
+  std::vector<std::array<std::uint16_t, 2>> contraction_;
+  std::vector<double> factorial_, inverse_factorial_;
 };
 
 }  // namespace grove::fmm
