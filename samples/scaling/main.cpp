@@ -6,7 +6,8 @@
 //   mpirun -np 2 scaling --mode strong --n 262144 --path cpu --steps 8
 //   mpirun -np 2 scaling --mode weak --n 4194304 --path multiwalk --n-reuse 16   # n per rank
 //
-// Paths: cpu (grove's CPU tree and the user template's SIMD kernels), multiwalk (an FDPS-API
+// Paths: cpu (grove's CPU tree and the user template's SIMD kernels), fmm (grove::FmmForce with the
+// same kernel as its near field, expansions of --order), multiwalk (an FDPS-API
 // program's own CUDA kernels through the index multiwalk, user_templates/cuda), resident (every
 // stage on the GPU, grove/gpu/resident). The body set is the Accelerated FDPS paper's cold
 // uniform sphere; weak runs hold n bodies per rank, strong runs n in all.
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "gravity_kernels.hpp"
+#include "grove/fmm/fmm_force.hpp"
 #include "grove/grove.hpp"
 #include "grove/tree/tree_for_force_long.hpp"
 #include "nbody/initial_conditions.hpp"
@@ -39,6 +41,7 @@ struct Options {
   int steps = 8, warmup = 1;
   double theta = 0.5, eps = 1.0 / 32.0, dt = 1.0 / 128.0;
   int n_leaf = 16, n_group = 512, n_reuse = 1, decompose_every = 4, n_walk = 2000, tag_max = 4;
+  int order = 4;  // fmm: expansion order
   std::string cuts = "sampled";
   bool weighted = true;  // samples weighted by each rank's last force time
   int samples_per_rank = grove::DomainInfo::kDefaultSamplesPerRank;
@@ -72,6 +75,10 @@ std::vector<scaling::StageSeconds> runHostSteps(const std::vector<user::Body>& s
   const float eps2 = static_cast<float>(opt.eps * opt.eps);
   const user::GravityMonopoleKernel kernel{eps2};
   Tree tree(std::max<std::size_t>(bodies.size(), 1), opt.theta, opt.n_leaf, opt.n_group);
+  std::unique_ptr<grove::FmmForce<user::GravityForce, user::GravityEPI, user::GravityEPJ>> fmm;
+  if (opt.path == "fmm")
+    fmm = std::make_unique<grove::FmmForce<user::GravityForce, user::GravityEPI, user::GravityEPJ>>(
+        bodies.size(), opt.theta, opt.n_leaf, opt.order);
 #if GROVE_SCALING_GPU
   std::unique_ptr<user::cuda::GravityMultiwalkInterface<grove::SPJMonopole>> gpu;
   if (opt.path == "multiwalk") {
@@ -94,7 +101,7 @@ std::vector<scaling::StageSeconds> runHostSteps(const std::vector<user::Body>& s
       bodies[i].pos += opt.dt * bodies[i].vel;
     }
     s.integrate = since(t);
-    const bool rebuild = step % opt.n_reuse == 0;
+    const bool rebuild = fmm || step % opt.n_reuse == 0;  // the FMM builds every step
     if (rebuild) {
       t = Clock::now();
       if (step % opt.decompose_every == 0) {
@@ -107,6 +114,23 @@ std::vector<scaling::StageSeconds> runHostSteps(const std::vector<user::Body>& s
       s.exchange = since(t);
     }
     const auto mode = rebuild ? build_mode : grove::REUSE_LIST;
+    if (fmm) {
+      fmm->calcForceAllAndWriteBack(kernel, bodies, dinfo);
+      t = Clock::now();
+#pragma omp parallel for schedule(static)
+      for (std::size_t i = 0; i < bodies.size(); ++i) bodies[i].vel += (0.5 * opt.dt) * bodies[i].acc;
+      s.integrate += since(t);
+      s.step = since(start_step);
+      const grove::fmm::FmmStatistics& f = fmm->statistics();
+      s.local_tree = f.copy_seconds + f.tree_seconds;
+      s.let = f.let_seconds;
+      s.walk_force = f.traversal_seconds + f.m2l_seconds + f.downward_seconds + f.p2p_seconds + f.write_back_seconds;
+      work = s.walk_force;
+      s.interactions = f.p2p_interactions + f.m2l + f.m2p;
+      s.let_received = f.let.cells_received + f.let.particles_received;
+      if (step >= opt.warmup) timed.push_back(s);
+      continue;
+    }
 #if GROVE_SCALING_GPU
     if (gpu)
       tree.calcForceAllAndWriteBackMultiWalkIndex(gpu->dispatch(), gpu->retrieve(), opt.tag_max, bodies, dinfo,
@@ -141,7 +165,8 @@ int main(int argc, char** argv) {
   app.add_option("--mode", opt.mode, "weak: --n bodies per rank; strong: --n bodies in all")
       ->check(CLI::IsMember({"weak", "strong"}));
   app.add_option("-n,--particles", opt.n, "bodies per rank (weak) or in all (strong)")->check(CLI::PositiveNumber);
-  app.add_option("--path", opt.path, "force path")->check(CLI::IsMember({"cpu", "multiwalk", "resident"}));
+  app.add_option("--path", opt.path, "force path")->check(CLI::IsMember({"cpu", "fmm", "multiwalk", "resident"}));
+  app.add_option("--order", opt.order, "fmm: expansion order")->check(CLI::Range(1, grove::fmm::kMaxOrder));
   app.add_option("--steps", opt.steps, "timed steps")->check(CLI::PositiveNumber);
   app.add_option("--warmup", opt.warmup, "untimed steps first")->check(CLI::NonNegativeNumber);
   app.add_option("--theta", opt.theta, "opening angle")->check(CLI::NonNegativeNumber);
@@ -167,7 +192,7 @@ int main(int argc, char** argv) {
 
   std::vector<scaling::StageSeconds> timed;
   int gpus = 0;
-  if (opt.path == "cpu") {
+  if (opt.path == "cpu" || opt.path == "fmm") {
     timed = runHostSteps(bodies, opt, runtime);
   } else {
 #if GROVE_SCALING_GPU
@@ -201,7 +226,7 @@ int main(int argc, char** argv) {
   const std::string line = fmt::format(
       "{{\"sample\":\"scaling\",\"label\":\"{}\",\"path\":\"{}\",\"mode\":\"{}\",\"ranks\":{},\"threads\":{},"
       "\"cuts\":\"{}\",\"samples_per_rank\":{},"
-      "\"gpus\":{},\"n_total\":{},\"n_per_rank\":{:.0f},\"theta\":{},\"leaf\":{},\"group\":{},\"n_reuse\":{},"
+      "\"gpus\":{},\"n_total\":{},\"n_per_rank\":{:.0f},\"theta\":{},\"leaf\":{},\"group\":{},\"order\":{},\"n_reuse\":{},"
       "\"steps\":{},\"seconds_per_step\":{:.6f},\"stages\":{{\"decompose\":{:.6f},\"exchange\":{:.6f},"
       "\"local_tree\":{:.6f},\"let\":{:.6f},\"global_tree\":{:.6f},\"walk_force\":{:.6f},\"integrate\":{:.6f}}},"
       "\"particles_per_s\":{:.4e},\"interactions_per_particle\":{:.1f},\"let_received_per_rank\":{:.0f},"
@@ -210,7 +235,7 @@ int main(int argc, char** argv) {
       opt.cuts == "counted" && opt.path == "resident" ? "counted" : (opt.weighted ? "sampled, weighted" : "sampled"),
       opt.samples_per_rank,
       gpus, n_total,
-      static_cast<double>(n_total) / ranks, opt.theta, opt.n_leaf, opt.n_group, opt.n_reuse, timed.size(), step,
+      static_cast<double>(n_total) / ranks, opt.theta, opt.n_leaf, opt.n_group, opt.path == "fmm" ? opt.order : 0, opt.n_reuse, timed.size(), step,
       slowest(mean.decompose), slowest(mean.exchange), slowest(mean.local_tree), slowest(mean.let),
       slowest(mean.global_tree), slowest(mean.walk_force), slowest(mean.integrate),
       static_cast<double>(n_total) / step, interactions / static_cast<double>(n_total), let_received, imbalance);
