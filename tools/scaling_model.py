@@ -129,7 +129,7 @@ class Model:
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("series", nargs="+", help="JSON-line files of tools/scaling_series.py")
-    p.add_argument("--path", help="calibrate from the runs of this path only (cpu, multiwalk, resident)")
+    p.add_argument("--path", help="calibrate from the runs of this path only (cpu, fmm, sph, multiwalk, resident)")
     p.add_argument("--label", help="calibrate from the runs with this label only")
     p.add_argument("--decompose-every", type=int, default=4)
     p.add_argument("--samples-per-rank", type=int, default=1000)

@@ -7,7 +7,8 @@
 //   mpirun -np 2 scaling --mode weak --n 4194304 --path multiwalk --n-reuse 16   # n per rank
 //
 // Paths: cpu (grove's CPU tree and the user template's SIMD kernels), fmm (grove::FmmForce with the
-// same kernel as its near field, expansions of --order), multiwalk (an FDPS-API
+// same kernel as its near field, expansions of --order), sph (the SPH sample's CPU step on Sod
+// shock tubes, sph_steps.hpp), multiwalk (an FDPS-API
 // program's own CUDA kernels through the index multiwalk, user_templates/cuda), resident (every
 // stage on the GPU, grove/gpu/resident). The body set is the Accelerated FDPS paper's cold
 // uniform sphere; weak runs hold n bodies per rank, strong runs n in all.
@@ -25,6 +26,7 @@
 #include "grove/grove.hpp"
 #include "grove/tree/tree_for_force_long.hpp"
 #include "nbody/initial_conditions.hpp"
+#include "sph_steps.hpp"
 #include "stages.hpp"
 #if GROVE_SCALING_GPU
 #include "cuda/gravity_multiwalk_gpu.h"
@@ -40,8 +42,9 @@ struct Options {
   std::string path = "cpu";
   int steps = 8, warmup = 1;
   double theta = 0.5, eps = 1.0 / 32.0, dt = 1.0 / 128.0;
-  int n_leaf = 16, n_group = 512, n_reuse = 1, decompose_every = 4, n_walk = 2000, tag_max = 4;
+  int n_leaf = 16, n_group = 0, n_reuse = 1, decompose_every = 4, n_walk = 2000, tag_max = 4;
   int order = 4;  // fmm: expansion order
+  double n_neighbours = 50;  // sph
   std::string cuts = "sampled";
   bool weighted = true;  // samples weighted by each rank's last force time
   int samples_per_rank = grove::DomainInfo::kDefaultSamplesPerRank;
@@ -165,13 +168,15 @@ int main(int argc, char** argv) {
   app.add_option("--mode", opt.mode, "weak: --n bodies per rank; strong: --n bodies in all")
       ->check(CLI::IsMember({"weak", "strong"}));
   app.add_option("-n,--particles", opt.n, "bodies per rank (weak) or in all (strong)")->check(CLI::PositiveNumber);
-  app.add_option("--path", opt.path, "force path")->check(CLI::IsMember({"cpu", "fmm", "multiwalk", "resident"}));
+  app.add_option("--path", opt.path, "force path")->check(CLI::IsMember({"cpu", "fmm", "sph", "multiwalk", "resident"}));
+  app.add_option("--n-ngb", opt.n_neighbours, "sph: neighbours per particle")->check(CLI::PositiveNumber);
   app.add_option("--order", opt.order, "fmm: expansion order")->check(CLI::Range(1, grove::fmm::kMaxOrder));
   app.add_option("--steps", opt.steps, "timed steps")->check(CLI::PositiveNumber);
   app.add_option("--warmup", opt.warmup, "untimed steps first")->check(CLI::NonNegativeNumber);
   app.add_option("--theta", opt.theta, "opening angle")->check(CLI::NonNegativeNumber);
   app.add_option("--n-leaf", opt.n_leaf, "most particles in a leaf")->check(CLI::PositiveNumber);
-  app.add_option("--n-group", opt.n_group, "most particles sharing one interaction list")->check(CLI::PositiveNumber);
+  app.add_option("--n-group", opt.n_group, "most particles sharing one interaction list (default: 512 for gravity, 64 for sph)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--n-reuse", opt.n_reuse, "steps per list build (reuse in between)")->check(CLI::PositiveNumber);
   app.add_option("--decompose-every", opt.decompose_every, "steps between decompositions")->check(CLI::PositiveNumber);
   app.add_option("--n-walk", opt.n_walk, "multiwalk: walks per batch")->check(CLI::PositiveNumber);
@@ -184,15 +189,21 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--label", opt.label, "free text copied into the JSON line");
   CLI11_PARSE(app, argc, argv);
+  if (opt.n_group == 0) opt.n_group = opt.path == "sph" ? 64 : 512;
 
   const grove::Comm comm = grove::Comm::world();
   const int ranks = comm.size();
-  const std::int64_t n_total = opt.mode == "weak" ? opt.n * ranks : opt.n;
-  const std::vector<user::Body> bodies = myShare(n_total, comm);
+  std::int64_t n_total = opt.mode == "weak" ? opt.n * ranks : opt.n;
+  const std::vector<user::Body> bodies = opt.path == "sph" ? std::vector<user::Body>{} : myShare(n_total, comm);
 
   std::vector<scaling::StageSeconds> timed;
   int gpus = 0;
-  if (opt.path == "cpu" || opt.path == "fmm") {
+  if (opt.path == "sph") {
+    scaling::SphRunOptions so;
+    so.n_per_tube = opt.n, so.tubes = opt.mode == "weak" ? ranks : 1, so.n_neighbours = opt.n_neighbours;
+    so.n_leaf = opt.n_leaf, so.n_group = opt.n_group, so.decompose_every = opt.decompose_every, so.steps = opt.steps, so.warmup = opt.warmup;
+    timed = scaling::runSphSteps(so, &n_total);
+  } else if (opt.path == "cpu" || opt.path == "fmm") {
     timed = runHostSteps(bodies, opt, runtime);
   } else {
 #if GROVE_SCALING_GPU
@@ -221,7 +232,7 @@ int main(int argc, char** argv) {
   const double step = slowest(mean.step);
   const double interactions = static_cast<double>(comm.allreduceSum(mean.interactions)) * per;
   const double let_received = static_cast<double>(comm.allreduceSum(mean.let_received)) * per / ranks;
-  const auto n_local = static_cast<std::int64_t>(bodies.size());
+  const auto n_local = opt.path == "sph" ? n_total / ranks : static_cast<std::int64_t>(bodies.size());
   const double imbalance = static_cast<double>(comm.allreduceMax(n_local)) * ranks / static_cast<double>(n_total);
   const std::string line = fmt::format(
       "{{\"sample\":\"scaling\",\"label\":\"{}\",\"path\":\"{}\",\"mode\":\"{}\",\"ranks\":{},\"threads\":{},"
