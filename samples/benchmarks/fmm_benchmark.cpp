@@ -151,8 +151,8 @@ struct Run {
 };
 
 template <class Compute>
-double bestSeconds(const grove::Comm& comm, int repeat, Compute&& compute) {
-  compute();  // untimed: first-touch of the buffers
+double bestSeconds(const grove::Comm& comm, int warmup, int repeat, Compute&& compute) {
+  for (int w = 0; w < warmup; ++w) compute();  // untimed: first-touch of the buffers
   double best = std::numeric_limits<double>::infinity();
   for (int r = 0; r < repeat; ++r) {
     comm.barrier();
@@ -172,7 +172,7 @@ int main(int argc, char** argv) {
   std::vector<int> orders{4, 6, 8};
   std::vector<double> thetas{0.4, 0.5, 0.6}, tree_thetas{0.2, 0.3, 0.4, 0.5};
   std::vector<double> targets{1e-4, 1e-6};
-  int n_leaf = 64, tree_leaf = 16, tree_group = 256, repeat = 3;
+  int n_leaf = 32, tree_leaf = 16, tree_group = 256, repeat = 3, warmup = 1;
   app.add_option("-n,--particles", n, "particles in all")->check(CLI::PositiveNumber);
   app.add_option("--orders", orders, "FMM expansion orders")->check(CLI::Range(1, grove::fmm::kMaxOrder));
   app.add_option("--thetas", thetas, "FMM opening angles")->check(CLI::Range(0.01, 0.99));
@@ -183,6 +183,7 @@ int main(int argc, char** argv) {
   app.add_option("--tree-leaf", tree_leaf, "tree n_leaf_limit")->check(CLI::PositiveNumber);
   app.add_option("--tree-group", tree_group, "tree n_group_limit")->check(CLI::PositiveNumber);
   app.add_option("--check", n_check, "particles checked against direct summation")->check(CLI::PositiveNumber);
+  app.add_option("--warmup", warmup, "untimed calls before the timed ones")->check(CLI::NonNegativeNumber);
   app.add_option("--repeat", repeat, "timed calls per run (the best is reported)")->check(CLI::PositiveNumber);
   app.add_option("--targets", targets, "median error targets of the summary");
   try {
@@ -216,13 +217,13 @@ int main(int argc, char** argv) {
     for (double theta : thetas) {
       grove::FmmForce<Force, EP, EP> fmm(psys.size(), theta, n_leaf, order);
       const double s =
-          bestSeconds(comm, repeat, [&] { fmm.calcForceAllAndWriteBack(NewtonKernel{}, psys, dinfo); });
+          bestSeconds(comm, warmup, repeat, [&] { fmm.calcForceAllAndWriteBack(NewtonKernel{}, psys, dinfo); });
       report({"fmm", theta, order, s, {}}, fmm.statistics().json());
     }
   if (no_tree) tree_thetas.clear();
   for (double theta : tree_thetas) {
     grove::TreeForForceLong<Force, EP, EP>::Quadrupole tree(psys.size(), theta, tree_leaf, tree_group);
-    const double s = bestSeconds(comm, repeat, [&] {
+    const double s = bestSeconds(comm, warmup, repeat, [&] {
       tree.calcForceAllAndWriteBack(NewtonKernel{}, QuadrupoleKernel{}, psys, dinfo);
     });
     report({"tree", theta, 2, s, {}}, tree.profile().json());
