@@ -16,6 +16,7 @@
 #   GROVE_SCALING_RANKS      rank counts (default "1 2")
 #   GROVE_SCALING_THREADS    OpenMP threads per rank (default 16)
 #   GROVE_FMM_BENCH_ARGS     fmm_benchmark arguments, ';'-separated runs ("" skips it)
+#   GROVE_FMM_BENCH_THREADS  OpenMP threads of fmm_benchmark (default 16)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 ROOT=$PWD
@@ -35,7 +36,8 @@ exec > >(tee "$LOGS/log.txt") 2>&1
 step() { echo "[scaling_check] $(date +%T) $*"; }
 status=0
 
-step "machine: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c | xargs), $(nproc) cores"
+step "machine: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c | xargs), $(nproc) logical CPUs"
+lscpu 2>/dev/null | grep -E "^(Model name|Socket|Core|Thread|NUMA node)" | sed 's/^/  /'
 step "configure and build"
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DGROVE_CUDA=ON -DGROVE_BUILD_TESTS=OFF > "$BUILD.configure.log" 2>&1 ||
   { cat "$BUILD.configure.log"; exit 1; }
@@ -69,9 +71,9 @@ tar -C "$SERIES_DIR" -cf "$LOGS/series.tar" . 2>/dev/null
 if [[ -n $FMM_ARGS ]]; then
   IFS=';' read -ra runs <<< "$FMM_ARGS"
   for args in "${runs[@]}"; do
-    step "fmm_benchmark $args (OMP_NUM_THREADS=$THREADS)"
+    step "fmm_benchmark $args (OMP_NUM_THREADS=${GROVE_FMM_BENCH_THREADS:-16})"
     # shellcheck disable=SC2086
-    OMP_NUM_THREADS=$THREADS OMP_PROC_BIND=close OMP_PLACES=cores "$BUILD/samples/benchmarks/fmm_benchmark" $args |
+    OMP_NUM_THREADS=${GROVE_FMM_BENCH_THREADS:-16} OMP_PROC_BIND=close OMP_PLACES=cores "$BUILD/samples/benchmarks/fmm_benchmark" $args |
       tee -a "$LOGS/fmm_benchmark.jsonl" || status=1
   done
 fi
