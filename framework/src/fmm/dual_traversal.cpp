@@ -113,16 +113,35 @@ class Traversal {
     }
   }
 
+  // Counting sort by target, threads over the buffers' pairs (atomic counts and slots); each
+  // target's sources are then sorted, which fixes their order whatever the threads did.
   CsrList group(std::vector<Pair> ThreadPairs::* member, int target_count) {
     CsrList out;
     out.offsets.assign(static_cast<std::size_t>(target_count) + 1, 0);
-    for (const ThreadPairs& b : buffers_)
-      for (const Pair& p : b.*member) ++out.offsets[static_cast<std::size_t>(p.first) + 1];
+    std::int64_t* counts = out.offsets.data() + 1;
+    for (const ThreadPairs& b : buffers_) {
+      const std::vector<Pair>& pairs = b.*member;
+      const auto n = static_cast<std::int64_t>(pairs.size());
+#pragma omp parallel for schedule(static)
+      for (std::int64_t k = 0; k < n; ++k) {
+#pragma omp atomic
+        ++counts[pairs[static_cast<std::size_t>(k)].first];
+      }
+    }
     for (std::size_t t = 0; t < static_cast<std::size_t>(target_count); ++t) out.offsets[t + 1] += out.offsets[t];
     out.items.resize(static_cast<std::size_t>(out.offsets.back()));
     std::vector<std::int64_t> fill(out.offsets.begin(), out.offsets.end() - 1);
     for (ThreadPairs& b : buffers_) {
-      for (const Pair& p : b.*member) out.items[static_cast<std::size_t>(fill[static_cast<std::size_t>(p.first)]++)] = p.second;
+      const std::vector<Pair>& pairs = b.*member;
+      const auto n = static_cast<std::int64_t>(pairs.size());
+#pragma omp parallel for schedule(static)
+      for (std::int64_t k = 0; k < n; ++k) {
+        const Pair& p = pairs[static_cast<std::size_t>(k)];
+        std::int64_t slot;
+#pragma omp atomic capture
+        slot = fill[static_cast<std::size_t>(p.first)]++;
+        out.items[static_cast<std::size_t>(slot)] = p.second;
+      }
       std::vector<Pair>().swap(b.*member);
     }
 #pragma omp parallel for schedule(dynamic, 256)
