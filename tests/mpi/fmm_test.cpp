@@ -4,7 +4,6 @@
 #include <omp.h>
 
 #include <cmath>
-#include <map>
 #include <random>
 
 #include "grove/fmm/fmm_force.hpp"
@@ -49,23 +48,9 @@ std::vector<AccPot> newtonDirect(const Psys& psys) {
   return out;
 }
 
-struct Prepared {
-  Psys psys;
-  DomainInfo dinfo;
-  std::vector<AccPot> direct;
-};
-
+using Prepared = PreparedSystem;
 Prepared& prepared(std::int64_t n, bool plummer_sphere, bool bipolar = false) {
-  static std::map<std::tuple<std::int64_t, bool, bool>, Prepared> cache;
-  auto [it, fresh] = cache.try_emplace({n, plummer_sphere, bipolar});
-  Prepared& p = it->second;
-  if (fresh) {
-    makeSystem(p.psys, n, plummer_sphere, bipolar);
-    p.dinfo.decomposeDomainAll(p.psys);
-    p.psys.exchangeParticle(p.dinfo);
-    p.direct = newtonDirect(p.psys);
-  }
-  return p;
+  return preparedSystem<newtonDirect>(n, plummer_sphere, bipolar);
 }
 
 std::vector<Vec3d> fmmAccelerations(Psys& psys, const DomainInfo& dinfo, double theta, int order, int n_leaf = 16,

@@ -1,7 +1,6 @@
 // Long-range trees against double-precision direct summation, on every rank count.
 #include <gtest/gtest.h>
 
-#include <map>
 
 #include "support/gravity.hpp"
 
@@ -23,24 +22,9 @@ std::vector<Vec3d> treeAccelerations(Psys& psys, DomainInfo& dinfo, double theta
   return acc;
 }
 
-// A decomposed system and its direct-summation forces, made once per configuration.
-struct Prepared {
-  Psys psys;
-  DomainInfo dinfo;
-  std::vector<AccPot> direct;
-};
-
+using Prepared = PreparedSystem;
 Prepared& prepared(std::int64_t n, bool plummer_sphere, bool bipolar = false) {
-  static std::map<std::tuple<std::int64_t, bool, bool>, Prepared> cache;
-  auto [it, fresh] = cache.try_emplace({n, plummer_sphere, bipolar});
-  Prepared& p = it->second;
-  if (fresh) {
-    makeSystem(p.psys, n, plummer_sphere, bipolar);
-    p.dinfo.decomposeDomainAll(p.psys);
-    p.psys.exchangeParticle(p.dinfo);
-    p.direct = directSummation(p.psys);
-  }
-  return p;
+  return preparedSystem<directSummation>(n, plummer_sphere, bipolar);
 }
 
 using Monopole = TreeForForceLong<AccPot, ChargedEP, ChargedEP>::Monopole;

@@ -3,6 +3,8 @@
 // and the direct-summation reference. Charges may be negative (Coulomb-like tests).
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <tuple>
 #include <vector>
 
 #include "grove/grove.hpp"
@@ -139,6 +141,28 @@ inline void makeSystem(ParticleSystem<Charged>& psys, std::int64_t n, bool plumm
     if (bipolar) c.pos.x += (id % 2) ? 0.3 : -0.3;  // separated charges: a strong dipole
     psys.add(c);
   }
+}
+
+// A decomposed system and its reference forces, made once per configuration: makeSystem's bodies,
+// decomposed and exchanged, and kReference(psys) (a direct summation) for them.
+struct PreparedSystem {
+  ParticleSystem<Charged> psys;
+  DomainInfo dinfo;
+  std::vector<AccPot> direct;
+};
+
+template <auto kReference>
+PreparedSystem& preparedSystem(std::int64_t n, bool plummer_sphere, bool bipolar = false) {
+  static std::map<std::tuple<std::int64_t, bool, bool>, PreparedSystem> cache;  // one per reference
+  auto [it, fresh] = cache.try_emplace({n, plummer_sphere, bipolar});
+  PreparedSystem& p = it->second;
+  if (fresh) {
+    makeSystem(p.psys, n, plummer_sphere, bipolar);
+    p.dinfo.decomposeDomainAll(p.psys);
+    p.psys.exchangeParticle(p.dinfo);
+    p.direct = kReference(p.psys);
+  }
+  return p;
 }
 
 }  // namespace grove::testing_support
