@@ -309,6 +309,21 @@ TEST(FmmForce, ThreadCountDoesNotChangeTheResult) {
   EXPECT_EQ(differ, 0);
 }
 
+// The GPU engine's pairwise form, interaction(const EPI&, const EPJ&, Force&), as the near field:
+// the same sums in the same order as the list kernel, so bitwise the same forces.
+TEST(FmmForce, APairwiseInteractionServesAsTheNearField) {
+  Prepared& p = prepared(1 << 12, true);
+  auto pairwise = [](const ChargedEP& i, const ChargedEP& j, AccPot& f) { NewtonKernel{}(&i, 1, &j, 1, &f); };
+  Fmm lists(p.psys.size(), 0.5, 16, 4), pairs(p.psys.size(), 0.5, 16, 4);
+  lists.calcForceAll(NewtonKernel{}, p.psys, p.dinfo);
+  pairs.calcForceAll(pairwise, p.psys, p.dinfo);
+  int differ = 0;
+  for (std::size_t i = 0; i < p.psys.size(); ++i)
+    differ += !(lists.getForce(i).acc == pairs.getForce(i).acc && lists.getForce(i).pot == pairs.getForce(i).pot);
+  EXPECT_EQ(differ, 0);
+  EXPECT_GT(p.psys.comm().allreduceSum(lists.statistics().p2p_interactions), 0);
+}
+
 // A rank without particles, and a system smaller than a leaf.
 TEST(FmmForce, EmptyRanksAndTinySystems) {
   const Comm& comm = Comm::world();

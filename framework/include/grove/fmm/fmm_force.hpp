@@ -16,7 +16,9 @@
 //   once per leaf from OpenMP threads with the particles of the leaf itself and of the leaves near
 //   it (the leaf's own particles among the EPJ, as FDPS's ep-ep kernels get them: the kernel must
 //   give no force from a particle on itself, by softening or by skipping r = 0). It must add to
-//   force[0 .. n_i). Plummer (or any) softening belongs there.
+//   force[0 .. n_i). Plummer (or any) softening belongs there. A pairwise interaction
+//   interaction(const EPI&, const EPJ&, Force&), the GPU engine's form (a GROVE_HOST_DEVICE
+//   functor serves both), is accepted too and called for every pair of the same lists.
 // - Far field: for each particle, phi = sum_j q_j / |x - x_j| and grad_phi = its gradient over the
 //   far particles j (q = EPJ::getCharge()), handed to the far-field functor, which adds them to the
 //   particle's Force. GravityFarField (the default) needs Force members `acc` and `pot` and adds
@@ -130,9 +132,10 @@ class FmmForce {
   void calcForceAll(NearKernel&& near, const PSys& psys, const DomainInfo& dinfo, FarField far = {}) {
     using FP = typename PSys::value_type;
     static_assert(checkLongRangeContracts<FP, Force, EPI, EPJ>());
-    static_assert(std::invocable<NearKernel&, const EPI*, int, const EPJ*, int, Force*>,
+    constexpr bool kListKernel = std::invocable<NearKernel&, const EPI*, int, const EPJ*, int, Force*>;
+    static_assert(kListKernel || std::invocable<NearKernel&, const EPI&, const EPJ&, Force&>,
                   "grove: the FMM's near-field kernel must be callable as kernel(const EPI*, int, const EPJ*, int, "
-                  "Force*)");
+                  "Force*) or, pair by pair, as interaction(const EPI&, const EPJ&, Force&)");
     static_assert(std::invocable<FarField&, Force&, const EPI&, double, const Vec3d&>,
                   "grove: the FMM's far-field functor must be callable as far(Force&, const EPI&, double phi, "
                   "const grove::Vec3d& grad_phi)");
@@ -223,8 +226,14 @@ class FmmForce {
           Force& f = sorted_forces_[static_cast<std::size_t>(k)];
           f.clear();
         }
-        near(epi_.data() + leaf.begin, n_i, near_epj.data(), static_cast<int>(near_epj.size()),
-             sorted_forces_.data() + leaf.begin);
+        if constexpr (kListKernel) {
+          near(epi_.data() + leaf.begin, n_i, near_epj.data(), static_cast<int>(near_epj.size()),
+               sorted_forces_.data() + leaf.begin);
+        } else {
+          for (int k = leaf.begin; k < leaf.end; ++k)
+            for (const EPJ& j : near_epj)
+              near(epi_[static_cast<std::size_t>(k)], j, sorted_forces_[static_cast<std::size_t>(k)]);
+        }
         for (int k = leaf.begin; k < leaf.end; ++k) {
           const auto uk = static_cast<std::size_t>(k);
           far(sorted_forces_[uk], epi_[uk], phi[uk], grad_phi[uk]);
