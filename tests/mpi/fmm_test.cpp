@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <cmath>
+#include <map>
 #include <random>
 
 #include "grove/fmm/fmm_force.hpp"
@@ -322,6 +323,74 @@ TEST(FmmForce, APairwiseInteractionServesAsTheNearField) {
     differ += !(lists.getForce(i).acc == pairs.getForce(i).acc && lists.getForce(i).pot == pairs.getForce(i).pot);
   EXPECT_EQ(differ, 0);
   EXPECT_GT(p.psys.comm().allreduceSum(lists.statistics().p2p_interactions), 0);
+}
+
+// A stand-in accelerator with FDPS 7.1's long-range index-form hooks: the send-only call hands over
+// the whole EPJ array; each batch's walks are computed at dispatch into per-tag buffers, which
+// retrieve adds to the forces.
+struct IndexAccelerator {
+  const ChargedEP* epj_all = nullptr;
+  int calls = 0, send_calls = 0, walks = 0;
+  std::map<int, std::vector<std::vector<AccPot>>> results;
+  int dispatch(int tag, int n_walk, const ChargedEP** epi, const int* n_epi, const int** id_epj, const int* n_epj,
+               const int**, const int* n_spj, const ChargedEP* epj, int, const SPJMonopole*, int, bool send) {
+    ++calls;
+    if (send) {
+      ++send_calls;
+      epj_all = epj;
+      return 0;
+    }
+    auto& r = results[tag];
+    r.assign(static_cast<std::size_t>(n_walk), {});
+    for (int w = 0; w < n_walk; ++w) {
+      EXPECT_EQ(n_spj[w], 0);
+      std::vector<ChargedEP> sources;
+      for (int k = 0; k < n_epj[w]; ++k) sources.push_back(epj_all[id_epj[w][k]]);
+      r[static_cast<std::size_t>(w)].assign(static_cast<std::size_t>(n_epi[w]), AccPot{});
+      NewtonKernel{}(epi[w], n_epi[w], sources.data(), n_epj[w], r[static_cast<std::size_t>(w)].data());
+    }
+    walks += n_walk;
+    return 0;
+  }
+  int retrieve(int tag, int n_walk, const int* n_epi, AccPot** force) {
+    auto& r = results.at(tag);
+    for (int w = 0; w < n_walk; ++w)
+      for (int i = 0; i < n_epi[w]; ++i) {
+        force[w][i].acc += r[static_cast<std::size_t>(w)][static_cast<std::size_t>(i)].acc;
+        force[w][i].pot += r[static_cast<std::size_t>(w)][static_cast<std::size_t>(i)].pot;
+      }
+    results.erase(tag);
+    return 0;
+  }
+};
+
+// The near field through FDPS's multiwalk hooks (an accelerator's P2P batches) gives bitwise the
+// CPU kernel's forces: the same lists in the same order, every leaf one walk.
+TEST(FmmForce, MultiwalkIndexHooksGiveTheKernelsForces) {
+  Prepared& p = prepared(1 << 12, true);
+  Fmm cpu(p.psys.size(), 0.5, 16, 5), hooks(p.psys.size(), 0.5, 16, 5);
+  cpu.calcForceAll(NewtonKernel{}, p.psys, p.dinfo);
+  for (int tag_max : {1, 3}) {
+    IndexAccelerator device;
+    auto dispatch = [&](int tag, int n_walk, const ChargedEP** epi, const int* n_epi, const int** id_epj,
+                        const int* n_epj, const int** id_spj, const int* n_spj, const ChargedEP* epj, int n_epj_total,
+                        const SPJMonopole* spj, int n_spj_total, bool send) {
+      return device.dispatch(tag, n_walk, epi, n_epi, id_epj, n_epj, id_spj, n_spj, epj, n_epj_total, spj,
+                             n_spj_total, send);
+    };
+    auto retrieve = [&](int tag, int n_walk, const int* n_epi, AccPot** force) {
+      return device.retrieve(tag, n_walk, n_epi, force);
+    };
+    hooks.calcForceAllMultiWalkIndex(dispatch, retrieve, tag_max, p.psys, p.dinfo, /*n_walk_limit=*/7);
+    int differ = 0;
+    for (std::size_t i = 0; i < p.psys.size(); ++i)
+      differ += !(cpu.getForce(i).acc == hooks.getForce(i).acc && cpu.getForce(i).pot == hooks.getForce(i).pot);
+    EXPECT_EQ(differ, 0) << "tag_max " << tag_max;
+    EXPECT_EQ(device.send_calls, 1) << "tag_max " << tag_max;
+    EXPECT_EQ(device.walks, hooks.statistics().leaves - (p.psys.size() == 0 ? 1 : 0)) << "tag_max " << tag_max;
+    EXPECT_EQ(hooks.statistics().p2p_interactions, cpu.statistics().p2p_interactions) << "tag_max " << tag_max;
+    EXPECT_TRUE(device.results.empty()) << "every batch was retrieved";
+  }
 }
 
 // A rank without particles, and a system smaller than a leaf.

@@ -11,6 +11,8 @@
 //   fmm.calcForceAllAndWriteBack(kernel_ep_ep, psys, dinfo, GravityFarField{G});
 //   fmm.calcForceAllAndWriteBack(kernel_ep_ep, psys, dinfo,                // anything else
 //       [](Force& f, const EPI& i, double phi, const grove::Vec3d& grad_phi) { ... });
+//   fmm.calcForceAllAndWriteBackMultiWalkIndex(dispatch, retrieve, tag_max, psys, dinfo, n_walk);
+//                                                  // the near field on an accelerator (FDPS's hooks)
 //
 // - Near field: kernel(const EPI* epi, int n_i, const EPJ* epj, int n_j, Force* force), called
 //   once per leaf from OpenMP threads with the particles of the leaf itself and of the leaves near
@@ -37,6 +39,7 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "grove/comm/comm.hpp"
@@ -49,6 +52,10 @@
 #include "grove/fmm/fmm_let.hpp"
 #include "grove/fmm/fmm_tree.hpp"
 #include "grove/tree/contracts.hpp"
+#include "grove/tree/moments.hpp"
+#include "grove/tree/profile.hpp"
+#include "grove/walk/interaction_lists.hpp"
+#include "grove/walk/multiwalk.hpp"
 
 namespace grove {
 
@@ -130,15 +137,128 @@ class FmmForce {
   // Collective. Forces on the particles of psys (held in psys's order: getForce(i)).
   template <class NearKernel, class PSys, class FarField = GravityFarField>
   void calcForceAll(NearKernel&& near, const PSys& psys, const DomainInfo& dinfo, FarField far = {}) {
-    using FP = typename PSys::value_type;
-    static_assert(checkLongRangeContracts<FP, Force, EPI, EPJ>());
     constexpr bool kListKernel = std::invocable<NearKernel&, const EPI*, int, const EPJ*, int, Force*>;
     static_assert(kListKernel || std::invocable<NearKernel&, const EPI&, const EPJ&, Force&>,
                   "grove: the FMM's near-field kernel must be callable as kernel(const EPI*, int, const EPJ*, int, "
                   "Force*) or, pair by pair, as interaction(const EPI&, const EPJ&, Force&)");
+    checkFarField<FarField>();
+    const fmm::InteractionLists lists = farFieldAndLists(psys, dinfo);
+
+    const double start = wallSeconds();
+    const int target_count = static_cast<int>(tree_.cells().size());
+    std::int64_t interactions = 0;
+#pragma omp parallel reduction(+ : interactions)
+    {
+      std::vector<EPJ> near_epj;
+#pragma omp for schedule(dynamic, 8)
+      for (int t = 0; t < target_count; ++t) {
+        const fmm::FmmCell& leaf = tree_.cells()[static_cast<std::size_t>(t)];
+        if (!leaf.leaf() || leaf.end == leaf.begin) continue;
+        near_epj.clear();
+        for (int s : lists.p2p.of(t)) {
+          const fmm::FmmCell& source = sources_.cells[static_cast<std::size_t>(s)];
+          near_epj.insert(near_epj.end(), epj_.begin() + source.begin, epj_.begin() + source.end);
+        }
+        const int n_i = leaf.end - leaf.begin;
+        for (int k = leaf.begin; k < leaf.end; ++k) sorted_forces_[static_cast<std::size_t>(k)].clear();
+        if constexpr (kListKernel) {
+          near(epi_.data() + leaf.begin, n_i, near_epj.data(), static_cast<int>(near_epj.size()),
+               sorted_forces_.data() + leaf.begin);
+        } else {
+          for (int k = leaf.begin; k < leaf.end; ++k)
+            for (const EPJ& j : near_epj)
+              near(epi_[static_cast<std::size_t>(k)], j, sorted_forces_[static_cast<std::size_t>(k)]);
+        }
+        for (int k = leaf.begin; k < leaf.end; ++k) {
+          const auto uk = static_cast<std::size_t>(k);
+          far(sorted_forces_[uk], epi_[uk], phi_[uk], grad_phi_[uk]);
+        }
+        interactions += static_cast<std::int64_t>(n_i) * static_cast<std::int64_t>(near_epj.size());
+      }
+    }
+    stats_.p2p_interactions = interactions;
+    stats_.p2p_seconds = wallSeconds() - start;
+    forcesToParticleOrder();
+  }
+
+  // The near field on an accelerator, through FDPS 7.1's index-form multiwalk (pfalcON's split):
+  // every leaf is one walk; its index list holds the particles of its P2P sources in the step's
+  // whole EPJ array (this rank's, then the received), handed over by the send-only call first.
+  // The far field is the host's. dispatch has the long-range index form, whose superparticle
+  // arguments (type SPJ, e.g. the dispatch's grove::SPJMonopole) get none (n_spj = 0), or the
+  // short-range one; retrieve adds each walk's forces (they are cleared before). Collective.
+  template <class SPJ = SPJMonopole, class Dispatch, class Retrieve, class PSys, class FarField = GravityFarField>
+  void calcForceAllMultiWalkIndex(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, const PSys& psys,
+                                  const DomainInfo& dinfo, int n_walk_limit, FarField far = {}) {
+    checkMultiWalkArguments(tag_max, n_walk_limit);
+    checkFarField<FarField>();
+    constexpr bool kShortForm = std::is_invocable_v<Dispatch&, int, int, const EPI**, const int*, const std::int32_t**,
+                                                    const int*, const EPJ*, int, bool>;
+    using Spj = std::conditional_t<kShortForm, NoSuperParticle, SPJ>;
+    const fmm::InteractionLists lists = farFieldAndLists(psys, dinfo);
+
+    const double start = wallSeconds();
+    std::vector<int> leaves;
+    for (int c = 0; c < static_cast<int>(tree_.cells().size()); ++c) {
+      const fmm::FmmCell& cell = tree_.cells()[static_cast<std::size_t>(c)];
+      if (cell.leaf() && cell.end > cell.begin) leaves.push_back(c);
+    }
+    InteractionLists walks;
+    walks.reset(leaves.size());
+    walks.build(0, leaves.size(), [&](std::size_t g, auto& ep, auto&) {
+      for (int s : lists.p2p.of(leaves[g])) {
+        const fmm::FmmCell& source = sources_.cells[static_cast<std::size_t>(s)];
+        for (int k = source.begin; k < source.end; ++k) ep.push_back(static_cast<std::int32_t>(k));
+      }
+    });
+    auto group_range = [&](std::size_t g) {
+      const fmm::FmmCell& leaf = tree_.cells()[static_cast<std::size_t>(leaves[g])];
+      return std::pair<std::size_t, std::size_t>(static_cast<std::size_t>(leaf.begin),
+                                                 static_cast<std::size_t>(leaf.end - leaf.begin));
+    };
+    auto nothing = [](auto&&...) {};
+    MultiwalkBuffers<EPI, EPJ, Spj, Force> buffers;
+    TreeProfile profile;
+    runMultiWalkBatches<true, EPI, EPJ, Spj, Force>(
+        leaves.size(), group_range, walks, nothing, nothing, nothing, epi_.data(), sorted_forces_.data(),
+        std::span<const EPJ>(epj_), std::span<const Spj>(), dispatch, retrieve, tag_max, n_walk_limit,
+        /*lists_unchanged=*/false, /*clear_forces=*/true, buffers, profile);
+#pragma omp parallel for
+    for (std::size_t k = 0; k < sorted_forces_.size(); ++k) far(sorted_forces_[k], epi_[k], phi_[k], grad_phi_[k]);
+    stats_.p2p_interactions = profile.n_ep_ep;
+    stats_.p2p_seconds = wallSeconds() - start;
+    forcesToParticleOrder();
+  }
+
+  template <class SPJ = SPJMonopole, class Dispatch, class Retrieve, class PSys, class FarField = GravityFarField>
+  void calcForceAllAndWriteBackMultiWalkIndex(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, PSys& psys,
+                                              const DomainInfo& dinfo, int n_walk_limit, FarField far = {}) {
+    calcForceAllMultiWalkIndex<SPJ>(dispatch, retrieve, tag_max, std::as_const(psys), dinfo, n_walk_limit, far);
+    const double start = wallSeconds();
+#pragma omp parallel for
+    for (std::size_t i = 0; i < psys.size(); ++i) psys[i].copyFromForce(forces_[i]);
+    stats_.write_back_seconds += wallSeconds() - start;
+  }
+
+  // The force on psys[i] from the last calcForceAll.
+  const Force& getForce(std::size_t i) const { return forces_[i]; }
+  const fmm::FmmStatistics& statistics() const { return stats_; }
+
+ private:
+  template <class FarField>
+  static constexpr void checkFarField() {
     static_assert(std::invocable<FarField&, Force&, const EPI&, double, const Vec3d&>,
                   "grove: the FMM's far-field functor must be callable as far(Force&, const EPI&, double phi, "
                   "const grove::Vec3d& grad_phi)");
+  }
+
+  // Everything but the near field: EPI/EPJ in key order, the tree and its multipoles, the LET,
+  // the traversal, and the far field of every particle (phi_, grad_phi_, key order). Returns the
+  // interaction lists, whose P2P part is the near field's. Collective.
+  template <class PSys>
+  fmm::InteractionLists farFieldAndLists(const PSys& psys, const DomainInfo& dinfo) {
+    using FP = typename PSys::value_type;
+    static_assert(checkLongRangeContracts<FP, Force, EPI, EPJ>());
     const Comm& comm = psys.comm();
     std::optional<std::string> problem;
     if (dinfo.getBoundaryCondition() != BoundaryCondition::OPEN)
@@ -193,69 +313,30 @@ class FmmForce {
     stats_.let_seconds = wallSeconds() - start;
 
     start = wallSeconds();
-    const int target_count = static_cast<int>(tree_.cells().size());
-    const fmm::InteractionLists lists = fmm::traverse(sources_, target_count, theta_);
+    fmm::InteractionLists lists = fmm::traverse(sources_, static_cast<int>(tree_.cells().size()), theta_);
     stats_.traversal_seconds = wallSeconds() - start;
     stats_.m2l = lists.m2l.size();
     stats_.m2p = lists.m2p.size();
     stats_.p2p_leaf_pairs = lists.p2p.size();
 
-    std::vector<double> phi(n);
-    std::vector<Vec3d> grad_phi(n);
-    const fmm::FarFieldSeconds far_seconds = fmm::evaluateFarField(tree_, sources_, lists, expansion_, phi, grad_phi);
+    phi_.resize(n);
+    grad_phi_.resize(n);
+    const fmm::FarFieldSeconds far_seconds = fmm::evaluateFarField(tree_, sources_, lists, expansion_, phi_, grad_phi_);
     stats_.m2l_seconds = far_seconds.m2l;
     stats_.downward_seconds = far_seconds.downward;
-
-    start = wallSeconds();
     sorted_forces_.resize(n);
-    std::int64_t interactions = 0;
-#pragma omp parallel reduction(+ : interactions)
-    {
-      std::vector<EPJ> near_epj;
-#pragma omp for schedule(dynamic, 8)
-      for (int t = 0; t < target_count; ++t) {
-        const fmm::FmmCell& leaf = tree_.cells()[static_cast<std::size_t>(t)];
-        if (!leaf.leaf() || leaf.end == leaf.begin) continue;
-        near_epj.clear();
-        for (int s : lists.p2p.of(t)) {
-          const fmm::FmmCell& source = sources_.cells[static_cast<std::size_t>(s)];
-          near_epj.insert(near_epj.end(), epj_.begin() + source.begin, epj_.begin() + source.end);
-        }
-        const int n_i = leaf.end - leaf.begin;
-        for (int k = leaf.begin; k < leaf.end; ++k) {
-          Force& f = sorted_forces_[static_cast<std::size_t>(k)];
-          f.clear();
-        }
-        if constexpr (kListKernel) {
-          near(epi_.data() + leaf.begin, n_i, near_epj.data(), static_cast<int>(near_epj.size()),
-               sorted_forces_.data() + leaf.begin);
-        } else {
-          for (int k = leaf.begin; k < leaf.end; ++k)
-            for (const EPJ& j : near_epj)
-              near(epi_[static_cast<std::size_t>(k)], j, sorted_forces_[static_cast<std::size_t>(k)]);
-        }
-        for (int k = leaf.begin; k < leaf.end; ++k) {
-          const auto uk = static_cast<std::size_t>(k);
-          far(sorted_forces_[uk], epi_[uk], phi[uk], grad_phi[uk]);
-        }
-        interactions += static_cast<std::int64_t>(n_i) * static_cast<std::int64_t>(near_epj.size());
-      }
-    }
-    stats_.p2p_interactions = interactions;
-    stats_.p2p_seconds = wallSeconds() - start;
+    return lists;
+  }
 
-    start = wallSeconds();
-    forces_.resize(n);
+  void forcesToParticleOrder() {
+    const double start = wallSeconds();
+    const std::span<const int> order = tree_.order();
+    forces_.resize(sorted_forces_.size());
 #pragma omp parallel for
-    for (std::size_t k = 0; k < n; ++k) forces_[static_cast<std::size_t>(order[k])] = sorted_forces_[k];
+    for (std::size_t k = 0; k < sorted_forces_.size(); ++k) forces_[static_cast<std::size_t>(order[k])] = sorted_forces_[k];
     stats_.write_back_seconds = wallSeconds() - start;
   }
 
-  // The force on psys[i] from the last calcForceAll.
-  const Force& getForce(std::size_t i) const { return forces_[i]; }
-  const fmm::FmmStatistics& statistics() const { return stats_; }
-
- private:
   double theta_ = 0.5;
   int n_leaf_ = 32;
   fmm::MultiIndexSet expansion_;
@@ -264,6 +345,8 @@ class FmmForce {
   std::vector<EPI> epi_;
   std::vector<EPJ> epj_;  // key order, then the received
   std::vector<Force> sorted_forces_, forces_;
+  std::vector<double> phi_;       // far-field potential sum q / r, key order
+  std::vector<Vec3d> grad_phi_;   // and its gradient
   fmm::FmmStatistics stats_;
 };
 
