@@ -9,11 +9,13 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <string>
 #include <type_traits>
 #include <vector>
 
 #include "cuda/gravity_multiwalk_gpu.h"
 #include "gravity_kernels.hpp"
+#include "grove/fmm/fmm_force.hpp"
 #include "grove/gpu/device_gpu.h"
 #include "grove/grove.hpp"
 #include "grove/tree/tree_for_force_long.hpp"
@@ -217,3 +219,29 @@ TYPED_TEST(TreeMultiwalkTest, MultiwalksCopyStraightFromTheTreesPageLockedArrays
 }
 
 }  // namespace
+
+// The fast multipole method's near field on the GPU (pfalcON's split) through the same multiwalk
+// hooks, hand-written template and engine, one and several tags: against the FMM with the CPU
+// kernel. Only the near field's float summation order differs, so the tree's bounds hold.
+TEST(FmmMultiwalk, GpuNearFieldMatchesTheCpuKernel) {
+  if (grove::gpu::deviceCount() == 0) GTEST_SKIP() << "no CUDA device";
+  grove::ParticleSystem<user::Body> bodies;
+  makePlummer(bodies, 20000, 5);
+  grove::DomainInfo dinfo;
+  grove::FmmForce<user::GravityForce, user::GravityEPI, user::GravityEPJ> fmm(bodies.size(), 0.5, 32, 6);
+  fmm.calcForceAllAndWriteBack(user::GravityMonopoleKernel{kEps2}, bodies, dinfo);
+  const Result cpu = resultOf(bodies);
+  const std::int64_t cpu_interactions = fmm.statistics().p2p_interactions;
+  ASSERT_GT(fmm.statistics().m2l, 0);
+  for (const bool engine : {false, true})
+    for (const int tag_max : {1, 4}) {
+      auto gpu = engine ? user::cuda::makeGravityEngine<grove::SPJMonopole>(kEps2)
+                        : user::cuda::makeGravityMultiwalk<grove::SPJMonopole>(kEps2);
+      for (auto& b : bodies) b.acc = {}, b.pot = 0.0;
+      fmm.calcForceAllAndWriteBackMultiWalkIndex(gpu->dispatch(), gpu->retrieve(), tag_max, bodies, dinfo, kWalkLimit);
+      const std::string what = std::string(engine ? "engine" : "template") + ", tag_max " + std::to_string(tag_max);
+      expectClose(resultOf(bodies), cpu, what.c_str());
+      EXPECT_EQ(fmm.statistics().p2p_interactions, cpu_interactions) << what;
+    }
+}
+
