@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 
@@ -267,6 +268,7 @@ TEST(FmmForce, RanksGiveTheOneRankErrors) {
   if (comm.size() > 1) {
     EXPECT_GT(comm.allreduceSum(stats.let.cells_received), 0);
     EXPECT_GT(comm.allreduceSum(stats.let.particles_received), 0);
+    EXPECT_GT(comm.allreduceSum(stats.m2p), 0);  // received contents-less cells were evaluated
   }
 }
 
@@ -300,13 +302,16 @@ TEST(FmmForce, SignedChargesThroughAFarFieldFunctor) {
 TEST(FmmForce, ThreadCountDoesNotChangeTheResult) {
   Prepared& p = prepared(1 << 13, true);
   const int threads = omp_get_max_threads();
-  omp_set_num_threads(1);
-  const std::vector<Vec3d> one = fmmAccelerations(p.psys, p.dinfo, 0.5, 4);
-  omp_set_num_threads(2);
-  const std::vector<Vec3d> two = fmmAccelerations(p.psys, p.dinfo, 0.5, 4);
+  std::vector<AccPot> one, two;
+  for (int t : {1, 2}) {
+    omp_set_num_threads(t);
+    Fmm fmm(p.psys.size(), 0.5, 16, 4);
+    fmm.calcForceAll(NewtonKernel{}, p.psys, p.dinfo);
+    for (std::size_t i = 0; i < p.psys.size(); ++i) (t == 1 ? one : two).push_back(fmm.getForce(i));
+  }
   omp_set_num_threads(threads);
   int differ = 0;
-  for (std::size_t i = 0; i < one.size(); ++i) differ += !(one[i] == two[i]);
+  for (std::size_t i = 0; i < one.size(); ++i) differ += !(one[i].acc == two[i].acc && one[i].pot == two[i].pot);
   EXPECT_EQ(differ, 0);
 }
 
@@ -422,6 +427,30 @@ TEST(FmmForce, EmptyRanksAndTinySystems) {
     EXPECT_NEAR(pair[0].result.acc.x, 1.0, 1e-12);
     EXPECT_NEAR(pair[2].result.acc.x, -2.0, 1e-12);
   }
+}
+
+// A non-finite position on one rank stops every rank with the particle named (no rank hangs in
+// the LET), and the particles are left as they were.
+TEST(FmmForce, NonFinitePositionsAreRefusedOnEveryRank) {
+  const Comm& comm = Comm::world();
+  Psys psys;
+  makeSystem(psys, 400, true);
+  if (comm.rank() == 0 && psys.size() > 7) psys[7].pos.y = std::numeric_limits<double>::quiet_NaN();
+  DomainInfo dinfo;
+  Fmm fmm(psys.size(), 0.5, 16, 4);
+  bool refused = false;
+  try {
+    fmm.calcForceAll(NewtonKernel{}, psys, dinfo);
+  } catch (const grove::Error& e) {
+    refused = true;
+    if (comm.rank() == 0) EXPECT_NE(std::string(e.what()).find("particle 7 on rank 0"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(refused);
+  if (comm.rank() == 0 && psys.size() > 7) EXPECT_TRUE(std::isnan(psys[7].pos.y));
+  // The same object works again once the input is sound.
+  if (comm.rank() == 0 && psys.size() > 7) psys[7].pos.y = 0.25;
+  fmm.calcForceAll(NewtonKernel{}, psys, dinfo);
+  EXPECT_EQ(fmm.statistics().particles, static_cast<std::int64_t>(psys.size()));
 }
 
 TEST(FmmForce, BadSettingsAreRefusedWithTheValue) {

@@ -22,10 +22,10 @@ double binomial(int n, int k) {
 MultiIndexSet::MultiIndexSet(int order) : order_(order), lookup_(kSide * kSide * kSide, -1) {
   require(order >= 1 && order <= kMaxOrder, "fmm::MultiIndexSet", "expansion order {} is outside 1 ... {}", order,
           kMaxOrder);
-  for (int degree = 0; degree <= order + 1; ++degree)
-    for (int a = degree; a >= 0; --a)
-      for (int b = degree - a; b >= 0; --b) {
-        const int c = degree - a - b;
+  for (int total = 0; total <= order + 1; ++total)
+    for (int a = total; a >= 0; --a)
+      for (int b = total - a; b >= 0; --b) {
+        const int c = total - a - b;
         lookup_[static_cast<std::size_t>((a * kSide + b) * kSide + c)] = static_cast<int>(indices_.size());
         indices_.push_back({static_cast<std::uint8_t>(a), static_cast<std::uint8_t>(b), static_cast<std::uint8_t>(c)});
       }
@@ -140,7 +140,10 @@ void MultiIndexSet::multipoleToLocal(std::span<const double> multipole, const Ve
 // Sources a block at a time, one SIMD lane each: the Taylor recurrence row by row across the
 // lanes, then the contraction as plain multiply-adds over rows. Lanes past the last source carry a
 // zero multipole (and r = (1, 0, 0), so the recurrence stays finite).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+// Function multiversioning needs ifunc (ELF) and GCC 11's x86-64 levels; a build for AVX2 or
+// better already vectorises with it.
+#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && __GNUC__ >= 11 && !defined(__clang__) && \
+    !defined(__CUDACC__) && !defined(__AVX2__)
 [[gnu::target_clones("arch=x86-64-v3", "default")]]
 #endif
 void MultiIndexSet::multipolesToLocal(std::span<const double* const> multipoles, std::span<const Vec3d> r,

@@ -42,8 +42,11 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "grove/comm/comm.hpp"
 #include "grove/core/error.hpp"
+#include "grove/core/finite.hpp"
 #include "grove/core/time_profile.hpp"
 #include "grove/domain/domain_info.hpp"
 #include "grove/fmm/cartesian_expansion.hpp"
@@ -282,6 +285,18 @@ class FmmForce {
       epj_[i] = j;
     }
     stats_.copy_seconds = wallSeconds() - start;
+    // Checked on every rank before any message, so bad input on one rank stops them all.
+    std::optional<std::string> bad_input;
+    if (n >= (std::size_t{1} << 31))
+      bad_input = fmt::format("{} particles on rank {}: at most 2^31 - 1 per rank", n, comm.rank());
+    std::size_t first_bad = n;
+#pragma omp parallel for reduction(min : first_bad)
+    for (std::size_t i = 0; i < n; ++i)
+      if (!isFinite(positions[i]) || !isFiniteValue(charges[i])) first_bad = std::min(first_bad, i);
+    if (first_bad < n)
+      bad_input = fmt::format("particle {} on rank {} has position {} and charge {}: the FMM needs finite values",
+                              first_bad, comm.rank(), positions[first_bad], charges[first_bad]);
+    comm.throwIfAnyFailed(bad_input, "FmmForce::calcForceAll");
 
     start = wallSeconds();
     tree_.build(positions, charges, n_leaf_, expansion_);

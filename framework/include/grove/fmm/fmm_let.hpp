@@ -11,6 +11,9 @@
 // same, so the forces from other ranks are as accurate as those from the rank's own particles.
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
 #include <span>
 #include <vector>
 
@@ -111,6 +114,14 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
   const std::vector<FmmCell> cells_send = flatten(cells, cell_counts);
   const std::vector<double> multipoles_send = flatten(multipoles, multipole_counts);
   const std::vector<EPJ> particles_send = flatten(particles, particle_counts);
+  // MPI counts are ints: refuse, on every rank together, a LET too large to send in one exchange.
+  std::optional<std::string> too_large;
+  if (multipoles_send.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()) ||
+      particles_send.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    too_large = fmt::format("rank {} would send {} multipole coefficients and {} particles: at most 2^31 - 1 each "
+                            "(use more ranks or a lower order)",
+                            comm.rank(), multipoles_send.size(), particles_send.size());
+  comm.throwIfAnyFailed(too_large, "fmm::exchangeLet");
   counts.cells_sent = static_cast<std::int64_t>(cells_send.size());
   counts.particles_sent = static_cast<std::int64_t>(particles_send.size());
 
