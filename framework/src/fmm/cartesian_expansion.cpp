@@ -66,7 +66,6 @@ MultiIndexSet::MultiIndexSet(int order) : order_(order), lookup_(kSide * kSide *
         const int sum = find(a[0] + b[0], a[1] + b[1], a[2] + b[2]);
         const double w = multinomial(sum, k);
         m2l_.push_back(term(k, l, sum, w));
-        m2l_mutual_.push_back(term(k, l, sum, (degree(sum) % 2 == 0) ? w : -w));  // T_m(-r) = (-1)^|m| T_m(r)
       }
     }
   auto factorial = [](int k) {
@@ -120,19 +119,19 @@ void MultiIndexSet::taylorCoefficients(const Vec3d& r, int degree, std::span<dou
 }
 
 void MultiIndexSet::addPointMultipole(const Vec3d& d, double m, std::span<double> multipole) const {
-  std::array<double, (kMaxOrder + 1) * (kMaxOrder + 2) * (kMaxOrder + 3) / 6> pw;
+  std::array<double, kMaxCoefficients> pw;
   powers(d, order_, pw);
   for (int i = 0; i < size(); ++i) multipole[static_cast<std::size_t>(i)] += m * pw[static_cast<std::size_t>(i)];
 }
 
 void MultiIndexSet::shiftMultipole(std::span<const double> child, const Vec3d& s, std::span<double> parent) const {
-  std::array<double, (kMaxOrder + 1) * (kMaxOrder + 2) * (kMaxOrder + 3) / 6> pw;
+  std::array<double, kMaxCoefficients> pw;
   powers(s, order_, pw);
   for (const Term& t : m2m_) parent[t.target] += t.weight * child[t.first] * pw[t.second];
 }
 
 void MultiIndexSet::multipoleToLocal(std::span<const double> multipole, const Vec3d& r, std::span<double> local) const {
-  std::array<double, (kMaxOrder + 1) * (kMaxOrder + 2) * (kMaxOrder + 3) / 6> t;
+  std::array<double, kMaxCoefficients> t;
   taylorCoefficients(r, order_, t);
   for (const Term& term : m2l_) local[term.target] += term.weight * multipole[term.first] * t[term.second];
 }
@@ -149,7 +148,7 @@ void MultiIndexSet::multipoleToLocal(std::span<const double> multipole, const Ve
 void MultiIndexSet::multipolesToLocal(std::span<const double* const> multipoles, std::span<const Vec3d> r,
                                       std::span<double> local) const {
   constexpr int kLanes = 16;
-  constexpr int kRows = (kMaxOrder + 1) * (kMaxOrder + 2) * (kMaxOrder + 3) / 6;
+  constexpr int kRows = kMaxCoefficients;
   const int rows = size();
   // Row `rows` is all zeros: the recurrence's absent lower neighbours point there.
   alignas(64) double d[kRows + 1][kLanes];
@@ -205,26 +204,14 @@ void MultiIndexSet::multipolesToLocal(std::span<const double* const> multipoles,
   }
 }
 
-void MultiIndexSet::multipoleToLocalMutual(std::span<const double> multipole_a, std::span<double> local_a,
-                                           std::span<const double> multipole_b, std::span<double> local_b,
-                                           const Vec3d& r_ab) const {
-  std::array<double, (kMaxOrder + 1) * (kMaxOrder + 2) * (kMaxOrder + 3) / 6> t;
-  taylorCoefficients(r_ab, order_, t);  // r_ab = z_b - z_a: a's field at b
-  for (std::size_t i = 0; i < m2l_.size(); ++i) {
-    const Term& term = m2l_[i];
-    local_b[term.target] += term.weight * multipole_a[term.first] * t[term.second];
-    local_a[term.target] += m2l_mutual_[i].weight * multipole_b[term.first] * t[term.second];
-  }
-}
-
 void MultiIndexSet::shiftLocal(std::span<const double> parent, const Vec3d& t, std::span<double> child) const {
-  std::array<double, (kMaxOrder + 1) * (kMaxOrder + 2) * (kMaxOrder + 3) / 6> pw;
+  std::array<double, kMaxCoefficients> pw;
   powers(t, order_, pw);
   for (const Term& term : l2l_) child[term.target] += term.weight * parent[term.first] * pw[term.second];
 }
 
 void MultiIndexSet::evaluateLocal(std::span<const double> local, const Vec3d& h, double* phi, Vec3d* gradient) const {
-  std::array<double, (kMaxOrder + 1) * (kMaxOrder + 2) * (kMaxOrder + 3) / 6> pw;
+  std::array<double, kMaxCoefficients> pw;
   powers(h, order_, pw);
   double p = 0.0;
   Vec3d g{};
@@ -242,7 +229,7 @@ void MultiIndexSet::evaluateLocal(std::span<const double> local, const Vec3d& h,
 
 void MultiIndexSet::evaluateMultipole(std::span<const double> multipole, const Vec3d& r, double* phi,
                                       Vec3d* gradient) const {
-  std::array<double, (kMaxOrder + 2) * (kMaxOrder + 3) * (kMaxOrder + 4) / 6> t;
+  std::array<double, kMaxGradientCoefficients> t;
   taylorCoefficients(r, order_ + 1, t);
   double p = 0.0;
   Vec3d g{};

@@ -10,8 +10,9 @@
 //
 // and the operators between them (P2M, M2M, M2L, L2L, L2P), each an exact polynomial identity
 // except M2L, which keeps the terms with |k| + |n| <= p. Because that truncation and the
-// coefficients are symmetric in the two cells, the mutual M2L of two cells about their centres
-// of mass gives equal and opposite total forces (Dehnen 2000): momentum is conserved to rounding.
+// coefficients are symmetric in the two cells (T_m(-r) = (-1)^|m| T_m(r), bit for bit through the
+// recurrence), the two directions of a cell pair give equal and opposite total forces (Dehnen
+// 2000): momentum is conserved to rounding.
 //
 // T_k follows from the recurrence of Duan & Krasny (2001) for the Taylor coefficients of 1/r:
 //   |k| r^2 T_k + (2|k| - 1) sum_i r_i T_{k - e_i} + (|k| - 1) sum_i T_{k - 2 e_i} = 0.
@@ -25,6 +26,10 @@
 namespace grove::fmm {
 
 inline constexpr int kMaxOrder = 8;
+// Coefficients of an expansion of the highest order, and of degree up to kMaxOrder + 1 (a
+// multipole's gradient): sizes of the operators' scratch arrays.
+inline constexpr int kMaxCoefficients = (kMaxOrder + 1) * (kMaxOrder + 2) * (kMaxOrder + 3) / 6;
+inline constexpr int kMaxGradientCoefficients = (kMaxOrder + 2) * (kMaxOrder + 3) * (kMaxOrder + 4) / 6;
 
 // The multi-indices of one order p, by degree, and the index tables of the operators.
 class MultiIndexSet {
@@ -52,16 +57,13 @@ class MultiIndexSet {
   // M2M: a child's multipole about z_c added to its parent's about z_p; s = z_p - z_c.
   void shiftMultipole(std::span<const double> child, const Vec3d& s, std::span<double> parent) const;
   // M2L: a source cell's multipole at the far side of r = z_target - z_source, added to the target's
-  // local expansion. The mutual form adds the target's multipole to the source's local expansion
-  // too (r reversed), from the same Taylor coefficients.
+  // local expansion (the reference the batched form is tested against).
   void multipoleToLocal(std::span<const double> multipole, const Vec3d& r, std::span<double> local) const;
   // M2L from many sources into one local expansion: local += sum_s M2L(*multipoles[s], r[s]), with
   // r[s] = z_target - z_source. The same sums as multipoleToLocal, evaluated a block of sources at
   // a time across SIMD lanes: n! L_n = sum_k D_{n+k} (M_k / k!), D_m = m! T_m.
   void multipolesToLocal(std::span<const double* const> multipoles, std::span<const Vec3d> r,
                          std::span<double> local) const;
-  void multipoleToLocalMutual(std::span<const double> multipole_a, std::span<double> local_a,
-                              std::span<const double> multipole_b, std::span<double> local_b, const Vec3d& r_ab) const;
   // L2L: a parent's local expansion about z_p added to its child's about z_c; t = z_c - z_p.
   void shiftLocal(std::span<const double> parent, const Vec3d& t, std::span<double> child) const;
   // L2P: phi and its gradient at z + h.
@@ -85,7 +87,6 @@ class MultiIndexSet {
   // Per index k: its lower neighbours k - e_i and k - 2 e_i (-1 where absent), for the recurrence.
   std::vector<std::array<int, 6>> lower_;
   std::vector<Term> m2m_, m2l_, l2l_;
-  std::vector<Term> m2l_mutual_;  // as m2l_, weights signed for the reversed direction
   // The batched M2L: per local coefficient n, the (k, n + k) pairs of its sum; k! and 1 / k!.
   std::vector<int> contraction_begin_;
   std::vector<std::array<std::uint16_t, 2>> contraction_;
