@@ -23,12 +23,14 @@ FarFieldSeconds evaluateFarField(const FmmTree& tree, const SourceCells& sources
   const std::size_t stride = static_cast<std::size_t>(expansion.size());
   require(phi.size() == tree.positions().size() && gradient.size() == phi.size(), "fmm::evaluateFarField",
           "{} potentials and {} gradients for {} particles", phi.size(), gradient.size(), tree.positions().size());
-  require(sources.multipoles.size() == sources.cells.size() * stride, "fmm::evaluateFarField",
-          "{} multipole coefficients for {} source cells of {} each", sources.multipoles.size(), sources.cells.size(),
+  require(sources.stride == stride &&
+              sources.local_multipoles.size() + sources.remote_multipoles.size() == sources.cells.size() * stride,
+          "fmm::evaluateFarField", "{} + {} multipole coefficients of stride {} for {} source cells of {} each",
+          sources.local_multipoles.size(), sources.remote_multipoles.size(), sources.stride, sources.cells.size(),
           stride);
   FarFieldSeconds seconds;
   auto multipole = [&](int s) {
-    return std::span<const double>(sources.multipoles.data() + static_cast<std::size_t>(s) * stride, stride);
+    return std::span<const double>(sources.multipole(s), stride);
   };
   std::vector<double> locals(static_cast<std::size_t>(target_count) * stride, 0.0);
   auto local = [&](int c) { return std::span<double>(locals.data() + static_cast<std::size_t>(c) * stride, stride); };

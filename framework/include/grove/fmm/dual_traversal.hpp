@@ -42,11 +42,20 @@ struct InteractionLists {
 // The cells that act as sources: the local tree's cells first (indices as in the tree, which are
 // also the targets), then the cells received from other ranks, each rank's tree at its root index.
 // Particle ranges [begin, end) of received cells index the received particles, placed after the
-// local ones; child indices are absolute.
+// local ones; child indices are absolute. The local cells' multipoles stay in the tree (viewed,
+// not copied: at order 8 they are the largest array of a step); the received ones follow here.
 struct SourceCells {
   std::vector<FmmCell> cells;
-  std::vector<double> multipoles;  // stride per cell, as the tree's
+  std::span<const double> local_multipoles;  // the local tree's, stride per cell
+  std::vector<double> remote_multipoles;     // cells [local count, cells.size()), same stride
+  std::size_t stride = 0;
   std::vector<int> remote_roots;
+
+  std::size_t localCount() const { return local_multipoles.size() / stride; }
+  const double* multipole(int cell) const {
+    const auto c = static_cast<std::size_t>(cell), local = localCount();
+    return c < local ? local_multipoles.data() + c * stride : remote_multipoles.data() + (c - local) * stride;
+  }
 };
 
 // Builds the lists for targets = cells [0, target_count) of `sources` (the local tree). theta in

@@ -313,7 +313,9 @@ class FmmForce {
       epj_[k] = unsorted[i];
     }
     sources_.cells.assign(tree_.cells().begin(), tree_.cells().end());
-    sources_.multipoles.assign(tree_.multipoles().begin(), tree_.multipoles().end());
+    sources_.local_multipoles = tree_.multipoles();
+    sources_.stride = tree_.stride();
+    sources_.remote_multipoles.clear();
     sources_.remote_roots.clear();
     stats_.tree_seconds = wallSeconds() - start;
     stats_.cells = static_cast<std::int64_t>(tree_.cells().size());

@@ -80,7 +80,7 @@ void selectLetFor(const FmmTree& tree, std::span<const EPJ> epj, const Boxd& box
 }
 
 // Collective. Sends every other rank what it needs of `tree` (epj in the tree's key order) and
-// appends what this rank receives to sources (cells, multipoles, remote_roots) and remote_epj.
+// appends what this rank receives to sources (cells, remote_multipoles, remote_roots) and remote_epj.
 // sources.cells must hold the local tree's cells only; the received particles' ranges start after
 // the local_particle_count local ones.
 template <class EPJ>
@@ -150,9 +150,10 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
                       particles_in.begin() + static_cast<std::ptrdiff_t>(particle_at + particles_from[ur]));
     particle_at += static_cast<std::size_t>(particles_from[ur]);
   }
-  sources.multipoles.insert(sources.multipoles.end(), multipoles_in.begin(), multipoles_in.end());
-  require(sources.multipoles.size() == sources.cells.size() * stride, "fmm::exchangeLet",
-          "received {} multipole coefficients for {} cells of {} each", multipoles_in.size(), cells_in.size(), stride);
+  sources.remote_multipoles.insert(sources.remote_multipoles.end(), multipoles_in.begin(), multipoles_in.end());
+  require(sources.remote_multipoles.size() == (sources.cells.size() - sources.localCount()) * stride,
+          "fmm::exchangeLet", "received {} multipole coefficients for {} cells of {} each", multipoles_in.size(),
+          cells_in.size(), stride);
   return counts;
 }
 
