@@ -119,41 +119,37 @@ std::vector<scaling::StageSeconds> runHostSteps(const std::vector<user::Body>& s
     const auto mode = rebuild ? build_mode : grove::REUSE_LIST;
     if (fmm) {
       fmm->calcForceAllAndWriteBack(kernel, bodies, dinfo);
-      t = Clock::now();
-#pragma omp parallel for schedule(static)
-      for (std::size_t i = 0; i < bodies.size(); ++i) bodies[i].vel += (0.5 * opt.dt) * bodies[i].acc;
-      s.integrate += since(t);
-      s.step = since(start_step);
-      const grove::fmm::FmmStatistics& f = fmm->statistics();
-      s.local_tree = f.copy_seconds + f.tree_seconds;
-      s.let = f.let_seconds;
-      s.walk_force = f.traversal_seconds + f.m2l_seconds + f.downward_seconds + f.p2p_seconds + f.write_back_seconds;
-      work = s.walk_force;
-      s.interactions = f.p2p_interactions + f.m2l + f.m2p;
-      s.let_received = f.let.cells_received + f.let.particles_received;
-      if (step >= opt.warmup) timed.push_back(s);
-      continue;
-    }
+    } else {
 #if GROVE_SCALING_GPU
-    if (gpu)
-      tree.calcForceAllAndWriteBackMultiWalkIndex(gpu->dispatch(), gpu->retrieve(), opt.tag_max, bodies, dinfo,
-                                                  opt.n_walk, true, mode);
-    else
+      if (gpu)
+        tree.calcForceAllAndWriteBackMultiWalkIndex(gpu->dispatch(), gpu->retrieve(), opt.tag_max, bodies, dinfo,
+                                                    opt.n_walk, true, mode);
+      else
 #endif
-      tree.calcForceAllAndWriteBack(kernel, kernel, bodies, dinfo, true, mode);
+        tree.calcForceAllAndWriteBack(kernel, kernel, bodies, dinfo, true, mode);
+    }
     t = Clock::now();
 #pragma omp parallel for schedule(static)
     for (std::size_t i = 0; i < bodies.size(); ++i) bodies[i].vel += (0.5 * opt.dt) * bodies[i].acc;
     s.integrate += since(t);
     s.step = since(start_step);
-    const grove::TreeProfile& p = tree.profile();
-    s.local_tree = p.root_cell + p.keys + p.sort + p.reorder + p.link + p.local_moments;
-    s.let = p.let_build + p.let_exchange;
-    s.global_tree = p.global_tree + p.global_moments;
-    s.walk_force = p.groups + p.walk + p.kernel + p.write_back;
+    if (fmm) {
+      const grove::fmm::FmmStatistics& f = fmm->statistics();
+      s.local_tree = f.copy_seconds + f.tree_seconds;
+      s.let = f.let_seconds;
+      s.walk_force = f.traversal_seconds + f.m2l_seconds + f.downward_seconds + f.p2p_seconds + f.write_back_seconds;
+      s.interactions = f.p2p_interactions + f.m2l + f.m2p;
+      s.let_received = f.let.cells_received + f.let.particles_received;
+    } else {
+      const grove::TreeProfile& p = tree.profile();
+      s.local_tree = p.root_cell + p.keys + p.sort + p.reorder + p.link + p.local_moments;
+      s.let = p.let_build + p.let_exchange;
+      s.global_tree = p.global_tree + p.global_moments;
+      s.walk_force = p.groups + p.walk + p.kernel + p.write_back;
+      s.interactions = p.n_ep_ep + p.n_ep_sp;
+      s.let_received = p.let_ep_received + p.let_sp_received;
+    }
     work = s.walk_force;
-    s.interactions = p.n_ep_ep + p.n_ep_sp;
-    s.let_received = p.let_ep_received + p.let_sp_received;
     if (step >= opt.warmup) timed.push_back(s);
   }
   return timed;

@@ -54,13 +54,13 @@ class Traversal {
       record(pairs().p2p, b, a);
       return;
     }
-    if (!ca.leaf() && (cb.leaf() || ca.radius >= cb.radius)) {
-      for (int c = ca.first_child; c < ca.first_child + ca.child_count; ++c)
-        spawnIf(size(c) + size(b) > task_size_, [this, c, b] { mutual(c, b); });
-    } else {
-      for (int c = cb.first_child; c < cb.first_child + cb.child_count; ++c)
-        spawnIf(size(a) + size(c) > task_size_, [this, a, c] { mutual(a, c); });
-    }
+    // Open the larger cell (a leaf cannot be opened), keeping the pair's order (ties in radius
+    // are decided by it).
+    const bool open_a = !ca.leaf() && (cb.leaf() || ca.radius >= cb.radius);
+    const FmmCell& opened = open_a ? ca : cb;
+    const int other = open_a ? b : a;
+    for (int c = opened.first_child; c < opened.first_child + opened.child_count; ++c)
+      spawnIf(size(c) + size(other) > task_size_, [this, c, a, b, open_a] { open_a ? mutual(c, b) : mutual(a, c); });
   }
 
   // Source s (a received cell) on local target t.
