@@ -330,72 +330,89 @@ TEST(FmmForce, APairwiseInteractionServesAsTheNearField) {
   EXPECT_GT(p.psys.comm().allreduceSum(lists.statistics().p2p_interactions), 0);
 }
 
-// A stand-in accelerator with FDPS 7.1's long-range index-form hooks: the send-only call hands over
-// the whole EPJ array; each batch's walks are computed at dispatch into per-tag buffers, which
-// retrieve adds to the forces.
-struct IndexAccelerator {
-  const ChargedEP* epj_all = nullptr;
-  int calls = 0, send_calls = 0, walks = 0;
-  std::map<int, std::vector<std::vector<AccPot>>> results;
-  int dispatch(int tag, int n_walk, const ChargedEP** epi, const int* n_epi, const int** id_epj, const int* n_epj,
-               const int**, const int* n_spj, const ChargedEP* epj, int, const SPJMonopole*, int, bool send) {
-    ++calls;
-    if (send) {
-      ++send_calls;
-      epj_all = epj;
-      return 0;
-    }
-    auto& r = results[tag];
-    r.assign(static_cast<std::size_t>(n_walk), {});
-    for (int w = 0; w < n_walk; ++w) {
-      EXPECT_EQ(n_spj[w], 0);
-      std::vector<ChargedEP> sources;
-      for (int k = 0; k < n_epj[w]; ++k) sources.push_back(epj_all[id_epj[w][k]]);
-      r[static_cast<std::size_t>(w)].assign(static_cast<std::size_t>(n_epi[w]), AccPot{});
-      NewtonKernel{}(epi[w], n_epi[w], sources.data(), n_epj[w], r[static_cast<std::size_t>(w)].data());
-    }
-    walks += n_walk;
-    return 0;
-  }
-  int retrieve(int tag, int n_walk, const int* n_epi, AccPot** force) {
-    auto& r = results.at(tag);
-    for (int w = 0; w < n_walk; ++w)
-      for (int i = 0; i < n_epi[w]; ++i) {
-        force[w][i].acc += r[static_cast<std::size_t>(w)][static_cast<std::size_t>(i)].acc;
-        force[w][i].pot += r[static_cast<std::size_t>(w)][static_cast<std::size_t>(i)].pot;
-      }
-    results.erase(tag);
-    return 0;
-  }
-};
+// A stand-in accelerator written as FDPS users write theirs (FDPS 7.1 spec 9.1.4.2.3.3; its
+// samples' DispatchKernelWithSP / RetrieveKernel): free functions with the long-range index-form
+// signature, the "device" state in file statics. The send call (send_flag) hands over the whole
+// EPJ array; each batch's walks are computed at dispatch into the tag's buffer; retrieve adds them.
+namespace fdps_style {
 
-// The near field through FDPS's multiwalk hooks (an accelerator's P2P batches) gives bitwise the
-// CPU kernel's forces: the same lists in the same order, every leaf one walk.
+using S32 = std::int32_t;
+const ChargedEP* device_epj = nullptr;
+int send_calls = 0, walks = 0;
+std::map<S32, std::vector<std::vector<AccPot>>> device_results;
+
+S32 DispatchKernelWithSP(const S32 tag, const S32 n_walk, const ChargedEP** epi, const S32* n_epi,
+                         const S32** id_epj, const S32* n_epj, const S32** /*id_spj*/, const S32* n_spj,
+                         const ChargedEP* epj, const S32 /*n_epj_tot*/, const SPJMonopole* /*spj*/,
+                         const S32 /*n_spj_tot*/, const bool send_flag) {
+  if (send_flag) {
+    ++send_calls;
+    device_epj = epj;
+    return 0;
+  }
+  auto& r = device_results[tag];
+  r.assign(static_cast<std::size_t>(n_walk), {});
+  for (S32 w = 0; w < n_walk; ++w) {
+    EXPECT_EQ(n_spj[w], 0);
+    std::vector<ChargedEP> sources;
+    for (S32 k = 0; k < n_epj[w]; ++k) sources.push_back(device_epj[id_epj[w][k]]);
+    r[static_cast<std::size_t>(w)].assign(static_cast<std::size_t>(n_epi[w]), AccPot{});
+    NewtonKernel{}(epi[w], n_epi[w], sources.data(), n_epj[w], r[static_cast<std::size_t>(w)].data());
+  }
+  walks += n_walk;
+  return 0;
+}
+
+void RetrieveKernel(const S32 tag, const S32 n_walk, const S32* n_epi, AccPot** force) {
+  auto& r = device_results.at(tag);
+  for (S32 w = 0; w < n_walk; ++w)
+    for (S32 i = 0; i < n_epi[w]; ++i) {
+      force[w][i].acc += r[static_cast<std::size_t>(w)][static_cast<std::size_t>(i)].acc;
+      force[w][i].pot += r[static_cast<std::size_t>(w)][static_cast<std::size_t>(i)].pot;
+    }
+  device_results.erase(tag);
+}
+
+}  // namespace fdps_style
+
+// The near field through FDPS's multiwalk hooks (an accelerator's P2P batches), called with FDPS's
+// arguments (..., n_walk_limit, clear, list_mode), gives bitwise the CPU kernel's forces: the same
+// lists in the same order, every leaf one walk.
 TEST(FmmForce, MultiwalkIndexHooksGiveTheKernelsForces) {
   Prepared& p = prepared(1 << 12, true);
   Fmm cpu(p.psys.size(), 0.5, 16, 5), hooks(p.psys.size(), 0.5, 16, 5);
   cpu.calcForceAll(NewtonKernel{}, p.psys, p.dinfo);
   for (int tag_max : {1, 3}) {
-    IndexAccelerator device;
-    auto dispatch = [&](int tag, int n_walk, const ChargedEP** epi, const int* n_epi, const int** id_epj,
-                        const int* n_epj, const int** id_spj, const int* n_spj, const ChargedEP* epj, int n_epj_total,
-                        const SPJMonopole* spj, int n_spj_total, bool send) {
-      return device.dispatch(tag, n_walk, epi, n_epi, id_epj, n_epj, id_spj, n_spj, epj, n_epj_total, spj,
-                             n_spj_total, send);
-    };
-    auto retrieve = [&](int tag, int n_walk, const int* n_epi, AccPot** force) {
-      return device.retrieve(tag, n_walk, n_epi, force);
-    };
-    hooks.calcForceAllMultiWalkIndex(dispatch, retrieve, tag_max, p.psys, p.dinfo, /*n_walk_limit=*/7);
+    fdps_style::send_calls = fdps_style::walks = 0;
+    hooks.calcForceAllMultiWalkIndex(fdps_style::DispatchKernelWithSP, fdps_style::RetrieveKernel, tag_max, p.psys,
+                                     p.dinfo, /*n_walk_limit=*/7, true, MAKE_LIST);
     int differ = 0;
     for (std::size_t i = 0; i < p.psys.size(); ++i)
       differ += !(cpu.getForce(i).acc == hooks.getForce(i).acc && cpu.getForce(i).pot == hooks.getForce(i).pot);
     EXPECT_EQ(differ, 0) << "tag_max " << tag_max;
-    EXPECT_EQ(device.send_calls, 1) << "tag_max " << tag_max;
-    EXPECT_EQ(device.walks, hooks.statistics().leaves - (p.psys.size() == 0 ? 1 : 0)) << "tag_max " << tag_max;
+    EXPECT_EQ(fdps_style::send_calls, 1) << "tag_max " << tag_max;
+    EXPECT_EQ(fdps_style::walks, hooks.statistics().leaves - (p.psys.size() == 0 ? 1 : 0)) << "tag_max " << tag_max;
     EXPECT_EQ(hooks.statistics().p2p_interactions, cpu.statistics().p2p_interactions) << "tag_max " << tag_max;
-    EXPECT_TRUE(device.results.empty()) << "every batch was retrieved";
+    EXPECT_TRUE(fdps_style::device_results.empty()) << "every batch was retrieved";
   }
+}
+
+// FDPS's clear = false: a second call adds to the first call's forces (here the same forces
+// again, so twice them); on the first call, with nothing to add to, it is refused on every rank.
+TEST(FmmForce, ClearFalseAddsToThePreviousForces) {
+  Prepared& p = prepared(1 << 12, true);
+  Fmm fmm(p.psys.size(), 0.5, 16, 4);
+  EXPECT_THROW(fmm.calcForceAll(NewtonKernel{}, p.psys, p.dinfo, false), grove::Error);
+  fmm.calcForceAllAndWriteBack(NewtonKernel{}, p.psys, p.dinfo, true, MAKE_LIST_FOR_REUSE);
+  std::vector<AccPot> once;
+  for (const auto& c : p.psys) once.push_back(c.result);
+  fmm.calcForceAllAndWriteBack(NewtonKernel{}, p.psys, p.dinfo, false, REUSE_LIST);
+  int wrong = 0;
+  for (std::size_t i = 0; i < p.psys.size(); ++i)
+    wrong += !(norm(p.psys[i].result.acc - 2.0 * once[i].acc) <= 1e-13 * norm(once[i].acc) &&
+               std::abs(p.psys[i].result.pot - 2.0 * once[i].pot) <= 1e-13 * std::abs(once[i].pot));
+  EXPECT_EQ(wrong, 0);
+  EXPECT_GT(p.psys.comm().allreduceSum(static_cast<std::int64_t>(p.psys.size())), 0);
 }
 
 // A rank without particles, and a system smaller than a leaf.

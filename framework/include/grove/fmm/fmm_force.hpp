@@ -13,6 +13,8 @@
 //       [](Force& f, const EPI& i, double phi, const grove::Vec3d& grad_phi) { ... });
 //   fmm.calcForceAllAndWriteBackMultiWalkIndex(dispatch, retrieve, tag_max, psys, dinfo, n_walk);
 //                                                  // the near field on an accelerator (FDPS's hooks)
+//   fmm.calcForceAllAndWriteBack(kernel_ep_ep, psys, dinfo, true, PS::MAKE_LIST);  // FDPS's trailing
+//                                                  // arguments (clear, list_mode) are taken too
 //
 // - Near field: kernel(const EPI* epi, int n_i, const EPJ* epj, int n_j, Force* force), called
 //   once per leaf from OpenMP threads with the particles of the leaf itself and of the leaves near
@@ -47,6 +49,7 @@
 #include "grove/comm/comm.hpp"
 #include "grove/core/error.hpp"
 #include "grove/core/finite.hpp"
+#include "grove/core/list_mode.hpp"
 #include "grove/core/time_profile.hpp"
 #include "grove/domain/domain_info.hpp"
 #include "grove/fmm/cartesian_expansion.hpp"
@@ -77,6 +80,10 @@ struct GravityFarField {
     f.pot -= static_cast<std::remove_cvref_t<decltype(f.pot)>>(G * phi);
   }
 };
+
+// A far-field functor: far(force, epi, phi, grad_phi) adds the far field to a particle's Force.
+template <class F, class Force, class EPI>
+concept FarFieldOf = std::invocable<F&, Force&, const EPI&, double, const Vec3d&>;
 
 namespace fmm {
 
@@ -128,24 +135,80 @@ class FmmForce {
   int order() const { return expansion_.order(); }
   int leafLimit() const { return n_leaf_; }
 
-  template <class NearKernel, class PSys, class FarField = GravityFarField>
-  void calcForceAllAndWriteBack(NearKernel&& near, PSys& psys, const DomainInfo& dinfo, FarField far = {}) {
-    calcForceAll(near, std::as_const(psys), dinfo, far);
-    const double start = wallSeconds();
-#pragma omp parallel for
-    for (std::size_t i = 0; i < psys.size(); ++i) psys[i].copyFromForce(forces_[i]);
-    stats_.write_back_seconds += wallSeconds() - start;
-  }
+  // Each call comes in FDPS's form, (..., bool clear = true, InteractionListMode list_mode =
+  // MAKE_LIST), with gravity's far field, and in grove's, (..., FarField far, bool clear = true).
+  // clear = false adds to the forces of the previous call (same particles, same order). The FMM
+  // builds its tree and lists at every call: list_mode is taken so that FDPS programs port
+  // unchanged, and every mode computes with lists made for the particles as they are.
 
   // Collective. Forces on the particles of psys (held in psys's order: getForce(i)).
-  template <class NearKernel, class PSys, class FarField = GravityFarField>
-  void calcForceAll(NearKernel&& near, const PSys& psys, const DomainInfo& dinfo, FarField far = {}) {
+  template <class NearKernel, class PSys>
+  void calcForceAll(NearKernel&& near, const PSys& psys, const DomainInfo& dinfo, bool clear = true,
+                    InteractionListMode = MAKE_LIST) {
+    nearFieldOnHost(near, psys, dinfo, GravityFarField{}, clear);
+  }
+  template <class NearKernel, class PSys, FarFieldOf<Force, EPI> FarField>
+  void calcForceAll(NearKernel&& near, const PSys& psys, const DomainInfo& dinfo, FarField far, bool clear = true) {
+    nearFieldOnHost(near, psys, dinfo, far, clear);
+  }
+  template <class NearKernel, class PSys>
+  void calcForceAllAndWriteBack(NearKernel&& near, PSys& psys, const DomainInfo& dinfo, bool clear = true,
+                                InteractionListMode = MAKE_LIST) {
+    nearFieldOnHost(near, std::as_const(psys), dinfo, GravityFarField{}, clear);
+    writeBack(psys);
+  }
+  template <class NearKernel, class PSys, FarFieldOf<Force, EPI> FarField>
+  void calcForceAllAndWriteBack(NearKernel&& near, PSys& psys, const DomainInfo& dinfo, FarField far,
+                                bool clear = true) {
+    nearFieldOnHost(near, std::as_const(psys), dinfo, far, clear);
+    writeBack(psys);
+  }
+
+  // The near field on an accelerator, through FDPS 7.1's index-form multiwalk (pfalcON's split):
+  // every leaf is one walk; its index list holds the particles of its P2P sources in the step's
+  // whole EPJ array (this rank's, then the received), handed over by the send-only call first.
+  // The far field is the host's. dispatch has the long-range index form, whose superparticle
+  // arguments (type SPJ, e.g. the dispatch's grove::SPJMonopole) get none (n_spj = 0), or the
+  // short-range one; retrieve adds each walk's forces. Collective.
+  template <class SPJ = SPJMonopole, class Dispatch, class Retrieve, class PSys>
+  void calcForceAllMultiWalkIndex(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, const PSys& psys,
+                                  const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
+                                  InteractionListMode = MAKE_LIST) {
+    nearFieldByMultiWalk<SPJ>(dispatch, retrieve, tag_max, psys, dinfo, n_walk_limit, GravityFarField{}, clear);
+  }
+  template <class SPJ = SPJMonopole, class Dispatch, class Retrieve, class PSys, FarFieldOf<Force, EPI> FarField>
+  void calcForceAllMultiWalkIndex(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, const PSys& psys,
+                                  const DomainInfo& dinfo, int n_walk_limit, FarField far, bool clear = true) {
+    nearFieldByMultiWalk<SPJ>(dispatch, retrieve, tag_max, psys, dinfo, n_walk_limit, far, clear);
+  }
+  template <class SPJ = SPJMonopole, class Dispatch, class Retrieve, class PSys>
+  void calcForceAllAndWriteBackMultiWalkIndex(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, PSys& psys,
+                                              const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
+                                              InteractionListMode = MAKE_LIST) {
+    nearFieldByMultiWalk<SPJ>(dispatch, retrieve, tag_max, std::as_const(psys), dinfo, n_walk_limit,
+                              GravityFarField{}, clear);
+    writeBack(psys);
+  }
+  template <class SPJ = SPJMonopole, class Dispatch, class Retrieve, class PSys, FarFieldOf<Force, EPI> FarField>
+  void calcForceAllAndWriteBackMultiWalkIndex(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, PSys& psys,
+                                              const DomainInfo& dinfo, int n_walk_limit, FarField far,
+                                              bool clear = true) {
+    nearFieldByMultiWalk<SPJ>(dispatch, retrieve, tag_max, std::as_const(psys), dinfo, n_walk_limit, far, clear);
+    writeBack(psys);
+  }
+
+  // The force on psys[i] from the last calcForceAll.
+  const Force& getForce(std::size_t i) const { return forces_[i]; }
+  const fmm::FmmStatistics& statistics() const { return stats_; }
+
+ private:
+  template <class NearKernel, class PSys, class FarField>
+  void nearFieldOnHost(NearKernel& near, const PSys& psys, const DomainInfo& dinfo, FarField far, bool clear) {
     constexpr bool kListKernel = std::invocable<NearKernel&, const EPI*, int, const EPJ*, int, Force*>;
     static_assert(kListKernel || std::invocable<NearKernel&, const EPI&, const EPJ&, Force&>,
                   "grove: the FMM's near-field kernel must be callable as kernel(const EPI*, int, const EPJ*, int, "
                   "Force*) or, pair by pair, as interaction(const EPI&, const EPJ&, Force&)");
-    checkFarField<FarField>();
-    const fmm::InteractionLists lists = farFieldAndLists(psys, dinfo);
+    const fmm::InteractionLists lists = farFieldAndLists(psys, dinfo, clear);
 
     const double start = wallSeconds();
     const int target_count = static_cast<int>(tree_.cells().size());
@@ -163,7 +226,6 @@ class FmmForce {
           near_epj.insert(near_epj.end(), epj_.begin() + source.begin, epj_.begin() + source.end);
         }
         const int n_i = leaf.end - leaf.begin;
-        for (int k = leaf.begin; k < leaf.end; ++k) sorted_forces_[static_cast<std::size_t>(k)].clear();
         if constexpr (kListKernel) {
           near(epi_.data() + leaf.begin, n_i, near_epj.data(), static_cast<int>(near_epj.size()),
                sorted_forces_.data() + leaf.begin);
@@ -184,21 +246,14 @@ class FmmForce {
     forcesToParticleOrder();
   }
 
-  // The near field on an accelerator, through FDPS 7.1's index-form multiwalk (pfalcON's split):
-  // every leaf is one walk; its index list holds the particles of its P2P sources in the step's
-  // whole EPJ array (this rank's, then the received), handed over by the send-only call first.
-  // The far field is the host's. dispatch has the long-range index form, whose superparticle
-  // arguments (type SPJ, e.g. the dispatch's grove::SPJMonopole) get none (n_spj = 0), or the
-  // short-range one; retrieve adds each walk's forces (they are cleared before). Collective.
-  template <class SPJ = SPJMonopole, class Dispatch, class Retrieve, class PSys, class FarField = GravityFarField>
-  void calcForceAllMultiWalkIndex(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, const PSys& psys,
-                                  const DomainInfo& dinfo, int n_walk_limit, FarField far = {}) {
+  template <class SPJ, class Dispatch, class Retrieve, class PSys, class FarField>
+  void nearFieldByMultiWalk(Dispatch& dispatch, Retrieve& retrieve, int tag_max, const PSys& psys,
+                            const DomainInfo& dinfo, int n_walk_limit, FarField far, bool clear) {
     checkMultiWalkArguments(tag_max, n_walk_limit);
-    checkFarField<FarField>();
     constexpr bool kShortForm = std::is_invocable_v<Dispatch&, int, int, const EPI**, const int*, const std::int32_t**,
                                                     const int*, const EPJ*, int, bool>;
     using Spj = std::conditional_t<kShortForm, NoSuperParticle, SPJ>;
-    const fmm::InteractionLists lists = farFieldAndLists(psys, dinfo);
+    const fmm::InteractionLists lists = farFieldAndLists(psys, dinfo, clear);
 
     const double start = wallSeconds();
     std::vector<int> leaves;
@@ -222,10 +277,11 @@ class FmmForce {
     auto nothing = [](auto&&...) {};
     MultiwalkBuffers<EPI, EPJ, Spj, Force> buffers;
     TreeProfile profile;
+    // The forces start cleared or from the previous call (farFieldAndLists): retrieve adds to them.
     runMultiWalkBatches<true, EPI, EPJ, Spj, Force>(
         leaves.size(), group_range, walks, nothing, nothing, nothing, epi_.data(), sorted_forces_.data(),
         std::span<const EPJ>(epj_), std::span<const Spj>(), dispatch, retrieve, tag_max, n_walk_limit,
-        /*lists_unchanged=*/false, /*clear_forces=*/true, buffers, profile);
+        /*lists_unchanged=*/false, /*clear_forces=*/false, buffers, profile);
 #pragma omp parallel for
     for (std::size_t k = 0; k < sorted_forces_.size(); ++k) far(sorted_forces_[k], epi_[k], phi_[k], grad_phi_[k]);
     stats_.p2p_interactions = profile.n_ep_ep;
@@ -233,33 +289,20 @@ class FmmForce {
     forcesToParticleOrder();
   }
 
-  template <class SPJ = SPJMonopole, class Dispatch, class Retrieve, class PSys, class FarField = GravityFarField>
-  void calcForceAllAndWriteBackMultiWalkIndex(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, PSys& psys,
-                                              const DomainInfo& dinfo, int n_walk_limit, FarField far = {}) {
-    calcForceAllMultiWalkIndex<SPJ>(dispatch, retrieve, tag_max, std::as_const(psys), dinfo, n_walk_limit, far);
+  template <class PSys>
+  void writeBack(PSys& psys) {
     const double start = wallSeconds();
 #pragma omp parallel for
     for (std::size_t i = 0; i < psys.size(); ++i) psys[i].copyFromForce(forces_[i]);
     stats_.write_back_seconds += wallSeconds() - start;
   }
 
-  // The force on psys[i] from the last calcForceAll.
-  const Force& getForce(std::size_t i) const { return forces_[i]; }
-  const fmm::FmmStatistics& statistics() const { return stats_; }
-
- private:
-  template <class FarField>
-  static constexpr void checkFarField() {
-    static_assert(std::invocable<FarField&, Force&, const EPI&, double, const Vec3d&>,
-                  "grove: the FMM's far-field functor must be callable as far(Force&, const EPI&, double phi, "
-                  "const grove::Vec3d& grad_phi)");
-  }
-
   // Everything but the near field: EPI/EPJ in key order, the tree and its multipoles, the LET,
-  // the traversal, and the far field of every particle (phi_, grad_phi_, key order). Returns the
-  // interaction lists, whose P2P part is the near field's. Collective.
+  // the traversal, the far field of every particle (phi_, grad_phi_, key order), and the forces'
+  // start (cleared, or the previous call's when !clear). Returns the interaction lists, whose P2P
+  // part is the near field's. Collective.
   template <class PSys>
-  fmm::InteractionLists farFieldAndLists(const PSys& psys, const DomainInfo& dinfo) {
+  fmm::InteractionLists farFieldAndLists(const PSys& psys, const DomainInfo& dinfo, bool clear) {
     using FP = typename PSys::value_type;
     static_assert(checkLongRangeContracts<FP, Force, EPI, EPJ>());
     const Comm& comm = psys.comm();
@@ -296,6 +339,10 @@ class FmmForce {
     if (first_bad < n)
       bad_input = fmt::format("particle {} on rank {} has position {} and charge {}: the FMM needs finite values",
                               first_bad, comm.rank(), positions[first_bad], charges[first_bad]);
+    if (!clear && forces_.size() != n)
+      bad_input = fmt::format("clear = false adds to the previous call's forces, but rank {} has {} particles and the "
+                              "previous call {}",
+                              comm.rank(), n, forces_.size());
     comm.throwIfAnyFailed(bad_input, "FmmForce::calcForceAll");
 
     start = wallSeconds();
@@ -342,6 +389,11 @@ class FmmForce {
     stats_.m2l_seconds = far_seconds.m2l;
     stats_.downward_seconds = far_seconds.downward;
     sorted_forces_.resize(n);
+#pragma omp parallel for
+    for (std::size_t k = 0; k < n; ++k) {
+      if (clear) sorted_forces_[k].clear();
+      else sorted_forces_[k] = forces_[static_cast<std::size_t>(order[k])];
+    }
     return lists;
   }
 
