@@ -71,16 +71,30 @@ class MultiIndexSet {
   // M2P: phi and its gradient at x from a multipole about z (r = x - z), for tests and leaves.
   void evaluateMultipole(std::span<const double> multipole, const Vec3d& r, double* phi, Vec3d* gradient) const;
 
+  // The tables behind the operators, for a device copy of them (grove/fmm/device_far_field_gpu.h).
+  struct Term {  // out[target] += weight * a[first] * b[second]
+    std::uint16_t target, first, second;
+    double weight;
+  };
+  // Per index up to degree p + 1: k - e_x, k - e_y, k - e_z, k - 2 e_x, k - 2 e_y, k - 2 e_z (-1
+  // where absent).
+  std::span<const std::array<int, 6>> lowerNeighbours() const { return lower_; }
+  // The batched M2L's contraction: for local coefficient n, the (k, n + k) pairs
+  // contraction()[contractionBegin()[n] .. contractionBegin()[n + 1]).
+  std::span<const int> contractionBegin() const { return contraction_begin_; }
+  std::span<const std::array<std::uint16_t, 2>> contraction() const { return contraction_; }
+  // k! and 1 / k! per index of degree <= p.
+  std::span<const double> factorials() const { return factorial_; }
+  std::span<const double> inverseFactorials() const { return inverse_factorial_; }
+  // L2L: child[target] += weight * parent[first] * t^second.
+  std::span<const Term> localShiftTerms() const { return l2l_; }
+
  private:
   static constexpr int kSide = kMaxOrder + 2;  // multi-indices up to degree p + 1
   int countUpTo(int degree) const { return (degree + 1) * (degree + 2) * (degree + 3) / 6; }
   // x^k for every |k| <= degree (by the same indices).
   void powers(const Vec3d& x, int degree, std::span<double> out) const;
 
-  struct Term {  // out[target] += weight * a[first] * b[second]
-    std::uint16_t target, first, second;
-    double weight;
-  };
   int order_;
   std::vector<std::array<std::uint8_t, 3>> indices_;  // up to degree p + 1, by degree
   std::vector<int> lookup_;

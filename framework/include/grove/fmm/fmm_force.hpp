@@ -36,10 +36,12 @@
 // - Not supported: periodic boundaries (refused with an error; use the tree with PM for those).
 #include <algorithm>
 #include <concepts>
+#include <memory>
 #include <optional>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -55,6 +57,7 @@
 #include "grove/fmm/cartesian_expansion.hpp"
 #include "grove/fmm/dual_traversal.hpp"
 #include "grove/fmm/far_field.hpp"
+#include "grove/fmm/far_field_engine.hpp"
 #include "grove/fmm/fmm_let.hpp"
 #include "grove/fmm/fmm_tree.hpp"
 #include "grove/tree/contracts.hpp"
@@ -95,11 +98,16 @@ struct FmmStatistics {
   std::int64_t p2p_leaf_pairs = 0;    // directed (target leaf, source leaf) pairs, a leaf with itself too
   std::int64_t p2p_interactions = 0;  // particle pairs given to the kernel (i, j ordered; i = j included)
   LetCounts let;
+  // Where the traversal and the far field ran ("host" or "device"), and whether the far field ran
+  // beside the near field. m2l and downward are the far field's own time; overlapped, the step
+  // waited only far_field_wait for it after the near field.
+  const char* far_field_engine = "host";
+  bool overlapped = false;
   double copy_seconds = 0, tree_seconds = 0, let_seconds = 0, traversal_seconds = 0, m2l_seconds = 0,
-         downward_seconds = 0, p2p_seconds = 0, write_back_seconds = 0;
+         downward_seconds = 0, p2p_seconds = 0, far_field_wait_seconds = 0, write_back_seconds = 0;
   double total() const {
-    return copy_seconds + tree_seconds + let_seconds + traversal_seconds + m2l_seconds + downward_seconds + p2p_seconds +
-           write_back_seconds;
+    return copy_seconds + tree_seconds + let_seconds + traversal_seconds +
+           (overlapped ? far_field_wait_seconds : m2l_seconds + downward_seconds) + p2p_seconds + write_back_seconds;
   }
   std::string json() const;
 };
@@ -111,8 +119,9 @@ class FmmForce {
   static_assert(checkLongRangeTypeContracts<Force, EPI, EPJ>());
 
  public:
-  FmmForce() : expansion_(4) {}
-  FmmForce(std::size_t n_hint, double theta, int n_leaf_limit, int order) : expansion_(order) {
+  FmmForce() : expansion_(4), engine_(std::make_shared<fmm::HostFarField>()) {}
+  FmmForce(std::size_t n_hint, double theta, int n_leaf_limit, int order)
+      : expansion_(order), engine_(std::make_shared<fmm::HostFarField>()) {
     initialize(n_hint, theta, n_leaf_limit, order);
   }
 
@@ -130,6 +139,15 @@ class FmmForce {
     epi_.reserve(n_hint);
     epj_.reserve(n_hint);
   }
+
+  // Where the traversal and the far field run: the host's threads (fmm::HostFarField, the default)
+  // or a GPU (fmm::DeviceFarField, grove/fmm/device_far_field_gpu.h, in grove::gpu). The near field
+  // runs beside the far field when either the far field or the near field is on a device.
+  void setFarFieldEngine(std::shared_ptr<fmm::FarFieldEngine> engine) {
+    require(engine != nullptr, "FmmForce::setFarFieldEngine", "no engine given");
+    engine_ = std::move(engine);
+  }
+  const fmm::FarFieldEngine& farFieldEngine() const { return *engine_; }
 
   double theta() const { return theta_; }
   int order() const { return expansion_.order(); }
@@ -208,7 +226,8 @@ class FmmForce {
     static_assert(kListKernel || std::invocable<NearKernel&, const EPI&, const EPJ&, Force&>,
                   "grove: the FMM's near-field kernel must be callable as kernel(const EPI*, int, const EPJ*, int, "
                   "Force*) or, pair by pair, as interaction(const EPI&, const EPJ&, Force&)");
-    const fmm::InteractionLists lists = farFieldAndLists(psys, dinfo, clear);
+    // A far field on the device runs beside the host's near field; the host's own waits for it.
+    const fmm::CsrList p2p = startFarField(psys, dinfo, clear, /*overlap=*/false);
 
     const double start = wallSeconds();
     const int target_count = static_cast<int>(tree_.cells().size());
@@ -221,7 +240,7 @@ class FmmForce {
         const fmm::FmmCell& leaf = tree_.cells()[static_cast<std::size_t>(t)];
         if (!leaf.leaf() || leaf.end == leaf.begin) continue;
         near_epj.clear();
-        for (int s : lists.p2p.of(t)) {
+        for (int s : p2p.of(t)) {
           const fmm::FmmCell& source = sources_.cells[static_cast<std::size_t>(s)];
           near_epj.insert(near_epj.end(), epj_.begin() + source.begin, epj_.begin() + source.end);
         }
@@ -234,15 +253,12 @@ class FmmForce {
             for (const EPJ& j : near_epj)
               near(epi_[static_cast<std::size_t>(k)], j, sorted_forces_[static_cast<std::size_t>(k)]);
         }
-        for (int k = leaf.begin; k < leaf.end; ++k) {
-          const auto uk = static_cast<std::size_t>(k);
-          far(sorted_forces_[uk], epi_[uk], phi_[uk], grad_phi_[uk]);
-        }
         interactions += static_cast<std::int64_t>(n_i) * static_cast<std::int64_t>(near_epj.size());
       }
     }
     stats_.p2p_interactions = interactions;
     stats_.p2p_seconds = wallSeconds() - start;
+    finishFarField(far);
     forcesToParticleOrder();
   }
 
@@ -253,7 +269,8 @@ class FmmForce {
     constexpr bool kShortForm = std::is_invocable_v<Dispatch&, int, int, const EPI**, const int*, const std::int32_t**,
                                                     const int*, const EPJ*, int, bool>;
     using Spj = std::conditional_t<kShortForm, NoSuperParticle, SPJ>;
-    const fmm::InteractionLists lists = farFieldAndLists(psys, dinfo, clear);
+    // The far field (host threads or a device) runs beside the accelerator's near field.
+    const fmm::CsrList p2p = startFarField(psys, dinfo, clear, /*overlap=*/true);
 
     const double start = wallSeconds();
     std::vector<int> leaves;
@@ -264,7 +281,7 @@ class FmmForce {
     InteractionLists walks;
     walks.reset(leaves.size());
     walks.build(0, leaves.size(), [&](std::size_t g, auto& ep, auto&) {
-      for (int s : lists.p2p.of(leaves[g])) {
+      for (int s : p2p.of(leaves[g])) {
         const fmm::FmmCell& source = sources_.cells[static_cast<std::size_t>(s)];
         for (int k = source.begin; k < source.end; ++k) ep.push_back(static_cast<std::int32_t>(k));
       }
@@ -277,15 +294,14 @@ class FmmForce {
     auto nothing = [](auto&&...) {};
     MultiwalkBuffers<EPI, EPJ, Spj, Force> buffers;
     TreeProfile profile;
-    // The forces start cleared or from the previous call (farFieldAndLists): retrieve adds to them.
+    // The forces start cleared or from the previous call (startFarField): retrieve adds to them.
     runMultiWalkBatches<true, EPI, EPJ, Spj, Force>(
         leaves.size(), group_range, walks, nothing, nothing, nothing, epi_.data(), sorted_forces_.data(),
         std::span<const EPJ>(epj_), std::span<const Spj>(), dispatch, retrieve, tag_max, n_walk_limit,
         /*lists_unchanged=*/false, /*clear_forces=*/false, buffers, profile);
-#pragma omp parallel for
-    for (std::size_t k = 0; k < sorted_forces_.size(); ++k) far(sorted_forces_[k], epi_[k], phi_[k], grad_phi_[k]);
     stats_.p2p_interactions = profile.n_ep_ep;
     stats_.p2p_seconds = wallSeconds() - start;
+    finishFarField(far);
     forcesToParticleOrder();
   }
 
@@ -297,12 +313,13 @@ class FmmForce {
     stats_.write_back_seconds += wallSeconds() - start;
   }
 
-  // Everything but the near field: EPI/EPJ in key order, the tree and its multipoles, the LET,
-  // the traversal, the far field of every particle (phi_, grad_phi_, key order), and the forces'
-  // start (cleared, or the previous call's when !clear). Returns the interaction lists, whose P2P
-  // part is the near field's. Collective.
+  // Everything before the near field: EPI/EPJ in key order, the tree and its multipoles, the LET,
+  // the traversal, and the forces' start (cleared, or the previous call's when !clear); then the
+  // far field started on the engine (into phi_, grad_phi_, key order), running on beside the
+  // caller's near field where it can (a device engine, or the host's with `overlap`). Returns the
+  // P2P lists, the near field's. Collective.
   template <class PSys>
-  fmm::InteractionLists farFieldAndLists(const PSys& psys, const DomainInfo& dinfo, bool clear) {
+  fmm::CsrList startFarField(const PSys& psys, const DomainInfo& dinfo, bool clear, bool overlap) {
     using FP = typename PSys::value_type;
     static_assert(checkLongRangeContracts<FP, Force, EPI, EPJ>());
     const Comm& comm = psys.comm();
@@ -376,25 +393,36 @@ class FmmForce {
     }
     stats_.let_seconds = wallSeconds() - start;
 
-    start = wallSeconds();
-    fmm::InteractionLists lists = fmm::traverse(sources_, static_cast<int>(tree_.cells().size()), theta_);
-    stats_.traversal_seconds = wallSeconds() - start;
-    stats_.m2l = lists.m2l.size();
-    stats_.m2p = lists.m2p.size();
-    stats_.p2p_leaf_pairs = lists.p2p.size();
-
-    phi_.resize(n);
-    grad_phi_.resize(n);
-    const fmm::FarFieldSeconds far_seconds = fmm::evaluateFarField(tree_, sources_, lists, expansion_, phi_, grad_phi_);
-    stats_.m2l_seconds = far_seconds.m2l;
-    stats_.downward_seconds = far_seconds.downward;
     sorted_forces_.resize(n);
 #pragma omp parallel for
     for (std::size_t k = 0; k < n; ++k) {
       if (clear) sorted_forces_[k].clear();
       else sorted_forces_[k] = forces_[static_cast<std::size_t>(order[k])];
     }
-    return lists;
+
+    phi_.resize(n);
+    grad_phi_.resize(n);
+    const bool runs_beside = overlap || std::string_view(engine_->name()) != "host";
+    fmm::TraversalSummary traversal = engine_->start(tree_, sources_, theta_, expansion_, phi_, grad_phi_, runs_beside);
+    stats_.far_field_engine = engine_->name();
+    stats_.overlapped = runs_beside;
+    stats_.traversal_seconds = traversal.seconds;
+    stats_.m2l = traversal.m2l;
+    stats_.m2p = traversal.m2p;
+    stats_.p2p_leaf_pairs = traversal.p2p.size();
+    return std::move(traversal.p2p);
+  }
+
+  // Waits for the far field started by startFarField and adds it to every particle's force.
+  template <class FarField>
+  void finishFarField(FarField& far) {
+    const double start = wallSeconds();
+    const fmm::FarFieldSeconds seconds = engine_->finish();
+    stats_.far_field_wait_seconds = wallSeconds() - start;
+    stats_.m2l_seconds = seconds.m2l;
+    stats_.downward_seconds = seconds.downward;
+#pragma omp parallel for
+    for (std::size_t k = 0; k < sorted_forces_.size(); ++k) far(sorted_forces_[k], epi_[k], phi_[k], grad_phi_[k]);
   }
 
   void forcesToParticleOrder() {
@@ -411,6 +439,7 @@ class FmmForce {
   fmm::MultiIndexSet expansion_;
   fmm::FmmTree tree_;
   fmm::SourceCells sources_;
+  std::shared_ptr<fmm::FarFieldEngine> engine_;
   std::vector<EPI> epi_;
   std::vector<EPJ> epj_;  // key order, then the received
   std::vector<Force> sorted_forces_, forces_;

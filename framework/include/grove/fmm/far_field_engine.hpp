@@ -1,0 +1,69 @@
+#pragma once
+// Where grove's fast multipole method runs its traversal and far field: on the host's threads
+// (HostFarField, the default) or on a GPU (grove::fmm::DeviceFarField, grove/fmm/device_far_field_gpu.h,
+// in grove::gpu). FmmForce calls start() once the tree, its multipoles and the LET are ready, runs
+// the near field (the user's kernel, on the host or through the multiwalk hooks) while the far field
+// may still be running, then finish() for phi and its gradient. That split is pfalcON's overlap of
+// the far field with the P2P work.
+#include <future>
+#include <span>
+
+#include "grove/core/time_profile.hpp"
+#include "grove/core/vec3.hpp"
+#include "grove/fmm/cartesian_expansion.hpp"
+#include "grove/fmm/dual_traversal.hpp"
+#include "grove/fmm/far_field.hpp"
+#include "grove/fmm/fmm_tree.hpp"
+
+namespace grove::fmm {
+
+// What start() gives the near field: the P2P lists and what the traversal found.
+struct TraversalSummary {
+  CsrList p2p;  // per target leaf: its source leaves (grove/fmm/dual_traversal.hpp)
+  std::int64_t m2l = 0, m2p = 0;
+  double seconds = 0.0;  // the traversal, as the caller waited for it
+};
+
+class FarFieldEngine {
+ public:
+  virtual ~FarFieldEngine() = default;
+  // "host" or "device": reported in FmmForce's statistics.
+  virtual const char* name() const = 0;
+  // Traverses targets = the cells of `tree` against `sources` and starts the far field into phi and
+  // gradient (one entry per particle of the tree, key order), which hold it once finish() returns.
+  // With `overlap` the far field may go on after the call returns (the caller then runs other
+  // work until finish()); the arguments must then stay unchanged until finish().
+  virtual TraversalSummary start(const FmmTree& tree, const SourceCells& sources, double theta,
+                                 const MultiIndexSet& expansion, std::span<double> phi, std::span<Vec3d> gradient,
+                                 bool overlap) = 0;
+  // Waits for the far field. Returns how long each part ran (the far field's own time, overlapped
+  // or not).
+  virtual FarFieldSeconds finish() = 0;
+};
+
+// The host's traversal and far field (grove/fmm/dual_traversal.hpp, grove/fmm/far_field.hpp). With
+// overlap the far field runs on a thread of its own (an OpenMP team of its own) while the caller
+// works, as when a device runs the near field.
+class HostFarField final : public FarFieldEngine {
+ public:
+  const char* name() const override { return "host"; }
+  TraversalSummary start(const FmmTree& tree, const SourceCells& sources, double theta, const MultiIndexSet& expansion,
+                         std::span<double> phi, std::span<Vec3d> gradient, bool overlap) override {
+    const double begin = wallSeconds();
+    lists_ = traverse(sources, static_cast<int>(tree.cells().size()), theta);
+    TraversalSummary summary{std::move(lists_.p2p), lists_.m2l.size(), lists_.m2p.size(), wallSeconds() - begin};
+    // The far field reads only the M2L and M2P lists, kept here until finish().
+    auto evaluate = [this, &tree, &sources, &expansion, phi, gradient] {
+      return evaluateFarField(tree, sources, lists_, expansion, phi, gradient);
+    };
+    running_ = std::async(overlap ? std::launch::async : std::launch::deferred, evaluate);
+    return summary;
+  }
+  FarFieldSeconds finish() override { return running_.get(); }
+
+ private:
+  InteractionLists lists_;
+  std::future<FarFieldSeconds> running_;
+};
+
+}  // namespace grove::fmm

@@ -1,0 +1,677 @@
+// grove::fmm::DeviceFarField (grove/fmm/device_far_field_gpu.h): the FMM's traversal and far field
+// on the current CUDA device.
+#include "grove/fmm/device_far_field_gpu.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <cub/cub.cuh>
+#include <vector>
+
+#include "grove/core/error.hpp"
+#include "grove/gpu/cuda_resources.hpp"
+#include "grove/gpu/device_gpu.h"
+#include "grove/gpu/resident/device_vector.hpp"
+
+namespace grove::fmm {
+
+namespace {
+
+using gpu::check;
+using gpu::DeviceVector;
+
+static_assert(sizeof(Vec3d) == 3 * sizeof(double), "gradients are copied as three doubles per particle");
+
+// ---------------------------------------------------------------------------------------------
+// Traversal: a generation of cell pairs at a time. Each pair is visited twice by one thread, once
+// to count what it yields and once, after a prefix sum over the counts, to write it.
+
+enum PairKind : int { kSelf = 0, kMutual = 1, kDirected = 2 };
+struct CellPair {
+  int a, b, kind;  // self: a = b; mutual: local cells a and b; directed: target a, received source b
+};
+struct PairCounts {
+  long long m2l, p2p, m2p, next;
+};
+struct AddCounts {
+  __host__ __device__ PairCounts operator()(const PairCounts& x, const PairCounts& y) const {
+    return {x.m2l + y.m2l, x.p2p + y.p2p, x.m2p + y.m2p, x.next + y.next};
+  }
+};
+
+__device__ bool isLeaf(const FmmCell& c) { return c.child_count == 0; }
+
+// r_a + r_b < theta |z_b - z_a|, rounded as the host's expression is (no fused multiply-adds), so
+// that both traversals take the same decisions.
+__device__ bool accepted(const FmmCell& a, const FmmCell& b, double theta) {
+  const double dx = __dsub_rn(b.center.x, a.center.x), dy = __dsub_rn(b.center.y, a.center.y),
+               dz = __dsub_rn(b.center.z, a.center.z);
+  const double d2 = __dadd_rn(__dadd_rn(__dmul_rn(dx, dx), __dmul_rn(dy, dy)), __dmul_rn(dz, dz));
+  return __dadd_rn(a.radius, b.radius) < __dmul_rn(theta, sqrt(d2));
+}
+
+// The host traversal's rules (grove/fmm/dual_traversal.cpp), one pair at a time: `out` either
+// counts or writes what the pair yields.
+template <class Out>
+__device__ void visit(const CellPair& pair, const FmmCell* cells, double theta, Out& out) {
+  const FmmCell& a = cells[pair.a];
+  if (pair.kind == kSelf) {
+    if (isLeaf(a)) {
+      out.p2p(pair.a, pair.a);
+      return;
+    }
+    for (int i = a.first_child; i < a.first_child + a.child_count; ++i) {
+      out.next(CellPair{i, i, kSelf});
+      for (int j = i + 1; j < a.first_child + a.child_count; ++j) out.next(CellPair{i, j, kMutual});
+    }
+    return;
+  }
+  const FmmCell& b = cells[pair.b];
+  if (pair.kind == kMutual) {
+    if (accepted(a, b, theta)) {
+      out.m2l(pair.a, pair.b);
+      out.m2l(pair.b, pair.a);
+      return;
+    }
+    if (isLeaf(a) && isLeaf(b)) {
+      out.p2p(pair.a, pair.b);
+      out.p2p(pair.b, pair.a);
+      return;
+    }
+    const bool open_a = !isLeaf(a) && (isLeaf(b) || a.radius >= b.radius);
+    const FmmCell& opened = open_a ? a : b;
+    for (int c = opened.first_child; c < opened.first_child + opened.child_count; ++c)
+      out.next(open_a ? CellPair{c, pair.b, kMutual} : CellPair{pair.a, c, kMutual});
+    return;
+  }
+  // Directed: received source b on local target a.
+  if (accepted(a, b, theta)) {
+    out.m2l(pair.a, pair.b);
+    return;
+  }
+  const bool open_source = !isLeaf(b) && (isLeaf(a) || b.radius > a.radius);
+  if (b.multipole_only || !open_source) {
+    if (isLeaf(a)) {
+      if (b.multipole_only) out.m2p(pair.a, pair.b);
+      else out.p2p(pair.a, pair.b);
+      return;
+    }
+    for (int c = a.first_child; c < a.first_child + a.child_count; ++c) out.next(CellPair{c, pair.b, kDirected});
+    return;
+  }
+  for (int c = b.first_child; c < b.first_child + b.child_count; ++c) out.next(CellPair{pair.a, c, kDirected});
+}
+
+struct CountPair {
+  PairCounts counts{0, 0, 0, 0};
+  __device__ void m2l(int, int) { ++counts.m2l; }
+  __device__ void p2p(int, int) { ++counts.p2p; }
+  __device__ void m2p(int, int) { ++counts.m2p; }
+  __device__ void next(const CellPair&) { ++counts.next; }
+};
+
+__device__ std::uint64_t pairKey(int target, int source) {
+  return (static_cast<std::uint64_t>(target) << 32) | static_cast<std::uint32_t>(source);
+}
+
+struct WritePair {
+  std::uint64_t *m2l_keys, *p2p_keys, *m2p_keys;  // at this pair's first slot
+  CellPair* next_pairs;
+  __device__ void m2l(int t, int s) { *m2l_keys++ = pairKey(t, s); }
+  __device__ void p2p(int t, int s) { *p2p_keys++ = pairKey(t, s); }
+  __device__ void m2p(int t, int s) { *m2p_keys++ = pairKey(t, s); }
+  __device__ void next(const CellPair& p) { *next_pairs++ = p; }
+};
+
+__global__ void countPairs(const CellPair* pairs, long long n, const FmmCell* cells, double theta,
+                           PairCounts* counts) {
+  const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  CountPair out;
+  visit(pairs[i], cells, theta, out);
+  counts[i] = out.counts;
+}
+
+// ends: the inclusive prefix sum of the counts; base: the lists' sizes before this generation.
+__global__ void writePairs(const CellPair* pairs, long long n, const FmmCell* cells, double theta,
+                           const PairCounts* counts, const PairCounts* ends, PairCounts base, std::uint64_t* m2l_keys,
+                           std::uint64_t* p2p_keys, std::uint64_t* m2p_keys, CellPair* next_pairs) {
+  const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  const PairCounts c = counts[i], e = ends[i];
+  WritePair out{m2l_keys + base.m2l + e.m2l - c.m2l, p2p_keys + base.p2p + e.p2p - c.p2p,
+                m2p_keys + base.m2p + e.m2p - c.m2p, next_pairs + e.next - c.next};
+  visit(pairs[i], cells, theta, out);
+}
+
+// CSR from sorted (target, source) keys: offsets[t] = the first key of target t or above.
+__global__ void csrFromSortedKeys(const std::uint64_t* keys, long long n, int target_count, std::int64_t* offsets,
+                                  int* items) {
+  const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (i < n) items[i] = static_cast<int>(keys[i] & 0xffffffffu);
+  if (i <= target_count) {
+    const std::uint64_t first = static_cast<std::uint64_t>(i) << 32;
+    long long lo = 0, hi = n;
+    while (lo < hi) {
+      const long long mid = lo + (hi - lo) / 2;
+      if (keys[mid] < first) lo = mid + 1;
+      else hi = mid;
+    }
+    offsets[i] = lo;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Far field. The operator tables of grove::fmm::MultiIndexSet, on the device.
+
+constexpr int kM2lLanes = 16;       // sources per chunk of a target's M2L list
+constexpr int kLaneStride = 17;     // shared rows padded against bank conflicts
+constexpr int kM2lThreads = 128;
+constexpr int kSegmentTerms = 16;   // contraction terms per thread work item
+constexpr int kMaxSegments = 400;   // 353 at order 8
+
+struct Tables {
+  int order, rows;                 // rows: coefficients of degree <= order
+  const int* degree_begin;         // first index of each degree 0 ... order + 2
+  const int* lower;                // 6 per index (degree <= order + 1)
+  const int* upper;                // 3 per index (degree <= order): k + e_axis
+  const int* power_axis;           // per index: the axis of x^k = x^(k - e_axis) x_axis
+  const unsigned char* index;      // 3 per index
+  const double* factorial;         // per index of degree <= order
+  const double* inverse_factorial;
+  const ushort2* contraction;      // (k, n + k)
+  const int* segment_begin;        // per local coefficient n: its work items [begin, end)
+  const int2* segment_terms;       // per work item: its contraction terms [x, y)
+  int segments;
+  const int* l2l_begin;            // per child coefficient: its terms, sorted
+  const ushort2* l2l_factors;      // (parent coefficient, power)
+  const double* l2l_weight;
+};
+
+struct Multipoles {
+  const double* local;
+  const double* remote;
+  long long local_count;
+  int stride;
+  __device__ const double* of(int cell) const {
+    return cell < local_count ? local + static_cast<long long>(cell) * stride
+                              : remote + (static_cast<long long>(cell) - local_count) * stride;
+  }
+};
+
+// One block per target cell: its M2L sources kM2lLanes at a time, the Taylor coefficients a
+// degree at a time across the block, then the contraction n! L_n += sum_k D_{n+k} M_k / k! in
+// fixed work items (kSegmentTerms terms of one n each), summed per n in a fixed order.
+__global__ void __launch_bounds__(kM2lThreads) multipolesToLocals(Tables tb, const FmmCell* cells, Multipoles mp,
+                                                                  const std::int64_t* offsets, const int* items,
+                                                                  double* locals) {
+  __shared__ double d[(kMaxCoefficients + 1) * kLaneStride];
+  __shared__ double m[kMaxCoefficients * kLaneStride];
+  __shared__ double rx[kM2lLanes], ry[kM2lLanes], rz[kM2lLanes], inv_r2[kM2lLanes];
+  __shared__ double partial[kMaxSegments];
+  const int t = blockIdx.x;
+  const std::int64_t begin = offsets[t], end = offsets[t + 1];
+  if (begin == end) return;  // the locals start at zero
+  const int rows = tb.rows;
+  for (int w = threadIdx.x; w < tb.segments; w += blockDim.x) partial[w] = 0.0;
+  const Vec3d z = cells[t].center;
+  for (std::int64_t first = begin; first < end; first += kM2lLanes) {
+    const int lanes = end - first < kM2lLanes ? static_cast<int>(end - first) : kM2lLanes;
+    if (threadIdx.x < kM2lLanes) {
+      const int s = threadIdx.x;
+      double x = 1.0, y = 0.0, w = 0.0;  // lanes past the last source: finite, with a zero multipole
+      if (s < lanes) {
+        const Vec3d c = cells[items[first + s]].center;
+        x = z.x - c.x, y = z.y - c.y, w = z.z - c.z;
+      }
+      rx[s] = x, ry[s] = y, rz[s] = w;
+      inv_r2[s] = 1.0 / (x * x + y * y + w * w);
+      d[s] = sqrt(inv_r2[s]);
+      d[rows * kLaneStride + s] = 0.0;  // the row of absent lower neighbours
+    }
+    for (int item = threadIdx.x; item < kM2lLanes * rows; item += blockDim.x) {
+      const int lane = item / rows, k = item % rows;
+      m[k * kLaneStride + lane] = lane < lanes ? mp.of(items[first + lane])[k] * tb.inverse_factorial[k] : 0.0;
+    }
+    __syncthreads();
+    for (int degree = 1; degree <= tb.order; ++degree) {
+      const int row0 = tb.degree_begin[degree], count = tb.degree_begin[degree + 1] - row0;
+      const double c1 = -(2.0 * degree - 1.0) / degree, c2 = -(degree - 1.0) / degree;
+      for (int item = threadIdx.x; item < kM2lLanes * count; item += blockDim.x) {
+        const int i = row0 + item / kM2lLanes, s = item % kM2lLanes;
+        const int* low = tb.lower + 6 * i;
+        auto at = [&](int j) { return d[(j >= 0 ? j : rows) * kLaneStride + s]; };
+        d[i * kLaneStride + s] =
+            (c1 * (rx[s] * at(low[0]) + ry[s] * at(low[1]) + rz[s] * at(low[2])) + c2 * (at(low[3]) + at(low[4]) + at(low[5]))) *
+            inv_r2[s];
+      }
+      __syncthreads();
+    }
+    for (int item = threadIdx.x; item < kM2lLanes * rows; item += blockDim.x) {
+      const int i = item / kM2lLanes, s = item % kM2lLanes;
+      d[i * kLaneStride + s] *= tb.factorial[i];
+    }
+    __syncthreads();
+    for (int w = threadIdx.x; w < tb.segments; w += blockDim.x) {
+      double sum = partial[w];
+      for (int term = tb.segment_terms[w].x; term < tb.segment_terms[w].y; ++term) {
+        const ushort2 pair = tb.contraction[term];
+        const double* mk = m + pair.x * kLaneStride;
+        const double* dm = d + pair.y * kLaneStride;
+#pragma unroll
+        for (int s = 0; s < kM2lLanes; ++s) sum += dm[s] * mk[s];
+      }
+      partial[w] = sum;
+    }
+    __syncthreads();
+  }
+  for (int n = threadIdx.x; n < rows; n += blockDim.x) {
+    double sum = 0.0;
+    for (int w = tb.segment_begin[n]; w < tb.segment_begin[n + 1]; ++w) sum += partial[w];
+    locals[static_cast<long long>(t) * mp.stride + n] = sum * tb.inverse_factorial[n];
+  }
+}
+
+// x^k for every index of degree <= degree, as MultiIndexSet::powers.
+__device__ void powers(const Tables& tb, const Vec3d& x, int degree, double* out) {
+  out[0] = 1.0;
+  const double axis_value[3] = {x.x, x.y, x.z};
+  for (int i = 1; i < tb.degree_begin[degree + 1]; ++i) {
+    const int axis = tb.power_axis[i];
+    out[i] = out[tb.lower[6 * i + axis]] * axis_value[axis];
+  }
+}
+
+// L2L for one generation: a block per child cell, a thread per child coefficient.
+__global__ void shiftLocalsDown(Tables tb, const FmmCell* cells, int first_cell, int stride, double* locals) {
+  __shared__ double pw[kMaxCoefficients];
+  __shared__ double parent_local[kMaxCoefficients];
+  const int c = first_cell + blockIdx.x;
+  const FmmCell cell = cells[c];
+  if (threadIdx.x == 0) {
+    const Vec3d p = cells[cell.parent].center;
+    powers(tb, Vec3d(cell.center.x - p.x, cell.center.y - p.y, cell.center.z - p.z), tb.order, pw);
+  }
+  for (int k = threadIdx.x; k < tb.rows; k += blockDim.x)
+    parent_local[k] = locals[static_cast<long long>(cell.parent) * stride + k];
+  __syncthreads();
+  for (int l = threadIdx.x; l < tb.rows; l += blockDim.x) {
+    double sum = locals[static_cast<long long>(c) * stride + l];
+    for (int term = tb.l2l_begin[l]; term < tb.l2l_begin[l + 1]; ++term) {
+      const ushort2 f = tb.l2l_factors[term];
+      sum += tb.l2l_weight[term] * parent_local[f.x] * pw[f.y];
+    }
+    locals[static_cast<long long>(c) * stride + l] = sum;
+  }
+}
+
+// Taylor coefficients of 1/r up to `degree`, as MultiIndexSet::taylorCoefficients.
+__device__ void taylorCoefficients(const Tables& tb, const Vec3d& r, int degree, double* t) {
+  const double r2 = r.x * r.x + r.y * r.y + r.z * r.z, inv_r2 = 1.0 / r2;
+  const double axis_value[3] = {r.x, r.y, r.z};
+  t[0] = 1.0 / sqrt(r2);
+  for (int d = 1; d <= degree; ++d)
+    for (int i = tb.degree_begin[d]; i < tb.degree_begin[d + 1]; ++i) {
+      const int* low = tb.lower + 6 * i;
+      double first = 0.0, second = 0.0;
+      for (int axis = 0; axis < 3; ++axis) {
+        if (low[axis] >= 0) first += axis_value[axis] * t[low[axis]];
+        if (low[axis + 3] >= 0) second += t[low[axis + 3]];
+      }
+      t[i] = -((2.0 * d - 1.0) * first + (d - 1.0) * second) * inv_r2 / d;
+    }
+}
+
+// L2P and M2P: a block per leaf, a thread per particle.
+__global__ void evaluateAtParticles(Tables tb, const FmmCell* cells, Multipoles mp, const double* locals,
+                                    const std::int64_t* m2p_offsets, const int* m2p_items, const Vec3d* positions,
+                                    double* phi, double* gradient) {
+  __shared__ double local[kMaxCoefficients];
+  const int c = blockIdx.x;
+  const FmmCell cell = cells[c];
+  if (cell.child_count != 0 || cell.end == cell.begin) return;
+  for (int k = threadIdx.x; k < tb.rows; k += blockDim.x) local[k] = locals[static_cast<long long>(c) * mp.stride + k];
+  __syncthreads();
+  double scratch[kMaxGradientCoefficients];
+  for (int k = cell.begin + threadIdx.x; k < cell.end; k += blockDim.x) {
+    const Vec3d x = positions[k];
+    powers(tb, Vec3d(x.x - cell.center.x, x.y - cell.center.y, x.z - cell.center.z), tb.order, scratch);
+    double p = 0.0, g[3] = {0.0, 0.0, 0.0};
+    for (int i = 0; i < tb.rows; ++i) {
+      const double l = local[i];
+      p += l * scratch[i];
+      for (int axis = 0; axis < 3; ++axis) {
+        const int ka = tb.index[3 * i + axis];
+        if (ka > 0) g[axis] += l * ka * scratch[tb.lower[6 * i + axis]];
+      }
+    }
+    for (std::int64_t e = m2p_offsets[c]; e < m2p_offsets[c + 1]; ++e) {
+      const int s = m2p_items[e];
+      const Vec3d z = cells[s].center;
+      taylorCoefficients(tb, Vec3d(x.x - z.x, x.y - z.y, x.z - z.z), tb.order + 1, scratch);
+      const double* multipole = mp.of(s);
+      for (int i = 0; i < tb.rows; ++i) {
+        const double mi = multipole[i];
+        p += mi * scratch[i];
+        for (int axis = 0; axis < 3; ++axis)
+          g[axis] += mi * (tb.index[3 * i + axis] + 1) * scratch[tb.upper[3 * i + axis]];
+      }
+    }
+    phi[k] = p;
+    gradient[3 * k + 0] = g[0];
+    gradient[3 * k + 1] = g[1];
+    gradient[3 * k + 2] = g[2];
+  }
+}
+
+unsigned blocksFor(long long n, int threads) { return static_cast<unsigned>((n + threads - 1) / threads); }
+
+template <class T>
+void upload(DeviceVector<T>& to, std::span<const T> from, cudaStream_t stream) {
+  to.resize(from.size());
+  if (!from.empty())
+    check(cudaMemcpyAsync(to.data(), from.data(), from.size_bytes(), cudaMemcpyHostToDevice, stream),
+          "cudaMemcpyAsync (FMM upload)");
+}
+
+}  // namespace
+
+// The device copy of one order's tables.
+struct DeviceTables {
+  int order = 0;
+  DeviceVector<int> degree_begin, lower, upper, power_axis, segment_begin, l2l_begin;
+  DeviceVector<int2> segment_terms;
+  DeviceVector<unsigned char> index;
+  DeviceVector<double> factorial, inverse_factorial, l2l_weight;
+  DeviceVector<ushort2> contraction, l2l_factors;
+  int rows = 0, segments = 0;
+
+  void build(const MultiIndexSet& e, cudaStream_t stream) {
+    order = e.order();
+    rows = e.size();
+    const int gradient_rows = e.sizeBelow(order + 2);
+    std::vector<int> degree_begin_h;
+    for (int d = 0; d <= order + 2; ++d) degree_begin_h.push_back(e.sizeBelow(d));
+    std::vector<int> lower_h, upper_h, axis_h;
+    std::vector<unsigned char> index_h;
+    for (int i = 0; i < gradient_rows; ++i) {
+      for (int j : e.lowerNeighbours()[static_cast<std::size_t>(i)]) lower_h.push_back(j);
+      const auto& k = e.index(i);
+      for (int axis = 0; axis < 3; ++axis) index_h.push_back(k[static_cast<std::size_t>(axis)]);
+      axis_h.push_back(k[0] > 0 ? 0 : (k[1] > 0 ? 1 : 2));
+      for (int axis = 0; axis < 3; ++axis)
+        upper_h.push_back(i < rows ? e.find(k[0] + (axis == 0), k[1] + (axis == 1), k[2] + (axis == 2)) : -1);
+    }
+    // The contraction's terms cut into work items of at most kSegmentTerms, each within one n.
+    std::vector<int> segment_begin_h;
+    std::vector<int2> segment_terms_h;
+    const std::span<const int> cb = e.contractionBegin();
+    for (std::size_t n = 0; n < static_cast<std::size_t>(rows); ++n) {
+      segment_begin_h.push_back(static_cast<int>(segment_terms_h.size()));
+      for (int t = cb[n]; t < cb[n + 1]; t += kSegmentTerms)
+        segment_terms_h.push_back(make_int2(t, std::min(t + kSegmentTerms, cb[n + 1])));
+    }
+    segments = static_cast<int>(segment_terms_h.size());
+    segment_begin_h.push_back(segments);
+    require(segments <= kMaxSegments, "fmm::DeviceFarField", "{} M2L work items at order {} (at most {})", segments,
+            order, kMaxSegments);
+    std::vector<ushort2> contraction_h;
+    for (const auto& pair : e.contraction()) contraction_h.push_back(make_ushort2(pair[0], pair[1]));
+    // L2L terms grouped by child coefficient, in the host's order within each.
+    std::vector<MultiIndexSet::Term> terms(e.localShiftTerms().begin(), e.localShiftTerms().end());
+    std::stable_sort(terms.begin(), terms.end(), [](const auto& x, const auto& y) { return x.target < y.target; });
+    std::vector<int> l2l_begin_h(static_cast<std::size_t>(rows) + 1, 0);
+    std::vector<ushort2> factors_h;
+    std::vector<double> weight_h;
+    for (const auto& term : terms) {
+      ++l2l_begin_h[term.target + 1u];
+      factors_h.push_back(make_ushort2(term.first, term.second));
+      weight_h.push_back(term.weight);
+    }
+    for (int n = 0; n < rows; ++n) l2l_begin_h[static_cast<std::size_t>(n) + 1] += l2l_begin_h[static_cast<std::size_t>(n)];
+
+    upload(degree_begin, std::span<const int>(degree_begin_h), stream);
+    upload(lower, std::span<const int>(lower_h), stream);
+    upload(upper, std::span<const int>(upper_h), stream);
+    upload(power_axis, std::span<const int>(axis_h), stream);
+    upload(index, std::span<const unsigned char>(index_h), stream);
+    upload(factorial, e.factorials(), stream);
+    upload(inverse_factorial, e.inverseFactorials(), stream);
+    upload(contraction, std::span<const ushort2>(contraction_h), stream);
+    upload(segment_begin, std::span<const int>(segment_begin_h), stream);
+    upload(segment_terms, std::span<const int2>(segment_terms_h), stream);
+    upload(l2l_begin, std::span<const int>(l2l_begin_h), stream);
+    upload(l2l_factors, std::span<const ushort2>(factors_h), stream);
+    upload(l2l_weight, std::span<const double>(weight_h), stream);
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (FMM tables)");
+  }
+};
+
+struct DeviceFarField::State {
+  gpu::Stream traversal_stream, far_stream;
+  gpu::Event traversed, far_start{true}, m2l_done{true}, far_done{true};
+  DeviceTables tables;
+  int tables_order = 0;
+  DeviceVector<FmmCell> cells;
+  DeviceVector<double> local_multipoles, remote_multipoles, locals, phi, gradient;
+  DeviceVector<Vec3d> positions;
+  // The traversal's generations and its lists (keys, then CSR).
+  DeviceVector<CellPair> frontier, next;
+  DeviceVector<PairCounts> counts, ends;
+  DeviceVector<std::uint64_t> keys[3], keys_alt;
+  DeviceVector<std::int64_t> offsets[3];
+  DeviceVector<int> items[3];
+  DeviceVector<std::uint8_t> cub_scratch;
+  gpu::PinnedArray<PairCounts> level_total;
+  int target_count = 0;
+  // Where finish() puts the far field.
+  std::span<double> phi_out;
+  std::span<Vec3d> gradient_out;
+  bool running = false;
+
+  void* scratch(std::size_t bytes) {
+    if (cub_scratch.size() < bytes) cub_scratch.resize(bytes);
+    return cub_scratch.data();
+  }
+};
+
+namespace {
+constexpr int kM2l = 0, kP2p = 1, kM2p = 2;
+}
+
+DeviceFarField::DeviceFarField() {
+  require(gpu::deviceCount() > 0, "fmm::DeviceFarField", "no CUDA device: the FMM's device far field needs one");
+  state_ = std::make_unique<State>();
+  state_->level_total.allocate(1);
+}
+
+DeviceFarField::~DeviceFarField() {
+  if (state_ && state_->running) cudaStreamSynchronize(state_->far_stream.get());
+}
+
+TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& sources, double theta,
+                                       const MultiIndexSet& expansion, std::span<double> phi,
+                                       std::span<Vec3d> gradient, bool) {
+  State& s = *state_;
+  if (s.running) {  // a call that threw before its finish(): its far field is dropped
+    s.far_stream.synchronize();
+    s.running = false;
+  }
+  const std::size_t n = tree.positions().size();
+  require(phi.size() == n && gradient.size() == n, "fmm::DeviceFarField::start",
+          "{} potentials and {} gradients for {} particles", phi.size(), gradient.size(), n);
+  require(sources.stride == static_cast<std::size_t>(expansion.size()), "fmm::DeviceFarField::start",
+          "multipoles of stride {} for an expansion of {} coefficients", sources.stride, expansion.size());
+  const double begin_seconds = wallSeconds();
+  const cudaStream_t ts = s.traversal_stream.get();
+  if (s.tables_order != expansion.order()) {
+    s.tables.build(expansion, ts);
+    s.tables_order = expansion.order();
+  }
+  s.target_count = static_cast<int>(tree.cells().size());
+  upload(s.cells, std::span<const FmmCell>(sources.cells), ts);
+
+  // The traversal, a generation of pairs at a time.
+  std::vector<CellPair> roots{{0, 0, kSelf}};
+  if (n > 0)
+    for (int root : sources.remote_roots) roots.push_back({0, root, kDirected});
+  upload(s.frontier, std::span<const CellPair>(roots), ts);
+  PairCounts total{0, 0, 0, 0};
+  for (auto& k : s.keys) k.resize(0);
+  constexpr int kThreads = 256;
+  while (s.frontier.size() > 0) {
+    const auto pairs = static_cast<long long>(s.frontier.size());
+    s.counts.resize(static_cast<std::size_t>(pairs));
+    s.ends.resize(static_cast<std::size_t>(pairs));
+    countPairs<<<blocksFor(pairs, kThreads), kThreads, 0, ts>>>(s.frontier.data(), pairs, s.cells.data(), theta,
+                                                                s.counts.data());
+    check(cudaGetLastError(), "countPairs");
+    std::size_t bytes = 0;
+    check(cub::DeviceScan::InclusiveScan(nullptr, bytes, s.counts.data(), s.ends.data(), AddCounts{}, pairs, ts),
+          "cub::DeviceScan::InclusiveScan (size)");
+    check(cub::DeviceScan::InclusiveScan(s.scratch(bytes), bytes, s.counts.data(), s.ends.data(), AddCounts{}, pairs,
+                                         ts),
+          "cub::DeviceScan::InclusiveScan (pair counts)");
+    check(cudaMemcpyAsync(s.level_total.data(), s.ends.data() + pairs - 1, sizeof(PairCounts), cudaMemcpyDeviceToHost,
+                          ts),
+          "cudaMemcpyAsync (generation totals)");
+    check(cudaStreamSynchronize(ts), "cudaStreamSynchronize (traversal)");
+    const PairCounts level = s.level_total[0];
+    s.keys[kM2l].resizeKeep(static_cast<std::size_t>(total.m2l + level.m2l), ts);
+    s.keys[kP2p].resizeKeep(static_cast<std::size_t>(total.p2p + level.p2p), ts);
+    s.keys[kM2p].resizeKeep(static_cast<std::size_t>(total.m2p + level.m2p), ts);
+    s.next.resize(static_cast<std::size_t>(level.next));
+    writePairs<<<blocksFor(pairs, kThreads), kThreads, 0, ts>>>(
+        s.frontier.data(), pairs, s.cells.data(), theta, s.counts.data(), s.ends.data(), total, s.keys[kM2l].data(),
+        s.keys[kP2p].data(), s.keys[kM2p].data(), s.next.data());
+    check(cudaGetLastError(), "writePairs");
+    total = AddCounts{}(total, PairCounts{level.m2l, level.p2p, level.m2p, 0});
+    s.frontier.swap(s.next);
+  }
+  // Each list sorted by (target, source), as the host's, then as CSR.
+  const int key_bits = 32 + std::bit_width(static_cast<unsigned>(s.target_count));
+  for (int list = 0; list < 3; ++list) {
+    DeviceVector<std::uint64_t>& keys = s.keys[list];
+    const auto count = static_cast<long long>(keys.size());
+    s.keys_alt.resize(keys.size());
+    if (count > 0) {
+      cub::DoubleBuffer<std::uint64_t> buffer(keys.data(), s.keys_alt.data());
+      std::size_t bytes = 0;
+      check(cub::DeviceRadixSort::SortKeys(nullptr, bytes, buffer, count, 0, key_bits, ts),
+            "cub::DeviceRadixSort::SortKeys (size)");
+      check(cub::DeviceRadixSort::SortKeys(s.scratch(bytes), bytes, buffer, count, 0, key_bits, ts),
+            "cub::DeviceRadixSort::SortKeys (interaction lists)");
+      if (buffer.Current() != keys.data()) keys.swap(s.keys_alt);
+    }
+    s.offsets[list].resize(static_cast<std::size_t>(s.target_count) + 1);
+    s.items[list].resize(keys.size());
+    const long long threads_needed = std::max<long long>(count, s.target_count + 1LL);
+    csrFromSortedKeys<<<blocksFor(threads_needed, kThreads), kThreads, 0, ts>>>(
+        keys.data(), count, s.target_count, s.offsets[list].data(), s.items[list].data());
+    check(cudaGetLastError(), "csrFromSortedKeys");
+  }
+  s.traversed.record(ts);
+
+  // The far field, queued on its own stream behind the traversal.
+  const cudaStream_t fs = s.far_stream.get();
+  const std::size_t stride = sources.stride;
+  s.far_stream.waitFor(s.traversed.get());
+  s.far_start.record(fs);
+  upload(s.local_multipoles, sources.local_multipoles, fs);
+  upload(s.remote_multipoles, std::span<const double>(sources.remote_multipoles), fs);
+  upload(s.positions, tree.positions(), fs);
+  s.locals.resize(static_cast<std::size_t>(s.target_count) * stride);
+  check(cudaMemsetAsync(s.locals.data(), 0, s.locals.size() * sizeof(double), fs), "cudaMemsetAsync (locals)");
+  const DeviceTables& dt = s.tables;
+  const Tables tb{dt.order,
+                  dt.rows,
+                  dt.degree_begin.data(),
+                  dt.lower.data(),
+                  dt.upper.data(),
+                  dt.power_axis.data(),
+                  dt.index.data(),
+                  dt.factorial.data(),
+                  dt.inverse_factorial.data(),
+                  dt.contraction.data(),
+                  dt.segment_begin.data(),
+                  dt.segment_terms.data(),
+                  dt.segments,
+                  dt.l2l_begin.data(),
+                  dt.l2l_factors.data(),
+                  dt.l2l_weight.data()};
+  const Multipoles mp{s.local_multipoles.data(), s.remote_multipoles.data(),
+                      static_cast<long long>(sources.localCount()), static_cast<int>(stride)};
+  if (s.target_count > 0) {
+    multipolesToLocals<<<static_cast<unsigned>(s.target_count), kM2lThreads, 0, fs>>>(
+        tb, s.cells.data(), mp, s.offsets[kM2l].data(), s.items[kM2l].data(), s.locals.data());
+    check(cudaGetLastError(), "multipolesToLocals");
+  }
+  s.m2l_done.record(fs);
+  for (int g = 1; g < tree.generationCount(); ++g) {
+    const int cells_in_generation = tree.generation(g + 1) - tree.generation(g);
+    if (cells_in_generation == 0) continue;
+    shiftLocalsDown<<<static_cast<unsigned>(cells_in_generation), 64, 0, fs>>>(tb, s.cells.data(), tree.generation(g),
+                                                                              static_cast<int>(stride), s.locals.data());
+    check(cudaGetLastError(), "shiftLocalsDown");
+  }
+  s.phi.resize(n);
+  s.gradient.resize(3 * n);
+  if (s.target_count > 0) {
+    evaluateAtParticles<<<static_cast<unsigned>(s.target_count), 32, 0, fs>>>(
+        tb, s.cells.data(), mp, s.locals.data(), s.offsets[kM2p].data(), s.items[kM2p].data(), s.positions.data(),
+        s.phi.data(), s.gradient.data());
+    check(cudaGetLastError(), "evaluateAtParticles");
+  }
+  s.far_done.record(fs);
+  s.phi_out = phi;
+  s.gradient_out = gradient;
+  s.running = true;
+
+  // The near field's lists to the host while the far field runs.
+  TraversalSummary summary;
+  summary.m2l = static_cast<std::int64_t>(total.m2l);
+  summary.m2p = static_cast<std::int64_t>(total.m2p);
+  summary.p2p.offsets.resize(static_cast<std::size_t>(s.target_count) + 1);
+  summary.p2p.items.resize(s.items[kP2p].size());
+  s.offsets[kP2p].copyTo(summary.p2p.offsets.data(), ts);
+  s.items[kP2p].copyTo(summary.p2p.items.data(), ts);
+  summary.seconds = wallSeconds() - begin_seconds;
+  return summary;
+}
+
+FarFieldSeconds DeviceFarField::finish() {
+  State& s = *state_;
+  require(s.running, "fmm::DeviceFarField::finish", "no far field was started");
+  s.running = false;
+  s.far_done.synchronize();
+  s.phi.copyTo(s.phi_out.data(), s.far_stream.get());
+  s.gradient.copyTo(reinterpret_cast<double*>(s.gradient_out.data()), s.far_stream.get());
+  return FarFieldSeconds{s.m2l_done.secondsSince(s.far_start), s.far_done.secondsSince(s.m2l_done)};
+}
+
+InteractionLists DeviceFarField::lists() const {
+  const State& s = *state_;
+  auto download = [&](int list) {
+    CsrList out;
+    out.offsets.resize(s.offsets[list].size());
+    out.items.resize(s.items[list].size());
+    s.offsets[list].copyTo(out.offsets.data(), s.traversal_stream.get());
+    s.items[list].copyTo(out.items.data(), s.traversal_stream.get());
+    return out;
+  };
+  return InteractionLists{download(kM2l), download(kP2p), download(kM2p)};
+}
+
+std::size_t DeviceFarField::deviceBytes() const {
+  const State& s = *state_;
+  std::size_t bytes = s.cells.bytes() + s.local_multipoles.bytes() + s.remote_multipoles.bytes() + s.locals.bytes() +
+                      s.phi.bytes() + s.gradient.bytes() + s.positions.bytes() + s.frontier.bytes() + s.next.bytes() +
+                      s.counts.bytes() + s.ends.bytes() + s.keys_alt.bytes() + s.cub_scratch.bytes();
+  for (int list = 0; list < 3; ++list) bytes += s.keys[list].bytes() + s.offsets[list].bytes() + s.items[list].bytes();
+  return bytes;
+}
+
+}  // namespace grove::fmm
