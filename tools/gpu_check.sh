@@ -36,6 +36,11 @@
 #   GROVE_MPI_RANKS       rank counts for the multi-rank GPU suite (default "1 2 3 4")
 #   GROVE_SKIP_TABLE2     1: no gravity_table2 runs
 #   GROVE_SKIP_BENCH      1: build and test only (no samples/sph runs, no benchmarks)
+#   GROVE_GPU_ONLY        single-process GPU suites to build and run instead of all of them (e.g.
+#                         "grove_gpu_tree_tests"): no MPI suites, tutorials or samples then
+#   GROVE_FMM_ARGS        when set, fmm_benchmark runs with these arguments twice, --far-field host
+#                         and --far-field device (the FMM's traversal and far field on the GPU),
+#                         at OMP_NUM_THREADS threads; JSON lines in fmm.jsonl, rows in the table
 # Exit status: 0 when everything built and no test failed.
 set -uo pipefail
 
@@ -115,6 +120,13 @@ SUITES+=(grove_gpu_sph_tests grove_gpu_resident_short_tests)
 # The GPU tutorials (doc/tutorial): programs that check what their pages claim.
 TUTORIALS=(tutorial_04_multiwalk_gpu tutorial_05_gpu_resident)
 [[ -d $BUILD/doc/tutorial ]] && TARGETS+=("${TUTORIALS[@]}")
+if [[ -n ${GROVE_GPU_ONLY:-} ]]; then
+  read -r -a SUITES <<< "$GROVE_GPU_ONLY"
+  TARGETS=("${SUITES[@]}")
+  MPI_SUITES=()
+  TUTORIALS=()
+fi
+[[ -n ${GROVE_FMM_ARGS:-} ]] && TARGETS+=(fmm_benchmark)
 step "build ${TARGETS[*]} with -j$JOBS"
 build_ok=1
 if ! cmake --build "$BUILD" -j "$JOBS" --target "${TARGETS[@]}" > "$LOGS/build.log" 2>&1; then
@@ -231,6 +243,21 @@ for t in "${TUTORIALS[@]}"; do
     tutorial_result[$key]="rc $rc: $(grep -v '^\[' "$LOGS/$key.log" | tail -2 | tr '\n' ' ')"
   done
 done
+
+# ---- the FMM with its far field on the host and on the device --------------------------------------
+fmm_exe=$BUILD/samples/benchmarks/fmm_benchmark
+if [[ -n ${GROVE_FMM_ARGS:-} ]]; then
+  : > "$LOGS/fmm.jsonl"
+  for engine in host device; do
+    step "run fmm_benchmark $GROVE_FMM_ARGS --far-field $engine"
+    # shellcheck disable=SC2086
+    if ! timeout 300 "$fmm_exe" $GROVE_FMM_ARGS --far-field "$engine" >> "$LOGS/fmm.jsonl" 2> "$LOGS/fmm_$engine.err"; then
+      step "fmm_benchmark --far-field $engine failed or timed out"
+      tail -5 "$LOGS/fmm_$engine.err"
+      status=1
+    fi
+  done
+fi
 
 # ---- compute-sanitizer ----------------------------------------------------------------------------
 # GROVE_COMPUTE_SANITIZER="memcheck racecheck" (any of memcheck, racecheck, synccheck, initcheck)
@@ -412,6 +439,25 @@ fi  # GROVE_SKIP_BENCH
   for key in "${!sanitized[@]}"; do
     printf "compute-sanitizer %-32s : %s\n" "$key" "${sanitized[$key]}"
   done
+  if [[ -s $LOGS/fmm.jsonl ]] && command -v python3 > /dev/null; then
+    echo "fmm_benchmark (best of repeats; far field: the engine's own time, overlapped with the near field on the device):"
+    python3 - "$LOGS/fmm.jsonl" << 'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    try:
+        r = json.loads(line)
+    except ValueError:
+        continue
+    if "method" in r:
+        d = r["details"]
+        s = d.get("seconds", {})
+        print("  %-10s n %8d order %d theta %.2f: %7.3f s, median error %.2e | traversal %.3f m2l %.3f down %.3f p2p %.3f wait %.3f" % (
+            r["method"], r["n"], r["order"], r["theta"], r["seconds"], r["median_error"], s.get("traversal", 0),
+            s.get("m2l", 0), s.get("downward", 0), s.get("p2p", 0), s.get("far_field_wait", 0)))
+    elif "summary" in r:
+        print("  summary", json.dumps(r["summary"]))
+PY
+  fi
   echo "benchmark (median of repeats; interactions/s):"
   if [[ -s $LOGS/benchmark.jsonl ]] && command -v python3 > /dev/null; then
     python3 - "$LOGS/benchmark.jsonl" << 'PY'

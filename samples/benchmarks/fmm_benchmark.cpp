@@ -6,15 +6,23 @@
 // it (median relative acceleration error), and their ratio.
 //
 //   fmm_benchmark -n 1048576 --orders 4 6 8 --thetas 0.4 0.5 0.6 --tree-thetas 0.2 0.3 0.5
+//   fmm_benchmark ... --far-field device     (built with CUDA: traversal and far field on the GPU,
+//                                             beside the host threads' near field)
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <string>
 #include <random>
 #include <vector>
 
 #include "grove/fmm/fmm_force.hpp"
+#if GROVE_FMM_BENCHMARK_DEVICE
+#include "grove/fmm/device_far_field_gpu.h"
+#include "grove/gpu/device_gpu.h"
+#endif
 #include "grove/grove.hpp"
 #include "grove/tree/tree_for_force_long.hpp"
 #include "initial_conditions.hpp"
@@ -186,6 +194,9 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", warmup, "untimed calls before the timed ones")->check(CLI::NonNegativeNumber);
   app.add_option("--repeat", repeat, "timed calls per run (the best is reported)")->check(CLI::PositiveNumber);
   app.add_option("--targets", targets, "median error targets of the summary");
+  std::string far_field = "host";
+  app.add_option("--far-field", far_field, "where the FMM's traversal and far field run")
+      ->check(CLI::IsMember({"host", "device"}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -213,12 +224,23 @@ int main(int argc, char** argv) {
     runs.push_back(run);
   };
 
+  std::shared_ptr<grove::fmm::FarFieldEngine> engine = std::make_shared<grove::fmm::HostFarField>();
+  if (far_field == "device") {
+#if GROVE_FMM_BENCHMARK_DEVICE
+    grove::gpu::selectDeviceForRank(comm.rank());
+    engine = std::make_shared<grove::fmm::DeviceFarField>();
+#else
+    grove::log("fmm_benchmark: --far-field device needs a build with CUDA");
+    return 1;
+#endif
+  }
   for (int order : orders)
     for (double theta : thetas) {
       grove::FmmForce<Force, EP, EP> fmm(psys.size(), theta, n_leaf, order);
+      fmm.setFarFieldEngine(engine);
       const double s =
           bestSeconds(comm, warmup, repeat, [&] { fmm.calcForceAllAndWriteBack(NewtonKernel{}, psys, dinfo); });
-      report({"fmm", theta, order, s, {}}, fmm.statistics().json());
+      report({far_field == "device" ? "fmm_device" : "fmm", theta, order, s, {}}, fmm.statistics().json());
     }
   if (no_tree) tree_thetas.clear();
   for (double theta : tree_thetas) {
@@ -236,7 +258,7 @@ int main(int argc, char** argv) {
         if (r.method == method && r.errors.median <= target && (!best || r.seconds < best->seconds)) best = &r;
       return best;
     };
-    const Run* f = fastest("fmm");
+    const Run* f = fastest(far_field == "device" ? "fmm_device" : "fmm");
     const Run* t = fastest("tree");
     auto describe = [](const Run* r) {
       return r ? fmt::format(R"({{"seconds":{:.5g},"theta":{},"order":{},"median_error":{:.3e}}})", r->seconds, r->theta,

@@ -1,7 +1,8 @@
 // End to end: grove's long-range trees calling the CUDA multiwalks (engine and hand-written
 // template) through calcForceAllAndWriteBackMultiWalk[Index], against the same tree's CPU kernels:
 // MAKE_LIST_FOR_REUSE, REUSE_LIST (lists kept on the device), plain and index forms, one and
-// several tags. Single process; skips where no CUDA device is present.
+// several tags; and the FMM with its near field through the same hooks and its traversal and far
+// field on the device. Single process; skips where no CUDA device is present.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 
 #include "cuda/gravity_multiwalk_gpu.h"
 #include "gravity_kernels.hpp"
+#include "grove/fmm/device_far_field_gpu.h"
 #include "grove/fmm/fmm_force.hpp"
 #include "grove/gpu/device_gpu.h"
 #include "grove/grove.hpp"
@@ -245,3 +247,160 @@ TEST(FmmMultiwalk, GpuNearFieldMatchesTheCpuKernel) {
     }
 }
 
+
+namespace {
+
+std::vector<grove::Vec3d> plummerPositions(int n, std::uint64_t seed, grove::Vec3d shift) {
+  grove::ParticleSystem<user::Body> bodies;
+  makePlummer(bodies, n, seed);
+  std::vector<grove::Vec3d> positions;
+  for (const auto& b : bodies) positions.push_back(grove::Vec3d(b.pos) + shift);
+  return positions;
+}
+
+// The sources of a rank that holds `local` and has received `remote` from another rank, as
+// fmm::exchangeLet leaves them: the remote tree's cells after the local ones, its particles after
+// the local particles, and some of its cells sent contents-less (every odd cell of its second
+// generation, as if far from this rank), so that the directed traversal meets P2P, M2L and M2P.
+grove::fmm::SourceCells withReceivedTree(const grove::fmm::FmmTree& local, const grove::fmm::FmmTree& remote) {
+  grove::fmm::SourceCells sources;
+  sources.cells.assign(local.cells().begin(), local.cells().end());
+  sources.local_multipoles = local.multipoles();
+  sources.stride = local.stride();
+  const int offset = static_cast<int>(local.cells().size());
+  const int particles = static_cast<int>(local.positions().size());
+  for (int c = 0; c < static_cast<int>(remote.cells().size()); ++c) {
+    grove::fmm::FmmCell cell = remote.cells()[static_cast<std::size_t>(c)];
+    cell.begin += particles, cell.end += particles;
+    if (cell.first_child >= 0) cell.first_child += offset;
+    if (cell.parent >= 0) cell.parent += offset;
+    if (remote.generationCount() > 2 && c >= remote.generation(2) && c < remote.generation(3) && c % 2 == 1 &&
+        cell.child_count > 0) {
+      cell.multipole_only = 1;
+      cell.child_count = 0;
+      cell.first_child = -1;
+    }
+    sources.cells.push_back(cell);
+  }
+  sources.remote_multipoles.assign(remote.multipoles().begin(), remote.multipoles().end());
+  sources.remote_roots.push_back(offset);
+  return sources;
+}
+
+void expectSameLists(const grove::fmm::CsrList& device, const grove::fmm::CsrList& host, const std::string& what) {
+  EXPECT_EQ(device.offsets, host.offsets) << what;
+  EXPECT_EQ(device.items, host.items) << what;
+}
+
+}  // namespace
+
+// The device traversal (Goude & Engblom's breadth-first scheme) against the host's dual tree
+// traversal: the same M2L, P2P and M2P lists, item for item, local and received cells, several
+// theta and leaf sizes.
+TEST(FmmDevice, TraversalGivesTheHostsLists) {
+  if (grove::gpu::deviceCount() == 0) GTEST_SKIP() << "no CUDA device";
+  const std::vector<grove::Vec3d> a = plummerPositions(20000, 11, {}), b = plummerPositions(7000, 12, {3.0, 0.5, 0.0});
+  const std::vector<double> qa(a.size(), 1.0 / 20000), qb(b.size(), 1.0 / 20000);
+  const grove::fmm::MultiIndexSet expansion(4);
+  grove::fmm::DeviceFarField device;
+  for (const int n_leaf : {8, 32})
+    for (const double theta : {0.3, 0.5, 0.7}) {
+      grove::fmm::FmmTree local, remote;
+      local.build(a, qa, n_leaf, expansion);
+      remote.build(b, qb, n_leaf, expansion);
+      const grove::fmm::SourceCells sources = withReceivedTree(local, remote);
+      const int targets = static_cast<int>(local.cells().size());
+      const grove::fmm::InteractionLists host = grove::fmm::traverse(sources, targets, theta);
+      std::vector<double> phi(a.size());
+      std::vector<grove::Vec3d> gradient(a.size());
+      const grove::fmm::TraversalSummary summary = device.start(local, sources, theta, expansion, phi, gradient, true);
+      device.finish();
+      const grove::fmm::InteractionLists lists = device.lists();
+      const std::string what = "n_leaf " + std::to_string(n_leaf) + ", theta " + std::to_string(theta);
+      expectSameLists(lists.m2l, host.m2l, what + ", M2L");
+      expectSameLists(lists.p2p, host.p2p, what + ", P2P");
+      expectSameLists(lists.m2p, host.m2p, what + ", M2P");
+      expectSameLists(summary.p2p, host.p2p, what + ", P2P handed to the near field");
+      EXPECT_EQ(summary.m2l, host.m2l.size()) << what;
+      EXPECT_EQ(summary.m2p, host.m2p.size()) << what;
+      EXPECT_GT(host.m2p.size(), 0) << what;  // the received contents-less cells were met
+      std::printf("  [%s] %lld M2L, %lld P2P, %lld M2P: the host's lists\n", what.c_str(),
+                  static_cast<long long>(host.m2l.size()), static_cast<long long>(host.p2p.size()),
+                  static_cast<long long>(host.m2p.size()));
+    }
+}
+
+// The device far field (M2L, L2L, L2P, M2P) against the host's for the same lists, orders 1 ... 8:
+// the same sums in another order, so equal to rounding.
+TEST(FmmDevice, FarFieldMatchesTheHosts) {
+  if (grove::gpu::deviceCount() == 0) GTEST_SKIP() << "no CUDA device";
+  const std::vector<grove::Vec3d> a = plummerPositions(20000, 21, {}), b = plummerPositions(5000, 22, {3.0, 0.0, 0.5});
+  const std::vector<double> qa(a.size(), 1.0 / 20000), qb(b.size(), 1.0 / 20000);
+  grove::fmm::DeviceFarField device;
+  for (const int order : {1, 2, 4, 6, 8}) {
+    const grove::fmm::MultiIndexSet expansion(order);
+    grove::fmm::FmmTree local, remote;
+    local.build(a, qa, 32, expansion);
+    remote.build(b, qb, 32, expansion);
+    const grove::fmm::SourceCells sources = withReceivedTree(local, remote);
+    const grove::fmm::InteractionLists lists = grove::fmm::traverse(sources, static_cast<int>(local.cells().size()), 0.5);
+    std::vector<double> phi_host(a.size()), phi_device(a.size());
+    std::vector<grove::Vec3d> gradient_host(a.size()), gradient_device(a.size());
+    grove::fmm::evaluateFarField(local, sources, lists, expansion, phi_host, gradient_host);
+    device.start(local, sources, 0.5, expansion, phi_device, gradient_device, true);
+    const grove::fmm::FarFieldSeconds seconds = device.finish();
+    double rms = 0.0;
+    for (const auto& g : gradient_host) rms += grove::norm2(g);
+    rms = std::sqrt(rms / static_cast<double>(a.size()));
+    double phi_max = 0.0, gradient_max = 0.0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      phi_max = std::max(phi_max, std::abs(phi_device[i] - phi_host[i]) / std::abs(phi_host[i]));
+      gradient_max = std::max(gradient_max, grove::norm(gradient_device[i] - gradient_host[i]) /
+                                                (grove::norm(gradient_host[i]) + 1e-3 * rms));
+    }
+    EXPECT_LE(phi_max, 1e-12) << "order " << order;
+    EXPECT_LE(gradient_max, 1e-9) << "order " << order;
+    std::printf("  [order %d] %lld M2L, %lld M2P: phi max rel diff %.2e, gradient %.2e; device M2L %.3f ms, "
+                "downward %.3f ms\n",
+                order, static_cast<long long>(lists.m2l.size()), static_cast<long long>(lists.m2p.size()), phi_max,
+                gradient_max, 1e3 * seconds.m2l, 1e3 * seconds.downward);
+  }
+}
+
+// FmmForce with its far field on the device: with the CPU near-field kernel (the far field running
+// beside it) against the host's far field, and with the GPU near field through the multiwalk hooks
+// (both on the device, side by side) against the CPU kernel.
+TEST(FmmDevice, FmmForceWithTheDeviceFarField) {
+  if (grove::gpu::deviceCount() == 0) GTEST_SKIP() << "no CUDA device";
+  grove::ParticleSystem<user::Body> bodies;
+  makePlummer(bodies, 20000, 5);
+  grove::DomainInfo dinfo;
+  grove::FmmForce<user::GravityForce, user::GravityEPI, user::GravityEPJ> fmm(bodies.size(), 0.5, 32, 6);
+  fmm.calcForceAllAndWriteBack(user::GravityMonopoleKernel{kEps2}, bodies, dinfo);
+  const Result host = resultOf(bodies);
+  const grove::fmm::FmmStatistics host_stats = fmm.statistics();
+  EXPECT_STREQ(host_stats.far_field_engine, "host");
+
+  fmm.setFarFieldEngine(std::make_shared<grove::fmm::DeviceFarField>());
+  fmm.calcForceAllAndWriteBack(user::GravityMonopoleKernel{kEps2}, bodies, dinfo);
+  const Result device = resultOf(bodies);
+  EXPECT_STREQ(fmm.statistics().far_field_engine, "device");
+  EXPECT_TRUE(fmm.statistics().overlapped);
+  EXPECT_EQ(fmm.statistics().m2l, host_stats.m2l);
+  EXPECT_EQ(fmm.statistics().p2p_interactions, host_stats.p2p_interactions);
+  double acc_max = 0.0, pot_max = 0.0;
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    acc_max = std::max(acc_max, grove::norm(device.acc[i] - host.acc[i]) / grove::norm(host.acc[i]));
+    pot_max = std::max(pot_max, std::abs(device.pot[i] - host.pot[i]) / std::abs(host.pot[i]));
+  }
+  EXPECT_LE(acc_max, 1e-9);
+  EXPECT_LE(pot_max, 1e-12);
+  std::printf("  [device far field, CPU near field] vs host far field: acc max rel diff %.2e, pot %.2e\n", acc_max,
+              pot_max);
+
+  auto gpu = user::cuda::makeGravityEngine<grove::SPJMonopole>(kEps2);
+  for (auto& body : bodies) body.acc = {}, body.pot = 0.0;
+  fmm.calcForceAllAndWriteBackMultiWalkIndex(gpu->dispatch(), gpu->retrieve(), 4, bodies, dinfo, kWalkLimit);
+  expectClose(resultOf(bodies), host, "device far field beside the engine's near field");
+  EXPECT_EQ(fmm.statistics().p2p_interactions, host_stats.p2p_interactions);
+}
