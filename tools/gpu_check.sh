@@ -38,9 +38,10 @@
 #   GROVE_SKIP_BENCH      1: build and test only (no samples/sph runs, no benchmarks)
 #   GROVE_GPU_ONLY        single-process GPU suites to build and run instead of all of them (e.g.
 #                         "grove_gpu_tree_tests"): no MPI suites, tutorials or samples then
-#   GROVE_FMM_ARGS        when set, fmm_benchmark runs with these arguments twice, --far-field host
-#                         and --far-field device (the FMM's traversal and far field on the GPU),
-#                         at OMP_NUM_THREADS threads; JSON lines in fmm.jsonl, rows in the table
+#   GROVE_FMM_ARGS        when set, fmm_benchmark argument sets (';'-separated), each run twice:
+#                         --far-field host, and --far-field device --no-tree (the FMM's traversal
+#                         and far field on the GPU; the tree runs once), at OMP_NUM_THREADS
+#                         threads; JSON lines in fmm.jsonl, rows in the table
 # Exit status: 0 when everything built and no test failed.
 set -uo pipefail
 
@@ -248,14 +249,17 @@ done
 fmm_exe=$BUILD/samples/benchmarks/fmm_benchmark
 if [[ -n ${GROVE_FMM_ARGS:-} ]]; then
   : > "$LOGS/fmm.jsonl"
-  for engine in host device; do
-    step "run fmm_benchmark $GROVE_FMM_ARGS --far-field $engine"
-    # shellcheck disable=SC2086
-    if ! timeout 300 "$fmm_exe" $GROVE_FMM_ARGS --far-field "$engine" >> "$LOGS/fmm.jsonl" 2> "$LOGS/fmm_$engine.err"; then
-      step "fmm_benchmark --far-field $engine failed or timed out"
-      tail -5 "$LOGS/fmm_$engine.err"
-      status=1
-    fi
+  IFS=';' read -r -a fmm_runs <<< "$GROVE_FMM_ARGS"
+  for args in "${fmm_runs[@]}"; do
+    for engine in "host" "device --no-tree"; do
+      step "run fmm_benchmark $args --far-field $engine"
+      # shellcheck disable=SC2086
+      if ! timeout 400 "$fmm_exe" $args --far-field $engine >> "$LOGS/fmm.jsonl" 2>> "$LOGS/fmm.err"; then
+        step "fmm_benchmark $args --far-field $engine failed or timed out"
+        tail -5 "$LOGS/fmm.err"
+        status=1
+      fi
+    done
   done
 fi
 
