@@ -10,12 +10,8 @@
 //                                             beside the host threads' near field)
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
-#include <cmath>
-#include <limits>
 #include <memory>
 #include <string>
-#include <random>
 #include <vector>
 
 #include "grove/fmm/fmm_force.hpp"
@@ -25,153 +21,10 @@
 #endif
 #include "grove/grove.hpp"
 #include "grove/tree/tree_for_force_long.hpp"
+#include "fmm_comparison.hpp"
 #include "initial_conditions.hpp"
 
-namespace {
-
-struct Force {
-  grove::Vec3d acc;
-  double pot = 0.0;
-  void clear() { acc = {}, pot = 0.0; }
-};
-
-struct Star {
-  std::int64_t id = 0;
-  double mass = 0.0;
-  grove::Vec3d pos;
-  Force force;
-  grove::Vec3d getPos() const { return pos; }
-  void setPos(const grove::Vec3d& p) { pos = p; }
-  void copyFromForce(const Force& f) { force = f; }
-};
-
-struct EP {
-  grove::Vec3d pos;
-  double mass = 0.0;
-  grove::Vec3d getPos() const { return pos; }
-  void setPos(const grove::Vec3d& p) { pos = p; }
-  double getCharge() const { return mass; }
-  void copyFromFP(const Star& s) { pos = s.pos, mass = s.mass; }
-};
-
-// Newtonian gravity in double precision, unsoftened (r = 0, a particle on itself, gives nothing),
-// written so the compiler vectorises the inner loop. The near field of both methods.
-struct NewtonKernel {
-  template <class Source>
-  void operator()(const EP* epi, int n_i, const Source* epj, int n_j, Force* f) const {
-    for (int i = 0; i < n_i; ++i) {
-      const grove::Vec3d xi = epi[i].pos;
-      double ax = 0.0, ay = 0.0, az = 0.0, pot = 0.0;
-#pragma omp simd reduction(+ : ax, ay, az, pot)
-      for (int j = 0; j < n_j; ++j) {
-        const grove::Vec3d p = epj[j].getPos();
-        const double dx = p.x - xi.x, dy = p.y - xi.y, dz = p.z - xi.z;
-        const double r2 = dx * dx + dy * dy + dz * dz;
-        const double r_inv = r2 > 0.0 ? 1.0 / std::sqrt(r2) : 0.0;
-        const double m_r_inv = epj[j].getCharge() * r_inv, m_r3_inv = m_r_inv * r_inv * r_inv;
-        ax += m_r3_inv * dx;
-        ay += m_r3_inv * dy;
-        az += m_r3_inv * dz;
-        pot -= m_r_inv;
-      }
-      f[i].acc += grove::Vec3d{ax, ay, az};
-      f[i].pot += pot;
-    }
-  }
-};
-
-// A superparticle's monopole and quadrupole (raw second moment Q about the centre of mass):
-// phi = -m/r - (3 r.Q.r - r^2 tr Q) / (2 r^5).
-struct QuadrupoleKernel {
-  void operator()(const EP* epi, int n_i, const grove::SPJQuadrupole* sp, int n_j, Force* f) const {
-    for (int i = 0; i < n_i; ++i) {
-      const grove::Vec3d xi = epi[i].pos;
-      double ax = 0.0, ay = 0.0, az = 0.0, pot = 0.0;
-#pragma omp simd reduction(+ : ax, ay, az, pot)
-      for (int j = 0; j < n_j; ++j) {
-        const grove::SymMat3d& q = sp[j].quad;
-        const double rx = xi.x - sp[j].pos.x, ry = xi.y - sp[j].pos.y, rz = xi.z - sp[j].pos.z;
-        const double r2 = rx * rx + ry * ry + rz * rz, r_inv = 1.0 / std::sqrt(r2);
-        const double r3 = r_inv * r_inv * r_inv, r5 = r3 * r_inv * r_inv, r7 = r5 * r_inv * r_inv;
-        const double qx = q.xx * rx + q.xy * ry + q.xz * rz, qy = q.xy * rx + q.yy * ry + q.yz * rz,
-                     qz = q.xz * rx + q.yz * ry + q.zz * rz;
-        const double rqr = rx * qx + ry * qy + rz * qz, tr = q.xx + q.yy + q.zz, m = sp[j].mass;
-        pot += -m * r_inv - 1.5 * rqr * r5 + 0.5 * tr * r3;
-        const double radial = -m * r3 - 7.5 * rqr * r7 + 1.5 * tr * r5;
-        ax += radial * rx + 3.0 * r5 * qx;
-        ay += radial * ry + 3.0 * r5 * qy;
-        az += radial * rz + 3.0 * r5 * qz;
-      }
-      f[i].acc += grove::Vec3d{ax, ay, az};
-      f[i].pot += pot;
-    }
-  }
-};
-
-struct Errors {
-  double median = 0.0, p99 = 0.0, max = 0.0;
-};
-
-// Direct summation for the sampled particles (all ranks' particles as sources), then the relative
-// acceleration errors over all ranks' samples.
-struct Reference {
-  std::vector<std::size_t> sampled;  // indices into this rank's particles
-  std::vector<grove::Vec3d> acc;
-
-  Reference(const grove::ParticleSystem<Star>& psys, std::int64_t n_check) {
-    const grove::Comm& comm = psys.comm();
-    const std::vector<Star> all = comm.allgatherv(psys.particles());
-    std::vector<EP> sources(all.size());
-    for (std::size_t j = 0; j < all.size(); ++j) sources[j].copyFromFP(all[j]);
-    // Every rank checks its share of n_check particles, spread over its own.
-    const double share = static_cast<double>(n_check) * static_cast<double>(psys.size()) / static_cast<double>(all.size());
-    const std::size_t count = std::min(psys.size(), static_cast<std::size_t>(std::ceil(share)));
-    for (std::size_t k = 0; k < count; ++k) sampled.push_back(k * psys.size() / count);
-    acc.resize(sampled.size());
-#pragma omp parallel for schedule(dynamic, 4)
-    for (std::size_t k = 0; k < sampled.size(); ++k) {
-      EP target;
-      target.copyFromFP(psys[sampled[k]]);
-      Force f;
-      NewtonKernel{}(&target, 1, sources.data(), static_cast<int>(sources.size()), &f);
-      acc[k] = f.acc;
-    }
-  }
-
-  Errors errors(const grove::ParticleSystem<Star>& psys) const {
-    std::vector<double> local(sampled.size());
-    for (std::size_t k = 0; k < sampled.size(); ++k)
-      local[k] = grove::norm(psys[sampled[k]].force.acc - acc[k]) / grove::norm(acc[k]);
-    std::vector<double> all = psys.comm().allgatherv(local);
-    std::sort(all.begin(), all.end());
-    if (all.empty()) return {};
-    auto at = [&](double q) { return all[static_cast<std::size_t>(q * static_cast<double>(all.size() - 1))]; };
-    return {at(0.5), at(0.99), all.back()};
-  }
-};
-
-struct Run {
-  std::string method;
-  double theta = 0.0;
-  int order = 0;
-  double seconds = 0.0;
-  Errors errors;
-};
-
-template <class Compute>
-double bestSeconds(const grove::Comm& comm, int warmup, int repeat, Compute&& compute) {
-  for (int w = 0; w < warmup; ++w) compute();  // untimed: first-touch of the buffers
-  double best = std::numeric_limits<double>::infinity();
-  for (int r = 0; r < repeat; ++r) {
-    comm.barrier();
-    const double start = grove::wallSeconds();
-    compute();
-    best = std::min(best, comm.allreduceMax(grove::wallSeconds() - start));
-  }
-  return best;
-}
-
-}  // namespace
+using namespace fmm_comparison;
 
 int main(int argc, char** argv) {
   grove::Runtime runtime(argc, argv);
@@ -251,24 +104,6 @@ int main(int argc, char** argv) {
     report({"tree", theta, 2, s, {}}, tree.profile().json());
   }
 
-  for (double target : targets) {
-    auto fastest = [&](const std::string& method) {
-      const Run* best = nullptr;
-      for (const Run& r : runs)
-        if (r.method == method && r.errors.median <= target && (!best || r.seconds < best->seconds)) best = &r;
-      return best;
-    };
-    const Run* f = fastest(far_field == "device" ? "fmm_device" : "fmm");
-    const Run* t = fastest("tree");
-    auto describe = [](const Run* r) {
-      return r ? fmt::format(R"({{"seconds":{:.5g},"theta":{},"order":{},"median_error":{:.3e}}})", r->seconds, r->theta,
-                             r->order, r->errors.median)
-               : std::string("null");
-    };
-    grove::log(R"({{"summary":{{"target_median_error":{:.1e},"n":{},"threads":{},"fmm":{},"tree":{},)"
-               R"("tree_over_fmm":{}}}}})",
-               target, n, runtime.threadCount(), describe(f), describe(t),
-               f && t ? fmt::format("{:.3f}", t->seconds / f->seconds) : std::string("null"));
-  }
+  logSummaries(runs, targets, far_field == "device" ? "fmm_device" : "fmm", "tree", n, runtime.threadCount());
   return 0;
 }

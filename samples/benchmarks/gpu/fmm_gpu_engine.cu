@@ -1,0 +1,49 @@
+// fmm_gpu_benchmark's engine (fmm_gpu_engine.h): the pairwise interactions, written once for the
+// device, which grove's multiwalk engine tiles, packs and transfers.
+#include "fmm_gpu_engine.h"
+#include "grove/gpu/device_form.hpp"
+#include "grove/gpu/multiwalk_engine.cuh"
+
+namespace fmm_comparison {
+
+namespace {
+
+// As NewtonKernel: r = 0 (a particle on itself) gives nothing.
+struct NewtonEp {
+  __device__ void operator()(const EP& i, const EP& j, Force& f) const {
+    const double dx = j.pos.x - i.pos.x, dy = j.pos.y - i.pos.y, dz = j.pos.z - i.pos.z;
+    const double r2 = dx * dx + dy * dy + dz * dz;
+    const double r_inv = r2 > 0.0 ? rsqrt(r2) : 0.0;
+    const double m_r_inv = j.mass * r_inv, m_r3_inv = m_r_inv * r_inv * r_inv;
+    f.acc.x += m_r3_inv * dx;
+    f.acc.y += m_r3_inv * dy;
+    f.acc.z += m_r3_inv * dz;
+    f.pot -= m_r_inv;
+  }
+};
+
+// As QuadrupoleKernel, in double from the superparticle's float image.
+struct NewtonQuadrupole {
+  __device__ void operator()(const EP& i, const grove::gpu::DeviceQuadrupole& s, Force& f) const {
+    const double rx = i.pos.x - s.x, ry = i.pos.y - s.y, rz = i.pos.z - s.z;
+    const double r2 = rx * rx + ry * ry + rz * rz, r_inv = rsqrt(r2);
+    const double r3 = r_inv * r_inv * r_inv, r5 = r3 * r_inv * r_inv, r7 = r5 * r_inv * r_inv;
+    const double qx = s.xx * rx + s.xy * ry + s.xz * rz, qy = s.xy * rx + s.yy * ry + s.yz * rz,
+                 qz = s.xz * rx + s.yz * ry + s.zz * rz;
+    const double rqr = rx * qx + ry * qy + rz * qz, tr = s.trace, m = s.mass;
+    f.pot += -m * r_inv - 1.5 * rqr * r5 + 0.5 * tr * r3;
+    const double radial = -m * r3 - 7.5 * rqr * r7 + 1.5 * tr * r5;
+    f.acc.x += radial * rx + 3.0 * r5 * qx;
+    f.acc.y += radial * ry + 3.0 * r5 * qy;
+    f.acc.z += radial * rz + 3.0 * r5 * qz;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<NewtonMultiwalk> makeNewtonEngine() {
+  return std::make_unique<grove::gpu::MultiwalkEngine<EP, EP, grove::SPJQuadrupole, Force, NewtonEp, NewtonQuadrupole>>(
+      NewtonEp{}, NewtonQuadrupole{});
+}
+
+}  // namespace fmm_comparison
