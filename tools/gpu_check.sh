@@ -42,6 +42,8 @@
 #                         --far-field host, and --far-field device --no-tree (the FMM's traversal
 #                         and far field on the GPU; the tree runs once), at OMP_NUM_THREADS
 #                         threads; JSON lines in fmm.jsonl, rows in the table
+#   GROVE_FMM_GPU_ARGS    when set, fmm_gpu_benchmark argument sets (';'-separated): the FMM and the
+#                         tree with their force work on the GPU; lines in fmm.jsonl too
 # Exit status: 0 when everything built and no test failed.
 set -uo pipefail
 
@@ -128,6 +130,7 @@ if [[ -n ${GROVE_GPU_ONLY:-} ]]; then
   TUTORIALS=()
 fi
 [[ -n ${GROVE_FMM_ARGS:-} ]] && TARGETS+=(fmm_benchmark)
+[[ -n ${GROVE_FMM_GPU_ARGS:-} ]] && TARGETS+=(fmm_gpu_benchmark)
 step "build ${TARGETS[*]} with -j$JOBS"
 build_ok=1
 if ! cmake --build "$BUILD" -j "$JOBS" --target "${TARGETS[@]}" > "$LOGS/build.log" 2>&1; then
@@ -247,8 +250,8 @@ done
 
 # ---- the FMM with its far field on the host and on the device --------------------------------------
 fmm_exe=$BUILD/samples/benchmarks/fmm_benchmark
+: > "$LOGS/fmm.jsonl"
 if [[ -n ${GROVE_FMM_ARGS:-} ]]; then
-  : > "$LOGS/fmm.jsonl"
   IFS=';' read -r -a fmm_runs <<< "$GROVE_FMM_ARGS"
   for args in "${fmm_runs[@]}"; do
     for engine in "host" "device --no-tree"; do
@@ -260,6 +263,20 @@ if [[ -n ${GROVE_FMM_ARGS:-} ]]; then
         status=1
       fi
     done
+  done
+fi
+
+fmm_gpu_exe=$BUILD/samples/benchmarks/gpu/fmm_gpu_benchmark
+if [[ -n ${GROVE_FMM_GPU_ARGS:-} ]]; then
+  IFS=';' read -r -a fmm_runs <<< "$GROVE_FMM_GPU_ARGS"
+  for args in "${fmm_runs[@]}"; do
+    step "run fmm_gpu_benchmark $args"
+    # shellcheck disable=SC2086
+    if ! timeout 400 "$fmm_gpu_exe" $args >> "$LOGS/fmm.jsonl" 2>> "$LOGS/fmm.err"; then
+      step "fmm_gpu_benchmark $args failed or timed out"
+      tail -5 "$LOGS/fmm.err"
+      status=1
+    fi
   done
 fi
 
