@@ -170,8 +170,7 @@ __global__ void csrFromSortedKeys(const std::uint64_t* keys, long long n, int ta
 constexpr int kM2lLanes = 16;       // sources per chunk of a target's M2L list
 constexpr int kLaneStride = 17;     // shared rows padded against bank conflicts
 constexpr int kM2lThreads = 128;
-constexpr int kSegmentTerms = 16;   // contraction terms per thread work item
-constexpr int kMaxSegments = 400;   // 353 at order 8
+constexpr int kMaxSegments = kM2lThreads + kMaxCoefficients;  // work items: a thread's terms cut at each n
 
 struct Tables {
   int order, rows;                 // rows: coefficients of degree <= order
@@ -185,6 +184,7 @@ struct Tables {
   const ushort2* contraction;      // (k, n + k)
   const int* segment_begin;        // per local coefficient n: its work items [begin, end)
   const int2* segment_terms;       // per work item: its contraction terms [x, y)
+  const int* thread_segments;      // per M2L thread: its work items [begin, end)
   int segments;
   const int* l2l_begin;            // per child coefficient: its terms, sorted
   const ushort2* l2l_factors;      // (parent coefficient, power)
@@ -203,8 +203,9 @@ struct Multipoles {
 };
 
 // One block per target cell: its M2L sources kM2lLanes at a time, the Taylor coefficients a
-// degree at a time across the block, then the contraction n! L_n += sum_k D_{n+k} M_k / k! in
-// fixed work items (kSegmentTerms terms of one n each), summed per n in a fixed order.
+// degree at a time across the block, then the contraction n! L_n += sum_k D_{n+k} M_k / k!: each
+// thread an equal run of its terms, kept per n in work items of its own, which are summed per n
+// in a fixed order at the end (no atomics: the result does not depend on timing).
 __global__ void __launch_bounds__(kM2lThreads) multipolesToLocals(Tables tb, const FmmCell* cells, Multipoles mp,
                                                                   const std::int64_t* offsets, const int* items,
                                                                   double* locals) {
@@ -255,16 +256,22 @@ __global__ void __launch_bounds__(kM2lThreads) multipolesToLocals(Tables tb, con
       d[i * kLaneStride + s] *= tb.factorial[i];
     }
     __syncthreads();
-    for (int w = threadIdx.x; w < tb.segments; w += blockDim.x) {
-      double sum = partial[w];
+    for (int w = tb.thread_segments[threadIdx.x]; w < tb.thread_segments[threadIdx.x + 1]; ++w) {
+      // Four accumulators: independent multiply-add chains, not one long dependent one.
+      double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
       for (int term = tb.segment_terms[w].x; term < tb.segment_terms[w].y; ++term) {
         const ushort2 pair = tb.contraction[term];
         const double* mk = m + pair.x * kLaneStride;
         const double* dm = d + pair.y * kLaneStride;
 #pragma unroll
-        for (int s = 0; s < kM2lLanes; ++s) sum += dm[s] * mk[s];
+        for (int s = 0; s < kM2lLanes; s += 4) {
+          s0 += dm[s] * mk[s];
+          s1 += dm[s + 1] * mk[s + 1];
+          s2 += dm[s + 2] * mk[s + 2];
+          s3 += dm[s + 3] * mk[s + 3];
+        }
       }
-      partial[w] = sum;
+      partial[w] += (s0 + s1) + (s2 + s3);
     }
     __syncthreads();
   }
@@ -382,7 +389,7 @@ void upload(DeviceVector<T>& to, std::span<const T> from, cudaStream_t stream) {
 // The device copy of one order's tables.
 struct DeviceTables {
   int order = 0;
-  DeviceVector<int> degree_begin, lower, upper, power_axis, segment_begin, l2l_begin;
+  DeviceVector<int> degree_begin, lower, upper, power_axis, segment_begin, thread_segments, l2l_begin;
   DeviceVector<int2> segment_terms;
   DeviceVector<unsigned char> index;
   DeviceVector<double> factorial, inverse_factorial, l2l_weight;
@@ -405,28 +412,39 @@ struct DeviceTables {
       for (int axis = 0; axis < 3; ++axis)
         upper_h.push_back(i < rows ? e.find(k[0] + (axis == 0), k[1] + (axis == 1), k[2] + (axis == 2)) : -1);
     }
-    // The contraction's terms cut into work items of at most kSegmentTerms, each within one n.
-    std::vector<int> segment_begin_h;
+    // The contraction's terms, in order, cut into kM2lThreads equal runs and each run at the
+    // boundaries between local coefficients n: work items that each add to one n only. They stay
+    // in term order, so each n's items are contiguous.
+    std::vector<int> segment_begin_h(static_cast<std::size_t>(rows) + 1, 0), thread_segments_h;
     std::vector<int2> segment_terms_h;
     const std::span<const int> cb = e.contractionBegin();
-    for (std::size_t n = 0; n < static_cast<std::size_t>(rows); ++n) {
-      segment_begin_h.push_back(static_cast<int>(segment_terms_h.size()));
-      for (int t = cb[n]; t < cb[n + 1]; t += kSegmentTerms)
-        segment_terms_h.push_back(make_int2(t, std::min(t + kSegmentTerms, cb[n + 1])));
+    const int terms = cb[static_cast<std::size_t>(rows)];
+    const int share = (terms + kM2lThreads - 1) / kM2lThreads;
+    std::size_t n = 0;
+    for (int thread = 0; thread < kM2lThreads; ++thread) {
+      thread_segments_h.push_back(static_cast<int>(segment_terms_h.size()));
+      const int last = std::min(terms, (thread + 1) * share);
+      for (int t = std::min(terms, thread * share); t < last;) {
+        while (cb[n + 1] <= t) segment_begin_h[++n] = static_cast<int>(segment_terms_h.size());
+        const int end = std::min(last, cb[n + 1]);
+        segment_terms_h.push_back(make_int2(t, end));
+        t = end;
+      }
     }
     segments = static_cast<int>(segment_terms_h.size());
-    segment_begin_h.push_back(segments);
+    thread_segments_h.push_back(segments);
+    while (n < static_cast<std::size_t>(rows)) segment_begin_h[++n] = segments;
     require(segments <= kMaxSegments, "fmm::DeviceFarField", "{} M2L work items at order {} (at most {})", segments,
             order, kMaxSegments);
     std::vector<ushort2> contraction_h;
     for (const auto& pair : e.contraction()) contraction_h.push_back(make_ushort2(pair[0], pair[1]));
     // L2L terms grouped by child coefficient, in the host's order within each.
-    std::vector<MultiIndexSet::Term> terms(e.localShiftTerms().begin(), e.localShiftTerms().end());
-    std::stable_sort(terms.begin(), terms.end(), [](const auto& x, const auto& y) { return x.target < y.target; });
+    std::vector<MultiIndexSet::Term> shifts(e.localShiftTerms().begin(), e.localShiftTerms().end());
+    std::stable_sort(shifts.begin(), shifts.end(), [](const auto& x, const auto& y) { return x.target < y.target; });
     std::vector<int> l2l_begin_h(static_cast<std::size_t>(rows) + 1, 0);
     std::vector<ushort2> factors_h;
     std::vector<double> weight_h;
-    for (const auto& term : terms) {
+    for (const auto& term : shifts) {
       ++l2l_begin_h[term.target + 1u];
       factors_h.push_back(make_ushort2(term.first, term.second));
       weight_h.push_back(term.weight);
@@ -443,6 +461,7 @@ struct DeviceTables {
     upload(contraction, std::span<const ushort2>(contraction_h), stream);
     upload(segment_begin, std::span<const int>(segment_begin_h), stream);
     upload(segment_terms, std::span<const int2>(segment_terms_h), stream);
+    upload(thread_segments, std::span<const int>(thread_segments_h), stream);
     upload(l2l_begin, std::span<const int>(l2l_begin_h), stream);
     upload(l2l_factors, std::span<const ushort2>(factors_h), stream);
     upload(l2l_weight, std::span<const double>(weight_h), stream);
@@ -598,6 +617,7 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
                   dt.contraction.data(),
                   dt.segment_begin.data(),
                   dt.segment_terms.data(),
+                  dt.thread_segments.data(),
                   dt.segments,
                   dt.l2l_begin.data(),
                   dt.l2l_factors.data(),
