@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Error against time for the FMM and the Barnes-Hut tree, from fmm_benchmark's JSON lines
-(samples/benchmarks/fmm_benchmark.cpp): one curve per FMM order over theta, one for the tree over
-theta, median relative acceleration error against seconds per force calculation.
+"""Error against time for the FMM and the Barnes-Hut tree, from fmm_benchmark's and
+fmm_gpu_benchmark's JSON lines (samples/benchmarks): one curve per method and FMM order over theta,
+one per tree method over theta, median relative acceleration error against seconds per force
+calculation. Methods: fmm (host), fmm_device (far field on the GPU, near field on the host),
+fmm_gpu (far field and near field on the GPU), tree (host), tree_gpu (walk on the host, kernels
+on the GPU).
 
     tools/plot_fmm.py doc/fmm/h100x2_host_n2e20.jsonl --out doc/fmm/error_time_n2e20.png
 """
@@ -15,6 +18,7 @@ def main():
     p.add_argument("files", nargs="+")
     p.add_argument("--out", required=True)
     p.add_argument("-n", type=int, help="only the runs of this N (default: the first run's)")
+    p.add_argument("--title", help="the plot's title")
     a = p.parse_args()
     runs = []
     for name in a.files:
@@ -33,7 +37,10 @@ def main():
     fig, ax = plt.subplots(figsize=(7, 5))
     curves = {}
     for r in runs:
-        key = ("FMM, order %d" % r["order"]) if r["method"] == "fmm" else "tree, quadrupole"
+        names = {"fmm": "FMM", "fmm_device": "FMM, far field on GPU", "fmm_gpu": "FMM on GPU",
+                 "tree": "tree, quadrupole", "tree_gpu": "tree on GPU, quadrupole"}
+        name = names.get(r["method"], r["method"])
+        key = ("%s, order %d" % (name, r["order"])) if r["method"].startswith("fmm") else name
         curves.setdefault(key, []).append(r)
     for key, rs in sorted(curves.items()):
         rs.sort(key=lambda r: r["theta"])
@@ -48,8 +55,8 @@ def main():
     ax.set_yscale("log")
     ax.set_xlabel("seconds per force calculation")
     ax.set_ylabel("median relative acceleration error")
-    ax.set_title("Plummer sphere, N = %d, %d threads (labels: theta)" % (n, runs[0]["threads"]))
-    ax.legend()
+    ax.set_title(a.title or "Plummer sphere, N = %d, %d threads (labels: theta)" % (n, runs[0]["threads"]))
+    ax.legend(fontsize=8, loc="upper right")
     fig.tight_layout()
     fig.savefig(a.out, dpi=110)
     print("plot_fmm: wrote", a.out)
