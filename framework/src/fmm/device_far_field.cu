@@ -8,7 +8,9 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <cstdlib>
 #include <cub/cub.cuh>
+#include <string>
 #include <vector>
 
 #include "grove/core/error.hpp"
@@ -186,6 +188,12 @@ struct Tables {
   const int2* segment_terms;       // per work item: its contraction terms [x, y)
   const int* thread_segments;      // per M2L thread: its work items [begin, end)
   int segments;
+  // The lane-parallel M2L's work items: a group of kM2lLanes threads (one per source lane) takes
+  // each; per n its items [group_segment_begin[n], ...[n + 1]); per group its items.
+  const int* group_segment_begin;
+  const int2* group_segment_terms;
+  const int* group_segments;
+  int group_segment_count;
   const int* l2l_begin;            // per child coefficient: its terms, sorted
   const ushort2* l2l_factors;      // (parent coefficient, power)
   const double* l2l_weight;
@@ -278,6 +286,86 @@ __global__ void __launch_bounds__(kM2lThreads) multipolesToLocals(Tables tb, con
   for (int n = threadIdx.x; n < rows; n += blockDim.x) {
     double sum = 0.0;
     for (int w = tb.segment_begin[n]; w < tb.segment_begin[n + 1]; ++w) sum += partial[w];
+    locals[static_cast<long long>(t) * mp.stride + n] = sum * tb.inverse_factorial[n];
+  }
+}
+
+// The same M2L with the contraction across the lanes: kM2lGroups groups of kM2lLanes threads, a
+// thread per source lane, each group an equal share (by cost) of the contraction's terms, cut at
+// each n. The lanes of a group read one row of D and one of M side by side (no shared-memory bank
+// conflicts), and a group's sum for a work item is reduced across its lanes by shuffles, in a
+// fixed order.
+constexpr int kM2lGroups = kM2lThreads / kM2lLanes;
+constexpr int kMaxGroupSegments = kM2lGroups + kMaxCoefficients;
+
+__global__ void __launch_bounds__(kM2lThreads) multipolesToLocalsByLane(Tables tb, const FmmCell* cells,
+                                                                        Multipoles mp, const std::int64_t* offsets,
+                                                                        const int* items, double* locals) {
+  __shared__ double d[(kMaxCoefficients + 1) * kM2lLanes];
+  __shared__ double m[kMaxCoefficients * kM2lLanes];
+  __shared__ double rx[kM2lLanes], ry[kM2lLanes], rz[kM2lLanes], inv_r2[kM2lLanes];
+  __shared__ double partial[kMaxGroupSegments];
+  __shared__ int source[kM2lLanes];
+  const int t = blockIdx.x;
+  const std::int64_t begin = offsets[t], end = offsets[t + 1];
+  if (begin == end) return;  // the locals start at zero
+  const int rows = tb.rows;
+  const int lane = threadIdx.x % kM2lLanes, group = threadIdx.x / kM2lLanes;
+  const unsigned group_mask = 0xffffu << (kM2lLanes * (group % 2));
+  for (int w = threadIdx.x; w < tb.group_segment_count; w += blockDim.x) partial[w] = 0.0;
+  const Vec3d z = cells[t].center;
+  for (std::int64_t first = begin; first < end; first += kM2lLanes) {
+    const int lanes = end - first < kM2lLanes ? static_cast<int>(end - first) : kM2lLanes;
+    if (threadIdx.x < kM2lLanes) {
+      const int s = threadIdx.x;
+      double x = 1.0, y = 0.0, w = 0.0;  // lanes past the last source: finite, with a zero multipole
+      source[s] = -1;
+      if (s < lanes) {
+        source[s] = items[first + s];
+        const Vec3d c = cells[source[s]].center;
+        x = z.x - c.x, y = z.y - c.y, w = z.z - c.z;
+      }
+      rx[s] = x, ry[s] = y, rz[s] = w;
+      inv_r2[s] = 1.0 / (x * x + y * y + w * w);
+      d[s] = sqrt(inv_r2[s]);
+      d[rows * kM2lLanes + s] = 0.0;  // the row of absent lower neighbours
+    }
+    __syncthreads();
+    for (int s = group; s < kM2lLanes; s += kM2lGroups) {
+      const double* multipole = source[s] >= 0 ? mp.of(source[s]) : nullptr;
+      for (int k = lane; k < rows; k += kM2lLanes)
+        m[k * kM2lLanes + s] = multipole ? multipole[k] * tb.inverse_factorial[k] : 0.0;
+    }
+    for (int degree = 1; degree <= tb.order; ++degree) {
+      const int row0 = tb.degree_begin[degree], count = tb.degree_begin[degree + 1] - row0;
+      const double c1 = -(2.0 * degree - 1.0) / degree, c2 = -(degree - 1.0) / degree;
+      for (int item = threadIdx.x; item < kM2lLanes * count; item += blockDim.x) {
+        const int i = row0 + item / kM2lLanes, s = item % kM2lLanes;
+        const int* low = tb.lower + 6 * i;
+        auto at = [&](int j) { return d[(j >= 0 ? j : rows) * kM2lLanes + s]; };
+        d[i * kM2lLanes + s] =
+            (c1 * (rx[s] * at(low[0]) + ry[s] * at(low[1]) + rz[s] * at(low[2])) + c2 * (at(low[3]) + at(low[4]) + at(low[5]))) *
+            inv_r2[s];
+      }
+      __syncthreads();
+    }
+    for (int item = threadIdx.x; item < kM2lLanes * rows; item += blockDim.x) d[item] *= tb.factorial[item / kM2lLanes];
+    __syncthreads();
+    for (int w = tb.group_segments[group]; w < tb.group_segments[group + 1]; ++w) {
+      double sum = 0.0;
+      for (int term = tb.group_segment_terms[w].x; term < tb.group_segment_terms[w].y; ++term) {
+        const ushort2 pair = tb.contraction[term];
+        sum += d[pair.y * kM2lLanes + lane] * m[pair.x * kM2lLanes + lane];
+      }
+#pragma unroll
+      for (int offset = kM2lLanes / 2; offset > 0; offset /= 2) sum += __shfl_xor_sync(group_mask, sum, offset, kM2lLanes);
+      if (lane == 0) partial[w] += sum;
+    }
+    __syncthreads();
+  }
+  for (int n = threadIdx.x; n < rows; n += blockDim.x) {
+    double sum = 0.0;
+    for (int w = tb.group_segment_begin[n]; w < tb.group_segment_begin[n + 1]; ++w) sum += partial[w];
     locals[static_cast<long long>(t) * mp.stride + n] = sum * tb.inverse_factorial[n];
   }
 }
@@ -390,6 +478,9 @@ void upload(DeviceVector<T>& to, std::span<const T> from, cudaStream_t stream) {
 struct DeviceTables {
   int order = 0;
   DeviceVector<int> degree_begin, lower, upper, power_axis, segment_begin, thread_segments, l2l_begin;
+  DeviceVector<int> group_segment_begin, group_segments;
+  DeviceVector<int2> group_segment_terms;
+  int group_segment_count = 0;
   DeviceVector<int2> segment_terms;
   DeviceVector<unsigned char> index;
   DeviceVector<double> factorial, inverse_factorial, l2l_weight;
@@ -436,6 +527,41 @@ struct DeviceTables {
     while (n < static_cast<std::size_t>(rows)) segment_begin_h[++n] = segments;
     require(segments <= kMaxSegments, "fmm::DeviceFarField", "{} M2L work items at order {} (at most {})", segments,
             order, kMaxSegments);
+    // The lane-parallel M2L's work items: the terms in order, each group a share of the cost (a
+    // term costs 1, a work item's reduction across lanes kItemCost), cut at each n.
+    constexpr int kItemCost = 8;
+    std::vector<int> group_segment_begin_h(static_cast<std::size_t>(rows) + 1, 0), group_segments_h;
+    std::vector<int2> group_segment_terms_h;
+    {
+      const long long cost = terms + static_cast<long long>(kItemCost) * (rows + kM2lGroups);
+      const double budget = static_cast<double>(cost) / kM2lGroups;
+      int group = 0;
+      double spent = 0.0;
+      group_segments_h.push_back(0);
+      for (std::size_t k = 0; k < static_cast<std::size_t>(rows); ++k) {
+        group_segment_begin_h[k] = static_cast<int>(group_segment_terms_h.size());
+        for (int t = cb[k]; t < cb[k + 1];) {
+          if (group < kM2lGroups - 1 && spent + kItemCost >= budget * (group + 1)) {  // this group is full
+            ++group;
+            group_segments_h.push_back(static_cast<int>(group_segment_terms_h.size()));
+          }
+          // The terms this group can still take after paying for a new item (at least one).
+          const int room = group == kM2lGroups - 1
+                               ? cb[k + 1] - t
+                               : std::max(1, static_cast<int>(budget * (group + 1) - spent - kItemCost));
+          const int last = std::min(cb[k + 1], t + room);
+          group_segment_terms_h.push_back(make_int2(t, last));
+          spent += kItemCost + (last - t);
+          t = last;
+        }
+      }
+      while (static_cast<int>(group_segments_h.size()) <= kM2lGroups)
+        group_segments_h.push_back(static_cast<int>(group_segment_terms_h.size()));
+      group_segment_count = static_cast<int>(group_segment_terms_h.size());
+      group_segment_begin_h[static_cast<std::size_t>(rows)] = group_segment_count;
+    }
+    require(group_segment_count <= kMaxGroupSegments, "fmm::DeviceFarField",
+            "{} lane-parallel M2L work items at order {} (at most {})", group_segment_count, order, kMaxGroupSegments);
     std::vector<ushort2> contraction_h;
     for (const auto& pair : e.contraction()) contraction_h.push_back(make_ushort2(pair[0], pair[1]));
     // L2L terms grouped by child coefficient, in the host's order within each.
@@ -462,6 +588,9 @@ struct DeviceTables {
     upload(segment_begin, std::span<const int>(segment_begin_h), stream);
     upload(segment_terms, std::span<const int2>(segment_terms_h), stream);
     upload(thread_segments, std::span<const int>(thread_segments_h), stream);
+    upload(group_segment_begin, std::span<const int>(group_segment_begin_h), stream);
+    upload(group_segment_terms, std::span<const int2>(group_segment_terms_h), stream);
+    upload(group_segments, std::span<const int>(group_segments_h), stream);
     upload(l2l_begin, std::span<const int>(l2l_begin_h), stream);
     upload(l2l_factors, std::span<const ushort2>(factors_h), stream);
     upload(l2l_weight, std::span<const double>(weight_h), stream);
@@ -619,14 +748,26 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
                   dt.segment_terms.data(),
                   dt.thread_segments.data(),
                   dt.segments,
+                  dt.group_segment_begin.data(),
+                  dt.group_segment_terms.data(),
+                  dt.group_segments.data(),
+                  dt.group_segment_count,
                   dt.l2l_begin.data(),
                   dt.l2l_factors.data(),
                   dt.l2l_weight.data()};
   const Multipoles mp{s.local_multipoles.data(), s.remote_multipoles.data(),
                       static_cast<long long>(sources.localCount()), static_cast<int>(stride)};
   if (s.target_count > 0) {
-    multipolesToLocals<<<static_cast<unsigned>(s.target_count), kM2lThreads, 0, fs>>>(
-        tb, s.cells.data(), mp, s.offsets[kM2l].data(), s.items[kM2l].data(), s.locals.data());
+    static const bool by_lane = [] {
+      const char* v = std::getenv("GROVE_FMM_M2L");
+      return v == nullptr || std::string(v) != "thread";
+    }();
+    if (by_lane)
+      multipolesToLocalsByLane<<<static_cast<unsigned>(s.target_count), kM2lThreads, 0, fs>>>(
+          tb, s.cells.data(), mp, s.offsets[kM2l].data(), s.items[kM2l].data(), s.locals.data());
+    else
+      multipolesToLocals<<<static_cast<unsigned>(s.target_count), kM2lThreads, 0, fs>>>(
+          tb, s.cells.data(), mp, s.offsets[kM2l].data(), s.items[kM2l].data(), s.locals.data());
     check(cudaGetLastError(), "multipolesToLocals");
   }
   s.m2l_done.record(fs);
