@@ -8,9 +8,7 @@
 #include <array>
 #include <bit>
 #include <cstdint>
-#include <cstdlib>
 #include <cub/cub.cuh>
-#include <string>
 #include <vector>
 
 #include "grove/core/error.hpp"
@@ -170,9 +168,7 @@ __global__ void csrFromSortedKeys(const std::uint64_t* keys, long long n, int ta
 // Far field. The operator tables of grove::fmm::MultiIndexSet, on the device.
 
 constexpr int kM2lLanes = 16;       // sources per chunk of a target's M2L list
-constexpr int kLaneStride = 17;     // shared rows padded against bank conflicts
 constexpr int kM2lThreads = 128;
-constexpr int kMaxSegments = kM2lThreads + kMaxCoefficients;  // work items: a thread's terms cut at each n
 
 struct Tables {
   int order, rows;                 // rows: coefficients of degree <= order
@@ -184,16 +180,11 @@ struct Tables {
   const double* factorial;         // per index of degree <= order
   const double* inverse_factorial;
   const ushort2* contraction;      // (k, n + k)
-  const int* segment_begin;        // per local coefficient n: its work items [begin, end)
-  const int2* segment_terms;       // per work item: its contraction terms [x, y)
-  const int* thread_segments;      // per M2L thread: its work items [begin, end)
-  int segments;
-  // The lane-parallel M2L's work items: a group of kM2lLanes threads (one per source lane) takes
-  // each; per n its items [group_segment_begin[n], ...[n + 1]); per group its items.
-  const int* group_segment_begin;
-  const int2* group_segment_terms;
-  const int* group_segments;
-  int group_segment_count;
+  // The M2L's work items: a group of kM2lLanes threads (one per source lane) takes each.
+  const int* item_begin;           // per local coefficient n: its work items [begin, end)
+  const int2* item_terms;          // per work item: its contraction terms [x, y)
+  const int* group_items;          // per group: its work items [begin, end)
+  int item_count;
   const int* l2l_begin;            // per child coefficient: its terms, sorted
   const ushort2* l2l_factors;      // (parent coefficient, power)
   const double* l2l_weight;
@@ -210,101 +201,24 @@ struct Multipoles {
   }
 };
 
-// One block per target cell: its M2L sources kM2lLanes at a time, the Taylor coefficients a
-// degree at a time across the block, then the contraction n! L_n += sum_k D_{n+k} M_k / k!: each
-// thread an equal run of its terms, kept per n in work items of its own, which are summed per n
-// in a fixed order at the end (no atomics: the result does not depend on timing).
-__global__ void __launch_bounds__(kM2lThreads) multipolesToLocals(Tables tb, const FmmCell* cells, Multipoles mp,
-                                                                  const std::int64_t* offsets, const int* items,
-                                                                  double* locals) {
-  __shared__ double d[(kMaxCoefficients + 1) * kLaneStride];
-  __shared__ double m[kMaxCoefficients * kLaneStride];
-  __shared__ double rx[kM2lLanes], ry[kM2lLanes], rz[kM2lLanes], inv_r2[kM2lLanes];
-  __shared__ double partial[kMaxSegments];
-  const int t = blockIdx.x;
-  const std::int64_t begin = offsets[t], end = offsets[t + 1];
-  if (begin == end) return;  // the locals start at zero
-  const int rows = tb.rows;
-  for (int w = threadIdx.x; w < tb.segments; w += blockDim.x) partial[w] = 0.0;
-  const Vec3d z = cells[t].center;
-  for (std::int64_t first = begin; first < end; first += kM2lLanes) {
-    const int lanes = end - first < kM2lLanes ? static_cast<int>(end - first) : kM2lLanes;
-    if (threadIdx.x < kM2lLanes) {
-      const int s = threadIdx.x;
-      double x = 1.0, y = 0.0, w = 0.0;  // lanes past the last source: finite, with a zero multipole
-      if (s < lanes) {
-        const Vec3d c = cells[items[first + s]].center;
-        x = z.x - c.x, y = z.y - c.y, w = z.z - c.z;
-      }
-      rx[s] = x, ry[s] = y, rz[s] = w;
-      inv_r2[s] = 1.0 / (x * x + y * y + w * w);
-      d[s] = sqrt(inv_r2[s]);
-      d[rows * kLaneStride + s] = 0.0;  // the row of absent lower neighbours
-    }
-    for (int item = threadIdx.x; item < kM2lLanes * rows; item += blockDim.x) {
-      const int lane = item / rows, k = item % rows;
-      m[k * kLaneStride + lane] = lane < lanes ? mp.of(items[first + lane])[k] * tb.inverse_factorial[k] : 0.0;
-    }
-    __syncthreads();
-    for (int degree = 1; degree <= tb.order; ++degree) {
-      const int row0 = tb.degree_begin[degree], count = tb.degree_begin[degree + 1] - row0;
-      const double c1 = -(2.0 * degree - 1.0) / degree, c2 = -(degree - 1.0) / degree;
-      for (int item = threadIdx.x; item < kM2lLanes * count; item += blockDim.x) {
-        const int i = row0 + item / kM2lLanes, s = item % kM2lLanes;
-        const int* low = tb.lower + 6 * i;
-        auto at = [&](int j) { return d[(j >= 0 ? j : rows) * kLaneStride + s]; };
-        d[i * kLaneStride + s] =
-            (c1 * (rx[s] * at(low[0]) + ry[s] * at(low[1]) + rz[s] * at(low[2])) + c2 * (at(low[3]) + at(low[4]) + at(low[5]))) *
-            inv_r2[s];
-      }
-      __syncthreads();
-    }
-    for (int item = threadIdx.x; item < kM2lLanes * rows; item += blockDim.x) {
-      const int i = item / kM2lLanes, s = item % kM2lLanes;
-      d[i * kLaneStride + s] *= tb.factorial[i];
-    }
-    __syncthreads();
-    for (int w = tb.thread_segments[threadIdx.x]; w < tb.thread_segments[threadIdx.x + 1]; ++w) {
-      // Four accumulators: independent multiply-add chains, not one long dependent one.
-      double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-      for (int term = tb.segment_terms[w].x; term < tb.segment_terms[w].y; ++term) {
-        const ushort2 pair = tb.contraction[term];
-        const double* mk = m + pair.x * kLaneStride;
-        const double* dm = d + pair.y * kLaneStride;
-#pragma unroll
-        for (int s = 0; s < kM2lLanes; s += 4) {
-          s0 += dm[s] * mk[s];
-          s1 += dm[s + 1] * mk[s + 1];
-          s2 += dm[s + 2] * mk[s + 2];
-          s3 += dm[s + 3] * mk[s + 3];
-        }
-      }
-      partial[w] += (s0 + s1) + (s2 + s3);
-    }
-    __syncthreads();
-  }
-  for (int n = threadIdx.x; n < rows; n += blockDim.x) {
-    double sum = 0.0;
-    for (int w = tb.segment_begin[n]; w < tb.segment_begin[n + 1]; ++w) sum += partial[w];
-    locals[static_cast<long long>(t) * mp.stride + n] = sum * tb.inverse_factorial[n];
-  }
-}
-
-// The same M2L with the contraction across the lanes: kM2lGroups groups of kM2lLanes threads, a
-// thread per source lane, each group an equal share (by cost) of the contraction's terms, cut at
-// each n. The lanes of a group read one row of D and one of M side by side (no shared-memory bank
-// conflicts), and a group's sum for a work item is reduced across its lanes by shuffles, in a
-// fixed order.
+// One block per target cell: its M2L sources kM2lLanes at a time. The Taylor coefficients are
+// built a degree at a time across the block; then the contraction n! L_n += sum_k D_{n+k} M_k / k!
+// runs across the lanes: kM2lGroups groups of kM2lLanes threads, a thread per source lane, each
+// group an equal share (by cost) of the contraction's terms cut at each n (its work items). The
+// lanes of a group read one row of D and one of M side by side (no shared-memory bank conflicts;
+// 18 % faster at order 8 than a thread per run of terms, which read rows at random), a work
+// item's sum is reduced across the lanes by shuffles, and each n's items are summed in a fixed
+// order at the end: no atomics, so the result does not depend on timing.
 constexpr int kM2lGroups = kM2lThreads / kM2lLanes;
-constexpr int kMaxGroupSegments = kM2lGroups + kMaxCoefficients;
+constexpr int kMaxItems = kM2lGroups + kMaxCoefficients;
 
-__global__ void __launch_bounds__(kM2lThreads) multipolesToLocalsByLane(Tables tb, const FmmCell* cells,
+__global__ void __launch_bounds__(kM2lThreads) multipolesToLocals(Tables tb, const FmmCell* cells,
                                                                         Multipoles mp, const std::int64_t* offsets,
                                                                         const int* items, double* locals) {
   __shared__ double d[(kMaxCoefficients + 1) * kM2lLanes];
   __shared__ double m[kMaxCoefficients * kM2lLanes];
   __shared__ double rx[kM2lLanes], ry[kM2lLanes], rz[kM2lLanes], inv_r2[kM2lLanes];
-  __shared__ double partial[kMaxGroupSegments];
+  __shared__ double partial[kMaxItems];
   __shared__ int source[kM2lLanes];
   const int t = blockIdx.x;
   const std::int64_t begin = offsets[t], end = offsets[t + 1];
@@ -312,7 +226,7 @@ __global__ void __launch_bounds__(kM2lThreads) multipolesToLocalsByLane(Tables t
   const int rows = tb.rows;
   const int lane = threadIdx.x % kM2lLanes, group = threadIdx.x / kM2lLanes;
   const unsigned group_mask = 0xffffu << (kM2lLanes * (group % 2));
-  for (int w = threadIdx.x; w < tb.group_segment_count; w += blockDim.x) partial[w] = 0.0;
+  for (int w = threadIdx.x; w < tb.item_count; w += blockDim.x) partial[w] = 0.0;
   const Vec3d z = cells[t].center;
   for (std::int64_t first = begin; first < end; first += kM2lLanes) {
     const int lanes = end - first < kM2lLanes ? static_cast<int>(end - first) : kM2lLanes;
@@ -351,9 +265,9 @@ __global__ void __launch_bounds__(kM2lThreads) multipolesToLocalsByLane(Tables t
     }
     for (int item = threadIdx.x; item < kM2lLanes * rows; item += blockDim.x) d[item] *= tb.factorial[item / kM2lLanes];
     __syncthreads();
-    for (int w = tb.group_segments[group]; w < tb.group_segments[group + 1]; ++w) {
+    for (int w = tb.group_items[group]; w < tb.group_items[group + 1]; ++w) {
       double sum = 0.0;
-      for (int term = tb.group_segment_terms[w].x; term < tb.group_segment_terms[w].y; ++term) {
+      for (int term = tb.item_terms[w].x; term < tb.item_terms[w].y; ++term) {
         const ushort2 pair = tb.contraction[term];
         sum += d[pair.y * kM2lLanes + lane] * m[pair.x * kM2lLanes + lane];
       }
@@ -365,7 +279,7 @@ __global__ void __launch_bounds__(kM2lThreads) multipolesToLocalsByLane(Tables t
   }
   for (int n = threadIdx.x; n < rows; n += blockDim.x) {
     double sum = 0.0;
-    for (int w = tb.group_segment_begin[n]; w < tb.group_segment_begin[n + 1]; ++w) sum += partial[w];
+    for (int w = tb.item_begin[n]; w < tb.item_begin[n + 1]; ++w) sum += partial[w];
     locals[static_cast<long long>(t) * mp.stride + n] = sum * tb.inverse_factorial[n];
   }
 }
@@ -477,15 +391,14 @@ void upload(DeviceVector<T>& to, std::span<const T> from, cudaStream_t stream) {
 // The device copy of one order's tables.
 struct DeviceTables {
   int order = 0;
-  DeviceVector<int> degree_begin, lower, upper, power_axis, segment_begin, thread_segments, l2l_begin;
-  DeviceVector<int> group_segment_begin, group_segments;
-  DeviceVector<int2> group_segment_terms;
-  int group_segment_count = 0;
-  DeviceVector<int2> segment_terms;
+  DeviceVector<int> degree_begin, lower, upper, power_axis, l2l_begin;
+  DeviceVector<int> item_begin, group_items;
+  DeviceVector<int2> item_terms;
+  int item_count = 0;
   DeviceVector<unsigned char> index;
   DeviceVector<double> factorial, inverse_factorial, l2l_weight;
   DeviceVector<ushort2> contraction, l2l_factors;
-  int rows = 0, segments = 0;
+  int rows = 0;
 
   void build(const MultiIndexSet& e, cudaStream_t stream) {
     order = e.order();
@@ -503,65 +416,43 @@ struct DeviceTables {
       for (int axis = 0; axis < 3; ++axis)
         upper_h.push_back(i < rows ? e.find(k[0] + (axis == 0), k[1] + (axis == 1), k[2] + (axis == 2)) : -1);
     }
-    // The contraction's terms, in order, cut into kM2lThreads equal runs and each run at the
-    // boundaries between local coefficients n: work items that each add to one n only. They stay
-    // in term order, so each n's items are contiguous.
-    std::vector<int> segment_begin_h(static_cast<std::size_t>(rows) + 1, 0), thread_segments_h;
-    std::vector<int2> segment_terms_h;
     const std::span<const int> cb = e.contractionBegin();
     const int terms = cb[static_cast<std::size_t>(rows)];
-    const int share = (terms + kM2lThreads - 1) / kM2lThreads;
-    std::size_t n = 0;
-    for (int thread = 0; thread < kM2lThreads; ++thread) {
-      thread_segments_h.push_back(static_cast<int>(segment_terms_h.size()));
-      const int last = std::min(terms, (thread + 1) * share);
-      for (int t = std::min(terms, thread * share); t < last;) {
-        while (cb[n + 1] <= t) segment_begin_h[++n] = static_cast<int>(segment_terms_h.size());
-        const int end = std::min(last, cb[n + 1]);
-        segment_terms_h.push_back(make_int2(t, end));
-        t = end;
-      }
-    }
-    segments = static_cast<int>(segment_terms_h.size());
-    thread_segments_h.push_back(segments);
-    while (n < static_cast<std::size_t>(rows)) segment_begin_h[++n] = segments;
-    require(segments <= kMaxSegments, "fmm::DeviceFarField", "{} M2L work items at order {} (at most {})", segments,
-            order, kMaxSegments);
-    // The lane-parallel M2L's work items: the terms in order, each group a share of the cost (a
+    // The M2L's work items: the contraction's terms in order, each group a share of the cost (a
     // term costs 1, a work item's reduction across lanes kItemCost), cut at each n.
     constexpr int kItemCost = 8;
-    std::vector<int> group_segment_begin_h(static_cast<std::size_t>(rows) + 1, 0), group_segments_h;
-    std::vector<int2> group_segment_terms_h;
+    std::vector<int> item_begin_h(static_cast<std::size_t>(rows) + 1, 0), group_items_h;
+    std::vector<int2> item_terms_h;
     {
       const long long cost = terms + static_cast<long long>(kItemCost) * (rows + kM2lGroups);
       const double budget = static_cast<double>(cost) / kM2lGroups;
       int group = 0;
       double spent = 0.0;
-      group_segments_h.push_back(0);
+      group_items_h.push_back(0);
       for (std::size_t k = 0; k < static_cast<std::size_t>(rows); ++k) {
-        group_segment_begin_h[k] = static_cast<int>(group_segment_terms_h.size());
+        item_begin_h[k] = static_cast<int>(item_terms_h.size());
         for (int t = cb[k]; t < cb[k + 1];) {
           if (group < kM2lGroups - 1 && spent + kItemCost >= budget * (group + 1)) {  // this group is full
             ++group;
-            group_segments_h.push_back(static_cast<int>(group_segment_terms_h.size()));
+            group_items_h.push_back(static_cast<int>(item_terms_h.size()));
           }
           // The terms this group can still take after paying for a new item (at least one).
           const int room = group == kM2lGroups - 1
                                ? cb[k + 1] - t
                                : std::max(1, static_cast<int>(budget * (group + 1) - spent - kItemCost));
           const int last = std::min(cb[k + 1], t + room);
-          group_segment_terms_h.push_back(make_int2(t, last));
+          item_terms_h.push_back(make_int2(t, last));
           spent += kItemCost + (last - t);
           t = last;
         }
       }
-      while (static_cast<int>(group_segments_h.size()) <= kM2lGroups)
-        group_segments_h.push_back(static_cast<int>(group_segment_terms_h.size()));
-      group_segment_count = static_cast<int>(group_segment_terms_h.size());
-      group_segment_begin_h[static_cast<std::size_t>(rows)] = group_segment_count;
+      while (static_cast<int>(group_items_h.size()) <= kM2lGroups)
+        group_items_h.push_back(static_cast<int>(item_terms_h.size()));
+      item_count = static_cast<int>(item_terms_h.size());
+      item_begin_h[static_cast<std::size_t>(rows)] = item_count;
     }
-    require(group_segment_count <= kMaxGroupSegments, "fmm::DeviceFarField",
-            "{} lane-parallel M2L work items at order {} (at most {})", group_segment_count, order, kMaxGroupSegments);
+    require(item_count <= kMaxItems, "fmm::DeviceFarField",
+            "{} M2L work items at order {} (at most {})", item_count, order, kMaxItems);
     std::vector<ushort2> contraction_h;
     for (const auto& pair : e.contraction()) contraction_h.push_back(make_ushort2(pair[0], pair[1]));
     // L2L terms grouped by child coefficient, in the host's order within each.
@@ -585,12 +476,9 @@ struct DeviceTables {
     upload(factorial, e.factorials(), stream);
     upload(inverse_factorial, e.inverseFactorials(), stream);
     upload(contraction, std::span<const ushort2>(contraction_h), stream);
-    upload(segment_begin, std::span<const int>(segment_begin_h), stream);
-    upload(segment_terms, std::span<const int2>(segment_terms_h), stream);
-    upload(thread_segments, std::span<const int>(thread_segments_h), stream);
-    upload(group_segment_begin, std::span<const int>(group_segment_begin_h), stream);
-    upload(group_segment_terms, std::span<const int2>(group_segment_terms_h), stream);
-    upload(group_segments, std::span<const int>(group_segments_h), stream);
+    upload(item_begin, std::span<const int>(item_begin_h), stream);
+    upload(item_terms, std::span<const int2>(item_terms_h), stream);
+    upload(group_items, std::span<const int>(group_items_h), stream);
     upload(l2l_begin, std::span<const int>(l2l_begin_h), stream);
     upload(l2l_factors, std::span<const ushort2>(factors_h), stream);
     upload(l2l_weight, std::span<const double>(weight_h), stream);
@@ -744,30 +632,18 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
                   dt.factorial.data(),
                   dt.inverse_factorial.data(),
                   dt.contraction.data(),
-                  dt.segment_begin.data(),
-                  dt.segment_terms.data(),
-                  dt.thread_segments.data(),
-                  dt.segments,
-                  dt.group_segment_begin.data(),
-                  dt.group_segment_terms.data(),
-                  dt.group_segments.data(),
-                  dt.group_segment_count,
+                  dt.item_begin.data(),
+                  dt.item_terms.data(),
+                  dt.group_items.data(),
+                  dt.item_count,
                   dt.l2l_begin.data(),
                   dt.l2l_factors.data(),
                   dt.l2l_weight.data()};
   const Multipoles mp{s.local_multipoles.data(), s.remote_multipoles.data(),
                       static_cast<long long>(sources.localCount()), static_cast<int>(stride)};
   if (s.target_count > 0) {
-    static const bool by_lane = [] {
-      const char* v = std::getenv("GROVE_FMM_M2L");
-      return v == nullptr || std::string(v) != "thread";
-    }();
-    if (by_lane)
-      multipolesToLocalsByLane<<<static_cast<unsigned>(s.target_count), kM2lThreads, 0, fs>>>(
-          tb, s.cells.data(), mp, s.offsets[kM2l].data(), s.items[kM2l].data(), s.locals.data());
-    else
-      multipolesToLocals<<<static_cast<unsigned>(s.target_count), kM2lThreads, 0, fs>>>(
-          tb, s.cells.data(), mp, s.offsets[kM2l].data(), s.items[kM2l].data(), s.locals.data());
+    multipolesToLocals<<<static_cast<unsigned>(s.target_count), kM2lThreads, 0, fs>>>(
+        tb, s.cells.data(), mp, s.offsets[kM2l].data(), s.items[kM2l].data(), s.locals.data());
     check(cudaGetLastError(), "multipolesToLocals");
   }
   s.m2l_done.record(fs);
