@@ -397,6 +397,39 @@ TEST(FmmForce, MultiwalkIndexHooksGiveTheKernelsForces) {
   }
 }
 
+// An accelerator that fails in the middle of the near field: the call throws while the host's far
+// field runs beside the batches on a thread of its own; that far field is stopped before the error
+// leaves the call, and the next call computes the same forces as a fresh object.
+TEST(FmmForce, AFailingAcceleratorLeavesNoFarFieldRunning) {
+  Prepared& p = prepared(1 << 12, true);
+  Fmm cpu(p.psys.size(), 0.5, 16, 5), hooks(p.psys.size(), 0.5, 16, 5);
+  cpu.calcForceAll(NewtonKernel{}, p.psys, p.dinfo);
+  int batches = 0;
+  auto failing = [&](const std::int32_t tag, const std::int32_t n_walk, const ChargedEP** epi, const std::int32_t* n_epi,
+                     const std::int32_t** id_epj, const std::int32_t* n_epj, const std::int32_t** id_spj,
+                     const std::int32_t* n_spj, const ChargedEP* epj, const std::int32_t n_epj_tot,
+                     const SPJMonopole* spj, const std::int32_t n_spj_tot, const bool send_flag) {
+    if (!send_flag && ++batches == 2) throw grove::Error("stand-in dispatch", "the accelerator failed");
+    return fdps_style::DispatchKernelWithSP(tag, n_walk, epi, n_epi, id_epj, n_epj, id_spj, n_spj, epj, n_epj_tot,
+                                            spj, n_spj_tot, send_flag);
+  };
+  if (p.psys.size() > 64) {  // a rank with two or more batches of 7 leaves
+    EXPECT_THROW(hooks.calcForceAllMultiWalkIndex(failing, fdps_style::RetrieveKernel, 1, p.psys, p.dinfo, 7),
+                 grove::Error);
+  } else {
+    hooks.calcForceAllMultiWalkIndex(failing, fdps_style::RetrieveKernel, 1, p.psys, p.dinfo, 7);
+  }
+  fdps_style::device_results.clear();
+  hooks.calcForceAllMultiWalkIndex(fdps_style::DispatchKernelWithSP, fdps_style::RetrieveKernel, 1, p.psys, p.dinfo,
+                                   7);
+  int differ = 0;
+  for (std::size_t i = 0; i < p.psys.size(); ++i)
+    differ += !(cpu.getForce(i).acc == hooks.getForce(i).acc && cpu.getForce(i).pot == hooks.getForce(i).pot);
+  EXPECT_EQ(differ, 0);
+  EXPECT_STREQ(hooks.statistics().far_field_engine, "host");
+  EXPECT_TRUE(hooks.statistics().overlapped);
+}
+
 // FDPS's clear = false: a second call adds to the first call's forces (here the same forces
 // again, so twice them); on the first call, with nothing to add to, it is refused on every rank.
 TEST(FmmForce, ClearFalseAddsToThePreviousForces) {

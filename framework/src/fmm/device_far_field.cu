@@ -370,9 +370,9 @@ __global__ void evaluateAtParticles(Tables tb, const FmmCell* cells, Multipoles 
       }
     }
     phi[k] = p;
-    gradient[3 * k + 0] = g[0];
-    gradient[3 * k + 1] = g[1];
-    gradient[3 * k + 2] = g[2];
+    gradient[3LL * k + 0] = g[0];
+    gradient[3LL * k + 1] = g[1];
+    gradient[3LL * k + 2] = g[2];
   }
 }
 
@@ -487,6 +487,7 @@ struct DeviceTables {
 };
 
 struct DeviceFarField::State {
+  int device = -1;
   gpu::Stream traversal_stream, far_stream;
   gpu::Event traversed, far_start{true}, m2l_done{true}, far_done{true};
   DeviceTables tables;
@@ -520,29 +521,50 @@ constexpr int kM2l = 0, kP2p = 1, kM2p = 2;
 
 DeviceFarField::DeviceFarField() {
   require(gpu::deviceCount() > 0, "fmm::DeviceFarField", "no CUDA device: the FMM's device far field needs one");
+  const int device = gpu::currentDevice();
   state_ = std::make_unique<State>();
+  state_->device = device;
   state_->level_total.allocate(1);
 }
 
-DeviceFarField::~DeviceFarField() {
-  if (state_ && state_->running) cudaStreamSynchronize(state_->far_stream.get());
+DeviceFarField::~DeviceFarField() { abandon(); }
+
+void DeviceFarField::abandon() noexcept {
+  if (!state_ || !state_->running) return;
+  int current = -1;
+  cudaGetDevice(&current);
+  cudaSetDevice(state_->device);
+  cudaStreamSynchronize(state_->far_stream.get());
+  cudaSetDevice(current);
+  state_->running = false;
 }
 
 TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& sources, double theta,
                                        const MultiIndexSet& expansion, std::span<double> phi,
                                        std::span<Vec3d> gradient, bool) {
   State& s = *state_;
-  if (s.running) {  // a call that threw before its finish(): its far field is dropped
-    s.far_stream.synchronize();
-    s.running = false;
-  }
+  require(!s.running, "fmm::DeviceFarField::start",
+          "a far field is still running: an engine serves one calculation at a time");
   const std::size_t n = tree.positions().size();
+  require(theta > 0.0 && theta < 1.0, "fmm::DeviceFarField::start", "theta {} is outside (0, 1)", theta);
+  require(!tree.cells().empty() && tree.cells().size() <= sources.cells.size(), "fmm::DeviceFarField::start",
+          "{} target cells of {} source cells", tree.cells().size(), sources.cells.size());
   require(phi.size() == n && gradient.size() == n, "fmm::DeviceFarField::start",
           "{} potentials and {} gradients for {} particles", phi.size(), gradient.size(), n);
-  require(sources.stride == static_cast<std::size_t>(expansion.size()), "fmm::DeviceFarField::start",
-          "multipoles of stride {} for an expansion of {} coefficients", sources.stride, expansion.size());
+  require(sources.stride == static_cast<std::size_t>(expansion.size()) &&
+              sources.local_multipoles.size() + sources.remote_multipoles.size() == sources.cells.size() * sources.stride,
+          "fmm::DeviceFarField::start", "{} + {} multipole coefficients of stride {} for {} source cells and an "
+          "expansion of {} coefficients", sources.local_multipoles.size(), sources.remote_multipoles.size(),
+          sources.stride, sources.cells.size(), expansion.size());
+  const gpu::ScopedDevice on_device(s.device);
   const double begin_seconds = wallSeconds();
   const cudaStream_t ts = s.traversal_stream.get();
+  const cudaStream_t fs = s.far_stream.get();
+  // The far field's inputs first, on its stream: independent of the traversal, so they need not
+  // wait for it (from pageable memory, each copy returns once staged).
+  upload(s.local_multipoles, sources.local_multipoles, fs);
+  upload(s.remote_multipoles, std::span<const double>(sources.remote_multipoles), fs);
+  upload(s.positions, tree.positions(), fs);
   if (s.tables_order != expansion.order()) {
     s.tables.build(expansion, ts);
     s.tables_order = expansion.order();
@@ -612,13 +634,9 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
   s.traversed.record(ts);
 
   // The far field, queued on its own stream behind the traversal.
-  const cudaStream_t fs = s.far_stream.get();
   const std::size_t stride = sources.stride;
   s.far_stream.waitFor(s.traversed.get());
   s.far_start.record(fs);
-  upload(s.local_multipoles, sources.local_multipoles, fs);
-  upload(s.remote_multipoles, std::span<const double>(sources.remote_multipoles), fs);
-  upload(s.positions, tree.positions(), fs);
   s.locals.resize(static_cast<std::size_t>(s.target_count) * stride);
   check(cudaMemsetAsync(s.locals.data(), 0, s.locals.size() * sizeof(double), fs), "cudaMemsetAsync (locals)");
   const DeviceTables& dt = s.tables;
@@ -682,6 +700,7 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
 FarFieldSeconds DeviceFarField::finish() {
   State& s = *state_;
   require(s.running, "fmm::DeviceFarField::finish", "no far field was started");
+  const gpu::ScopedDevice on_device(s.device);
   s.running = false;
   s.far_done.synchronize();
   s.phi.copyTo(s.phi_out.data(), s.far_stream.get());
@@ -691,6 +710,7 @@ FarFieldSeconds DeviceFarField::finish() {
 
 InteractionLists DeviceFarField::lists() const {
   const State& s = *state_;
+  const gpu::ScopedDevice on_device(s.device);
   auto download = [&](int list) {
     CsrList out;
     out.offsets.resize(s.offsets[list].size());

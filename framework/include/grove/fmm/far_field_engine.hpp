@@ -5,9 +5,11 @@
 // the near field (the user's kernel, on the host or through the multiwalk hooks) while the far field
 // may still be running, then finish() for phi and its gradient. That split is pfalcON's overlap of
 // the far field with the P2P work.
+#include <chrono>
 #include <future>
 #include <span>
 
+#include "grove/core/error.hpp"
 #include "grove/core/time_profile.hpp"
 #include "grove/core/vec3.hpp"
 #include "grove/fmm/cartesian_expansion.hpp"
@@ -24,11 +26,16 @@ struct TraversalSummary {
   double seconds = 0.0;  // the traversal, as the caller waited for it
 };
 
+// An engine serves one calculation at a time: FmmForce objects may share one when they take turns,
+// never at once.
 class FarFieldEngine {
  public:
   virtual ~FarFieldEngine() = default;
   // "host" or "device": reported in FmmForce's statistics.
   virtual const char* name() const = 0;
+  // Whether the far field always runs beside the caller's work (a device's), with or without
+  // `overlap`.
+  virtual bool asynchronous() const = 0;
   // Traverses targets = the cells of `tree` against `sources` and starts the far field into phi and
   // gradient (one entry per particle of the tree, key order), which hold it once finish() returns.
   // With `overlap` the far field may go on after the call returns (the caller then runs other
@@ -39,6 +46,25 @@ class FarFieldEngine {
   // Waits for the far field. Returns how long each part ran (the far field's own time, overlapped
   // or not).
   virtual FarFieldSeconds finish() = 0;
+  // Waits for a started far field and drops it, if there is one: for a caller unwinding from an
+  // exception between start() and finish(), so that nothing writes into its arrays afterwards.
+  virtual void abandon() noexcept = 0;
+};
+
+// Abandons the engine's far field unless finish() was reached (release()): start() and finish()
+// bracket the caller's near field, which may throw.
+class FarFieldInFlight {
+ public:
+  explicit FarFieldInFlight(FarFieldEngine& engine) : engine_(&engine) {}
+  FarFieldInFlight(const FarFieldInFlight&) = delete;
+  FarFieldInFlight& operator=(const FarFieldInFlight&) = delete;
+  ~FarFieldInFlight() {
+    if (engine_) engine_->abandon();
+  }
+  void release() { engine_ = nullptr; }
+
+ private:
+  FarFieldEngine* engine_;
 };
 
 // The host's traversal and far field (grove/fmm/dual_traversal.hpp, grove/fmm/far_field.hpp). With
@@ -46,9 +72,13 @@ class FarFieldEngine {
 // works, as when a device runs the near field.
 class HostFarField final : public FarFieldEngine {
  public:
+  ~HostFarField() override { abandon(); }
   const char* name() const override { return "host"; }
+  bool asynchronous() const override { return false; }
   TraversalSummary start(const FmmTree& tree, const SourceCells& sources, double theta, const MultiIndexSet& expansion,
                          std::span<double> phi, std::span<Vec3d> gradient, bool overlap) override {
+    require(!running_.valid(), "fmm::HostFarField::start",
+            "a far field is still running: an engine serves one calculation at a time");
     const double begin = wallSeconds();
     lists_ = traverse(sources, static_cast<int>(tree.cells().size()), theta);
     TraversalSummary summary{std::move(lists_.p2p), lists_.m2l.size(), lists_.m2p.size(), wallSeconds() - begin};
@@ -59,7 +89,16 @@ class HostFarField final : public FarFieldEngine {
     running_ = std::async(overlap ? std::launch::async : std::launch::deferred, evaluate);
     return summary;
   }
-  FarFieldSeconds finish() override { return running_.get(); }
+  FarFieldSeconds finish() override {
+    require(running_.valid(), "fmm::HostFarField::finish", "no far field was started");
+    return running_.get();
+  }
+  void abandon() noexcept override {
+    if (!running_.valid()) return;
+    // A deferred far field has not begun: dropping it is enough. A running one is waited for.
+    if (running_.wait_for(std::chrono::seconds(0)) != std::future_status::deferred) running_.wait();
+    running_ = {};
+  }
 
  private:
   InteractionLists lists_;

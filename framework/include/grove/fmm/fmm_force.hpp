@@ -41,7 +41,6 @@
 #include <cstdint>
 #include <span>
 #include <string>
-#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -142,7 +141,8 @@ class FmmForce {
 
   // Where the traversal and the far field run: the host's threads (fmm::HostFarField, the default)
   // or a GPU (fmm::DeviceFarField, grove/fmm/device_far_field_gpu.h, in grove::gpu). The near field
-  // runs beside the far field when either the far field or the near field is on a device.
+  // runs beside the far field when either the far field or the near field is on a device. An
+  // engine serves one calculation at a time (FmmForce objects may share one in turns).
   void setFarFieldEngine(std::shared_ptr<fmm::FarFieldEngine> engine) {
     require(engine != nullptr, "FmmForce::setFarFieldEngine", "no engine given");
     engine_ = std::move(engine);
@@ -228,6 +228,7 @@ class FmmForce {
                   "Force*) or, pair by pair, as interaction(const EPI&, const EPJ&, Force&)");
     // A far field on the device runs beside the host's near field; the host's own waits for it.
     const fmm::CsrList p2p = startFarField(psys, dinfo, clear, /*overlap=*/false);
+    fmm::FarFieldInFlight in_flight(*engine_);
 
     const double start = wallSeconds();
     const int target_count = static_cast<int>(tree_.cells().size());
@@ -259,6 +260,7 @@ class FmmForce {
     stats_.p2p_interactions = interactions;
     stats_.p2p_seconds = wallSeconds() - start;
     finishFarField(far);
+    in_flight.release();
     forcesToParticleOrder();
   }
 
@@ -271,6 +273,7 @@ class FmmForce {
     using Spj = std::conditional_t<kShortForm, NoSuperParticle, SPJ>;
     // The far field (host threads or a device) runs beside the accelerator's near field.
     const fmm::CsrList p2p = startFarField(psys, dinfo, clear, /*overlap=*/true);
+    fmm::FarFieldInFlight in_flight(*engine_);
 
     const double start = wallSeconds();
     std::vector<int> leaves;
@@ -302,6 +305,7 @@ class FmmForce {
     stats_.p2p_interactions = profile.n_ep_ep;
     stats_.p2p_seconds = wallSeconds() - start;
     finishFarField(far);
+    in_flight.release();
     forcesToParticleOrder();
   }
 
@@ -402,7 +406,7 @@ class FmmForce {
 
     phi_.resize(n);
     grad_phi_.resize(n);
-    const bool runs_beside = overlap || std::string_view(engine_->name()) != "host";
+    const bool runs_beside = overlap || engine_->asynchronous();
     fmm::TraversalSummary traversal = engine_->start(tree_, sources_, theta_, expansion_, phi_, grad_phi_, runs_beside);
     stats_.far_field_engine = engine_->name();
     stats_.overlapped = runs_beside;
@@ -413,16 +417,19 @@ class FmmForce {
     return std::move(traversal.p2p);
   }
 
-  // Waits for the far field started by startFarField and adds it to every particle's force.
+  // Waits for the far field started by startFarField and adds it to every particle's force (that
+  // pass counted with the near field's time, p2p_seconds).
   template <class FarField>
   void finishFarField(FarField& far) {
-    const double start = wallSeconds();
+    double start = wallSeconds();
     const fmm::FarFieldSeconds seconds = engine_->finish();
     stats_.far_field_wait_seconds = wallSeconds() - start;
     stats_.m2l_seconds = seconds.m2l;
     stats_.downward_seconds = seconds.downward;
+    start = wallSeconds();
 #pragma omp parallel for
     for (std::size_t k = 0; k < sorted_forces_.size(); ++k) far(sorted_forces_[k], epi_[k], phi_[k], grad_phi_[k]);
+    stats_.p2p_seconds += wallSeconds() - start;
   }
 
   void forcesToParticleOrder() {
