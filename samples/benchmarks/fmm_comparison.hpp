@@ -2,6 +2,8 @@
 // What fmm_benchmark (the host) and gpu/fmm_gpu_benchmark (one GPU) share: the particle types, the
 // double-precision kernels of both methods, direct summation at sampled particles, the timing and
 // the summary of the fastest run of each method per error target (doc/fmm.md).
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -11,7 +13,9 @@
 #include <fmt/format.h>
 
 #include "grove/core/execution.hpp"
+#include "grove/fmm/cartesian_expansion.hpp"
 #include "grove/grove.hpp"
+#include "initial_conditions.hpp"
 
 namespace fmm_comparison {
 
@@ -162,6 +166,69 @@ double bestSeconds(const grove::Comm& comm, int warmup, int repeat, Compute&& co
   return best;
 }
 
+
+// The settings both programs take.
+struct Options {
+  std::int64_t n = 1 << 18, n_check = 2000;
+  std::vector<int> orders{4, 6, 8};
+  std::vector<double> thetas{0.4, 0.5, 0.6}, tree_thetas{0.2, 0.3, 0.4, 0.5};
+  std::vector<double> targets{1e-4, 1e-6};
+  int n_leaf = 32, tree_leaf = 16, tree_group = 256, repeat = 3, warmup = 1;
+  bool no_tree = false;
+
+  void addTo(CLI::App& app) {
+    app.add_option("-n,--particles", n, "particles in all")->check(CLI::PositiveNumber);
+    app.add_option("--orders", orders, "FMM expansion orders")->check(CLI::Range(1, grove::fmm::kMaxOrder));
+    app.add_option("--thetas", thetas, "FMM opening angles")->check(CLI::Range(0.01, 0.99));
+    app.add_option("--fmm-leaf", n_leaf, "FMM particles per leaf")->check(CLI::PositiveNumber);
+    app.add_option("--tree-thetas", tree_thetas, "tree opening angles")->check(CLI::Range(0.0, 1.5));
+    app.add_flag("--no-tree", no_tree, "FMM runs only");
+    app.add_option("--tree-leaf", tree_leaf, "tree n_leaf_limit")->check(CLI::PositiveNumber);
+    app.add_option("--tree-group", tree_group, "tree n_group_limit")->check(CLI::PositiveNumber);
+    app.add_option("--check", n_check, "particles checked against direct summation")->check(CLI::PositiveNumber);
+    app.add_option("--warmup", warmup, "untimed calls before the timed ones")->check(CLI::NonNegativeNumber);
+    app.add_option("--repeat", repeat, "timed calls per run (the best is reported)")->check(CLI::PositiveNumber);
+    app.add_option("--targets", targets, "median error targets of the summary");
+  }
+};
+
+// The Plummer sphere of n bodies (samples/nbody's, seed 2026), spread over the ranks and
+// decomposed.
+inline void makePlummerSphere(grove::ParticleSystem<Star>& psys, grove::DomainInfo& dinfo, std::int64_t n) {
+  const grove::Comm& comm = psys.comm();
+  for (std::int64_t id = n * comm.rank() / comm.size(); id < n * (comm.rank() + 1) / comm.size(); ++id) {
+    const nbody::Body b = nbody::plummerSphere(id, n, 2026);
+    psys.add(Star{b.id, b.mass, b.pos, {}});
+  }
+  dinfo.decomposeDomainAll(psys);
+  psys.exchangeParticle(dinfo);
+}
+
+// Each run's errors against the reference, one JSON line per run (`machine`: more fields for the
+// line, e.g. R"("gpu":"H100",)"), and the runs kept for the summaries.
+class Report {
+ public:
+  Report(const grove::Runtime& runtime, const Reference& reference, const grove::ParticleSystem<Star>& psys,
+         std::int64_t n, std::string machine = "")
+      : runtime_(runtime), reference_(reference), psys_(psys), n_(n), machine_(std::move(machine)) {}
+  void operator()(Run run, const std::string& details) {
+    run.errors = reference_.errors(psys_);
+    grove::log(R"({{"method":"{}","n":{},"ranks":{},"threads":{},{}"theta":{},"order":{},"seconds":{:.5g},)"
+               R"("median_error":{:.3e},"p99_error":{:.3e},"max_error":{:.3e},"details":{}}})",
+               run.method, n_, runtime_.rankCount(), runtime_.threadCount(), machine_, run.theta, run.order, run.seconds,
+               run.errors.median, run.errors.p99, run.errors.max, details);
+    runs_.push_back(run);
+  }
+  const std::vector<Run>& runs() const { return runs_; }
+
+ private:
+  const grove::Runtime& runtime_;
+  const Reference& reference_;
+  const grove::ParticleSystem<Star>& psys_;
+  std::int64_t n_;
+  std::string machine_;
+  std::vector<Run> runs_;
+};
 
 // For each error target, the fastest run of `fmm` and of `tree` that reaches it (median relative
 // acceleration error), and their ratio: one JSON line each.
