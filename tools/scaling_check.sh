@@ -15,6 +15,8 @@
 #   GROVE_SCALING_SERIES     which series: any of "gpu sph fmm" (default all three)
 #   GROVE_SCALING_RANKS      rank counts (default "1 2")
 #   GROVE_SCALING_THREADS    OpenMP threads per rank (default 16)
+#   GROVE_SCALING_STRONG_N   N of the GPU paths' strong series (default 8388608; issue 19's
+#                            four-GPU run asks 16777216)
 #   GROVE_FMM_BENCH_ARGS     fmm_benchmark arguments, ';'-separated runs ("" skips it)
 #   GROVE_FMM_BENCH_THREADS  OpenMP threads of fmm_benchmark (default 16)
 set -uo pipefail
@@ -53,9 +55,9 @@ series() {  # name, then tools/scaling_series.py arguments
     { [[ -s $SERIES_DIR/$name.jsonl ]] || status=1; }  # the plot needs matplotlib; the JSONL is what counts
 }
 if [[ " $SERIES " == *" gpu "* ]]; then
-  series resident_strong --mode strong -n 8388608 --path resident --steps 16 -- --n-reuse 16
+  series resident_strong --mode strong -n "${GROVE_SCALING_STRONG_N:-8388608}" --path resident --steps 16 -- --n-reuse 16
   series resident_weak --mode weak -n 4194304 --path resident --steps 16 -- --n-reuse 16
-  series multiwalk_strong --mode strong -n 8388608 --path multiwalk --steps 16 -- --n-reuse 16
+  series multiwalk_strong --mode strong -n "${GROVE_SCALING_STRONG_N:-8388608}" --path multiwalk --steps 16 -- --n-reuse 16
   series multiwalk_weak --mode weak -n 4194304 --path multiwalk --steps 16 -- --n-reuse 16
 fi
 if [[ " $SERIES " == *" sph "* ]]; then
