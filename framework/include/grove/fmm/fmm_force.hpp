@@ -227,41 +227,35 @@ class FmmForce {
                   "grove: the FMM's near-field kernel must be callable as kernel(const EPI*, int, const EPJ*, int, "
                   "Force*) or, pair by pair, as interaction(const EPI&, const EPJ&, Force&)");
     // A far field on the device runs beside the host's near field; the host's own waits for it.
-    const fmm::CsrList p2p = startFarField(psys, dinfo, clear, /*overlap=*/false);
-    fmm::FarFieldInFlight in_flight(*engine_);
-
-    const double start = wallSeconds();
-    const int target_count = static_cast<int>(tree_.cells().size());
-    std::int64_t interactions = 0;
+    calculate(psys, dinfo, far, clear, /*overlap=*/false, [&](const fmm::CsrList& p2p) {
+      const int target_count = static_cast<int>(tree_.cells().size());
+      std::int64_t interactions = 0;
 #pragma omp parallel reduction(+ : interactions)
-    {
-      std::vector<EPJ> near_epj;
+      {
+        std::vector<EPJ> near_epj;
 #pragma omp for schedule(dynamic, 8)
-      for (int t = 0; t < target_count; ++t) {
-        const fmm::FmmCell& leaf = tree_.cells()[static_cast<std::size_t>(t)];
-        if (!leaf.leaf() || leaf.end == leaf.begin) continue;
-        near_epj.clear();
-        for (int s : p2p.of(t)) {
-          const fmm::FmmCell& source = sources_.cells[static_cast<std::size_t>(s)];
-          near_epj.insert(near_epj.end(), epj_.begin() + source.begin, epj_.begin() + source.end);
+        for (int t = 0; t < target_count; ++t) {
+          const fmm::FmmCell& leaf = tree_.cells()[static_cast<std::size_t>(t)];
+          if (!leaf.leaf() || leaf.end == leaf.begin) continue;
+          near_epj.clear();
+          for (int s : p2p.of(t)) {
+            const fmm::FmmCell& source = sources_.cells[static_cast<std::size_t>(s)];
+            near_epj.insert(near_epj.end(), epj_.begin() + source.begin, epj_.begin() + source.end);
+          }
+          const int n_i = leaf.end - leaf.begin;
+          if constexpr (kListKernel) {
+            near(epi_.data() + leaf.begin, n_i, near_epj.data(), static_cast<int>(near_epj.size()),
+                 sorted_forces_.data() + leaf.begin);
+          } else {
+            for (int k = leaf.begin; k < leaf.end; ++k)
+              for (const EPJ& j : near_epj)
+                near(epi_[static_cast<std::size_t>(k)], j, sorted_forces_[static_cast<std::size_t>(k)]);
+          }
+          interactions += static_cast<std::int64_t>(n_i) * static_cast<std::int64_t>(near_epj.size());
         }
-        const int n_i = leaf.end - leaf.begin;
-        if constexpr (kListKernel) {
-          near(epi_.data() + leaf.begin, n_i, near_epj.data(), static_cast<int>(near_epj.size()),
-               sorted_forces_.data() + leaf.begin);
-        } else {
-          for (int k = leaf.begin; k < leaf.end; ++k)
-            for (const EPJ& j : near_epj)
-              near(epi_[static_cast<std::size_t>(k)], j, sorted_forces_[static_cast<std::size_t>(k)]);
-        }
-        interactions += static_cast<std::int64_t>(n_i) * static_cast<std::int64_t>(near_epj.size());
       }
-    }
-    stats_.p2p_interactions = interactions;
-    stats_.p2p_seconds = wallSeconds() - start;
-    finishFarField(far);
-    in_flight.release();
-    forcesToParticleOrder();
+      return interactions;
+    });
   }
 
   template <class SPJ, class Dispatch, class Retrieve, class PSys, class FarField>
@@ -272,41 +266,35 @@ class FmmForce {
                                                     const int*, const EPJ*, int, bool>;
     using Spj = std::conditional_t<kShortForm, NoSuperParticle, SPJ>;
     // The far field (host threads or a device) runs beside the accelerator's near field.
-    const fmm::CsrList p2p = startFarField(psys, dinfo, clear, /*overlap=*/true);
-    fmm::FarFieldInFlight in_flight(*engine_);
-
-    const double start = wallSeconds();
-    std::vector<int> leaves;
-    for (int c = 0; c < static_cast<int>(tree_.cells().size()); ++c) {
-      const fmm::FmmCell& cell = tree_.cells()[static_cast<std::size_t>(c)];
-      if (cell.leaf() && cell.end > cell.begin) leaves.push_back(c);
-    }
-    InteractionLists walks;
-    walks.reset(leaves.size());
-    walks.build(0, leaves.size(), [&](std::size_t g, auto& ep, auto&) {
-      for (int s : p2p.of(leaves[g])) {
-        const fmm::FmmCell& source = sources_.cells[static_cast<std::size_t>(s)];
-        for (int k = source.begin; k < source.end; ++k) ep.push_back(static_cast<std::int32_t>(k));
+    calculate(psys, dinfo, far, clear, /*overlap=*/true, [&](const fmm::CsrList& p2p) {
+      std::vector<int> leaves;
+      for (int c = 0; c < static_cast<int>(tree_.cells().size()); ++c) {
+        const fmm::FmmCell& cell = tree_.cells()[static_cast<std::size_t>(c)];
+        if (cell.leaf() && cell.end > cell.begin) leaves.push_back(c);
       }
+      InteractionLists walks;
+      walks.reset(leaves.size());
+      walks.build(0, leaves.size(), [&](std::size_t g, auto& ep, auto&) {
+        for (int s : p2p.of(leaves[g])) {
+          const fmm::FmmCell& source = sources_.cells[static_cast<std::size_t>(s)];
+          for (int k = source.begin; k < source.end; ++k) ep.push_back(static_cast<std::int32_t>(k));
+        }
+      });
+      auto group_range = [&](std::size_t g) {
+        const fmm::FmmCell& leaf = tree_.cells()[static_cast<std::size_t>(leaves[g])];
+        return std::pair<std::size_t, std::size_t>(static_cast<std::size_t>(leaf.begin),
+                                                   static_cast<std::size_t>(leaf.end - leaf.begin));
+      };
+      auto nothing = [](auto&&...) {};
+      MultiwalkBuffers<EPI, EPJ, Spj, Force> buffers;
+      TreeProfile profile;
+      // The forces start cleared or from the previous call (startFarField): retrieve adds to them.
+      runMultiWalkBatches<true, EPI, EPJ, Spj, Force>(
+          leaves.size(), group_range, walks, nothing, nothing, nothing, epi_.data(), sorted_forces_.data(),
+          std::span<const EPJ>(epj_), std::span<const Spj>(), dispatch, retrieve, tag_max, n_walk_limit,
+          /*lists_unchanged=*/false, /*clear_forces=*/false, buffers, profile);
+      return profile.n_ep_ep;
     });
-    auto group_range = [&](std::size_t g) {
-      const fmm::FmmCell& leaf = tree_.cells()[static_cast<std::size_t>(leaves[g])];
-      return std::pair<std::size_t, std::size_t>(static_cast<std::size_t>(leaf.begin),
-                                                 static_cast<std::size_t>(leaf.end - leaf.begin));
-    };
-    auto nothing = [](auto&&...) {};
-    MultiwalkBuffers<EPI, EPJ, Spj, Force> buffers;
-    TreeProfile profile;
-    // The forces start cleared or from the previous call (startFarField): retrieve adds to them.
-    runMultiWalkBatches<true, EPI, EPJ, Spj, Force>(
-        leaves.size(), group_range, walks, nothing, nothing, nothing, epi_.data(), sorted_forces_.data(),
-        std::span<const EPJ>(epj_), std::span<const Spj>(), dispatch, retrieve, tag_max, n_walk_limit,
-        /*lists_unchanged=*/false, /*clear_forces=*/false, buffers, profile);
-    stats_.p2p_interactions = profile.n_ep_ep;
-    stats_.p2p_seconds = wallSeconds() - start;
-    finishFarField(far);
-    in_flight.release();
-    forcesToParticleOrder();
   }
 
   template <class PSys>
@@ -417,27 +405,35 @@ class FmmForce {
     return std::move(traversal.p2p);
   }
 
-  // Waits for the far field started by startFarField and adds it to every particle's force (that
-  // pass counted with the near field's time, p2p_seconds).
-  template <class FarField>
-  void finishFarField(FarField& far) {
+  // One force calculation around a near field: near_field(p2p) adds the near field to
+  // sorted_forces_ (key order) and returns its particle pairs, while the far field started before it
+  // may run on beside it; the far field is then added and the forces put in particle order. A near
+  // field that throws leaves no far field running.
+  template <class PSys, class FarField, class NearField>
+  void calculate(const PSys& psys, const DomainInfo& dinfo, FarField& far, bool clear, bool overlap,
+                 NearField&& near_field) {
+    const fmm::CsrList p2p = startFarField(psys, dinfo, clear, overlap);
+    fmm::FarFieldInFlight in_flight(*engine_);
     double start = wallSeconds();
+    stats_.p2p_interactions = near_field(p2p);
+    stats_.p2p_seconds = wallSeconds() - start;
+
+    start = wallSeconds();
     const fmm::FarFieldSeconds seconds = engine_->finish();
+    in_flight.release();
     stats_.far_field_wait_seconds = wallSeconds() - start;
     stats_.m2l_seconds = seconds.m2l;
     stats_.downward_seconds = seconds.downward;
-    start = wallSeconds();
-#pragma omp parallel for
-    for (std::size_t k = 0; k < sorted_forces_.size(); ++k) far(sorted_forces_[k], epi_[k], phi_[k], grad_phi_[k]);
-    stats_.p2p_seconds += wallSeconds() - start;
-  }
 
-  void forcesToParticleOrder() {
-    const double start = wallSeconds();
+    // The far field's functor and the move to particle order in one pass.
+    start = wallSeconds();
     const std::span<const int> order = tree_.order();
     forces_.resize(sorted_forces_.size());
 #pragma omp parallel for
-    for (std::size_t k = 0; k < sorted_forces_.size(); ++k) forces_[static_cast<std::size_t>(order[k])] = sorted_forces_[k];
+    for (std::size_t k = 0; k < sorted_forces_.size(); ++k) {
+      far(sorted_forces_[k], epi_[k], phi_[k], grad_phi_[k]);
+      forces_[static_cast<std::size_t>(order[k])] = sorted_forces_[k];
+    }
     stats_.write_back_seconds = wallSeconds() - start;
   }
 
