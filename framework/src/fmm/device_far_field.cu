@@ -378,13 +378,9 @@ __global__ void evaluateAtParticles(Tables tb, const FmmCell* cells, Multipoles 
 
 unsigned blocksFor(long long n, int threads) { return static_cast<unsigned>((n + threads - 1) / threads); }
 
-template <class T>
-void upload(DeviceVector<T>& to, std::span<const T> from, cudaStream_t stream) {
-  to.resize(from.size());
-  if (!from.empty())
-    check(cudaMemcpyAsync(to.data(), from.data(), from.size_bytes(), cudaMemcpyHostToDevice, stream),
-          "cudaMemcpyAsync (FMM upload)");
-}
+
+// The three lists of a traversal, by index into DeviceFarField::State's arrays.
+constexpr int kM2l = 0, kP2p = 1, kM2p = 2;
 
 }  // namespace
 
@@ -468,20 +464,20 @@ struct DeviceTables {
     }
     for (int n = 0; n < rows; ++n) l2l_begin_h[static_cast<std::size_t>(n) + 1] += l2l_begin_h[static_cast<std::size_t>(n)];
 
-    upload(degree_begin, std::span<const int>(degree_begin_h), stream);
-    upload(lower, std::span<const int>(lower_h), stream);
-    upload(upper, std::span<const int>(upper_h), stream);
-    upload(power_axis, std::span<const int>(axis_h), stream);
-    upload(index, std::span<const unsigned char>(index_h), stream);
-    upload(factorial, e.factorials(), stream);
-    upload(inverse_factorial, e.inverseFactorials(), stream);
-    upload(contraction, std::span<const ushort2>(contraction_h), stream);
-    upload(item_begin, std::span<const int>(item_begin_h), stream);
-    upload(item_terms, std::span<const int2>(item_terms_h), stream);
-    upload(group_items, std::span<const int>(group_items_h), stream);
-    upload(l2l_begin, std::span<const int>(l2l_begin_h), stream);
-    upload(l2l_factors, std::span<const ushort2>(factors_h), stream);
-    upload(l2l_weight, std::span<const double>(weight_h), stream);
+    degree_begin.assignAsync(degree_begin_h.data(), degree_begin_h.size(), stream);
+    lower.assignAsync(lower_h.data(), lower_h.size(), stream);
+    upper.assignAsync(upper_h.data(), upper_h.size(), stream);
+    power_axis.assignAsync(axis_h.data(), axis_h.size(), stream);
+    index.assignAsync(index_h.data(), index_h.size(), stream);
+    factorial.assignAsync(e.factorials().data(), e.factorials().size(), stream);
+    inverse_factorial.assignAsync(e.inverseFactorials().data(), e.inverseFactorials().size(), stream);
+    contraction.assignAsync(contraction_h.data(), contraction_h.size(), stream);
+    item_begin.assignAsync(item_begin_h.data(), item_begin_h.size(), stream);
+    item_terms.assignAsync(item_terms_h.data(), item_terms_h.size(), stream);
+    group_items.assignAsync(group_items_h.data(), group_items_h.size(), stream);
+    l2l_begin.assignAsync(l2l_begin_h.data(), l2l_begin_h.size(), stream);
+    l2l_factors.assignAsync(factors_h.data(), factors_h.size(), stream);
+    l2l_weight.assignAsync(weight_h.data(), weight_h.size(), stream);
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (FMM tables)");
   }
 };
@@ -502,7 +498,6 @@ struct DeviceFarField::State {
   DeviceVector<std::int64_t> offsets[3];
   DeviceVector<int> items[3];
   DeviceVector<std::uint8_t> cub_scratch;
-  gpu::PinnedArray<PairCounts> level_total;
   int target_count = 0;
   // Where finish() puts the far field.
   std::span<double> phi_out;
@@ -513,18 +508,22 @@ struct DeviceFarField::State {
     if (cub_scratch.size() < bytes) cub_scratch.resize(bytes);
     return cub_scratch.data();
   }
+  // One of the last traversal's lists (kM2l, kP2p, kM2p), downloaded.
+  CsrList download(int list) const {
+    CsrList out;
+    out.offsets.resize(offsets[list].size());
+    out.items.resize(items[list].size());
+    offsets[list].copyTo(out.offsets.data(), traversal_stream.get());
+    items[list].copyTo(out.items.data(), traversal_stream.get());
+    return out;
+  }
 };
-
-namespace {
-constexpr int kM2l = 0, kP2p = 1, kM2p = 2;
-}
 
 DeviceFarField::DeviceFarField() {
   require(gpu::deviceCount() > 0, "fmm::DeviceFarField", "no CUDA device: the FMM's device far field needs one");
   const int device = gpu::currentDevice();
   state_ = std::make_unique<State>();
   state_->device = device;
-  state_->level_total.allocate(1);
 }
 
 DeviceFarField::~DeviceFarField() { abandon(); }
@@ -562,21 +561,21 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
   const cudaStream_t fs = s.far_stream.get();
   // The far field's inputs first, on its stream: independent of the traversal, so they need not
   // wait for it (from pageable memory, each copy returns once staged).
-  upload(s.local_multipoles, sources.local_multipoles, fs);
-  upload(s.remote_multipoles, std::span<const double>(sources.remote_multipoles), fs);
-  upload(s.positions, tree.positions(), fs);
+  s.local_multipoles.assignAsync(sources.local_multipoles.data(), sources.local_multipoles.size(), fs);
+  s.remote_multipoles.assignAsync(sources.remote_multipoles.data(), sources.remote_multipoles.size(), fs);
+  s.positions.assignAsync(tree.positions().data(), tree.positions().size(), fs);
   if (s.tables_order != expansion.order()) {
     s.tables.build(expansion, ts);
     s.tables_order = expansion.order();
   }
   s.target_count = static_cast<int>(tree.cells().size());
-  upload(s.cells, std::span<const FmmCell>(sources.cells), ts);
+  s.cells.assignAsync(sources.cells.data(), sources.cells.size(), ts);
 
   // The traversal, a generation of pairs at a time.
   std::vector<CellPair> roots{{0, 0, kSelf}};
   if (n > 0)
     for (int root : sources.remote_roots) roots.push_back({0, root, kDirected});
-  upload(s.frontier, std::span<const CellPair>(roots), ts);
+  s.frontier.assignAsync(roots.data(), roots.size(), ts);
   PairCounts total{0, 0, 0, 0};
   for (auto& k : s.keys) k.resize(0);
   constexpr int kThreads = 256;
@@ -593,11 +592,7 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
     check(cub::DeviceScan::InclusiveScan(s.scratch(bytes), bytes, s.counts.data(), s.ends.data(), AddCounts{}, pairs,
                                          ts),
           "cub::DeviceScan::InclusiveScan (pair counts)");
-    check(cudaMemcpyAsync(s.level_total.data(), s.ends.data() + pairs - 1, sizeof(PairCounts), cudaMemcpyDeviceToHost,
-                          ts),
-          "cudaMemcpyAsync (generation totals)");
-    check(cudaStreamSynchronize(ts), "cudaStreamSynchronize (traversal)");
-    const PairCounts level = s.level_total[0];
+    const PairCounts level = s.ends.elementToHost(static_cast<std::size_t>(pairs) - 1, ts);  // waits
     s.keys[kM2l].resizeKeep(static_cast<std::size_t>(total.m2l + level.m2l), ts);
     s.keys[kP2p].resizeKeep(static_cast<std::size_t>(total.p2p + level.p2p), ts);
     s.keys[kM2p].resizeKeep(static_cast<std::size_t>(total.m2p + level.m2p), ts);
@@ -689,10 +684,7 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
   TraversalSummary summary;
   summary.m2l = static_cast<std::int64_t>(total.m2l);
   summary.m2p = static_cast<std::int64_t>(total.m2p);
-  summary.p2p.offsets.resize(static_cast<std::size_t>(s.target_count) + 1);
-  summary.p2p.items.resize(s.items[kP2p].size());
-  s.offsets[kP2p].copyTo(summary.p2p.offsets.data(), ts);
-  s.items[kP2p].copyTo(summary.p2p.items.data(), ts);
+  summary.p2p = s.download(kP2p);
   summary.seconds = wallSeconds() - begin_seconds;
   return summary;
 }
@@ -711,15 +703,7 @@ FarFieldSeconds DeviceFarField::finish() {
 InteractionLists DeviceFarField::lists() const {
   const State& s = *state_;
   const gpu::ScopedDevice on_device(s.device);
-  auto download = [&](int list) {
-    CsrList out;
-    out.offsets.resize(s.offsets[list].size());
-    out.items.resize(s.items[list].size());
-    s.offsets[list].copyTo(out.offsets.data(), s.traversal_stream.get());
-    s.items[list].copyTo(out.items.data(), s.traversal_stream.get());
-    return out;
-  };
-  return InteractionLists{download(kM2l), download(kP2p), download(kM2p)};
+  return InteractionLists{s.download(kM2l), s.download(kP2p), s.download(kM2p)};
 }
 
 std::size_t DeviceFarField::deviceBytes() const {

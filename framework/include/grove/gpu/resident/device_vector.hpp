@@ -61,10 +61,15 @@ class DeviceVector {
 
   // Host <-> device copies of the whole vector, ordered on `stream` and waited for.
   void assign(const T* host, std::size_t n, cudaStream_t stream) {
+    assignAsync(host, n, stream);
+    if (n > 0) check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (upload)");
+  }
+  // The same, not waited for: from pageable memory the call returns once the data are staged (the
+  // host array may change then); from page-locked memory at once (it must stay until the copy ran).
+  void assignAsync(const T* host, std::size_t n, cudaStream_t stream) {
     resize(n);
     if (n == 0) return;
     check(cudaMemcpyAsync(data(), host, n * sizeof(T), cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (upload)");
-    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (upload)");
   }
   void copyTo(T* host, cudaStream_t stream) const { copyTo(host, 0, size_, stream); }
   void copyTo(T* host, std::size_t first, std::size_t n, cudaStream_t stream) const {
