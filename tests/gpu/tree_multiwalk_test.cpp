@@ -221,6 +221,23 @@ TYPED_TEST(TreeMultiwalkTest, MultiwalksCopyStraightFromTheTreesPageLockedArrays
   for (int k = 0; k < 3; ++k) EXPECT_TRUE(bitwiseEqual(engine_direct[k], engine_staged[k])) << "engine, " << what[k];
 }
 
+// The FMM tests' system: 20 000 Plummer bodies, order 6, theta 0.5, leaves of 32.
+struct FmmOnPlummer {
+  grove::ParticleSystem<user::Body> bodies;
+  grove::DomainInfo dinfo;
+  grove::FmmForce<user::GravityForce, user::GravityEPI, user::GravityEPJ> fmm;
+
+  FmmOnPlummer() {
+    makePlummer(bodies, 20000, 5);
+    fmm.initialize(bodies.size(), 0.5, 32, 6);
+  }
+  // The forces with the CPU near-field kernel and the host's far field (written back).
+  Result cpuForces() {
+    fmm.calcForceAllAndWriteBack(user::GravityMonopoleKernel{kEps2}, bodies, dinfo);
+    return resultOf(bodies);
+  }
+};
+
 }  // namespace
 
 // The fast multipole method's near field on the GPU (pfalcON's split) through the same multiwalk
@@ -228,12 +245,9 @@ TYPED_TEST(TreeMultiwalkTest, MultiwalksCopyStraightFromTheTreesPageLockedArrays
 // kernel. Only the near field's float summation order differs, so the tree's bounds hold.
 TEST(FmmMultiwalk, GpuNearFieldMatchesTheCpuKernel) {
   if (grove::gpu::deviceCount() == 0) GTEST_SKIP() << "no CUDA device";
-  grove::ParticleSystem<user::Body> bodies;
-  makePlummer(bodies, 20000, 5);
-  grove::DomainInfo dinfo;
-  grove::FmmForce<user::GravityForce, user::GravityEPI, user::GravityEPJ> fmm(bodies.size(), 0.5, 32, 6);
-  fmm.calcForceAllAndWriteBack(user::GravityMonopoleKernel{kEps2}, bodies, dinfo);
-  const Result cpu = resultOf(bodies);
+  FmmOnPlummer c;
+  auto& [bodies, dinfo, fmm] = c;
+  const Result cpu = c.cpuForces();
   const std::int64_t cpu_interactions = fmm.statistics().p2p_interactions;
   ASSERT_GT(fmm.statistics().m2l, 0);
   for (const bool engine : {false, true})
@@ -390,12 +404,9 @@ TEST(FmmDevice, SmallFarFieldMatchesTheHosts) {
 // (both on the device, side by side) against the CPU kernel.
 TEST(FmmDevice, FmmForceWithTheDeviceFarField) {
   if (grove::gpu::deviceCount() == 0) GTEST_SKIP() << "no CUDA device";
-  grove::ParticleSystem<user::Body> bodies;
-  makePlummer(bodies, 20000, 5);
-  grove::DomainInfo dinfo;
-  grove::FmmForce<user::GravityForce, user::GravityEPI, user::GravityEPJ> fmm(bodies.size(), 0.5, 32, 6);
-  fmm.calcForceAllAndWriteBack(user::GravityMonopoleKernel{kEps2}, bodies, dinfo);
-  const Result host = resultOf(bodies);
+  FmmOnPlummer c;
+  auto& [bodies, dinfo, fmm] = c;
+  const Result host = c.cpuForces();
   const grove::fmm::FmmStatistics host_stats = fmm.statistics();
   EXPECT_STREQ(host_stats.far_field_engine, "host");
 
