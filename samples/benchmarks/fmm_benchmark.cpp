@@ -33,11 +33,7 @@ int main(int argc, char** argv) {
   std::string far_field = "host";
   app.add_option("--far-field", far_field, "where the FMM's traversal and far field run")
       ->check(CLI::IsMember({"host", "device"}));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return runtime.rank() == 0 ? app.exit(e) : (e.get_exit_code() == 0 ? 0 : 1);
-  }
+  if (const std::optional<int> code = parseCommandLine(app, argc, argv, runtime)) return *code;
 
   grove::ParticleSystem<Star> psys;
   grove::DomainInfo dinfo;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -191,6 +192,17 @@ struct Options {
     app.add_option("--targets", targets, "median error targets of the summary");
   }
 };
+
+// Parses the command line; the exit code when the run stops here (--help, or a bad option: rank 0
+// prints it).
+inline std::optional<int> parseCommandLine(CLI::App& app, int argc, char** argv, const grove::Runtime& runtime) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return runtime.rank() == 0 ? app.exit(e) : (e.get_exit_code() == 0 ? 0 : 1);
+  }
+  return std::nullopt;
+}
 
 // The Plummer sphere of n bodies (samples/nbody's, seed 2026), spread over the ranks and
 // decomposed.

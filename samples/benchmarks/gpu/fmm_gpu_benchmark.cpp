@@ -31,11 +31,7 @@ int main(int argc, char** argv) {
   int tag_max = 4, n_walk = 256;
   app.add_option("--tag-max", tag_max, "multiwalk batches in flight")->check(CLI::PositiveNumber);
   app.add_option("--walk-limit", n_walk, "walks per multiwalk batch")->check(CLI::PositiveNumber);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return runtime.rank() == 0 ? app.exit(e) : (e.get_exit_code() == 0 ? 0 : 1);
-  }
+  if (const std::optional<int> code = parseCommandLine(app, argc, argv, runtime)) return *code;
   if (grove::gpu::deviceCount() == 0) {
     grove::log(R"({{"benchmark":"fmm_gpu","skipped":"no CUDA device"}})");
     return 0;
