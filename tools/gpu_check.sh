@@ -477,6 +477,8 @@ for line in open(sys.argv[1]):
             s.get("m2l", 0), s.get("downward", 0), s.get("p2p", 0), s.get("far_field_wait", 0)))
     elif "summary" in r:
         print("  summary", json.dumps(r["summary"]))
+    elif "device_far_field_bytes" in r:
+        print("  device far field memory: %.1f MB" % (r["device_far_field_bytes"] / 1e6))
 PY
   fi
   echo "benchmark (median of repeats; interactions/s):"

@@ -66,5 +66,6 @@ int main(int argc, char** argv) {
     report({"tree_gpu", theta, 2, s, {}}, tree.profile().json());
   }
   logSummaries(report.runs(), o.targets, "fmm_gpu", "tree_gpu", o.n, runtime.threadCount());
+  grove::log(R"({{"device_far_field_bytes":{}}})", far_field->deviceBytes());  // held: the largest run's
   return 0;
 }

@@ -147,7 +147,6 @@ class FmmForce {
     require(engine != nullptr, "FmmForce::setFarFieldEngine", "no engine given");
     engine_ = std::move(engine);
   }
-  const fmm::FarFieldEngine& farFieldEngine() const { return *engine_; }
 
   double theta() const { return theta_; }
   int order() const { return expansion_.order(); }
