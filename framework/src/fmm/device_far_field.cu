@@ -487,7 +487,6 @@ struct DeviceFarField::State {
   gpu::Stream traversal_stream, far_stream;
   gpu::Event traversed, far_start{true}, m2l_done{true}, far_done{true};
   DeviceTables tables;
-  int tables_order = 0;
   DeviceVector<FmmCell> cells;
   DeviceVector<double> local_multipoles, remote_multipoles, locals, phi, gradient;
   DeviceVector<Vec3d> positions;
@@ -498,7 +497,6 @@ struct DeviceFarField::State {
   DeviceVector<std::int64_t> offsets[3];
   DeviceVector<int> items[3];
   DeviceVector<std::uint8_t> cub_scratch;
-  int target_count = 0;
   // Where finish() puts the far field.
   std::span<double> phi_out;
   std::span<Vec3d> gradient_out;
@@ -544,17 +542,10 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
   State& s = *state_;
   require(!s.running, "fmm::DeviceFarField::start",
           "a far field is still running: an engine serves one calculation at a time");
+  const int target_count = static_cast<int>(tree.cells().size());
+  checkTraversal(sources, target_count, theta, "fmm::DeviceFarField::start");
+  checkFarField(tree, sources, expansion, phi, gradient, "fmm::DeviceFarField::start");
   const std::size_t n = tree.positions().size();
-  require(theta > 0.0 && theta < 1.0, "fmm::DeviceFarField::start", "theta {} is outside (0, 1)", theta);
-  require(!tree.cells().empty() && tree.cells().size() <= sources.cells.size(), "fmm::DeviceFarField::start",
-          "{} target cells of {} source cells", tree.cells().size(), sources.cells.size());
-  require(phi.size() == n && gradient.size() == n, "fmm::DeviceFarField::start",
-          "{} potentials and {} gradients for {} particles", phi.size(), gradient.size(), n);
-  require(sources.stride == static_cast<std::size_t>(expansion.size()) &&
-              sources.local_multipoles.size() + sources.remote_multipoles.size() == sources.cells.size() * sources.stride,
-          "fmm::DeviceFarField::start", "{} + {} multipole coefficients of stride {} for {} source cells and an "
-          "expansion of {} coefficients", sources.local_multipoles.size(), sources.remote_multipoles.size(),
-          sources.stride, sources.cells.size(), expansion.size());
   const gpu::ScopedDevice on_device(s.device);
   const double begin_seconds = wallSeconds();
   const cudaStream_t ts = s.traversal_stream.get();
@@ -564,11 +555,7 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
   s.local_multipoles.assignAsync(sources.local_multipoles.data(), sources.local_multipoles.size(), fs);
   s.remote_multipoles.assignAsync(sources.remote_multipoles.data(), sources.remote_multipoles.size(), fs);
   s.positions.assignAsync(tree.positions().data(), tree.positions().size(), fs);
-  if (s.tables_order != expansion.order()) {
-    s.tables.build(expansion, ts);
-    s.tables_order = expansion.order();
-  }
-  s.target_count = static_cast<int>(tree.cells().size());
+  if (s.tables.order != expansion.order()) s.tables.build(expansion, ts);
   s.cells.assignAsync(sources.cells.data(), sources.cells.size(), ts);
 
   // The traversal, a generation of pairs at a time.
@@ -605,7 +592,7 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
     s.frontier.swap(s.next);
   }
   // Each list sorted by (target, source), as the host's, then as CSR.
-  const int key_bits = 32 + std::bit_width(static_cast<unsigned>(s.target_count));
+  const int key_bits = 32 + std::bit_width(static_cast<unsigned>(target_count));
   for (int list = 0; list < 3; ++list) {
     DeviceVector<std::uint64_t>& keys = s.keys[list];
     const auto count = static_cast<long long>(keys.size());
@@ -619,11 +606,11 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
             "cub::DeviceRadixSort::SortKeys (interaction lists)");
       if (buffer.Current() != keys.data()) keys.swap(s.keys_alt);
     }
-    s.offsets[list].resize(static_cast<std::size_t>(s.target_count) + 1);
+    s.offsets[list].resize(static_cast<std::size_t>(target_count) + 1);
     s.items[list].resize(keys.size());
-    const long long threads_needed = std::max<long long>(count, s.target_count + 1LL);
+    const long long threads_needed = std::max<long long>(count, target_count + 1LL);
     csrFromSortedKeys<<<blocksFor(threads_needed, kThreads), kThreads, 0, ts>>>(
-        keys.data(), count, s.target_count, s.offsets[list].data(), s.items[list].data());
+        keys.data(), count, target_count, s.offsets[list].data(), s.items[list].data());
     check(cudaGetLastError(), "csrFromSortedKeys");
   }
   s.traversed.record(ts);
@@ -632,7 +619,7 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
   const std::size_t stride = sources.stride;
   s.far_stream.waitFor(s.traversed.get());
   s.far_start.record(fs);
-  s.locals.resize(static_cast<std::size_t>(s.target_count) * stride);
+  s.locals.resize(static_cast<std::size_t>(target_count) * stride);
   check(cudaMemsetAsync(s.locals.data(), 0, s.locals.size() * sizeof(double), fs), "cudaMemsetAsync (locals)");
   const DeviceTables& dt = s.tables;
   const Tables tb{dt.order,
@@ -654,11 +641,9 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
                   dt.l2l_weight.data()};
   const Multipoles mp{s.local_multipoles.data(), s.remote_multipoles.data(),
                       static_cast<long long>(sources.localCount()), static_cast<int>(stride)};
-  if (s.target_count > 0) {
-    multipolesToLocals<<<static_cast<unsigned>(s.target_count), kM2lThreads, 0, fs>>>(
-        tb, s.cells.data(), mp, s.offsets[kM2l].data(), s.items[kM2l].data(), s.locals.data());
-    check(cudaGetLastError(), "multipolesToLocals");
-  }
+  multipolesToLocals<<<static_cast<unsigned>(target_count), kM2lThreads, 0, fs>>>(
+      tb, s.cells.data(), mp, s.offsets[kM2l].data(), s.items[kM2l].data(), s.locals.data());
+  check(cudaGetLastError(), "multipolesToLocals");
   s.m2l_done.record(fs);
   for (int g = 1; g < tree.generationCount(); ++g) {
     const int cells_in_generation = tree.generation(g + 1) - tree.generation(g);
@@ -669,12 +654,10 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
   }
   s.phi.resize(n);
   s.gradient.resize(3 * n);
-  if (s.target_count > 0) {
-    evaluateAtParticles<<<static_cast<unsigned>(s.target_count), 32, 0, fs>>>(
-        tb, s.cells.data(), mp, s.locals.data(), s.offsets[kM2p].data(), s.items[kM2p].data(), s.positions.data(),
-        s.phi.data(), s.gradient.data());
-    check(cudaGetLastError(), "evaluateAtParticles");
-  }
+  evaluateAtParticles<<<static_cast<unsigned>(target_count), 32, 0, fs>>>(
+      tb, s.cells.data(), mp, s.locals.data(), s.offsets[kM2p].data(), s.items[kM2p].data(), s.positions.data(),
+      s.phi.data(), s.gradient.data());
+  check(cudaGetLastError(), "evaluateAtParticles");
   s.far_done.record(fs);
   s.phi_out = phi;
   s.gradient_out = gradient;

@@ -159,10 +159,14 @@ class Traversal {
 
 }  // namespace
 
-InteractionLists traverse(const SourceCells& sources, int target_count, double theta) {
-  require(theta > 0.0 && theta < 1.0, "fmm::traverse", "theta {} is outside (0, 1)", theta);
-  require(target_count >= 1 && static_cast<std::size_t>(target_count) <= sources.cells.size(), "fmm::traverse",
+void checkTraversal(const SourceCells& sources, int target_count, double theta, const char* where) {
+  require(theta > 0.0 && theta < 1.0, where, "theta {} is outside (0, 1)", theta);
+  require(target_count >= 1 && static_cast<std::size_t>(target_count) <= sources.cells.size(), where,
           "{} target cells of {} source cells", target_count, sources.cells.size());
+}
+
+InteractionLists traverse(const SourceCells& sources, int target_count, double theta) {
+  checkTraversal(sources, target_count, theta, "fmm::traverse");
   const std::int64_t n = sources.cells.front().end - sources.cells.front().begin;
   // Tasks for pairs holding more than this many particles: enough tasks for every thread, few
   // enough that their overhead stays small against the work below them.

@@ -16,18 +16,24 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-FarFieldSeconds evaluateFarField(const FmmTree& tree, const SourceCells& sources, const InteractionLists& lists,
-                                 const MultiIndexSet& expansion, std::span<double> phi, std::span<Vec3d> gradient) {
-  const std::span<const FmmCell> cells = tree.cells();
-  const int target_count = static_cast<int>(cells.size());
+void checkFarField(const FmmTree& tree, const SourceCells& sources, const MultiIndexSet& expansion,
+                   std::span<const double> phi, std::span<const Vec3d> gradient, const char* where) {
   const std::size_t stride = static_cast<std::size_t>(expansion.size());
-  require(phi.size() == tree.positions().size() && gradient.size() == phi.size(), "fmm::evaluateFarField",
+  require(phi.size() == tree.positions().size() && gradient.size() == phi.size(), where,
           "{} potentials and {} gradients for {} particles", phi.size(), gradient.size(), tree.positions().size());
   require(sources.stride == stride &&
               sources.local_multipoles.size() + sources.remote_multipoles.size() == sources.cells.size() * stride,
-          "fmm::evaluateFarField", "{} + {} multipole coefficients of stride {} for {} source cells of {} each",
+          where, "{} + {} multipole coefficients of stride {} for {} source cells of {} each",
           sources.local_multipoles.size(), sources.remote_multipoles.size(), sources.stride, sources.cells.size(),
           stride);
+}
+
+FarFieldSeconds evaluateFarField(const FmmTree& tree, const SourceCells& sources, const InteractionLists& lists,
+                                 const MultiIndexSet& expansion, std::span<double> phi, std::span<Vec3d> gradient) {
+  checkFarField(tree, sources, expansion, phi, gradient, "fmm::evaluateFarField");
+  const std::span<const FmmCell> cells = tree.cells();
+  const int target_count = static_cast<int>(cells.size());
+  const std::size_t stride = static_cast<std::size_t>(expansion.size());
   FarFieldSeconds seconds;
   auto multipole = [&](int s) {
     return std::span<const double>(sources.multipole(s), stride);

@@ -58,6 +58,10 @@ struct SourceCells {
   }
 };
 
+// Throws grove::Error (naming `where`) unless theta is in (0, 1) and 1 <= target_count <= the
+// source cells: what every traversal, on the host or a device, needs.
+void checkTraversal(const SourceCells& sources, int target_count, double theta, const char* where);
+
 // Builds the lists for targets = cells [0, target_count) of `sources` (the local tree). theta in
 // (0, 1).
 InteractionLists traverse(const SourceCells& sources, int target_count, double theta);

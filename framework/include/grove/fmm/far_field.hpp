@@ -17,6 +17,12 @@ struct FarFieldSeconds {
   double m2l = 0.0, downward = 0.0;  // downward: L2L, L2P and M2P
 };
 
+// Throws grove::Error (naming `where`) unless phi and gradient have one entry per particle of the
+// tree and sources hold a multipole of `expansion`'s size for every cell: what every far field, on
+// the host or a device, needs.
+void checkFarField(const FmmTree& tree, const SourceCells& sources, const MultiIndexSet& expansion,
+                   std::span<const double> phi, std::span<const Vec3d> gradient, const char* where);
+
 // phi and gradient have one entry per particle of the tree (key order); they are overwritten.
 FarFieldSeconds evaluateFarField(const FmmTree& tree, const SourceCells& sources, const InteractionLists& lists,
                                  const MultiIndexSet& expansion, std::span<double> phi, std::span<Vec3d> gradient);
