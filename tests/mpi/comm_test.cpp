@@ -39,6 +39,7 @@ void PrintTo(const Vec3<T>& v, std::ostream* os) {
 namespace {
 
 using grove::Comm;
+using grove::SparseMessage;
 using grove::Request;
 using grove::Vec3d;
 using grove::Vec3f;
@@ -616,6 +617,89 @@ TEST(CommAlltoall, AlltoallvWithCountsNotAddingUpToTheDataThrowsOnEveryRank) {
   const std::vector<int> none;
   EXPECT_THROW((void)comm.alltoallv(std::span<const int>(none), wrong_counts), grove::Error);
   EXPECT_EQ(comm.allreduceSum(1), n) << "the communicator is usable after the refusals";
+}
+
+// ---- sparse exchange -----------------------------------------------------------------------------
+
+TEST(CommSparseExchange, EachRankHearsExactlyFromThoseThatSentToItInSourceOrder) {
+  const Comm comm;
+  const int r = comm.rank(), n = comm.size();
+  // Rank s sends {s, d, 1000 s + d} to d = s + 1 and to s + 3 (mod n; twice to one rank where they
+  // coincide), and rank 0 also to itself; ranks s with s % 3 == 2 send nothing.
+  std::vector<SparseMessage<std::array<int, 3>>> to;
+  if (r % 3 != 2) {
+    for (int step : {1, 3}) {
+      const int d = (r + step) % n;
+      to.push_back({d, {r, d, 1000 * r + d}});
+    }
+    if (r == 0) to.push_back({0, {0, 0, -7}});
+  }
+  const auto from = comm.exchangeSparse(to);
+  // What should arrive, from every sender in rank order, each sender's messages in its order.
+  std::vector<std::array<int, 4>> expected;  // source, then the value
+  for (int s = 0; s < n; ++s) {
+    if (s % 3 == 2) continue;
+    for (int step : {1, 3})
+      if ((s + step) % n == r) expected.push_back({s, s, r, 1000 * s + r});
+    if (s == 0 && r == 0) expected.push_back({0, 0, 0, -7});
+  }
+  ASSERT_EQ(from.size(), expected.size());
+  for (std::size_t k = 0; k < from.size(); ++k) {
+    EXPECT_EQ(from[k].rank, expected[k][0]) << "message " << k;
+    EXPECT_EQ(from[k].value, (std::array<int, 3>{expected[k][1], expected[k][2], expected[k][3]})) << "message " << k;
+  }
+}
+
+TEST(CommSparseExchange, BackToBackExchangesDoNotMixTheirMessages) {
+  const Comm comm;
+  const int r = comm.rank(), n = comm.size();
+  // Twenty rounds: in round k rank s sends k to s + k (mod n) only when (s + k) is even. A
+  // message taken by the wrong round would show as a wrong value or a wrong count.
+  for (int k = 0; k < 20; ++k) {
+    std::vector<SparseMessage<int>> to;
+    if ((r + k) % 2 == 0) to.push_back({(r + k) % n, k});
+    const auto from = comm.exchangeSparse(to);
+    std::size_t expected = 0;
+    for (int s = 0; s < n; ++s)
+      if ((s + k) % 2 == 0 && (s + k) % n == r) ++expected;
+    ASSERT_EQ(from.size(), expected) << "round " << k;
+    for (const auto& m : from) EXPECT_EQ(m.value, k) << "round " << k << " from rank " << m.rank;
+  }
+}
+
+TEST(CommSparseExchange, ADestinationOutsideTheCommunicatorIsRefused) {
+  const Comm comm;
+  const std::vector<SparseMessage<int>> to{{comm.size(), 1}};
+  EXPECT_THROW((void)comm.exchangeSparse(to), grove::Error);
+  EXPECT_EQ(comm.allreduceSum(1), comm.size()) << "the communicator is usable after the refusal";
+}
+
+TEST(CommTraffic, CountsMessagesAndBytesOfEachKind) {
+  const Comm comm;
+  const int r = comm.rank(), n = comm.size();
+  comm.barrier();
+  grove::resetCommTraffic();
+  // One ring message of (r + 1) doubles out and (left + 1) doubles in, one allgather of an int,
+  // one allreduce of a double, one sparse exchange of two ints to the right neighbour.
+  const int right = (r + 1) % n, left = (r + n - 1) % n;
+  std::vector<double> out(static_cast<std::size_t>(r + 1), 1.0), in(static_cast<std::size_t>(left + 1), 0.0);
+  {
+    Request a = comm.irecv(std::span<double>(in), left, 9);
+    Request b = comm.isend(std::span<const double>(out), right, 9);
+  }
+  (void)comm.allgather(r);
+  (void)comm.allreduceSum(1.0);
+  (void)comm.exchangeSparse(std::vector<SparseMessage<std::array<int, 2>>>{{right, {r, 1}}});
+  const grove::CommTraffic t = grove::commTraffic();
+  EXPECT_EQ(t.messages_sent, 2);
+  EXPECT_EQ(t.bytes_sent, static_cast<std::int64_t>((r + 1) * sizeof(double) + 2 * sizeof(int)));
+  EXPECT_EQ(t.messages_received, 2);
+  EXPECT_EQ(t.bytes_received, static_cast<std::int64_t>((left + 1) * sizeof(double) + 2 * sizeof(int)));
+  EXPECT_EQ(t.collectives, 3);  // allgather, allreduce, the sparse exchange's barrier
+  EXPECT_EQ(t.collective_bytes, static_cast<std::int64_t>(n * sizeof(int) + sizeof(double)));
+  EXPECT_EQ(t.alltoalls, 0);
+  (void)comm.alltoall(std::vector<int>(static_cast<std::size_t>(n), r));
+  EXPECT_EQ(grove::commTraffic().alltoalls, 1);
 }
 
 // ---- point-to-point ------------------------------------------------------------------------------

@@ -1,6 +1,9 @@
 // The MPI implementation of grove's communication backend. This is the only file in grove that
 // includes mpi.h.
 #include <mpi.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>  // OpenMPI's extensions: MPIX_Query_cuda_support
+#endif
 
 #include <climits>
 #include <cstdlib>
@@ -16,6 +19,10 @@ namespace grove::detail {
 struct CommHandle {
   MPI_Comm comm = MPI_COMM_NULL;
   bool owned = false;
+  // Sparse exchanges alternate between two tags: a rank that has left exchange k may already
+  // send for exchange k + 1 while another still probes in k, but none can send for k + 2 before
+  // every rank has left k (the barrier of k + 1 needs them all).
+  unsigned sparse_exchanges = 0;
   ~CommHandle() {
     int finalized = 0;
     MPI_Finalized(&finalized);
@@ -229,6 +236,59 @@ RequestHandle* irecv(const CommHandle& comm, void* buffer, int count, std::size_
 }
 
 void wait(RequestHandle& request) { MPI_Wait(&request.request, MPI_STATUS_IGNORE); }
+
+void sparseExchange(const CommHandle& comm, const int* dests, const void* data, int n, std::size_t elem_bytes,
+                    std::vector<int>* sources, std::vector<unsigned char>* received) {
+  constexpr int kSparseTagBase = 0x6780;
+  const int tag = kSparseTagBase + static_cast<int>(const_cast<CommHandle&>(comm).sparse_exchanges++ % 2);
+  const int bytes = toInt(elem_bytes);
+  std::vector<MPI_Request> sends(static_cast<std::size_t>(n), MPI_REQUEST_NULL);
+  const auto* out = static_cast<const unsigned char*>(data);
+  for (int k = 0; k < n; ++k)
+    MPI_Issend(out + static_cast<std::size_t>(k) * elem_bytes, bytes, MPI_BYTE, dests[k], tag, comm.comm,
+               &sends[static_cast<std::size_t>(k)]);
+  MPI_Request barrier = MPI_REQUEST_NULL;
+  bool in_barrier = false;
+  for (;;) {
+    int arrived = 0;
+    MPI_Status status;
+    MPI_Iprobe(MPI_ANY_SOURCE, tag, comm.comm, &arrived, &status);
+    if (arrived) {
+      const std::size_t at = received->size();
+      received->resize(at + elem_bytes);
+      MPI_Recv(received->data() + at, bytes, MPI_BYTE, status.MPI_SOURCE, tag, comm.comm, MPI_STATUS_IGNORE);
+      sources->push_back(status.MPI_SOURCE);
+      continue;
+    }
+    int done = 0;
+    if (!in_barrier) {
+      // Synchronous sends complete once matched: then this rank has delivered everything.
+      MPI_Testall(n, sends.data(), &done, MPI_STATUSES_IGNORE);
+      if (done) {
+        MPI_Ibarrier(comm.comm, &barrier);
+        in_barrier = true;
+      }
+    } else {
+      MPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
+      if (done) return;  // every rank's sends were matched: nothing more can arrive
+    }
+  }
+}
+
+CommPtr sharedMemoryComm(const CommHandle& comm) {
+  auto out = std::make_shared<CommHandle>();
+  MPI_Comm_split_type(comm.comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &out->comm);
+  out->owned = true;
+  return out;
+}
+
+bool mpiIsCudaAware() noexcept {
+#if defined(MPIX_CUDA_AWARE_SUPPORT)
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
+}
 
 void cancel(RequestHandle& request) noexcept {
   if (request.request == MPI_REQUEST_NULL) return;

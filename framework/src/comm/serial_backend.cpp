@@ -168,6 +168,21 @@ void wait(RequestHandle& request) {
                                     request.tag));
 }
 
+void sparseExchange(const CommHandle&, const int* dests, const void* data, int n, std::size_t elem_bytes,
+                    std::vector<int>* sources, std::vector<unsigned char>* received) {
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  for (int k = 0; k < n; ++k) {
+    requireRankZero(dests[k], "sparse exchange destination");
+    received->insert(received->end(), bytes + static_cast<std::size_t>(k) * elem_bytes,
+                     bytes + static_cast<std::size_t>(k + 1) * elem_bytes);
+    sources->push_back(0);
+  }
+}
+
+CommPtr sharedMemoryComm(const CommHandle&) { return std::make_shared<CommHandle>(); }
+
+bool mpiIsCudaAware() noexcept { return false; }
+
 void cancel(RequestHandle& request) noexcept {
   if (request.owner && !request.complete) std::erase(request.owner->unmatched_receives, &request);
   request.complete = true;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace grove::detail {
 
@@ -57,6 +58,18 @@ RequestHandle* isend(const CommHandle& comm, const void* buffer, int count, std:
                      int tag);
 RequestHandle* irecv(const CommHandle& comm, void* buffer, int count, std::size_t elem_bytes, int source, int tag);
 void wait(RequestHandle& request);
+// Sparse exchange (Hoefler, Siebert and Lumsdaine's NBX: synchronous sends, probes, then a
+// nonblocking barrier): the n messages of elem_bytes bytes each at data go to dests[k]; the
+// messages that reach this rank are appended to *sources and *received (elem_bytes each), in
+// arrival order. Collective; no rank learns anything about pairs that exchange nothing, so the
+// cost is O(messages) plus a barrier, not O(ranks).
+void sparseExchange(const CommHandle& comm, const int* dests, const void* data, int n, std::size_t elem_bytes,
+                    std::vector<int>* sources, std::vector<unsigned char>* received);
+// Collective: the ranks of comm that share this process's node (shared memory), as a communicator.
+CommPtr sharedMemoryComm(const CommHandle& comm);
+// Whether the MPI library moves device memory itself (CUDA-aware), as the library reports it at
+// run time (false where it cannot say, and in the serial build).
+bool mpiIsCudaAware() noexcept;
 // Abandons a pending request without waiting (used while an exception unwinds).
 void cancel(RequestHandle& request) noexcept;
 void destroyRequest(RequestHandle* request) noexcept;

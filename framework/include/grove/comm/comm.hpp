@@ -2,8 +2,11 @@
 // grove::Comm: typed collectives and point-to-point messages over trivially copyable types.
 // Every message grove sends goes through this class; with GROVE_MPI=OFF the same calls run on a
 // serial backend with one rank.
+#include <algorithm>
 #include <climits>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <exception>
 #include <numeric>
@@ -22,6 +25,29 @@ namespace grove {
 
 template <class T>
 concept Transferable = std::is_trivially_copyable_v<T>;
+
+// What this process has moved through grove::Comm since the last reset: messages (isend, irecv
+// and sparse exchanges; a receive counts the bytes posted for it) and collective calls, with the
+// bytes of this rank's result buffers (an allgather of P values counts P values). Scaling tests
+// read it to check that a step's traffic per rank stays bounded as the rank count grows.
+struct CommTraffic {
+  std::int64_t messages_sent = 0, bytes_sent = 0;
+  std::int64_t messages_received = 0, bytes_received = 0;
+  std::int64_t collectives = 0, collective_bytes = 0;
+  std::int64_t alltoalls = 0;  // of the collectives: all-to-all exchanges (O(P) messages per rank)
+};
+inline CommTraffic& commTraffic() {
+  static CommTraffic traffic;
+  return traffic;
+}
+inline void resetCommTraffic() { commTraffic() = {}; }
+
+// One message of a sparse exchange: to (or from) `rank`.
+template <class T>
+struct SparseMessage {
+  int rank = 0;
+  T value{};
+};
 
 // A pending nonblocking send or receive. Its buffer must stay alive and untouched until wait().
 // Destroying a pending request waits for it, so a buffer is never freed under a live transfer.
@@ -69,7 +95,10 @@ class Comm {
   int size() const { return detail::commSize(*handle_); }
   bool isRoot() const { return rank() == 0; }
 
-  void barrier() const { detail::barrier(*handle_); }
+  void barrier() const {
+    countCollective(0);
+    detail::barrier(*handle_);
+  }
 
   // Ranks with equal colour (>= 0) form one new communicator, ordered by key (then by old rank).
   Comm split(int color, int key) const {
@@ -114,6 +143,7 @@ class Comm {
   // ---- broadcast ------------------------------------------------------------------------------
   template <Transferable T>
   void broadcast(T& value, int root = 0) const {
+    countCollective(sizeof(T));
     detail::broadcast(*handle_, &value, 1, sizeof(T), root);
   }
   // The root's vector, length included, arrives on every rank.
@@ -122,6 +152,7 @@ class Comm {
     std::size_t n = values.size();
     broadcast(n, root);
     values.resize(n);
+    countCollective(n * sizeof(T));
     detail::broadcast(*handle_, values.data(), checkedCount(n), sizeof(T), root);
   }
 
@@ -130,6 +161,7 @@ class Comm {
   template <Transferable T>
   std::vector<T> allgather(const T& value) const {
     std::vector<T> out(static_cast<std::size_t>(size()));
+    countCollective(out.size() * sizeof(T));
     detail::allgather(*handle_, &value, out.data(), sizeof(T));
     return out;
   }
@@ -141,6 +173,7 @@ class Comm {
     const std::vector<int> counts = allgather(checkedCount(mine.size()));
     const std::vector<int> displacements = exclusiveScan(counts);
     std::vector<T> out(static_cast<std::size_t>(displacements.back() + counts.back()));
+    countCollective(out.size() * sizeof(T));
     detail::allgatherv(*handle_, mine.data(), counts[static_cast<std::size_t>(rank())], out.data(),
                        counts.data(), displacements.data(), sizeof(T));
     if (counts_out) *counts_out = counts;
@@ -155,6 +188,7 @@ class Comm {
     const std::vector<int> displacements = exclusiveScan(counts);
     std::vector<T> out;
     if (rank() == root) out.resize(static_cast<std::size_t>(displacements.back() + counts.back()));
+    countCollective(out.size() * sizeof(T));
     detail::gatherv(*handle_, mine.data(), my_count, out.data(), counts.data(), displacements.data(), sizeof(T),
                     root);
     if (counts_out) *counts_out = std::move(counts);
@@ -170,6 +204,8 @@ class Comm {
       problem = fmt::format("needs one element per rank ({}), got {}", size(), send.size());
     throwIfAnyFailed(problem, "Comm::alltoall");
     std::vector<T> out(send.size());
+    countCollective(out.size() * sizeof(T));
+    ++commTraffic().alltoalls;
     detail::alltoall(*handle_, send.data(), out.data(), sizeof(T));
     return out;
   }
@@ -191,6 +227,8 @@ class Comm {
     const std::vector<int> send_displacements = exclusiveScan({send_counts.begin(), send_counts.end()});
     const std::vector<int> recv_displacements = exclusiveScan(recv_counts);
     std::vector<T> out(static_cast<std::size_t>(recv_displacements.back() + recv_counts.back()));
+    countCollective(out.size() * sizeof(T));
+    ++commTraffic().alltoalls;
     detail::alltoallv(*handle_, send.data(), send_counts.data(), send_displacements.data(), out.data(),
                       recv_counts.data(), recv_displacements.data(), sizeof(T));
     if (recv_counts_out) *recv_counts_out = recv_counts;
@@ -230,14 +268,61 @@ class Comm {
                                    first));
   }
 
+  // ---- sparse exchange -------------------------------------------------------------------------
+  // Collective. Sends each message's value to its rank (any rank, this one included; at most one
+  // message per destination is the usual use, several are allowed) and returns the messages that
+  // reach this rank, sorted by source rank (then in the order each source listed them).
+  // Nothing is learnt about ranks that send this rank nothing: the cost is the messages plus one
+  // nonblocking barrier, O(destinations + log P), where counts through alltoall cost O(P).
+  template <Transferable T>
+  std::vector<SparseMessage<T>> exchangeSparse(std::span<const SparseMessage<T>> to) const {
+    std::vector<int> dests(to.size());
+    std::vector<T> values(to.size());
+    for (std::size_t k = 0; k < to.size(); ++k) {
+      require(to[k].rank >= 0 && to[k].rank < size(), "Comm::exchangeSparse", "destination rank {} is outside [0, {})",
+              to[k].rank, size());
+      dests[k] = to[k].rank;
+      values[k] = to[k].value;
+    }
+    std::vector<int> sources;
+    std::vector<unsigned char> bytes;
+    detail::sparseExchange(*handle_, dests.data(), values.data(), checkedCount(to.size()), sizeof(T), &sources, &bytes);
+    std::vector<SparseMessage<T>> from(sources.size());
+    for (std::size_t k = 0; k < sources.size(); ++k) {
+      from[k].rank = sources[k];
+      std::memcpy(&from[k].value, bytes.data() + k * sizeof(T), sizeof(T));
+    }
+    // A source's messages arrive in its order (MPI does not overtake), so a stable sort keeps it.
+    std::stable_sort(from.begin(), from.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+    CommTraffic& t = commTraffic();
+    t.messages_sent += static_cast<std::int64_t>(to.size());
+    t.bytes_sent += static_cast<std::int64_t>(to.size() * sizeof(T));
+    t.messages_received += static_cast<std::int64_t>(from.size());
+    t.bytes_received += static_cast<std::int64_t>(from.size() * sizeof(T));
+    countCollective(0);  // the nonblocking barrier
+    return from;
+  }
+  template <Transferable T>
+  std::vector<SparseMessage<T>> exchangeSparse(const std::vector<SparseMessage<T>>& to) const {
+    return exchangeSparse(std::span<const SparseMessage<T>>(to));
+  }
+
+  // Collective: the ranks of this communicator that share this process's node (shared memory),
+  // ordered as here. Device transports use it to find the peers they can reach without MPI.
+  Comm sharedMemory() const { return Comm(detail::sharedMemoryComm(*handle_)); }
+
   // ---- point-to-point (nonblocking) -------------------------------------------------------------
   template <class E>
     requires Transferable<std::remove_const_t<E>>
   [[nodiscard]] Request isend(std::span<E> data, int dest, int tag) const {
+    ++commTraffic().messages_sent;
+    commTraffic().bytes_sent += static_cast<std::int64_t>(data.size_bytes());
     return Request(detail::isend(*handle_, data.data(), checkedCount(data.size()), sizeof(E), dest, tag));
   }
   template <Transferable T>
   [[nodiscard]] Request irecv(std::span<T> data, int source, int tag) const {
+    ++commTraffic().messages_received;
+    commTraffic().bytes_received += static_cast<std::int64_t>(data.size_bytes());
     return Request(detail::irecv(*handle_, data.data(), checkedCount(data.size()), sizeof(T), source, tag));
   }
 
@@ -250,6 +335,7 @@ class Comm {
   T allreduceOne(const T& value, detail::ReduceOp op) const {
     T out{};
     using Layout = ReductionLayout<T>;
+    countCollective(sizeof(T));
     detail::allreduce(*handle_, &value, &out, Layout::count,
                       detail::scalarKindOf<typename Layout::Scalar>(), op);
     return out;
@@ -258,8 +344,14 @@ class Comm {
   void allreduceInPlace(std::span<T> values, detail::ReduceOp op) const {
     using Layout = ReductionLayout<T>;
     std::vector<T> in(values.begin(), values.end());
+    countCollective(values.size_bytes());
     detail::allreduce(*handle_, in.data(), values.data(), values.size() * Layout::count,
                       detail::scalarKindOf<typename Layout::Scalar>(), op);
+  }
+
+  static void countCollective(std::size_t result_bytes) {
+    ++commTraffic().collectives;
+    commTraffic().collective_bytes += static_cast<std::int64_t>(result_bytes);
   }
 
   static int checkedCount(std::size_t n) {
@@ -280,5 +372,9 @@ class Comm {
 
   detail::CommPtr handle_;
 };
+
+// Whether the MPI library reads and writes device memory itself (CUDA-aware MPI), as it reports at
+// run time; false in the serial build and where the library cannot say.
+inline bool mpiIsCudaAware() noexcept { return detail::mpiIsCudaAware(); }
 
 }  // namespace grove
