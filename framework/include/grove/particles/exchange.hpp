@@ -1,8 +1,8 @@
 #pragma once
-// Particle exchange: every particle moves to the rank whose domain box holds it. Ranks swap
-// counts (one integer per rank pair), then payloads travel point-to-point between the ranks
-// that have something for each other. Particles that stay keep their order; arrivals follow
-// in rank order.
+// Particle exchange: every particle moves to the rank whose domain box holds it. A rank tells
+// each rank it sends to how many particles follow (a sparse exchange: no message between ranks
+// with nothing for each other, no all-to-all of counts), then payloads travel point-to-point.
+// Particles that stay keep their order; arrivals follow in rank order.
 #include <optional>
 #include <span>
 #include <string>
@@ -51,6 +51,17 @@ std::vector<int> destinationRanks(std::span<const FP> particles, const DomainInf
 }
 
 }  // namespace detail
+
+// Collective: how many items each rank sends this one (result[r]), given how many this rank sends
+// each (send_counts[r]): one message per non-empty pair (Comm::exchangeSparse), not an all-to-all.
+inline std::vector<int> receiveCounts(const Comm& comm, std::span<const int> send_counts) {
+  std::vector<SparseMessage<int>> to;
+  for (std::size_t r = 0; r < send_counts.size(); ++r)
+    if (send_counts[r] > 0 && static_cast<int>(r) != comm.rank()) to.push_back({static_cast<int>(r), send_counts[r]});
+  std::vector<int> counts(static_cast<std::size_t>(comm.size()), 0);
+  for (const SparseMessage<int>& m : comm.exchangeSparse(to)) counts[static_cast<std::size_t>(m.rank)] += m.value;
+  return counts;
+}
 
 // Collective: sends bucket r of `send` (send_counts[r] items, buckets in rank order, none for this
 // rank) to rank r, and receives recv_counts[r] items from each rank r into `into`, in rank order.
@@ -116,7 +127,7 @@ void exchangeParticles(std::vector<FP, Alloc>& particles, const DomainInfo& dinf
     }
   }
 
-  const std::vector<int> recv_counts = comm.alltoall(std::span<const int>(send_counts));
+  const std::vector<int> recv_counts = receiveCounts(comm, send_counts);
   std::size_t arriving = 0;
   for (int c : recv_counts) arriving += static_cast<std::size_t>(c);
   particles.resize(staying + arriving);
