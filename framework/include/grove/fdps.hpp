@@ -407,7 +407,7 @@ using TreeForForceShort = ::grove::TreeForForceShort<Force, EPI, EPJ>;
 using EXCHANGE_LET_MODE = ::grove::LetExchangeMode;
 inline constexpr EXCHANGE_LET_MODE EXCHANGE_LET_A2A = ::grove::LetExchangeMode::ALL_TO_ALL;
 inline constexpr EXCHANGE_LET_MODE EXCHANGE_LET_P2P_EXACT = ::grove::LetExchangeMode::POINT_TO_POINT;
-inline constexpr EXCHANGE_LET_MODE EXCHANGE_LET_P2P_FAST = ::grove::LetExchangeMode::POINT_TO_POINT;
+inline constexpr EXCHANGE_LET_MODE EXCHANGE_LET_P2P_FAST = ::grove::LetExchangeMode::POINT_TO_POINT_FAST;
 
 // ---- Initialize / Finalize / Abort ---------------------------------------------------------------------
 namespace detail {

@@ -5,12 +5,20 @@
 // every group of the other rank lies inside its box, and the distance to a box is never more
 // than the distance to a group inside it, the LET holds all that any group's walk will need.
 //
-// Two exchange modes:
+// Three exchange modes:
 //  - ALL_TO_ALL: every pair exchanges (possibly empty) LETs with one alltoallv per type.
-//  - POINT_TO_POINT: ranks allgather their particle boxes and root superparticles; a rank whose
-//    whole tree the criterion accepts from my box is "far", and its allgathered root
-//    superparticle stands for it without a message; detailed LETs travel only between near
-//    ranks. Both modes give the same received arrays, in rank order.
+//  - POINT_TO_POINT (FDPS's EXCHANGE_LET_P2P_EXACT): ranks allgather their particle boxes and
+//    root superparticles; a rank whose whole tree the criterion accepts from my box is "far",
+//    and its allgathered root superparticle stands for it without a message; detailed LETs
+//    travel only between near ranks. It gives the same received arrays as ALL_TO_ALL, in rank
+//    order. But the root cell is the common cube of all ranks, which the criterion (edge / theta)
+//    opens from anywhere inside it unless theta > 0.87: in practice every pair is near.
+//  - POINT_TO_POINT_FAST (FDPS's EXCHANGE_LET_P2P_FAST): the same, with "far" judged by the
+//    criterion for the other rank's particles as a whole, their box's longest side as the edge
+//    (OpeningCriterion::opensExtent). A rank then talks to the ranks within about
+//    (1 + 2 / theta) domain widths, a number that does not grow with the rank count; a far
+//    rank's root superparticle replaces cells of the common tree that would have held its
+//    particles, so forces differ from the exact modes by about the tree's own error.
 //
 // The decision (planLet) and the payloads (exchangeLet) are separate, so that a step that
 // reuses its interaction lists resends fresh payloads along the same plan.
@@ -22,13 +30,13 @@
 #include <vector>
 
 #include "grove/comm/comm.hpp"
+#include "grove/let/let_exchange_mode.hpp"
 #include "grove/tree/profile.hpp"
 #include "grove/tree/tree_cells.hpp"
 #include "grove/walk/opening_criterion.hpp"
 
 namespace grove {
 
-enum class LetExchangeMode { ALL_TO_ALL, POINT_TO_POINT };
 
 template <class EPJ, class SPJ>
 struct ReceivedLet {
@@ -67,13 +75,18 @@ inline LetPlan planLet(const Comm& comm, LetExchangeMode mode, const TreeShape& 
   std::vector<char> near_to(R, 1);
   plan.near_from.assign(R, 1);
   plan.far_from.assign(R, 0);
-  if (mode == LetExchangeMode::POINT_TO_POINT) {
+  if (mode != LetExchangeMode::ALL_TO_ALL) {
     // Decided identically on both sides from allgathered data.
     const std::vector<Vec3d> root_pos = comm.allgather(i_have_particles ? cell_pos[0] : Vec3d{});
     const std::vector<char> has = comm.allgather(static_cast<char>(i_have_particles));
+    const bool fast = mode == LetExchangeMode::POINT_TO_POINT_FAST;
+    // Whether rank `source`'s tree (centre, particle box) must be opened for `target`.
+    auto opens = [&](const Boxd& target, const Vec3d& centre, const Boxd& source_box) {
+      return fast ? criterion.opensExtent(target, centre, source_box) : criterion.opens(target, centre, 0);
+    };
     for (std::size_t r = 0; r < R; ++r) {
-      near_to[r] = i_have_particles && !boxes[r].isEmpty() && criterion.opens(boxes[r], cell_pos[0], 0);
-      plan.near_from[r] = has[r] && !my_box.isEmpty() && criterion.opens(my_box, root_pos[r], 0);
+      near_to[r] = i_have_particles && !boxes[r].isEmpty() && opens(boxes[r], cell_pos[0], my_box);
+      plan.near_from[r] = has[r] && !my_box.isEmpty() && opens(my_box, root_pos[r], boxes[r]);
       plan.far_from[r] = static_cast<int>(r) != me && has[r] && !my_box.isEmpty() && !plan.near_from[r];
     }
   }

@@ -9,8 +9,9 @@
 // tree. Distances are nearest-image ones where the tree asks for them.
 //
 // The result is an ordinary LetPlan: exchangeLet sends it (both exchange modes), and a
-// MAKE_LIST_FOR_REUSE step keeps it. In POINT_TO_POINT mode a rank stands in by its allgathered
-// root superparticle only when its whole tree passes both tests, decided alike on both sides.
+// MAKE_LIST_FOR_REUSE step keeps it. In the point-to-point modes a rank stands in by its
+// allgathered root superparticle only when its whole tree passes both tests, decided alike on
+// both sides (POINT_TO_POINT_FAST is exact here: particles within search reach must travel).
 #include <omp.h>
 
 #include <cstdint>
@@ -44,7 +45,7 @@ LetPlan planSearchLet(const Comm& comm, LetExchangeMode mode, const TreeShape& s
   std::vector<char> near_to(R, 1);
   plan.near_from.assign(R, 1);
   plan.far_from.assign(R, 0);
-  if (mode == LetExchangeMode::POINT_TO_POINT) {
+  if (mode != LetExchangeMode::ALL_TO_ALL) {
     const CellBoxes my_root_boxes = i_have_particles && !boxes.empty() ? boxes[0] : CellBoxes{};
     const std::vector<Vec3d> root_pos = comm.allgather(i_have_particles ? cell_pos[0] : Vec3d{});
     const std::vector<CellBoxes> root_boxes = comm.allgather(my_root_boxes);

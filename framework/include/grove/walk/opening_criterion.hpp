@@ -25,7 +25,8 @@ GROVE_HOST_DEVICE inline double distanceMinSq(const Boxd& box, const Vec3d& p) {
 class OpeningCriterion {
  public:
   OpeningCriterion() = default;
-  OpeningCriterion(const RootCell& root, double theta) {
+  OpeningCriterion(const RootCell& root, double theta)
+      : inv_theta_sq_(theta > 0.0 ? 1.0 / (theta * theta) : std::numeric_limits<double>::infinity()) {
     for (int l = 0; l <= kMortonLevels; ++l) {
       const double edge = root.cellLength(l);
       r_crit_sq_[static_cast<std::size_t>(l)] =
@@ -41,9 +42,18 @@ class OpeningCriterion {
   }
   // The squared opening distance of a cell at `level`: (L_level / theta)^2, infinite at theta 0.
   GROVE_HOST_DEVICE double rCritSq(int level) const { return r_crit_sq_[static_cast<std::size_t>(level)]; }
+  // The same criterion for particles that are no cell of the tree (another rank's, as a whole):
+  // the edge is the longest side of their box. theta = 0 opens everything.
+  GROVE_HOST_DEVICE bool opensExtent(const Boxd& target, const Vec3d& centre, const Boxd& extent) const {
+    double edge = 0.0;
+    for (std::size_t a = 0; a < 3; ++a) edge = edge > extent.high[a] - extent.low[a] ? edge : extent.high[a] - extent.low[a];
+    const double d2 = distanceMinSq(target, centre);
+    return inv_theta_sq_ == std::numeric_limits<double>::infinity() || d2 <= edge * edge * inv_theta_sq_;
+  }
 
  private:
   std::array<double, kMortonLevels + 1> r_crit_sq_{};
+  double inv_theta_sq_ = 0.0;
 };
 
 // The depth-first walk every long-range tree shares. From the root: a cell that skip(c) drops
