@@ -4,9 +4,13 @@
 //   the same particles with the same domains: every rank ends with the same particles (by id),
 //   each inside its domain box; ids are conserved; an unownable particle makes every rank throw
 //   with nothing moved. Samples taken on the device give the host's domains.
-// - Forces of ResidentTreeLong across ranks (device LET and global tree) against grove's CPU tree
-//   on the same particles of every rank: the same LET counts and interaction counts exactly (so
-//   the same global tree and lists), forces to float rounding; reuse steps; a rank with none.
+// - Forces of ResidentTreeLong across ranks with FDPS's merged global tree against grove's CPU
+//   tree on the same particles of every rank: the same LET counts and interaction counts exactly
+//   (so the same global tree and lists), forces to float rounding; reuse steps; a rank with none.
+// - The default (the local walk overlapped with the LET's travel, then the LET tree; far ranks
+//   judged as a whole) against direct summation: the median and 99.9th-percentile errors within
+//   5 % of one rank's; its search trees keep every neighbour; CUDA IPC and pinned staging give
+//   bitwise the same forces and particles.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -56,7 +60,12 @@ std::vector<std::int64_t> sortedIds(const std::vector<user::Body>& bodies) {
   return ids;
 }
 
-TEST_F(ResidentExchange, SameParticlesAsHostExchange) {
+// Both transports (pinned staging and CUDA IPC between the ranks sharing the device) move the
+// same particles.
+class ResidentExchangeTransports : public ResidentExchange,
+                                   public ::testing::WithParamInterface<grove::gpu::TransportChoice> {};
+
+TEST_P(ResidentExchangeTransports, SameParticlesAsHostExchange) {
   const grove::Comm comm = grove::Comm::world();
   const std::size_t n_total = 100000;
   const std::vector<user::Body> start = myShare(n_total, comm);
@@ -70,8 +79,14 @@ TEST_F(ResidentExchange, SameParticlesAsHostExchange) {
   grove::gpu::DeviceParticleSystem<user::Body> device;
   device.upload(start);
   const auto generation = device.orderGeneration();
-  grove::gpu::exchangeParticles(device, dinfo);
+  grove::gpu::ExchangeScratch scratch;
+  scratch.transport_choice = GetParam();
+  grove::gpu::exchangeParticles(device, dinfo, scratch);
   const std::vector<user::Body> got = device.download();
+  if (comm.size() > 1 && GetParam() == grove::gpu::TransportChoice::kIpc)
+    EXPECT_EQ(scratch.transport->peersByKind()[2], comm.size() - 1) << "every peer shares the device: CUDA IPC";
+  if (comm.size() > 1 && GetParam() == grove::gpu::TransportChoice::kStaged)
+    EXPECT_EQ(scratch.transport->peersByKind()[0], comm.size() - 1);
   EXPECT_EQ(sortedIds(got), sortedIds(expected));
   const grove::Boxd mine = dinfo.getPosDomain(comm.rank());
   for (const auto& b : got) ASSERT_TRUE(mine.contains(b.pos)) << "body " << b.id << " outside rank " << comm.rank();
@@ -83,9 +98,12 @@ TEST_F(ResidentExchange, SameParticlesAsHostExchange) {
   EXPECT_EQ(comm.allreduceSum(static_cast<std::int64_t>(got.size())), static_cast<std::int64_t>(n_total));
   if (comm.size() > 1) EXPECT_GT(device.orderGeneration(), generation);
   // Exchanging again moves nothing.
-  grove::gpu::exchangeParticles(device, dinfo);
+  grove::gpu::exchangeParticles(device, dinfo, scratch);
   EXPECT_EQ(sortedIds(device.download()), sortedIds(expected));
 }
+
+INSTANTIATE_TEST_SUITE_P(Transports, ResidentExchangeTransports,
+                         ::testing::Values(grove::gpu::TransportChoice::kStaged, grove::gpu::TransportChoice::kIpc));
 
 // Samples gathered on the device give the host's domains exactly (the same draws), and then the
 // device exchange leaves every particle in its box.
@@ -230,6 +248,8 @@ grove::gpu::ResidentProfile expectHostForces(const std::vector<user::Body>& mine
   const double drift = 1e-3;
   grove::gpu::DeviceParticleSystem<user::Body> psys;
   psys.upload(mine);
+  options.merged_global_tree = true;  // FDPS's global tree and exact LETs: the host's lists
+  options.let_mode = grove::LetExchangeMode::POINT_TO_POINT;
   TreeT tree(kTheta, kLeaf, kGroup, psys.policy(), options);
   if (reuse) {
     tree.calcForceAllAndWriteBack(psys, Ep{kEps2}, sp, dinfo, grove::MAKE_LIST_FOR_REUSE);
@@ -290,9 +310,12 @@ TEST_F(ResidentExchange, ForcesAcrossRanksEqualHostTree) {
 // radii; every body within search reach of a target reaches its kernel one by one (neighbour
 // counts equal brute force over all ranks' bodies), every body of every rank is counted once,
 // and the probes, LET counts and interaction counts are the CPU search tree's on the same ranks.
+// merged: FDPS's global tree, whose probes and counts must be the host's; otherwise the default
+// overlapped LET tree, whose walks are split differently (counts differ) but must keep every
+// neighbour all the same.
 template <grove::LongSearchMode M, class TreeT>
 void expectSearchAcrossRanks(const std::vector<search_test::Body>& all, const std::vector<search_test::Body>& mine,
-                             const grove::DomainInfo& dinfo, const char* what) {
+                             const grove::DomainInfo& dinfo, bool merged, const char* what) {
   const grove::Comm comm = dinfo.comm();
   const std::vector<int> brute = resident_test::bruteForceNeighbours(mine, all, M);
   const resident_test::HostSearchResult host = resident_test::hostSearchTree(mine, M, kSearchTheta, kLeaf, kGroup);
@@ -300,7 +323,10 @@ void expectSearchAcrossRanks(const std::vector<search_test::Body>& all, const st
   for (std::size_t k = 0; k < mine.size(); ++k) position_of_id[static_cast<std::size_t>(mine[k].id)] = k;
   grove::gpu::DeviceParticleSystem<search_test::Body> psys;
   psys.upload(mine);
-  TreeT tree(kSearchTheta, kLeaf, kGroup, psys.policy());
+  grove::gpu::ResidentTreeOptions options;
+  options.merged_global_tree = merged;
+  options.let_mode = grove::LetExchangeMode::POINT_TO_POINT;
+  TreeT tree(kSearchTheta, kLeaf, kGroup, psys.policy(), options);
   for (const auto mode : {grove::MAKE_LIST_FOR_REUSE, grove::REUSE_LIST}) {
     tree.calcForceAllAndWriteBack(psys, search_test::DeviceProbeEp<M>{}, search_test::DeviceProbeSp{}, dinfo, mode);
     const std::vector<search_test::Body> got = psys.download();
@@ -310,15 +336,17 @@ void expectSearchAcrossRanks(const std::vector<search_test::Body>& all, const st
                                                                               << " is not this rank's";
     const search_test::ProbeMismatches m = search_test::probeMismatches(
         got, [&](std::int64_t id) { return position_of_id[static_cast<std::size_t>(id)]; }, brute, all.size(),
-        &host.probe, what);
+        merged ? &host.probe : nullptr, what);
     EXPECT_EQ(m.neighbours, 0) << what << ": bodies missing a neighbour on rank " << comm.rank();
     EXPECT_EQ(m.total, 0) << what << ": bodies not counting every body once on rank " << comm.rank();
-    EXPECT_EQ(m.host, 0) << what << ": probes unlike the CPU search tree's on rank " << comm.rank();
     const grove::gpu::ResidentProfile& p = tree.profile();
-    EXPECT_EQ(p.let_ep_sent, host.let_ep_sent) << what;
-    EXPECT_EQ(p.let_sp_sent, host.let_sp_sent) << what;
-    EXPECT_EQ(p.interactions_ep, host.interactions_ep) << what;
-    EXPECT_EQ(p.interactions_sp, host.interactions_sp) << what;
+    if (merged) {
+      EXPECT_EQ(m.host, 0) << what << ": probes unlike the CPU search tree's on rank " << comm.rank();
+      EXPECT_EQ(p.let_ep_sent, host.let_ep_sent) << what;
+      EXPECT_EQ(p.let_sp_sent, host.let_sp_sent) << what;
+      EXPECT_EQ(p.interactions_ep, host.interactions_ep) << what;
+      EXPECT_EQ(p.interactions_sp, host.interactions_sp) << what;
+    }
   }
   const grove::gpu::ResidentProfile& p = tree.profile();
   std::printf("  rank %d/%d %s: %zu bodies, LET sent %lld + %lld, %lld + %lld interactions (as the CPU tree)\n",
@@ -338,10 +366,12 @@ TEST_F(ResidentExchange, SearchTreesAcrossRanksKeepNeighbours) {
   host.exchangeParticle(dinfo);
   const std::vector<search_test::Body> mine(host.begin(), host.end());
   using Trees = grove::gpu::ResidentTreeForForceLong<search_test::Probe, search_test::EPI, search_test::EPJ>;
-  expectSearchAcrossRanks<grove::LongSearchMode::SCATTER, Trees::MonopoleWithScatterSearch>(all, mine, dinfo,
-                                                                                           "scatter search");
-  expectSearchAcrossRanks<grove::LongSearchMode::SYMMETRY, Trees::MonopoleWithSymmetrySearch>(all, mine, dinfo,
-                                                                                             "symmetry search");
+  for (const bool merged : {true, false}) {
+    expectSearchAcrossRanks<grove::LongSearchMode::SCATTER, Trees::MonopoleWithScatterSearch>(
+        all, mine, dinfo, merged, merged ? "scatter search, merged" : "scatter search, overlapped");
+    expectSearchAcrossRanks<grove::LongSearchMode::SYMMETRY, Trees::MonopoleWithSymmetrySearch>(
+        all, mine, dinfo, merged, merged ? "symmetry search, merged" : "symmetry search, overlapped");
+  }
 }
 
 // MAKE_LIST_FOR_REUSE, a drift on the device, REUSE_LIST: fresh payloads along the kept LET
@@ -356,9 +386,11 @@ TEST_F(ResidentExchange, ReuseAcrossRanksFollowsHostTree) {
 }
 
 // The brute-force judge: errors against direct summation in double for sampled bodies (every
-// 25th id), gathered over the ranks, have the median of the one-rank tree's on the same bodies.
-// (The global tree splits cells at the domain edges, so the lists are not the one-rank lists:
-// the medians are close, not equal.)
+// 5th id), gathered over the ranks, against the one-rank tree's on the same bodies, for FDPS's
+// merged global tree and for the default (overlapped LET tree, far ranks as a whole), each over
+// MAKE_LIST_FOR_REUSE and a REUSE_LIST step after a drift. The issue's accuracy target: median
+// and 99.9th percentile within 5 % of one rank's. (The trees split cells at the domain edges, so
+// the lists are not the one-rank lists: the errors are close, not equal.)
 TEST_F(ResidentExchange, ErrorAgainstDirectSummationAsAtOneRank) {
   const grove::Comm comm = grove::Comm::world();
   const std::size_t n_total = 60000;
@@ -369,32 +401,76 @@ TEST_F(ResidentExchange, ErrorAgainstDirectSummationAsAtOneRank) {
     std::vector<std::size_t> ids;
     std::vector<grove::Vec3d> acc;
     for (const auto& b : bodies)
-      if (b.id % 25 == 0) ids.push_back(static_cast<std::size_t>(b.id)), acc.push_back(b.acc);
+      if (b.id % 5 == 0) ids.push_back(static_cast<std::size_t>(b.id)), acc.push_back(b.acc);
     const std::vector<grove::Vec3d> direct = resident_test::directAccelerations(all, ids, kEps2);
     std::vector<double> errors;
     for (std::size_t k = 0; k < ids.size(); ++k) errors.push_back(grove::norm(acc[k] - direct[k]) / grove::norm(direct[k]));
     return errors;
   };
   const user::cuda::GravityMonopoleSpInteraction sp{kEps2};
-  grove::gpu::DeviceParticleSystem<user::Body> psys;
-  psys.upload(mine);
-  Tree tree(kTheta, kLeaf, kGroup, psys.policy());
-  tree.calcForceAllAndWriteBack(psys, Ep{kEps2}, sp, dinfo);
-  const std::vector<double> errors = comm.allgatherv(std::span<const double>(sampledErrors(psys.download())));
   // One rank: every rank builds the same tree of all bodies alone.
   grove::gpu::DeviceParticleSystem<user::Body> whole;
   whole.upload(all);
   Tree one_rank(kTheta, kLeaf, kGroup, whole.policy());
   one_rank.calcForceAllAndWriteBack(whole, Ep{kEps2}, sp);
   const std::vector<double> one_rank_errors = sampledErrors(whole.download());
-  ASSERT_EQ(errors.size(), one_rank_errors.size());
-  const double median = resident_test::quantile(errors, 0.5), median_one = resident_test::quantile(one_rank_errors, 0.5);
-  if (comm.rank() == 0)
-    std::printf("  rank 0/%d median error vs direct summation: %d ranks %.4e, one rank %.4e (%zu samples)\n",
-                comm.size(), comm.size(), median, median_one, errors.size());
-  EXPECT_LE(median, 1.05 * median_one);
-  EXPECT_GE(median, 0.8 * median_one);
-  if (comm.size() == 1) EXPECT_EQ(median, median_one);
+  const double median_one = resident_test::quantile(one_rank_errors, 0.5);
+  const double tail_one = resident_test::quantile(one_rank_errors, 0.999);
+  for (const bool merged : {true, false}) {
+    grove::gpu::ResidentTreeOptions options;
+    options.merged_global_tree = merged;
+    grove::gpu::DeviceParticleSystem<user::Body> psys;
+    psys.upload(mine);
+    Tree tree(kTheta, kLeaf, kGroup, psys.policy(), options);
+    for (const auto mode : {grove::MAKE_LIST_FOR_REUSE, grove::REUSE_LIST}) {
+      tree.calcForceAllAndWriteBack(psys, Ep{kEps2}, sp, dinfo, mode);
+      const std::vector<double> errors = comm.allgatherv(std::span<const double>(sampledErrors(psys.download())));
+      ASSERT_EQ(errors.size(), one_rank_errors.size());
+      const double median = resident_test::quantile(errors, 0.5), tail = resident_test::quantile(errors, 0.999);
+      const char* what = merged ? "merged global tree" : "overlapped LET tree";
+      if (comm.rank() == 0)
+        std::printf("  %d ranks, %s, %s: median error %.4e (one rank %.4e), 99.9th percentile %.4e (one rank %.4e), "
+                    "%zu samples, %lld LET peers on rank 0\n",
+                    comm.size(), what, mode == grove::REUSE_LIST ? "reused" : "built", median, median_one, tail, tail_one,
+                    errors.size(), static_cast<long long>(tree.profile().let_peers));
+      EXPECT_LE(median, 1.05 * median_one) << what;
+      EXPECT_GE(median, 0.8 * median_one) << what;
+      EXPECT_LE(tail, 1.05 * tail_one) << what;
+      if (comm.size() == 1) EXPECT_EQ(median, median_one) << what;
+    }
+  }
+}
+
+// The default multi-rank tree (overlapped LET tree) with the LET moved by CUDA IPC between the
+// ranks sharing the device and by pinned staging: bitwise the same forces, built and reused.
+TEST_F(ResidentExchange, TransportsGiveTheSameForces) {
+  const grove::Comm comm = grove::Comm::world();
+  grove::DomainInfo dinfo;
+  const std::vector<user::Body> mine = decomposedShare(60000, dinfo);
+  const user::cuda::GravityMonopoleSpInteraction sp{kEps2};
+  std::vector<std::vector<user::Body>> results;
+  for (const auto choice : {grove::gpu::TransportChoice::kStaged, grove::gpu::TransportChoice::kIpc}) {
+    grove::gpu::ResidentTreeOptions options;
+    options.transport = choice;
+    grove::gpu::DeviceParticleSystem<user::Body> psys;
+    psys.upload(mine);
+    Tree tree(kTheta, kLeaf, kGroup, psys.policy(), options);
+    tree.calcForceAllAndWriteBack(psys, Ep{kEps2}, sp, dinfo, grove::MAKE_LIST_FOR_REUSE);
+    grove::gpu::forEach(psys.policy(), psys, user::Drift{1e-3});
+    tree.calcForceAllAndWriteBack(psys, Ep{kEps2}, sp, dinfo, grove::REUSE_LIST);
+    results.push_back(psys.download());
+    if (comm.size() > 1) {
+      const auto peers = tree.letTransport()->peersByKind();
+      EXPECT_EQ(peers[choice == grove::gpu::TransportChoice::kIpc ? 2 : 0], comm.size() - 1);
+      EXPECT_GT(tree.profile().let_ep_received, 0);
+    }
+  }
+  ASSERT_EQ(results[0].size(), results[1].size());
+  for (std::size_t k = 0; k < results[0].size(); ++k) {
+    ASSERT_EQ(results[0][k].id, results[1][k].id);
+    ASSERT_EQ(results[0][k].acc, results[1][k].acc) << "body " << results[0][k].id;
+    ASSERT_EQ(results[0][k].pot, results[1][k].pot) << "body " << results[0][k].id;
+  }
 }
 
 // Every body on rank 0 (no decomposition): the other ranks hold none, send nothing and get no

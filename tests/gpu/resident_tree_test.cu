@@ -397,6 +397,62 @@ TEST_F(ResidentTest, ErrorAgainstDirectSummationAsCpuTree) {
   EXPECT_LT(m_gpu, 1e-2);
 }
 
+// ResidentTreeOptions::group_target cuts FDPS's groups into runs of at most the target: the runs
+// tile the particles in key order (each once, none empty), none exceeds the target, each lies in
+// one FDPS group; with smaller groups a body's walk opens fewer cells (fewer interactions), and
+// the criterion, applied to a smaller box, keeps the error against direct summation within 10 %
+// of FDPS's groups'.
+TEST_F(ResidentTest, GroupTargetCutsGroupsIntoEqualRuns) {
+  const auto bodies = resident_test::plummerSphere(40000, 17);
+  std::vector<std::size_t> sample;
+  for (std::size_t i = 0; i < bodies.size(); i += 37) sample.push_back(i);
+  const auto direct = resident_test::directAccelerations(bodies, sample, kEps2);
+  auto medianError = [&](const std::vector<user::GravityForce>& f) {
+    std::vector<double> e;
+    for (std::size_t s = 0; s < sample.size(); ++s)
+      e.push_back(grove::norm(grove::Vec3d(f[sample[s]].acc) - direct[s]) / grove::norm(direct[s]));
+    return resident_test::quantile(e, 0.5);
+  };
+  std::vector<std::uint64_t> fdps_groups;
+  double fdps_error = 0.0, fdps_interactions = 0.0;
+  for (const int target : {0, 64}) {
+    grove::gpu::ResidentTreeOptions options;
+    options.group_target = target;
+    grove::gpu::DeviceParticleSystem<user::Body> psys;
+    psys.upload(bodies);
+    Tree tree(kTheta, kLeaf, kGroup, psys.policy(), options);
+    tree.calcForceAllAndWriteBack(psys, Ep{kEps2}, SpMono{kEps2});
+    const std::vector<std::uint64_t> groups = tree.groups().toHost(psys.stream());
+    const double error = medianError(forcesById(psys));
+    const auto interactions = static_cast<double>(tree.profile().interactions());
+    std::printf("  group target %d: %zu groups, median error %.4e, %.0f interactions per body\n", target,
+                groups.size(), error, interactions / static_cast<double>(bodies.size()));
+    std::uint64_t next = 0;
+    std::size_t fdps = 0;
+    for (const std::uint64_t g : groups) {
+      const std::uint64_t first = g >> 32, count = g & 0xffffffffu;
+      ASSERT_EQ(first, next) << "groups tile the particles in key order";
+      ASSERT_GT(count, 0u);
+      ASSERT_LE(count, static_cast<std::uint64_t>(target > 0 ? target : kGroup));
+      if (target > 0) {  // inside one FDPS group
+        while (fdps < fdps_groups.size() && (fdps_groups[fdps] >> 32) + (fdps_groups[fdps] & 0xffffffffu) <= first)
+          ++fdps;
+        ASSERT_LT(fdps, fdps_groups.size());
+        ASSERT_LE(first + count, (fdps_groups[fdps] >> 32) + (fdps_groups[fdps] & 0xffffffffu));
+      }
+      next = first + count;
+    }
+    ASSERT_EQ(next, bodies.size());
+    if (target == 0) {
+      fdps_groups = groups, fdps_error = error, fdps_interactions = interactions;
+    } else {
+      EXPECT_GT(groups.size(), fdps_groups.size());
+      EXPECT_LT(interactions, fdps_interactions);
+      EXPECT_LE(error, 1.1 * fdps_error);
+    }
+  }
+}
+
 // Nakasato's criterion opens at least what FDPS's does (l/theta + s >= l/theta), so its errors
 // are no larger and its lists no shorter.
 TEST_F(ResidentTest, NakasatoCriterionIsNoLooser) {

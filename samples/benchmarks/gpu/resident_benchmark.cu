@@ -12,8 +12,10 @@
 //
 //   resident_benchmark [--n N] [--theta T] [--leaf L] [--group G] [--steps S] [--reuse R]
 //                      [--cycles C] [--samples K] [--quadrupole] [--nakasato] [--fused-walk] [--cpu-reference]
+//                      [--group-target T]
 // --fused-walk: rebuilt steps walk and evaluate in one kernel (ResidentTreeOptions::fused_walk)
-// instead of building lists for the list kernel.
+// instead of building lists for the list kernel. --group-target: groups larger than T are cut
+// into equal runs (ResidentTreeOptions::group_target; 0, the default, keeps FDPS's cell groups).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -36,7 +38,7 @@ namespace {
 struct Options {
   std::size_t n = std::size_t{1} << 22;
   double theta = 0.5;
-  int leaf = 16, group = 512, steps = 8, reuse = 16, cycles = 2, samples = 4096;
+  int leaf = 16, group = 512, steps = 8, reuse = 16, cycles = 2, samples = 4096, group_target = 0;
   bool quadrupole = false, nakasato = false, cpu_reference = false, fused_walk = false;
   double dt = 1.0 / 256.0;
   float eps = 1.0f / 256.0f;
@@ -58,6 +60,7 @@ Options parse(int argc, char** argv) {
     else if (arg == "--quadrupole") o.quadrupole = true;
     else if (arg == "--nakasato") o.nakasato = true;
     else if (arg == "--fused-walk") o.fused_walk = true;
+    else if (arg == "--group-target") o.group_target = static_cast<int>(next());
     else if (arg == "--cpu-reference") o.cpu_reference = true;
     else {
       std::fprintf(stderr,
@@ -148,6 +151,7 @@ void run(const Options& o, Sp sp) {
   grove::gpu::ResidentTreeOptions options;
   if (o.nakasato) options.opening = grove::gpu::OpeningRule::kNakasato;
   options.fused_walk = o.fused_walk;
+  options.group_target = o.group_target;
   Tree tree(o.theta, o.leaf, o.group, policy, options);
 
   // Accuracy at t = 0 (and the CPU tree's, same settings, when asked).
@@ -187,13 +191,14 @@ void run(const Options& o, Sp sp) {
     const grove::gpu::DeviceInfo info = grove::gpu::deviceInfo(grove::gpu::currentDevice());
     std::printf(
         "{\"bench\":\"resident\",\"mode\":\"%s\",\"gpu\":\"%s\",\"n\":%zu,\"theta\":%g,\"leaf\":%d,\"group\":%d,"
+        "\"group_target\":%d,"
         "\"moment\":\"%s\",\"opening\":\"%s\",\"walk\":\"%s\",\"steps\":%zu,\"step_ms_mean\":%.3f,\"step_ms_median\":%.3f,"
         "\"ms\":{\"root\":%.3f,\"keys\":%.3f,\"sort\":%.3f,\"reorder\":%.3f,\"link\":%.3f,\"moments\":%.3f,"
         "\"groups\":%.3f,\"lists\":%.3f,\"force\":%.3f,\"write_back\":%.3f,\"integrate\":%.3f,\"tree_total\":%.3f},"
         "\"cells\":%lld,\"groups_n\":%lld,\"interactions_per_particle\":%.1f,\"interactions_per_s\":%.4e,"
         "\"particles_per_s\":%.4e,\"median_error\":%.4e,\"cpu_median_error\":%.4e,\"device_bytes\":%lld,"
         "\"bytes_per_particle\":%.1f}\n",
-        mode, info.name.c_str(), o.n, o.theta, o.leaf, o.group, o.quadrupole ? "quadrupole" : "monopole",
+        mode, info.name.c_str(), o.n, o.theta, o.leaf, o.group, o.group_target, o.quadrupole ? "quadrupole" : "monopole",
         o.nakasato ? "nakasato" : "fdps", o.fused_walk ? "fused" : "lists", step_seconds.size(), 1e3 * mean_step, 1e3 * med_step,
         1e3 * med([](const auto& p) { return p.root; }), 1e3 * med([](const auto& p) { return p.keys; }),
         1e3 * med([](const auto& p) { return p.sort; }), 1e3 * med([](const auto& p) { return p.reorder; }),

@@ -117,8 +117,10 @@ constexpr std::size_t tileBytes(int threads) {
 }
 
 // kHasSp = false (short range) skips the superparticle phase; DS and Sp are then placeholders.
+// kAccumulate: each i-particle starts from its force already in `force` (a second set of lists,
+// e.g. the resident tree's walk of the LET tree after its local walk) instead of Force{}.
 template <int kThreads, int kIPerThread, bool kHasSp, class DI, class DJ, class DS, class Force, class Ep,
-          class Sp, class JSource, class SSource>
+          class Sp, class JSource, class SSource, bool kAccumulate = false>
 __global__ void __launch_bounds__(kThreads)
     multiwalkKernel(const WalkTask* __restrict__ tasks, const WalkDesc* __restrict__ walks,
                     const DI* __restrict__ epi, JSource j_source, SSource s_source, Ep ep, Sp sp,
@@ -135,7 +137,8 @@ __global__ void __launch_bounds__(kThreads)
     // must reach the barriers.
     const int i = ::min(task.i_first + u * kThreads + static_cast<int>(threadIdx.x), w.n_i - 1);
     xi[u] = loadWide(epi + w.i_begin + i);
-    f[u] = Force{};
+    if constexpr (kAccumulate) f[u] = loadWide(force + w.i_begin + i);
+    else f[u] = Force{};
   }
   accumulateTiles<kThreads, kIPerThread>(reinterpret_cast<DJ*>(tile), j_source, w.j_begin, w.n_j, ep, xi, f);
   if constexpr (kHasSp)

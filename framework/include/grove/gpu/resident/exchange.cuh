@@ -2,9 +2,10 @@
 // Particle exchange for device-resident particles (nvcc only): the grove::Gpu form of
 // ParticleSystem::exchangeParticle. Destinations are found on the device against the ranks'
 // domain boxes, the particles are reordered there (stayers first, in their order, then the
-// leavers bucketed by destination rank), and only the leavers cross PCIe, through pinned
-// buffers, to the point-to-point exchange the host path uses (grove::swapBuckets). Arrivals are
-// appended after the stayers in rank order, as on the host.
+// leavers bucketed by destination rank). Each rank tells only the ranks it sends to how many
+// follow (a sparse exchange: no all-to-all of counts), and the leavers travel device to device
+// (grove/gpu/device_transport.hpp: CUDA IPC within a node, CUDA-aware MPI, or pinned staging).
+// Arrivals are appended after the stayers in rank order, as on the host.
 //
 //   grove::gpu::exchangeParticles(bodies, dinfo);   // collective, like bodies.exchangeParticle(dinfo)
 //
@@ -13,6 +14,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <memory>
 #include <cub/device/device_histogram.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <optional>
@@ -23,6 +25,7 @@
 #include "grove/comm/comm.hpp"
 #include "grove/domain/domain_info.hpp"
 #include "grove/gpu/cuda_resources.hpp"
+#include "grove/gpu/device_transport.hpp"
 #include "grove/gpu/resident/device_particle_system.hpp"
 #include "grove/gpu/resident/tree_build.cuh"
 #include "grove/particles/exchange.hpp"
@@ -66,6 +69,10 @@ struct ExchangeScratch {
   DeviceVector<int> histogram;
   DeviceVector<unsigned long long> first_bad;
   CubScratch cub;
+  TransportChoice transport_choice = TransportChoice::kAuto;  // read when the transport is made
+  std::unique_ptr<DeviceTransport> transport;  // made by the first exchange over a communicator
+  std::optional<Comm> transport_comm;
+  std::optional<Event> packed;  // made with the transport, on the device in use then
 };
 
 template <class FP>
@@ -137,29 +144,36 @@ void exchangeParticles(DeviceParticleSystem<FP>& psys, const DomainInfo& dinfo, 
   const auto staying = static_cast<std::size_t>(histogram[0]);
   std::vector<int> send_counts(static_cast<std::size_t>(ranks), 0);
   for (int r = 0; r < ranks; ++r) send_counts[static_cast<std::size_t>(r)] = histogram[static_cast<std::size_t>(r) + 1];
-  const std::vector<int> recv_counts = comm.alltoall(std::span<const int>(send_counts));
+  const std::vector<int> recv_counts = receiveCounts(comm, send_counts);
   const std::size_t leaving = n - staying;
   std::size_t arriving = 0;
   for (int c : recv_counts) arriving += static_cast<std::size_t>(c);
 
-  // 3. Only the leavers cross PCIe: device -> pinned -> MPI -> pinned -> device.
-  PinnedArray<FP> send, receive;
-  send.allocate(leaving);
-  receive.allocate(arriving);
-  if (leaving > 0) {
-    check(cudaMemcpyAsync(send.data(), reordered + staying, leaving * sizeof(FP), cudaMemcpyDeviceToHost, stream),
-          "cudaMemcpyAsync (leavers)");
-    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (leavers)");
+  // 3. Only the leavers travel, device to device where the transport can.
+  if (!scratch.transport || &scratch.transport_comm->handle() != &comm.handle()) {
+    scratch.transport = std::make_unique<DeviceTransport>(comm, scratch.transport_choice);
+    scratch.transport_comm = comm;
+    scratch.packed.emplace();
   }
-  swapBuckets(comm, send.data(), std::span<const int>(send_counts), receive.data(), std::span<const int>(recv_counts));
+  std::byte* arena = scratch.transport->sendArena(leaving * sizeof(FP));
+  if (leaving > 0)
+    check(cudaMemcpyAsync(arena, reordered + staying, leaving * sizeof(FP), cudaMemcpyDeviceToDevice, stream),
+          "cudaMemcpyAsync (leavers)");
+  scratch.packed->record(stream);
   psys.adoptReordered();
   psys.resizeKeep(staying + arriving);
-  if (arriving > 0) {
-    check(cudaMemcpyAsync(psys.data() + staying, receive.data(), arriving * sizeof(FP), cudaMemcpyHostToDevice,
-                          stream),
-          "cudaMemcpyAsync (arrivals)");
-    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (arrivals)");
+  std::vector<SendBlock> sends;
+  std::vector<ReceiveBlock> receives;
+  std::size_t out_at = 0, in_at = staying;
+  for (int r = 0; r < ranks; ++r) {
+    const auto out = static_cast<std::size_t>(send_counts[static_cast<std::size_t>(r)]);
+    const auto in = static_cast<std::size_t>(recv_counts[static_cast<std::size_t>(r)]);
+    if (out > 0) sends.push_back({r, out_at * sizeof(FP), out * sizeof(FP)});
+    if (in > 0) receives.push_back({r, psys.data() + in_at, in * sizeof(FP)});
+    out_at += out, in_at += in;
   }
+  scratch.transport->start(sends, receives, stream, scratch.packed->get());
+  scratch.transport->finish(stream);
 }
 
 template <class FP>

@@ -1,21 +1,28 @@
 #pragma once
 // The LET payloads of the GPU-resident tree across ranks (nvcc only).
 //
-// ResidentTreeLong::selectLet picks, for every other rank's particle box, the particles of the
-// leaves it opens and the cells whose superparticles stand in for the rest. Here those are packed
-// on the device in rank order, only they cross PCIe (through pinned buffers), the ranks swap them
-// point to point (grove::swapBuckets, which the particle exchanges also use), and what arrives
-// is uploaded in rank order, the order the host's exchangeLet delivers. A rank far from another
-// sends it its root cell's superparticle alone: the selection yields exactly that (the LET walk
-// does not force the root open), where the host's point-to-point mode puts the allgathered root,
-// so the received arrays equal the host's.
+// ResidentTreeLong decides which ranks are its peers (the ranks whose particle boxes its tree
+// must be opened for, and those whose trees it must open: both sides decide alike from
+// allgathered boxes and root moments) and selects, for each target, the particles of the leaves
+// it opens and the cells whose superparticles stand in for the rest. Here:
 //
-// A step that reuses its lists resends fresh payloads along the same selections (exchange()
-// again, without setCounts()).
+//   setCounts()  the selections' sizes go to the targets, point to point (a message per peer
+//                pair, no all-to-all): each side then knows every block it sends and receives;
+//   start()      the payloads are packed on the device, in target order, straight into the
+//                transport's send arena, and the exchange is posted (grove/gpu/device_transport.hpp:
+//                device to device within a node, CUDA-aware MPI, or pinned staging);
+//   finish()     what arrives lies in device memory, EPJs and SPJs each in source-rank order,
+//                for the work enqueued after it on the tree's stream.
+//
+// Between start() and finish() the device is free for other work: the resident tree walks its
+// local groups against its local tree meanwhile. A step that reuses its lists resends fresh
+// payloads along the same counts (start() and finish() again, without setCounts()).
 #include <cuda_runtime.h>
 
 #include <array>
 #include <cstddef>
+#include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -23,9 +30,9 @@
 #include "grove/core/error.hpp"
 #include "grove/core/execution.hpp"
 #include "grove/gpu/cuda_resources.hpp"
+#include "grove/gpu/device_transport.hpp"
 #include "grove/gpu/resident/device_vector.hpp"
 #include "grove/gpu/resident/tree_build.cuh"
-#include "grove/particles/exchange.hpp"
 
 namespace grove::gpu {
 
@@ -53,78 +60,108 @@ __global__ void superparticlesOf(const Moment* __restrict__ moments, const int* 
 template <class EPJ, class SPJ>
 class DeviceLetExchange {
  public:
-  // Collective. This rank sends send_ep[r] particles and send_sp[r] superparticles to rank r
-  // (none to itself); learns how many arrive from each rank.
-  void setCounts(const Comm& comm, const std::vector<int>& send_ep, const std::vector<int>& send_sp) {
-    const auto ranks = static_cast<std::size_t>(comm.size());
-    require(send_ep.size() == ranks && send_sp.size() == ranks, "DeviceLetExchange",
-            "one count per rank expected ({} ranks; got {} and {})", ranks, send_ep.size(), send_sp.size());
-    std::vector<std::array<int, 2>> send(ranks);
-    for (std::size_t r = 0; r < ranks; ++r) send[r] = {send_ep[r], send_sp[r]};
-    const std::vector<std::array<int, 2>> recv = comm.alltoall(std::span<const std::array<int, 2>>(send));
-    send_ep_ = send_ep, send_sp_ = send_sp;
-    recv_ep_.resize(ranks), recv_sp_.resize(ranks);
-    for (std::size_t r = 0; r < ranks; ++r) recv_ep_[r] = recv[r][0], recv_sp_[r] = recv[r][1];
+  // Collective over comm. This rank sends to each of `targets` (ascending, not itself)
+  // send_ep[t] particles and send_sp[t] superparticles, and receives from each of `sources`
+  // (ascending): the counts travel between these pairs only. `choice` picks the transport when it
+  // is first made (it is kept while comm stays the same).
+  void setCounts(const Comm& comm, std::span<const int> targets, std::span<const int> send_ep,
+                 std::span<const int> send_sp, std::span<const int> sources,
+                 TransportChoice choice = TransportChoice::kAuto) {
+    require(send_ep.size() == targets.size() && send_sp.size() == targets.size(), "DeviceLetExchange",
+            "one count per target expected ({} targets; got {} and {})", targets.size(), send_ep.size(),
+            send_sp.size());
+    if (!transport_ || &transport_comm_->handle() != &comm.handle()) {
+      transport_ = std::make_unique<DeviceTransport>(comm, choice);
+      transport_comm_ = comm;
+    }
+    targets_.assign(targets.begin(), targets.end());
+    sources_.assign(sources.begin(), sources.end());
+    send_ep_.assign(send_ep.begin(), send_ep.end());
+    send_sp_.assign(send_sp.begin(), send_sp.end());
+    std::vector<std::array<int, 2>> out(targets.size()), in(sources.size(), {0, 0});
+    std::vector<Request> requests;
+    constexpr int kCountTag = 0x6705;
+    for (std::size_t s = 0; s < sources.size(); ++s)
+      requests.push_back(comm.irecv(std::span<std::array<int, 2>>(&in[s], 1), sources[s], kCountTag));
+    for (std::size_t t = 0; t < targets.size(); ++t) {
+      out[t] = {send_ep[t], send_sp[t]};
+      requests.push_back(comm.isend(std::span<const std::array<int, 2>>(&out[t], 1), targets[t], kCountTag));
+    }
+    waitAll(requests);
+    recv_ep_.resize(sources.size());
+    recv_sp_.resize(sources.size());
+    for (std::size_t s = 0; s < sources.size(); ++s) recv_ep_[s] = in[s][0], recv_sp_[s] = in[s][1];
   }
 
-  // Collective. Packs epj[particles[k]] and the superparticles of moments[cells[k]] for every
-  // selection (the counts of setCounts, in rank order), swaps them, and writes what arrives to
-  // the device arrays epj_out (receivedEp() of them) and spj_out (receivedSp()), in rank order.
+  // Collective. Packs epj[particles[k]] and the superparticles of moments[cells[k]] of every
+  // selection (target order, the counts of setCounts) on the policy's stream and posts the
+  // exchange; the received EPJs go to epj_out (receivedEp() of them) and the SPJs to spj_out
+  // (receivedSp()), each in source-rank order, by finish().
   template <class Moment>
-  void exchange(const Comm& comm, Gpu policy, const EPJ* epj, const Moment* moments, const int* particles,
-                const int* cells, EPJ* epj_out, SPJ* spj_out) {
+  void start(Gpu policy, const EPJ* epj, const Moment* moments, const int* particles, const int* cells, EPJ* epj_out,
+             SPJ* spj_out) {
+    require(transport_ != nullptr, "DeviceLetExchange::start", "no counts were set");
     cudaStream_t stream = policy.stream;
     const std::size_t ne = sentEp(), ns = sentSp();
-    send_epj_.resize(ne);
-    send_spj_.resize(ns);
+    const std::size_t sp_at = alignedBytes(ne * sizeof(EPJ));
+    std::byte* arena = transport_->sendArena(sp_at + ns * sizeof(SPJ));
     if (ne > 0) {
-      kernel::gatherSelected<<<blocksFor(ne, 256), 256, 0, stream>>>(epj, particles, ne, send_epj_.data());
+      kernel::gatherSelected<<<blocksFor(ne, 256), 256, 0, stream>>>(epj, particles, ne,
+                                                                     reinterpret_cast<EPJ*>(arena));
       check(cudaGetLastError(), "gatherSelected kernel launch");
     }
     if (ns > 0) {
-      kernel::superparticlesOf<SPJ, Moment><<<blocksFor(ns, 256), 256, 0, stream>>>(moments, cells, ns,
-                                                                                     send_spj_.data());
+      kernel::superparticlesOf<SPJ, Moment>
+          <<<blocksFor(ns, 256), 256, 0, stream>>>(moments, cells, ns, reinterpret_cast<SPJ*>(arena + sp_at));
       check(cudaGetLastError(), "superparticlesOf kernel launch");
     }
-    host_send_epj_.reserve(ne);
-    host_send_spj_.reserve(ns);
-    host_recv_epj_.reserve(receivedEp());
-    host_recv_spj_.reserve(receivedSp());
-    send_epj_.copyTo(host_send_epj_.data(), stream);
-    send_spj_.copyTo(host_send_spj_.data(), stream);
-    swapBuckets(comm, host_send_epj_.data(), std::span<const int>(send_ep_), host_recv_epj_.data(),
-                std::span<const int>(recv_ep_));
-    swapBuckets(comm, host_send_spj_.data(), std::span<const int>(send_sp_), host_recv_spj_.data(),
-                std::span<const int>(recv_sp_));
-    upload(epj_out, host_recv_epj_.data(), receivedEp(), stream);
-    upload(spj_out, host_recv_spj_.data(), receivedSp(), stream);
+    packed_.record(stream);
+    // A pair's blocks in the same order on both sides: its particles, then its superparticles.
+    sends_.clear();
+    std::size_t e = 0, s = 0;
+    for (std::size_t t = 0; t < targets_.size(); ++t) {
+      const auto n_e = static_cast<std::size_t>(send_ep_[t]), n_s = static_cast<std::size_t>(send_sp_[t]);
+      sends_.push_back({targets_[t], e * sizeof(EPJ), n_e * sizeof(EPJ)});
+      sends_.push_back({targets_[t], sp_at + s * sizeof(SPJ), n_s * sizeof(SPJ)});
+      e += n_e, s += n_s;
+    }
+    receives_.clear();
+    e = 0, s = 0;
+    for (std::size_t k = 0; k < sources_.size(); ++k) {
+      const auto n_e = static_cast<std::size_t>(recv_ep_[k]), n_s = static_cast<std::size_t>(recv_sp_[k]);
+      receives_.push_back({sources_[k], epj_out + e, n_e * sizeof(EPJ)});
+      receives_.push_back({sources_[k], spj_out + s, n_s * sizeof(SPJ)});
+      e += n_e, s += n_s;
+    }
+    transport_->start(sends_, receives_, stream, packed_.get());
   }
+
+  // Waits for the exchange; what arrived is in device memory for later work on the stream.
+  void finish(Gpu policy) { transport_->finish(policy.stream); }
 
   std::size_t sentEp() const { return total(send_ep_); }
   std::size_t sentSp() const { return total(send_sp_); }
   std::size_t receivedEp() const { return total(recv_ep_); }
   std::size_t receivedSp() const { return total(recv_sp_); }
-  std::size_t deviceBytes() const { return send_epj_.bytes() + send_spj_.bytes(); }
+  const std::vector<int>& targets() const { return targets_; }
+  const std::vector<int>& sources() const { return sources_; }
+  const DeviceTransport* transport() const { return transport_.get(); }
+  std::size_t deviceBytes() const { return 0; }  // the send arena is the transport's
 
  private:
+  static std::size_t alignedBytes(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
   static std::size_t total(const std::vector<int>& counts) {
     std::size_t sum = 0;
     for (int c : counts) sum += static_cast<std::size_t>(c);
     return sum;
   }
-  template <class T>
-  static void upload(T* device, const T* host, std::size_t n, cudaStream_t stream) {
-    if (n == 0) return;
-    check(cudaMemcpyAsync(device, host, n * sizeof(T), cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (LET upload)");
-    // The pinned buffer is reused by the next exchange: the copy must be done by then.
-    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (LET upload)");
-  }
 
-  std::vector<int> send_ep_, send_sp_, recv_ep_, recv_sp_;
-  DeviceVector<EPJ> send_epj_;
-  DeviceVector<SPJ> send_spj_;
-  PinnedArray<EPJ> host_send_epj_, host_recv_epj_;
-  PinnedArray<SPJ> host_send_spj_, host_recv_spj_;
+  std::unique_ptr<DeviceTransport> transport_;
+  std::optional<Comm> transport_comm_;
+  std::vector<int> targets_, sources_, send_ep_, send_sp_, recv_ep_, recv_sp_;
+  std::vector<SendBlock> sends_;
+  std::vector<ReceiveBlock> receives_;
+  Event packed_;
 };
 
 }  // namespace grove::gpu

@@ -8,16 +8,19 @@ namespace grove::gpu {
 struct ResidentProfile {
   // seconds of device time, in step order; a REUSE_LIST step leaves the build stages at 0
   double root = 0, keys = 0, sort = 0, reorder = 0, link = 0, moments = 0, groups = 0;
-  // several ranks: the LET decision, the payload exchange (host MPI time included), the global
-  // tree (keys, sort, link, moments; on REUSE_LIST the refreshed particles and moments)
+  // several ranks: the LET decision and packing; the wait for the payloads (with the merged
+  // global tree all of their travel, with the default overlap only what the local walk did not
+  // hide); the global or LET tree (keys, sort, link, moments; on REUSE_LIST the refreshed
+  // particles and moments)
   double let_select = 0, let_exchange = 0, global_tree = 0;
-  double lists = 0;       // list-building walk (MAKE_LIST_FOR_REUSE)
-  double force = 0;       // fused walk + force (MAKE_LIST), or the list kernel
+  double lists = 0;       // list-building walks (of the local or global tree, and of the LET tree)
+  double force = 0;       // fused walk + force (MAKE_LIST), or the list kernels
   double write_back = 0;
   double total = 0;       // first event to last, host waits included
   std::int64_t n_particles = 0, n_cells = 0, n_groups = 0;
   std::int64_t n_global_cells = 0;  // several ranks
   std::int64_t let_ep_sent = 0, let_sp_sent = 0, let_ep_received = 0, let_sp_received = 0;
+  std::int64_t let_peers = 0;  // ranks this one sends a LET to plus those that send it one
   std::int64_t interactions_ep = 0, interactions_sp = 0;  // i-j pairs evaluated
   std::int64_t list_entries = 0;                          // kept j + s indices (list forms)
   std::int64_t device_bytes = 0;                          // the tree's device memory after the step

@@ -21,12 +21,20 @@
 //                        from FP, moments recomputed on the kept cells, the list kernel again
 //
 // Several ranks (calcForceAllAndWriteBack(psys, ep, sp, dinfo, mode), collective): the root cell
-// is every rank's common cube; after the local tree, the LET decision runs on the device against
-// the other ranks' particle boxes (selectLet), the payloads go through pinned buffers
-// (let_exchange.cuh), and the global tree is built on the device from the local EPJs and the
-// received EPJs and SPJs, in the host's order (received particles merged after local ones of the
-// same key, received superparticles in leaves): the local groups walk it. REUSE_LIST resends the
-// payloads along the kept selections and refreshes the global tree's particles and moments.
+// is every rank's common cube. After the local tree, the ranks allgather their particle boxes and
+// root superparticles, and each decides, alike on both sides of every pair, which ranks it sends a
+// LET to and which send it one (ResidentTreeOptions::let_mode: by default only ranks whose
+// particles the opening criterion cannot accept whole; the others' root superparticles stand in).
+// The LET decision runs on the device against the peers' boxes (selectLet), the payloads are
+// packed on the device and travel device to device (let_exchange.cuh, device_transport.hpp).
+// Then, by default (Bonsai's order), the local groups walk the local tree while the payloads
+// travel, and once they are in, a tree of what arrived (the LET tree) is built on the device and
+// the same groups walk it, their forces adding to the local ones. With
+// ResidentTreeOptions::merged_global_tree (FDPS's order), the received EPJs and SPJs are merged
+// with the local EPJs into one global tree, in the host's order (received particles after local
+// ones of the same key, received superparticles in leaves), which the groups walk once: the
+// host's lists exactly, but nothing overlaps. REUSE_LIST resends the payloads along the kept
+// selections and refreshes the LET (or global) tree's particles and moments.
 //
 // Search trees (kSearch: FDPS's SEARCH_MODE_LONG_SCATTER / LONG_SYMMETRY; spelled
 // ResidentTreeForForceLong<Force, EPI, EPJ>::MonopoleWithScatterSearch etc.): the walks also open
@@ -55,6 +63,8 @@
 #include "grove/core/execution.hpp"
 #include "grove/core/list_mode.hpp"
 #include "grove/domain/domain_info.hpp"
+#include "grove/gpu/device_transport.hpp"
+#include "grove/let/let_exchange_mode.hpp"
 #include "grove/gpu/cuda_resources.hpp"
 #include "grove/gpu/device_form.hpp"
 #include "grove/gpu/multiwalk_kernel.cuh"
@@ -74,6 +84,25 @@ namespace grove::gpu {
 
 struct ResidentTreeOptions {
   OpeningRule opening = OpeningRule::kFdps;
+  // Several ranks (see the top of this file). false (default): the local tree is walked while
+  // the LET travels, then the tree of what arrived. true: FDPS's global tree (the host's lists).
+  bool merged_global_tree = false;
+  // Several ranks: which ranks exchange LETs. POINT_TO_POINT_FAST (default): a rank whose
+  // particles the criterion accepts whole from my box (OpeningCriterion::opensExtent, decided
+  // alike on both sides) sends me nothing; its allgathered root superparticle stands in. So a
+  // rank talks to the ranks near it, a number that does not grow with the rank count.
+  // POINT_TO_POINT or ALL_TO_ALL: every rank with particles sends every other a LET (the host's
+  // arrays exactly). Search trees always exchange with every rank (particles within search
+  // reach must travel).
+  LetExchangeMode let_mode = LetExchangeMode::POINT_TO_POINT_FAST;
+  // How LET payloads travel between ranks (device_transport.hpp); rank 0's choice holds.
+  TransportChoice transport = TransportChoice::kAuto;
+  // Groups of more than group_target particles are cut into runs of equal length in key order
+  // (0: FDPS's groups, the cells of at most n_group_limit particles). FDPS's groups hold between
+  // an eighth of n_group_limit and all of it, depending on where cell boundaries fall for this
+  // N, and the interactions per particle follow (+35 % from 2^22 to 2^23 bodies at 512);
+  // cutting at a target keeps a group's size, and so its cost, near the target at every N.
+  int group_target = 0;
   // MAKE_LIST steps: false (default) builds the groups' lists and runs the list kernel, as
   // MAKE_LIST_FOR_REUSE does; true walks and evaluates in one kernel (no lists in memory). The
   // lists are faster on the H100 (cold sphere, theta 0.5, leaf 16, group 512: 15.8 against 18.1
@@ -191,6 +220,8 @@ class ResidentTreeLong {
     require(theta >= 0.0, "ResidentTreeLong", "theta must be >= 0 (got {})", theta);
     require(n_leaf_limit > 0 && n_group_limit > 0, "ResidentTreeLong",
             "n_leaf_limit and n_group_limit must be positive (got {} and {})", n_leaf_limit, n_group_limit);
+    require(options.group_target >= 0, "ResidentTreeLong", "ResidentTreeOptions::group_target must be >= 0 (got {})",
+            options.group_target);
     require(options.stack_capacity >= 8 * kWalkThreads, "ResidentTreeLong",
             "ResidentTreeOptions::stack_capacity must hold at least one chunk's children ({}; got {})",
             8 * kWalkThreads, options.stack_capacity);
@@ -224,6 +255,13 @@ class ResidentTreeLong {
   // Walk and force in one kernel (no lists), forces in key order.
   template <class Ep, class Sp>
   void computeForceFused(Ep ep, Sp sp) {
+    launchFusedWalk(ep, sp);
+    checkOverflow();
+  }
+
+  // The fused walk, enqueued (checkOverflow() waits for it).
+  template <class Ep, class Sp>
+  void launchFusedWalk(Ep ep, Sp sp) {
     const std::size_t n = epi_.size();
     force_.resize(n);
     resetCounters();
@@ -236,55 +274,24 @@ class ResidentTreeLong {
                                                  force_.data());
     check(cudaGetLastError(), "fusedWalk kernel launch");
     marks_.mark(stream(), Stage::kForce);
-    checkOverflow();
   }
 
-  // The list-building walk: every group's EPJ and SPJ index lists in device memory.
+  // The list-building walk: every group's EPJ and SPJ index lists in device memory (over the
+  // tree the groups walk: the local tree, or the global tree of a merged multi-rank step).
   void buildLists() {
-    const std::uint32_t ng = static_cast<std::uint32_t>(groups_.size());
     resetCounters();
-    writeIndexLists(walked(), group_boxes_.data(), groupSearchBoxes(), ng, true, "interaction lists");
-    profile_.list_entries = static_cast<std::int64_t>(lists_.j.size() + lists_.s.size());
-    // The list kernel's walks and tasks.
-    walks_.resize(ng);
-    if (ng > 0)  // a rank without particles has no groups (several ranks)
-      kernel::describeWalks<<<blocksFor(ng, 256), 256, 0, stream()>>>(groups_.data(), ng, lists_.counts.data(),
-                                                                         lists_.j_offsets.data(),
-                                                                         lists_.s_offsets.data(), walks_.data());
-    task_offsets_.resize(std::size_t{ng} + 1);
-    kernel::countTasks<<<blocksFor(std::size_t{ng} + 1, 256), 256, 0, stream()>>>(groups_.data(), ng, kListChunk,
-                                                                                   task_offsets_.data());
-    std::size_t temp_bytes = 0;
-    check(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, task_offsets_.data(), task_offsets_.data(),
-                                        static_cast<std::int64_t>(ng) + 1, stream()),
-          "cub::DeviceScan::ExclusiveSum (size)");
-    check(cub::DeviceScan::ExclusiveSum(cub_.get(temp_bytes), temp_bytes, task_offsets_.data(), task_offsets_.data(),
-                                        static_cast<std::int64_t>(ng) + 1, stream()),
-          "cub::DeviceScan::ExclusiveSum (tasks)");
-    const int n_tasks = task_offsets_.elementToHost(ng, stream());
-    tasks_.resize(static_cast<std::size_t>(n_tasks));
-    if (ng > 0)
-      kernel::writeTasks<<<blocksFor(ng, 256), 256, 0, stream()>>>(ng, task_offsets_.data(), tasks_.data(),
-                                                                     kListChunk);
-    check(cudaGetLastError(), "list description kernels launch");
+    buildListsOver(walked(), group_lists_, "interaction lists");
+    profile_.list_entries = static_cast<std::int64_t>(group_lists_.lists.j.size() + group_lists_.lists.s.size());
     marks_.mark(stream(), Stage::kLists);
   }
 
   // The engine's list kernel over the kept lists: forces in key order.
   template <class Ep, class Sp>
   void computeForceFromLists(Ep ep, Sp sp) {
-    require(!walks_.empty() || groups_.empty(), "ResidentTreeLong", "no interaction lists were built");
-    force_.resize(epi_.size());
-    if (!tasks_.empty()) {
-      kernel::multiwalkKernel<kListThreads, kListIPerThread, true, DI, DJ, DS, Force, Ep, Sp,
-                              kernel::IndexedSource<DJ>, kernel::IndexedSource<DS>>
-          <<<static_cast<unsigned>(tasks_.size()), kListThreads, 0, stream()>>>(
-              tasks_.data(), walks_.data(), epiImages(), kernel::IndexedSource<DJ>{walkedEpjImages(), lists_.j.data()},
-              kernel::IndexedSource<DS>{walked().spj_images.data(), lists_.s.data()}, ep, sp, force_.data());
-      check(cudaGetLastError(), "list force kernel launch");
-    }
+    forceFromLists(ep, sp, group_lists_, walked(), walkedEpjImages(), false);
     marks_.mark(stream(), Stage::kForce);
-    countListInteractions();
+    resetCounters();
+    countListInteractions(group_lists_);
   }
 
   // The LET decision on the device: for each target box (another rank's particle box, not
@@ -303,7 +310,7 @@ class ResidentTreeLong {
     let_boxes_.assign(targets.data(), targets.size(), stream());
     if (symmetry) let_search_boxes_.assign(target_search_boxes.data(), target_search_boxes.size(), stream());
     writeIndexLists(local_, let_boxes_.data(), symmetry ? let_search_boxes_.data() : nullptr,
-                    static_cast<std::uint32_t>(targets.size()), false, "LET selections", &let_lists_);
+                    static_cast<std::uint32_t>(targets.size()), false, "LET selections", let_lists_);
   }
   const DeviceVector<int>& letParticles() const { return let_lists_.j; }
   const DeviceVector<int>& letCells() const { return let_lists_.s; }
@@ -339,6 +346,10 @@ class ResidentTreeLong {
   // particles' and superparticles' sources (global EPJ k is local EPJ globalEpSource()[k] when
   // that is below the local count, else received EPJ globalEpSource()[k] - local count).
   bool globalTreeBuilt() const { return global_built_; }
+  // Whether the last multi-rank step walked a LET tree after the local one (not merged).
+  bool letTreeBuilt() const { return let_tree_built_; }
+  // How LET payloads travel (null before the first multi-rank step).
+  const DeviceTransport* letTransport() const { return let_exchange_.transport(); }
   const DeviceTreeShape& globalShape() const { return global_.shape; }
   const DeviceVector<std::uint32_t>& globalEpSource() const { return global_particles_.ep_source; }
   const DeviceVector<std::uint64_t>& groups() const { return groups_; }
@@ -346,26 +357,45 @@ class ResidentTreeLong {
   // Search trees: each cell's boxes of the walked tree (positions, search spheres).
   const DeviceVector<DeviceCellBoxes>& searchBoxes() const { return walked().search_boxes; }
   const DeviceVector<Force>& forces() const { return force_; }
-  const DeviceVector<int>& listCounts() const { return lists_.counts; }
-  const DeviceVector<int>& epjLists() const { return lists_.j; }
-  const DeviceVector<int>& spjLists() const { return lists_.s; }
-  const DeviceVector<std::int64_t>& epjListOffsets() const { return lists_.j_offsets; }
-  const DeviceVector<std::int64_t>& spjListOffsets() const { return lists_.s_offsets; }
+  const DeviceVector<int>& listCounts() const { return group_lists_.lists.counts; }
+  const DeviceVector<int>& epjLists() const { return group_lists_.lists.j; }
+  const DeviceVector<int>& spjLists() const { return group_lists_.lists.s; }
+  const DeviceVector<std::int64_t>& epjListOffsets() const { return group_lists_.lists.j_offsets; }
+  const DeviceVector<std::int64_t>& spjListOffsets() const { return group_lists_.lists.s_offsets; }
   bool listsKept() const { return lists_kept_; }
   std::size_t deviceBytes() const {
     return keys_.bytes() + keys_alt_.bytes() + sorted_index_.bytes() + index_alt_.bytes() + epi_.bytes() +
            epj_.bytes() + di_.bytes() + dj_.bytes() + local_.bytes() + global_.bytes() + global_particles_.bytes() +
            let_exchange_.deviceBytes() + level_scratch_.bytes() + groups_.bytes() + group_scratch_.bytes() +
-           group_flags_.bytes() + group_boxes_.bytes() + force_.bytes() + stack_.bytes() + lists_.bytes() +
-           let_lists_.bytes() + let_boxes_.bytes() + let_search_boxes_.bytes() + group_search_boxes_.bytes() +
-           walks_.bytes() + task_offsets_.bytes() + tasks_.bytes() +
-           cub_.bytes();
+           group_flags_.bytes() + group_boxes_.bytes() + force_.bytes() + stack_.bytes() + group_lists_.bytes() +
+           let_group_lists_.bytes() + let_lists_.bytes() + let_boxes_.bytes() + let_search_boxes_.bytes() +
+           group_search_boxes_.bytes() + cub_.bytes();
   }
 
  private:
+  // Index lists of walks for targets (groups, or other ranks' boxes): counts, offsets, entries.
+  struct IndexLists {
+    DeviceVector<int> counts;                         // [2t]: particles, [2t + 1]: superparticles
+    DeviceVector<std::int64_t> j_offsets, s_offsets;  // per target, and the total last
+    DeviceVector<int> j, s;                           // particle indices, superparticle (cell) indices
+    std::size_t bytes() const { return counts.bytes() + j_offsets.bytes() + s_offsets.bytes() + j.bytes() + s.bytes(); }
+  };
+
+  // The groups' interaction lists over one tree, and the list kernel's description of them.
+  struct GroupLists {
+    IndexLists lists;
+    DeviceVector<kernel::WalkDesc> walks;
+    DeviceVector<int> task_offsets;
+    DeviceVector<kernel::WalkTask> tasks;
+    std::size_t bytes() const { return lists.bytes() + walks.bytes() + task_offsets.bytes() + tasks.bytes(); }
+  };
+
+  // In step order. Several ranks, not merged: kLetSelect ends once the payloads are packed,
+  // kLists and kForce are the local walk, kLetExchange the wait for the payloads after it (what the
+  // overlap did not hide), kGlobalTree the LET tree, kLetLists and kLetForce its walk.
   enum class Stage {
-    kRoot, kKeys, kSort, kReorder, kLink, kMoments, kGroups, kLetSelect, kLetExchange, kGlobalTree,
-    kLists, kForce, kWriteBack, kCount
+    kRoot, kKeys, kSort, kReorder, kLink, kMoments, kGroups, kLetSelect, kLists, kForce, kLetExchange,
+    kGlobalTree, kLetLists, kLetForce, kWriteBack, kCount
   };
 
   // One tree's cells and what the walks read of them.
@@ -380,9 +410,18 @@ class ResidentTreeLong {
     }
   };
 
-  // The global tree's particles and superparticles, and where each came from (for REUSE_LIST).
+  // What each rank tells the others about its tree when LETs are planned (allgathered).
+  struct RankSummary {
+    Boxd box;        // its particles' box (a search tree's: of its EPIs); empty when it has none
+    Vec3d root_pos;  // its root cell's expansion centre
+    SPJ root;        // its root cell's superparticle, which stands in for it where it is far
+    int has = 0;     // whether it holds particles
+  };
+
+  // The global (merged) or LET tree's particles and superparticles, and where each came from
+  // (for REUSE_LIST).
   struct GlobalParticles {
-    DeviceVector<EPJ> staged;  // the local EPJs, then the received ones
+    DeviceVector<EPJ> staged;  // merged: the local EPJs, then the received ones; LET tree: received only
     DeviceVector<MortonKey> ep_keys, ep_keys_alt, sp_keys, sp_keys_alt;
     DeviceVector<std::uint32_t> ep_source, ep_source_alt, sp_source, sp_source_alt;
     DeviceVector<EPJ> epj;  // key order
@@ -395,28 +434,63 @@ class ResidentTreeLong {
     }
   };
 
-  // The step: local tree, then (several ranks) LET and global tree, walk, force, write-back.
+  // The step: local tree, then (several ranks) the LET, the walks and forces, write-back.
   template <class FP, class Ep, class Sp>
   void calculate(DeviceParticleSystem<FP>& psys, Ep ep, Sp sp, const Comm* comm, InteractionListMode mode) {
     checkStream(psys);
     const bool several_ranks = comm && comm->size() > 1;
+    const bool merged = several_ranks && options_.merged_global_tree;
+    const bool overlapped = several_ranks && !merged;
     if (mode == REUSE_LIST) {
       requireReusable(psys, several_ranks);
       refresh(psys);
-      if (several_ranks) refreshGlobalTree(*comm);
+      if (several_ranks) {
+        if (letFast()) refreshFarRoots(*comm);
+        startLet();
+      }
     } else {
       buildLocalTree(psys, comm);
       if (several_ranks) {
-        exchangeLet(*comm);
-        buildGlobalTree();
+        planLet(*comm);
+        startLet();
       }
     }
-    if (mode == MAKE_LIST && options_.fused_walk) {
-      computeForceFused(ep, sp);
+    if (merged) {  // FDPS's order: everything received before the one walk
+      finishLet();
+      if (mode == REUSE_LIST) refreshGlobalTree();
+      else buildGlobalTree(true);
+    }
+    // The groups against the walked tree (local, or the merged global tree); with an overlapped
+    // LET, its payloads travel meanwhile.
+    const bool fused = mode == MAKE_LIST && options_.fused_walk;
+    if (fused) {
+      launchFusedWalk(ep, sp);  // its overflow check waits for it: after the LET's wait
     } else {
       if (mode != REUSE_LIST) buildLists();
-      computeForceFromLists(ep, sp);
+      forceFromLists(ep, sp, group_lists_, walked(), walkedEpjImages(), false);
+      marks_.mark(stream(), Stage::kForce);
     }
+    if (overlapped) finishLet();
+    if (fused) checkOverflow();
+    if (overlapped) {  // then the groups against the tree of what arrived, adding to their forces
+      if (mode == REUSE_LIST) {
+        refreshGlobalTree();
+      } else {
+        buildGlobalTree(false);
+        buildListsOver(global_, let_group_lists_, "LET-tree interaction lists");
+        marks_.mark(stream(), Stage::kLetLists);
+      }
+      forceFromLists(ep, sp, let_group_lists_, global_, globalEpjImages(), true);
+      marks_.mark(stream(), Stage::kLetForce);
+    }
+    // Interactions: the fused kernel counted its own; lists are counted from their walks.
+    if (!fused) resetCounters();
+    if (!fused) countListInteractions(group_lists_);
+    if (overlapped) countListInteractions(let_group_lists_);
+    profile_.list_entries = static_cast<std::int64_t>(group_lists_.lists.j.size() + group_lists_.lists.s.size() +
+                                                      (overlapped ? let_group_lists_.lists.j.size() +
+                                                                        let_group_lists_.lists.s.size()
+                                                                  : 0));
     writeBack(psys);
     finishProfile();
     if (mode == MAKE_LIST_FOR_REUSE) {
@@ -440,6 +514,7 @@ class ResidentTreeLong {
     profile_.n_particles = static_cast<std::int64_t>(n);
     explainIfTooLarge(n, sizeof(FP));
     global_built_ = false;
+    let_tree_built_ = false;
 
     // 1. Root cell: the host's rootCellAround of the device's bounding box (of every rank's
     //    particles), so that keys agree with the host's and across ranks.
@@ -478,6 +553,8 @@ class ResidentTreeLong {
 
     // 6. Groups and their boxes.
     makeGroups(policy_, local_.shape, n_group_limit_, groups_, group_scratch_, group_flags_, cub_);
+    if (options_.group_target > 0)
+      splitGroups(policy_, groups_, options_.group_target, group_scratch_, level_scratch_, cub_);
     const auto ng = static_cast<std::uint32_t>(groups_.size());
     profile_.n_groups = ng;
     group_boxes_.resize(ng);
@@ -503,9 +580,10 @@ class ResidentTreeLong {
   template <class FP>
   void requireReusable(const DeviceParticleSystem<FP>& psys, bool several_ranks) const {
     require(lists_kept_, "ResidentTreeLong", "REUSE_LIST without a MAKE_LIST_FOR_REUSE step before it");
-    require(several_ranks == global_built_, "ResidentTreeLong",
+    const bool had_ranks = global_built_ || let_tree_built_;
+    require(several_ranks == had_ranks, "ResidentTreeLong",
             "REUSE_LIST {} a DomainInfo of several ranks, the MAKE_LIST_FOR_REUSE step {}",
-            several_ranks ? "with" : "without", global_built_ ? "with one" : "without");
+            several_ranks ? "with" : "without", had_ranks ? "with one" : "without");
     require(reuse_system_ == &psys, "ResidentTreeLong",
             "REUSE_LIST with another particle system than the MAKE_LIST_FOR_REUSE step's");
     require(psys.orderGeneration() == reuse_generation_ && psys.size() == reuse_size_, "ResidentTreeLong",
@@ -553,7 +631,6 @@ class ResidentTreeLong {
     profile_.n_particles = static_cast<std::int64_t>(psys.size());
     profile_.n_cells = static_cast<std::int64_t>(local_.shape.size());
     profile_.n_groups = static_cast<std::int64_t>(groups_.size());
-    profile_.list_entries = static_cast<std::int64_t>(lists_.j.size() + lists_.s.size());
     gather(psys, nullptr, static_cast<FP*>(nullptr));
     marks_.mark(stream(), Stage::kReorder);
     computeCellMoments(local_, epj_.data(), static_cast<const SPJ*>(nullptr), 0, false);
@@ -562,69 +639,122 @@ class ResidentTreeLong {
 
   // ---- several ranks ------------------------------------------------------------------------------
 
-  // The LET decision against every other rank's particle box (selectLet), then the payloads:
-  // the local EPJs staged first, the received EPJs after them, the received SPJs apart.
-  void exchangeLet(const Comm& comm) {
+  // Whether far ranks are judged as a whole (POINT_TO_POINT_FAST): not for search trees, whose
+  // particles within search reach must travel whatever the criterion says.
+  bool letFast() const { return !kSearches && options_.let_mode == LetExchangeMode::POINT_TO_POINT_FAST; }
+
+  // This rank's summary for the others: its particles' box, its root cell's centre and
+  // superparticle (waits for the local moments).
+  RankSummary rootSummary(const Boxd& box) const {
+    RankSummary mine;
+    mine.box = box;
+    mine.has = epj_.empty() ? 0 : 1;
+    if (mine.has) {
+      const Moment root = local_.moments.elementToHost(0, stream());
+      mine.root_pos = positionOf(root);
+      mine.root.copyFromMoment(root);
+    }
+    return mine;
+  }
+
+  // Several ranks, on a step that builds: who sends whom a LET (decided alike on both sides of
+  // every pair from allgathered summaries), this rank's selections for its targets on the device
+  // (selectLet), and their sizes to the targets (point to point).
+  void planLet(const Comm& comm) {
     const int ranks = comm.size(), me = comm.rank();
     const std::size_t n_local = epj_.size();
-    // The targets' boxes: of the EPJs, as the host's planLet; a search tree's reach is of the EPIs,
-    // as the host's planSearchLet (empty when a rank has none).
+    // The boxes: of the EPJs, as the host's planLet; a search tree's reach is of the EPIs, as the
+    // host's planSearchLet (empty when a rank has none).
     const Boxd my_box = kSearches ? boundingBox(policy_, epi_.data(), epi_.size(), cub_)
                                   : boundingBox(policy_, epj_.data(), n_local, cub_);
-    const std::vector<Boxd> boxes = comm.allgather(my_box);
+    const std::vector<RankSummary> all = comm.allgather(rootSummary(my_box));
     // Symmetry search trees: every rank's box of its i-particles' search spheres too.
     std::vector<Boxd> reaches;
     if constexpr (kSearch == LongSearchMode::SYMMETRY)
       reaches = comm.allgather(boundingBox(policy_, epi_.data(), epi_.size(), cub_, search::SearchBoxOf{}));
-    std::vector<Boxd> targets, target_reaches;
-    std::vector<int> target_rank;
-    for (int r = 0; r < ranks && n_local > 0; ++r) {
-      if (r == me || boxes[static_cast<std::size_t>(r)].isEmpty()) continue;
-      targets.push_back(boxes[static_cast<std::size_t>(r)]);
-      if (!reaches.empty()) target_reaches.push_back(reaches[static_cast<std::size_t>(r)]);
-      target_rank.push_back(r);
+    const bool fast = letFast();
+    // Whether rank `source`'s tree must be opened for rank `target`'s box (else its root stands in).
+    auto opens = [&](int target, int source) {
+      const RankSummary& t = all[static_cast<std::size_t>(target)];
+      const RankSummary& s = all[static_cast<std::size_t>(source)];
+      return s.has && !t.box.isEmpty() && (!fast || criterion_.opensExtent(t.box, s.root_pos, s.box));
+    };
+    std::vector<Boxd> target_boxes, target_reaches;
+    std::vector<int> targets, sources;
+    far_ranks_.clear();
+    for (int r = 0; r < ranks; ++r) {
+      if (r == me) continue;
+      if (opens(r, me)) {
+        targets.push_back(r);
+        target_boxes.push_back(all[static_cast<std::size_t>(r)].box);
+        if (!reaches.empty()) target_reaches.push_back(reaches[static_cast<std::size_t>(r)]);
+      }
+      if (opens(me, r)) sources.push_back(r);
+      else if (all[static_cast<std::size_t>(r)].has && !my_box.isEmpty()) far_ranks_.push_back(r);
     }
-    selectLet(targets, target_reaches);
-    // Per-rank counts from the per-target offsets.
+    far_roots_.clear();
+    for (int r : far_ranks_) far_roots_.push_back(all[static_cast<std::size_t>(r)].root);
+    selectLet(target_boxes, target_reaches);
     const std::vector<std::int64_t> j_offsets = let_lists_.j_offsets.toHost(stream());
     const std::vector<std::int64_t> s_offsets = let_lists_.s_offsets.toHost(stream());
-    std::vector<int> send_ep(static_cast<std::size_t>(ranks), 0), send_sp(static_cast<std::size_t>(ranks), 0);
+    std::vector<int> send_ep(targets.size()), send_sp(targets.size());
     for (std::size_t t = 0; t < targets.size(); ++t) {
-      const auto r = static_cast<std::size_t>(target_rank[t]);
-      send_ep[r] = static_cast<int>(j_offsets[t + 1] - j_offsets[t]);
-      send_sp[r] = static_cast<int>(s_offsets[t + 1] - s_offsets[t]);
+      send_ep[t] = static_cast<int>(j_offsets[t + 1] - j_offsets[t]);
+      send_sp[t] = static_cast<int>(s_offsets[t + 1] - s_offsets[t]);
     }
-    marks_.mark(stream(), Stage::kLetSelect);
-    let_exchange_.setCounts(comm, send_ep, send_sp);
-    sendLet(comm);
+    let_exchange_.setCounts(comm, targets, send_ep, send_sp, sources, options_.transport);
+    profile_.let_peers = static_cast<std::int64_t>(targets.size() + sources.size());
   }
 
-  // Sends the selections' current payloads and receives the others' (setCounts done).
-  void sendLet(const Comm& comm) {
+  // REUSE_LIST with far ranks: their fresh root superparticles (the kept plan's far ranks).
+  void refreshFarRoots(const Comm& comm) {
+    const std::vector<RankSummary> all = comm.allgather(rootSummary(Boxd::empty()));
+    for (std::size_t k = 0; k < far_ranks_.size(); ++k)
+      far_roots_[k] = all[static_cast<std::size_t>(far_ranks_[k])].root;
+    profile_.let_peers = static_cast<std::int64_t>(let_exchange_.targets().size() + let_exchange_.sources().size());
+  }
+
+  // Packs the selections' current payloads and posts their exchange (planLet done): the received
+  // EPJs go after the local ones (merged) or alone (LET tree), the received SPJs then the far
+  // ranks' roots apart. The device is free for other work until finishLet().
+  void startLet() {
     GlobalParticles& g = global_particles_;
-    const std::size_t n_local = epj_.size(), n_ep = let_exchange_.receivedEp();
+    const bool merged = options_.merged_global_tree;
+    const std::size_t n_local = merged ? epj_.size() : 0, n_ep = let_exchange_.receivedEp();
+    const std::size_t n_sp = let_exchange_.receivedSp();
     require(n_local + n_ep < (std::size_t{1} << 31), "ResidentTreeLong",
             "{} local and {} received particles exceed the 2^31 a resident tree indexes", n_local, n_ep);
     g.staged.resize(n_local + n_ep);
-    g.received_spj.resize(let_exchange_.receivedSp());
+    g.received_spj.resize(n_sp + far_roots_.size());
     if (n_local > 0)
       check(cudaMemcpyAsync(g.staged.data(), epj_.data(), n_local * sizeof(EPJ), cudaMemcpyDeviceToDevice, stream()),
             "cudaMemcpyAsync (local EPJs to the global tree)");
-    let_exchange_.exchange(comm, policy_, epj_.data(), local_.moments.data(), let_lists_.j.data(),
-                           let_lists_.s.data(), g.staged.data() + n_local, g.received_spj.data());
+    if (!far_roots_.empty())  // pageable: the call returns once the bytes are staged
+      check(cudaMemcpyAsync(g.received_spj.data() + n_sp, far_roots_.data(), far_roots_.size() * sizeof(SPJ),
+                            cudaMemcpyHostToDevice, stream()),
+            "cudaMemcpyAsync (far ranks' root superparticles)");
+    let_exchange_.start(policy_, epj_.data(), local_.moments.data(), let_lists_.j.data(), let_lists_.s.data(),
+                        g.staged.data() + n_local, g.received_spj.data());
     profile_.let_ep_sent = static_cast<std::int64_t>(let_exchange_.sentEp());
     profile_.let_sp_sent = static_cast<std::int64_t>(let_exchange_.sentSp());
     profile_.let_ep_received = static_cast<std::int64_t>(n_ep);
     profile_.let_sp_received = static_cast<std::int64_t>(g.received_spj.size());
+    marks_.mark(stream(), Stage::kLetSelect);
+  }
+
+  // Waits for the payloads: later work on the stream sees them.
+  void finishLet() {
+    let_exchange_.finish(policy_);
     marks_.mark(stream(), Stage::kLetExchange);
   }
 
-  // The global tree, as the host's buildGlobalTree makes it: the received EPJs sorted by key and
-  // merged after local EPJs of the same key (a stable sort of local-then-received, the local
-  // keys those of the local tree), the received SPJs sorted by key; cells linked from both.
-  void buildGlobalTree() {
+  // The merged global tree (with_local), as the host's buildGlobalTree makes it: the received
+  // EPJs sorted by key and merged after local EPJs of the same key (a stable sort of
+  // local-then-received, the local keys those of the local tree), the received SPJs sorted by
+  // key; cells linked from both. Without local particles: the LET tree, of what arrived alone.
+  void buildGlobalTree(bool with_local) {
     GlobalParticles& g = global_particles_;
-    const std::size_t n_local = epj_.size(), n_ep = g.staged.size(), n_sp = g.received_spj.size();
+    const std::size_t n_local = with_local ? epj_.size() : 0, n_ep = g.staged.size(), n_sp = g.received_spj.size();
     g.ep_keys.resize(n_ep);
     g.ep_source.resize(n_ep);
     if (n_local > 0) {
@@ -647,18 +777,66 @@ class ResidentTreeLong {
     computeCellMoments(global_, g.epj.data(), g.spj.data(), n_sp, true);
     computeSearchBoxes(global_, g.epj.data());
     profile_.n_global_cells = static_cast<std::int64_t>(global_.shape.size());
-    global_built_ = true;
+    (with_local ? global_built_ : let_tree_built_) = true;
     marks_.mark(stream(), Stage::kGlobalTree);
   }
 
-  // REUSE_LIST: fresh payloads along the kept selections, into the kept global order.
-  void refreshGlobalTree(const Comm& comm) {
-    sendLet(comm);
+  // REUSE_LIST: the fresh payloads (finishLet done) into the kept global or LET tree's order.
+  void refreshGlobalTree() {
     gatherGlobalParticles();
     computeCellMoments(global_, global_particles_.epj.data(), global_particles_.spj.data(),
                        global_particles_.spj.size(), false);
     profile_.n_global_cells = static_cast<std::int64_t>(global_.shape.size());
     marks_.mark(stream(), Stage::kGlobalTree);
+  }
+
+  // The groups' lists over `tree` and the list kernel's tasks for them.
+  void buildListsOver(const Cells& tree, GroupLists& out, const char* what) {
+    const std::uint32_t ng = static_cast<std::uint32_t>(groups_.size());
+    writeIndexLists(tree, group_boxes_.data(), groupSearchBoxes(), ng, true, what, out.lists);
+    out.walks.resize(ng);
+    if (ng > 0)  // a rank without particles has no groups (several ranks)
+      kernel::describeWalks<<<blocksFor(ng, 256), 256, 0, stream()>>>(groups_.data(), ng, out.lists.counts.data(),
+                                                                         out.lists.j_offsets.data(),
+                                                                         out.lists.s_offsets.data(), out.walks.data());
+    out.task_offsets.resize(std::size_t{ng} + 1);
+    kernel::countTasks<<<blocksFor(std::size_t{ng} + 1, 256), 256, 0, stream()>>>(groups_.data(), ng, kListChunk,
+                                                                                   out.task_offsets.data());
+    std::size_t temp_bytes = 0;
+    check(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, out.task_offsets.data(), out.task_offsets.data(),
+                                        static_cast<std::int64_t>(ng) + 1, stream()),
+          "cub::DeviceScan::ExclusiveSum (size)");
+    check(cub::DeviceScan::ExclusiveSum(cub_.get(temp_bytes), temp_bytes, out.task_offsets.data(),
+                                        out.task_offsets.data(), static_cast<std::int64_t>(ng) + 1, stream()),
+          "cub::DeviceScan::ExclusiveSum (tasks)");
+    const int n_tasks = out.task_offsets.elementToHost(ng, stream());
+    out.tasks.resize(static_cast<std::size_t>(n_tasks));
+    if (ng > 0)
+      kernel::writeTasks<<<blocksFor(ng, 256), 256, 0, stream()>>>(ng, out.task_offsets.data(), out.tasks.data(),
+                                                                     kListChunk);
+    check(cudaGetLastError(), "list description kernels launch");
+  }
+
+  // The list kernel over one set of lists into force_ (accumulate: adding to the forces there).
+  template <class Ep, class Sp>
+  void forceFromLists(Ep ep, Sp sp, const GroupLists& gl, const Cells& tree, const DJ* epj_images, bool accumulate) {
+    require(!gl.walks.empty() || groups_.empty(), "ResidentTreeLong", "no interaction lists were built");
+    force_.resize(epi_.size());
+    if (gl.tasks.empty()) return;
+    const unsigned blocks = static_cast<unsigned>(gl.tasks.size());
+    const kernel::IndexedSource<DJ> j{epj_images, gl.lists.j.data()};
+    const kernel::IndexedSource<DS> s{tree.spj_images.data(), gl.lists.s.data()};
+    if (accumulate)
+      kernel::multiwalkKernel<kListThreads, kListIPerThread, true, DI, DJ, DS, Force, Ep, Sp, kernel::IndexedSource<DJ>,
+                              kernel::IndexedSource<DS>, true>
+          <<<blocks, kListThreads, 0, stream()>>>(gl.tasks.data(), gl.walks.data(), epiImages(), j, s, ep, sp,
+                                                  force_.data());
+    else
+      kernel::multiwalkKernel<kListThreads, kListIPerThread, true, DI, DJ, DS, Force, Ep, Sp, kernel::IndexedSource<DJ>,
+                              kernel::IndexedSource<DS>>
+          <<<blocks, kListThreads, 0, stream()>>>(gl.tasks.data(), gl.walks.data(), epiImages(), j, s, ep, sp,
+                                                  force_.data());
+    check(cudaGetLastError(), "list force kernel launch");
   }
 
   void gatherGlobalParticles() {
@@ -712,18 +890,9 @@ class ResidentTreeLong {
     return std::min<unsigned>(blocks, std::max<std::size_t>(1, work_items));
   }
 
-  // Index lists of walks for targets (groups, or other ranks' boxes): counts, offsets, entries.
-  struct IndexLists {
-    DeviceVector<int> counts;                         // [2t]: particles, [2t + 1]: superparticles
-    DeviceVector<std::int64_t> j_offsets, s_offsets;  // per target, and the total last
-    DeviceVector<int> j, s;                           // particle indices, superparticle (cell) indices
-    std::size_t bytes() const { return counts.bytes() + j_offsets.bytes() + s_offsets.bytes() + j.bytes() + s.bytes(); }
-  };
-
-  // The counting walk, the offsets, then the writing walk, for n targets (into lists_ or `out`).
+  // The counting walk, the offsets, then the writing walk, for n targets.
   void writeIndexLists(const Cells& cells, const Boxd* targets, const Boxd* target_search_boxes, std::uint32_t n,
-                       bool open_root, const char* what, IndexLists* out = nullptr) {
-    IndexLists& lists = out ? *out : lists_;
+                       bool open_root, const char* what, IndexLists& lists) {
     lists.counts.resize(2 * std::size_t{n});
     auto count = &kernel::buildLists<kWalkThreads, false>;
     auto write = &kernel::buildLists<kWalkThreads, true>;
@@ -786,11 +955,11 @@ class ResidentTreeLong {
     check(cudaMemsetAsync(counters_.data(), 0, 2 * sizeof(unsigned long long), stream()), "cudaMemsetAsync (counters)");
   }
 
-  void countListInteractions() {
-    resetCounters();
-    if (walks_.empty()) return;
-    kernel::countInteractions<<<blocksFor(walks_.size(), 256), 256, 0, stream()>>>(
-        walks_.data(), static_cast<std::uint32_t>(walks_.size()), counters_.data());
+  // Adds the i-j and i-s pairs of a set of lists' walks to the counters.
+  void countListInteractions(const GroupLists& gl) {
+    if (gl.walks.empty()) return;
+    kernel::countInteractions<<<blocksFor(gl.walks.size(), 256), 256, 0, stream()>>>(
+        gl.walks.data(), static_cast<std::uint32_t>(gl.walks.size()), counters_.data());
     check(cudaGetLastError(), "countInteractions kernel launch");
   }
 
@@ -826,8 +995,10 @@ class ResidentTreeLong {
         case Stage::kLetSelect: profile_.let_select = seconds; break;
         case Stage::kLetExchange: profile_.let_exchange = seconds; break;
         case Stage::kGlobalTree: profile_.global_tree = seconds; break;
-        case Stage::kLists: profile_.lists = seconds; break;
-        case Stage::kForce: profile_.force = seconds; break;
+        case Stage::kLists: profile_.lists += seconds; break;
+        case Stage::kForce: profile_.force += seconds; break;
+        case Stage::kLetLists: profile_.lists += seconds; break;
+        case Stage::kLetForce: profile_.force += seconds; break;
         case Stage::kWriteBack: profile_.write_back = seconds; break;
         case Stage::kCount: break;
       }
@@ -855,6 +1026,10 @@ class ResidentTreeLong {
     if constexpr (std::is_same_v<DJ, EPJ>) return epj_.data();
     else return dj_.data();
   }
+  const DJ* globalEpjImages() const {
+    if constexpr (std::is_same_v<DJ, EPJ>) return global_particles_.epj.data();
+    else return global_particles_.dj.data();
+  }
   DI* diPtr() {
     if constexpr (std::is_same_v<DI, EPI>) return nullptr;
     else return di_.data();
@@ -881,7 +1056,10 @@ class ResidentTreeLong {
   Cells local_, global_;  // the local tree; the global tree (several ranks)
   GlobalParticles global_particles_;
   DeviceLetExchange<EPJ, SPJ> let_exchange_;
-  bool global_built_ = false;
+  std::vector<int> far_ranks_;   // ranks whose root superparticle stands in for their LET
+  std::vector<SPJ> far_roots_;   // their roots, in that order (the LET's last superparticles)
+  bool global_built_ = false;    // the merged global tree of the last multi-rank step
+  bool let_tree_built_ = false;  // the LET tree of the last multi-rank step (not merged)
   DeviceVector<std::uint64_t> groups_, group_scratch_;
   DeviceVector<std::uint8_t> group_flags_;
   DeviceVector<Boxd> group_boxes_;
@@ -889,12 +1067,11 @@ class ResidentTreeLong {
   DeviceVector<int> stack_, overflow_;
   DeviceVector<unsigned> next_group_;
   DeviceVector<unsigned long long> counters_;
-  IndexLists lists_, let_lists_;  // the groups' interaction lists; the LET selections
+  GroupLists group_lists_;      // the groups' lists over the walked tree (local, or global when merged)
+  GroupLists let_group_lists_;  // the groups' lists over the LET tree (several ranks, not merged)
+  IndexLists let_lists_;        // the LET selections, one target per peer
   DeviceVector<Boxd> let_boxes_, let_search_boxes_;
   DeviceVector<Boxd> group_search_boxes_;  // symmetry search trees: the groups' search spheres
-  DeviceVector<int> task_offsets_;
-  DeviceVector<kernel::WalkDesc> walks_;
-  DeviceVector<kernel::WalkTask> tasks_;
   bool lists_kept_ = false;
   std::uint64_t reuse_generation_ = 0;
   std::size_t reuse_size_ = 0;

@@ -12,8 +12,10 @@
 // closed tests, so a superset of what t's exact search will keep. Images a rank needs of its own
 // particles (s != 0) are selected the same way and never leave the device. The selections are
 // made on the device (a flag per particle, CUB select); the payloads are packed there with the
-// shift applied, only they cross PCIe (pinned buffers), and the ranks swap them point to point
-// (grove::swapBuckets). What arrives is, with the own images, the j-side beyond the local
+// shift applied, each rank tells only the ranks it sends to how many follow (a sparse exchange,
+// no all-to-all of counts), and the payloads travel device to device
+// (grove/gpu/device_transport.hpp: CUDA IPC within a node, CUDA-aware MPI, or pinned staging).
+// What arrives is, with the own images, the j-side beyond the local
 // particles: the tree's global j-tree is built from both. Periodic search on several ranks
 // therefore uses explicit images, not the one-rank search's nearest-image arithmetic.
 //
@@ -23,6 +25,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <cub/device/device_select.cuh>
 #include <span>
 #include <thrust/iterator/counting_iterator.h>
@@ -33,6 +37,7 @@
 #include "grove/core/error.hpp"
 #include "grove/core/execution.hpp"
 #include "grove/gpu/cuda_resources.hpp"
+#include "grove/gpu/device_transport.hpp"
 #include "grove/gpu/resident/device_vector.hpp"
 #include "grove/gpu/resident/neighbour_search.cuh"
 #include "grove/gpu/resident/tree_build.cuh"
@@ -135,7 +140,11 @@ class DeviceShortRangeLet {
         else send_counts_[static_cast<std::size_t>(t)] += static_cast<int>(count);
       }
     }
-    recv_counts_ = comm.alltoall(std::span<const int>(send_counts_));
+    recv_counts_ = receiveCounts(comm, send_counts_);
+    if (!transport_ || &transport_comm_->handle() != &comm.handle()) {
+      transport_ = std::make_unique<DeviceTransport>(comm);
+      transport_comm_ = comm;
+    }
   }
 
   // Collective. Packs the selections of epj (fresh values along the kept selections on a reuse
@@ -145,27 +154,33 @@ class DeviceShortRangeLet {
     cudaStream_t stream = policy.stream;
     const std::size_t sent = total(send_counts_), received = total(recv_counts_);
     out.resizeKeep(offset + self_count_ + received, stream);
-    send_.resize(sent);
+    auto* send = reinterpret_cast<EPJ*>(transport_->sendArena(sent * sizeof(EPJ)));
     std::size_t self_at = offset, send_at = 0;
     for (const Selection& s : selections_) {
-      EPJ* into = s.rank == comm.rank() ? out.data() + self_at : send_.data() + send_at;
+      EPJ* into = s.rank == comm.rank() ? out.data() + self_at : send + send_at;
       kernel::packShifted<<<blocksFor(s.count, 256), 256, 0, stream>>>(epj, indices_.data() + s.first, s.count,
                                                                         s.shift, into);
       check(cudaGetLastError(), "packShifted kernel launch");
       (s.rank == comm.rank() ? self_at : send_at) += s.count;
     }
-    host_send_.reserve(sent);
-    host_recv_.reserve(received);
-    send_.copyTo(host_send_.data(), stream);
-    swapBuckets(comm, host_send_.data(), std::span<const int>(send_counts_), host_recv_.data(),
-                std::span<const int>(recv_counts_));
-    if (received > 0) {
-      check(cudaMemcpyAsync(out.data() + offset + self_count_, host_recv_.data(), received * sizeof(EPJ),
-                            cudaMemcpyHostToDevice, stream),
-            "cudaMemcpyAsync (LET upload)");
-      // The pinned buffer is reused by the next exchange: the copy must be done by then.
-      check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (LET upload)");
+    packed_.record(stream);
+    // One block per peer each way, in rank order (the selections of a rank are adjacent).
+    std::vector<SendBlock> sends;
+    std::vector<ReceiveBlock> receives;
+    std::size_t at = 0;
+    for (int r = 0; r < comm.size(); ++r) {
+      const auto c = static_cast<std::size_t>(send_counts_[static_cast<std::size_t>(r)]);
+      if (c > 0) sends.push_back({r, at * sizeof(EPJ), c * sizeof(EPJ)});
+      at += c;
     }
+    at = offset + self_count_;
+    for (int r = 0; r < comm.size(); ++r) {
+      const auto c = static_cast<std::size_t>(recv_counts_[static_cast<std::size_t>(r)]);
+      if (c > 0) receives.push_back({r, out.data() + at, c * sizeof(EPJ)});
+      at += c;
+    }
+    transport_->start(sends, receives, stream, packed_.get());
+    transport_->finish(stream);
     return self_count_ + received;
   }
 
@@ -173,7 +188,7 @@ class DeviceShortRangeLet {
   std::size_t received() const { return total(recv_counts_); }
   std::size_t ownImages() const { return self_count_; }
   std::size_t deviceBytes() const {
-    return flags_.bytes() + found_.bytes() + index_scratch_.bytes() + indices_.bytes() + send_.bytes() + cub_.bytes();
+    return flags_.bytes() + found_.bytes() + index_scratch_.bytes() + indices_.bytes() + cub_.bytes();
   }
 
  private:
@@ -218,8 +233,9 @@ class DeviceShortRangeLet {
   std::size_t self_count_ = 0;
   DeviceVector<std::uint8_t> flags_;
   DeviceVector<int> found_, index_scratch_, indices_;
-  DeviceVector<EPJ> send_;
-  PinnedArray<EPJ> host_send_, host_recv_;
+  std::unique_ptr<DeviceTransport> transport_;  // made by the first select() on a communicator
+  std::optional<Comm> transport_comm_;
+  Event packed_;
   CubScratch cub_;
 };
 

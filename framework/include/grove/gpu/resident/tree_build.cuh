@@ -116,6 +116,26 @@ __global__ inline void flagGroups(const TreeCell* __restrict__ cells, std::uint3
   }
 }
 
+// Groups of more than `target` particles cut into ceil(count / target) runs of equal length.
+__global__ inline void countGroupPieces(const std::uint64_t* __restrict__ groups, std::uint32_t n, std::uint32_t target,
+                                        std::uint32_t* __restrict__ pieces) {
+  const std::uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
+  if (g < n) pieces[g] = (static_cast<std::uint32_t>(groups[g]) + target - 1) / target;
+  if (g == n) pieces[n] = 0;  // the exclusive scan's total lands here
+}
+
+__global__ inline void writeGroupPieces(const std::uint64_t* __restrict__ groups, std::uint32_t n,
+                                        const std::uint32_t* __restrict__ offsets, std::uint64_t* __restrict__ out) {
+  const std::uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
+  if (g >= n) return;
+  const std::uint64_t first = groups[g] >> 32, count = groups[g] & 0xffffffffull;
+  const std::uint64_t m = offsets[g + 1] - offsets[g];
+  for (std::uint64_t k = 0; k < m; ++k) {
+    const std::uint64_t begin = first + count * k / m, end = first + count * (k + 1) / m;
+    out[offsets[g] + k] = (begin << 32) | (end - begin);
+  }
+}
+
 __global__ inline void packGroupCells(const TreeCell* __restrict__ cells, std::uint32_t n_cells,
                                       std::uint64_t* __restrict__ packed) {
   const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
@@ -289,6 +309,36 @@ inline void makeGroups(Gpu policy, const DeviceTreeShape& shape, int n_group_lim
                                        static_cast<std::int64_t>(n_groups), 32, 64, stream),
         "cub::DeviceRadixSort::SortKeys (groups)");
   groups.swap(scratch_keys);
+}
+
+// Cuts every group of more than `target` particles into ceil(count / target) runs of equal
+// length in key order (a run of a cell's particles is a union of its sub-cells: still compact),
+// so that groups hold between target / 2 and target particles, whatever size the cells have at
+// this N (waits for the new count).
+inline void splitGroups(Gpu policy, DeviceVector<std::uint64_t>& groups, int target,
+                        DeviceVector<std::uint64_t>& scratch_groups, DeviceVector<std::uint32_t>& offsets,
+                        CubScratch& scratch) {
+  cudaStream_t stream = policy.stream;
+  const auto n = static_cast<std::uint32_t>(groups.size());
+  if (n == 0 || target <= 0) return;
+  offsets.resize(std::size_t{n} + 1);
+  kernel::countGroupPieces<<<blocksFor(std::size_t{n} + 1, 256), 256, 0, stream>>>(
+      groups.data(), n, static_cast<std::uint32_t>(target), offsets.data());
+  check(cudaGetLastError(), "countGroupPieces kernel launch");
+  std::size_t temp_bytes = 0;
+  check(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, offsets.data(), offsets.data(),
+                                      static_cast<std::int64_t>(n) + 1, stream),
+        "cub::DeviceScan::ExclusiveSum (size)");
+  check(cub::DeviceScan::ExclusiveSum(scratch.get(temp_bytes), temp_bytes, offsets.data(), offsets.data(),
+                                      static_cast<std::int64_t>(n) + 1, stream),
+        "cub::DeviceScan::ExclusiveSum (group pieces)");
+  const std::uint32_t pieces = offsets.elementToHost(n, stream);
+  if (pieces == n) return;  // none larger than the target
+  scratch_groups.resize(pieces);
+  kernel::writeGroupPieces<<<blocksFor(n, 256), 256, 0, stream>>>(groups.data(), n, offsets.data(),
+                                                                    scratch_groups.data());
+  check(cudaGetLastError(), "writeGroupPieces kernel launch");
+  groups.swap(scratch_groups);
 }
 
 }  // namespace grove::gpu
