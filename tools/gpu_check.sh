@@ -44,6 +44,9 @@
 #                         threads; JSON lines in fmm.jsonl, rows in the table
 #   GROVE_FMM_GPU_ARGS    when set, fmm_gpu_benchmark argument sets (';'-separated): the FMM and the
 #                         tree with their force work on the GPU; lines in fmm.jsonl too
+#   GROVE_SCALING_RUNS    when set, samples/scaling runs (';'-separated, each "RANKS ARGS..."), the
+#                         ranks sharing this machine's GPUs; their JSON lines go to scaling.jsonl
+#                         and rows to the table (the multi-GPU series: tools/scaling_check.sh)
 # Exit status: 0 when everything built and no test failed.
 set -uo pipefail
 
@@ -131,6 +134,7 @@ if [[ -n ${GROVE_GPU_ONLY:-} ]]; then
 fi
 [[ -n ${GROVE_FMM_ARGS:-} ]] && TARGETS+=(fmm_benchmark)
 [[ -n ${GROVE_FMM_GPU_ARGS:-} ]] && TARGETS+=(fmm_gpu_benchmark)
+[[ -n ${GROVE_SCALING_RUNS:-} && -d $BUILD/samples/scaling ]] && TARGETS+=(scaling)
 step "build ${TARGETS[*]} with -j$JOBS"
 build_ok=1
 if ! cmake --build "$BUILD" -j "$JOBS" --target "${TARGETS[@]}" > "$LOGS/build.log" 2>&1; then
@@ -275,6 +279,23 @@ if [[ -n ${GROVE_FMM_GPU_ARGS:-} ]]; then
     if ! timeout 400 "$fmm_gpu_exe" $args >> "$LOGS/fmm.jsonl" 2>> "$LOGS/fmm.err"; then
       step "fmm_gpu_benchmark $args failed or timed out"
       tail -5 "$LOGS/fmm.err"
+      status=1
+    fi
+  done
+fi
+
+# ---- samples/scaling, ranks sharing the GPUs --------------------------------------------------------
+: > "$LOGS/scaling.jsonl"
+if [[ -n ${GROVE_SCALING_RUNS:-} ]]; then
+  IFS=';' read -r -a scaling_runs <<< "$GROVE_SCALING_RUNS"
+  for run in "${scaling_runs[@]}"; do
+    read -r np args <<< "$run"
+    step "run samples/scaling $args on $np rank(s)"
+    # shellcheck disable=SC2086
+    if ! OMP_NUM_THREADS=$(( $(nproc) / np )) timeout 300 mpirun -np "$np" --bind-to none \
+        "$BUILD/samples/scaling/scaling" $args --label "np$np $args" >> "$LOGS/scaling.jsonl" 2>> "$LOGS/scaling.err"; then
+      step "samples/scaling $args on $np rank(s) failed or timed out"
+      tail -5 "$LOGS/scaling.err"
       status=1
     fi
   done
@@ -506,6 +527,20 @@ PY
   else
     echo "  (no benchmark output)"
   fi
+  if [[ -s $LOGS/scaling.jsonl ]] && command -v python3 > /dev/null; then
+    echo "samples/scaling (ms per step, slowest rank; ranks share the GPUs here):"
+    python3 - "$LOGS/scaling.jsonl" << 'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    if not line.startswith("{"):
+        continue
+    r = json.loads(line)
+    s = r["stages"]
+    print("  %-60s %8.2f ms | let %.2f global/let tree %.2f walk+force %.2f exchange %.2f decompose %.2f | %.0f int/body, %.1f peers" % (
+        r["label"][:60], 1e3 * r["seconds_per_step"], 1e3 * s["let"], 1e3 * s["global_tree"], 1e3 * s["walk_force"],
+        1e3 * s["exchange"], 1e3 * s["decompose"], r["interactions_per_particle"], r.get("let_peers_max", 0)))
+PY
+  fi
   if [[ -s $LOGS/resident.jsonl ]] && command -v python3 > /dev/null; then
     echo "resident_benchmark (ms, medians over steps; error: median vs direct summation, CPU tree's beside):"
     python3 - "$LOGS/resident.jsonl" << 'PY'
@@ -517,11 +552,12 @@ for line in open(sys.argv[1]):
     if "skipped" in r or "error" in r:
         print("  ", r); continue
     m = r["ms"]
-    print("  n=%-9d %-13s group %-4d step %7.2f ms mean (%7.2f median) | keys %.2f sort %.2f reorder %.2f link %.2f "
-          "moments %.2f groups %.2f lists %.2f force %.2f write %.2f integrate %.2f | %.2e int/s %.2e p/s err %.3e cpu %.3e"
-          " %.0f B/p" % (r["n"], r["mode"] + "/" + r.get("walk", "fused"), r["group"], r["step_ms_mean"], r["step_ms_median"], m["keys"], m["sort"],
+    print("  n=%-9d %-13s group %-4d/%-3d step %7.2f ms mean (%7.2f median) | keys %.2f sort %.2f reorder %.2f link %.2f "
+          "moments %.2f groups %.2f lists %.2f force %.2f write %.2f integrate %.2f | %.0f int/p %.2e int/s %.2e p/s err %.3e cpu %.3e"
+          " %.0f B/p" % (r["n"], r["mode"] + "/" + r.get("walk", "fused"), r["group"], r.get("group_target", 0),
+          r["step_ms_mean"], r["step_ms_median"], m["keys"], m["sort"],
           m["reorder"], m["link"], m["moments"], m["groups"], m["lists"], m["force"], m["write_back"], m["integrate"],
-          r["interactions_per_s"], r["particles_per_s"], r["median_error"], r["cpu_median_error"],
+          r["interactions_per_particle"], r["interactions_per_s"], r["particles_per_s"], r["median_error"], r["cpu_median_error"],
           r["bytes_per_particle"]))
 PY
   fi

@@ -8,10 +8,15 @@
 //
 // Paths: cpu (grove's CPU tree and the user template's SIMD kernels), fmm (grove::FmmForce with the
 // same kernel as its near field, expansions of --order), sph (the SPH sample's CPU step on Sod
-// shock tubes, sph_steps.hpp), multiwalk (an FDPS-API
-// program's own CUDA kernels through the index multiwalk, user_templates/cuda), resident (every
-// stage on the GPU, grove/gpu/resident). The body set is the Accelerated FDPS paper's cold
-// uniform sphere; weak runs hold n bodies per rank, strong runs n in all.
+// shock tubes, sph_steps.hpp), multiwalk (an FDPS-API program's own CUDA kernels through the
+// index multiwalk, user_templates/cuda), resident (every stage on the GPU, grove/gpu/resident),
+// sph-resident (the SPH sample's step on the GPU, samples/sph/resident_gpu.h, on the same tubes).
+// The bodies are the Accelerated FDPS paper's cold uniform sphere (--ic cold) or a Plummer
+// sphere (--ic plummer); weak runs hold n bodies per rank, strong runs n in all. A user program
+// that decomposes, exchanges and rebuilds every step is --n-reuse 1 --decompose-every 1:
+//
+//   mpirun -np 4 scaling --mode weak -n 4194304 --path resident --ic plummer --eps 0.015625 \
+//       --n-reuse 1 --decompose-every 1
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -40,13 +45,17 @@ struct Options {
   std::string mode = "strong";
   std::int64_t n = 1 << 18;
   std::string path = "cpu";
+  std::string ic = "cold";
   int steps = 8, warmup = 1;
   double theta = 0.5, eps = 1.0 / 32.0, dt = 1.0 / 128.0;
   int n_leaf = 16, n_group = 0, n_reuse = 1, decompose_every = 4, n_walk = 2000, tag_max = 4;
   int order = 4;  // fmm: expansion order
   double n_neighbours = 50;  // sph
-  std::string cuts = "sampled";
+  std::string cuts;  // resident: counted (default) or sampled; the other paths sample
+  std::string let = "overlapped", transport = "auto";  // resident
+  int group_target = 0;                                 // resident
   bool weighted = true;  // samples weighted by each rank's last force time
+  bool tree_order = false;  // cpu, multiwalk: particles kept in the tree's key order (TREE_ORDER)
   int samples_per_rank = grove::DomainInfo::kDefaultSamplesPerRank;
   std::string label;
 };
@@ -54,13 +63,14 @@ struct Options {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// This rank's share of the cold sphere of n_total bodies (ids [n r / p, n (r + 1) / p)).
-std::vector<user::Body> myShare(std::int64_t n_total, const grove::Comm& comm) {
+// This rank's share of the n_total bodies (ids [n r / p, n (r + 1) / p)).
+std::vector<user::Body> myShare(std::int64_t n_total, const std::string& ic, const grove::Comm& comm) {
   const std::int64_t begin = n_total * comm.rank() / comm.size(), end = n_total * (comm.rank() + 1) / comm.size();
   std::vector<user::Body> bodies(static_cast<std::size_t>(end - begin));
+  const bool plummer = ic == "plummer";
 #pragma omp parallel for schedule(static)
   for (std::int64_t id = begin; id < end; ++id) {
-    const nbody::Body b = nbody::coldUniformSphere(id, n_total, 1);
+    const nbody::Body b = plummer ? nbody::plummerSphere(id, n_total, 1) : nbody::coldUniformSphere(id, n_total, 1);
     user::Body& u = bodies[static_cast<std::size_t>(id - begin)];
     u.id = b.id, u.mass = b.mass, u.pos = b.pos, u.vel = b.vel;
   }
@@ -78,6 +88,7 @@ std::vector<scaling::StageSeconds> runHostSteps(const std::vector<user::Body>& s
   const float eps2 = static_cast<float>(opt.eps * opt.eps);
   const user::GravityMonopoleKernel kernel{eps2};
   Tree tree(std::max<std::size_t>(bodies.size(), 1), opt.theta, opt.n_leaf, opt.n_group);
+  if (opt.tree_order) tree.setParticleOrder(grove::ParticleOrder::TREE_ORDER);
   std::unique_ptr<grove::FmmForce<user::GravityForce, user::GravityEPI, user::GravityEPJ>> fmm;
   if (opt.path == "fmm")
     fmm = std::make_unique<grove::FmmForce<user::GravityForce, user::GravityEPI, user::GravityEPJ>>(
@@ -164,7 +175,11 @@ int main(int argc, char** argv) {
   app.add_option("--mode", opt.mode, "weak: --n bodies per rank; strong: --n bodies in all")
       ->check(CLI::IsMember({"weak", "strong"}));
   app.add_option("-n,--particles", opt.n, "bodies per rank (weak) or in all (strong)")->check(CLI::PositiveNumber);
-  app.add_option("--path", opt.path, "force path")->check(CLI::IsMember({"cpu", "fmm", "sph", "multiwalk", "resident"}));
+  app.add_option("--path", opt.path, "force path")
+      ->check(CLI::IsMember({"cpu", "fmm", "sph", "multiwalk", "resident", "sph-resident"}));
+  app.add_option("--ic", opt.ic, "bodies: the cold uniform sphere or a Plummer sphere")
+      ->check(CLI::IsMember({"cold", "plummer"}));
+  app.add_option("--eps", opt.eps, "gravitational softening length")->check(CLI::PositiveNumber);
   app.add_option("--n-ngb", opt.n_neighbours, "sph: neighbours per particle")->check(CLI::PositiveNumber);
   app.add_option("--order", opt.order, "fmm: expansion order")->check(CLI::Range(1, grove::fmm::kMaxOrder));
   app.add_option("--steps", opt.steps, "timed steps")->check(CLI::PositiveNumber);
@@ -177,23 +192,42 @@ int main(int argc, char** argv) {
   app.add_option("--decompose-every", opt.decompose_every, "steps between decompositions")->check(CLI::PositiveNumber);
   app.add_option("--n-walk", opt.n_walk, "multiwalk: walks per batch")->check(CLI::PositiveNumber);
   app.add_option("--tag-max", opt.tag_max, "multiwalk: batches in flight")->check(CLI::PositiveNumber);
-  app.add_option("--cuts", opt.cuts, "resident: domain cuts from samples or from counting every particle")
+  app.add_option("--cuts", opt.cuts,
+                 "resident: domain cuts from counting every particle (default) or from samples (weighted by "
+                 "force time)")
       ->check(CLI::IsMember({"sampled", "counted"}));
+  app.add_option("--let", opt.let,
+                 "resident: walk the local tree while the LET travels, then the tree of what arrived (overlapped, "
+                 "default), or FDPS's merged global tree")
+      ->check(CLI::IsMember({"overlapped", "merged"}));
+  app.add_option("--transport", opt.transport,
+                 "resident: how LET payloads and exchanged particles travel (auto: CUDA IPC within a node, "
+                 "CUDA-aware MPI, else pinned staging)")
+      ->check(CLI::IsMember({"auto", "staged", "ipc", "mpi"}));
+  app.add_option("--group-target", opt.group_target,
+                 "resident: groups larger than this are cut into equal runs (0: FDPS's cell groups)")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("!--unweighted", opt.weighted,
                "sampled cuts: every rank's samples count alike (default: weighted by the rank's last force time)");
+  app.add_flag("--tree-order", opt.tree_order,
+               "cpu, multiwalk: keep the particles in the tree's key order, so that each step's passes over them "
+               "stream through memory (grove::ParticleOrder::TREE_ORDER)");
   app.add_option("--samples-per-rank", opt.samples_per_rank, "sampled cuts: samples per rank")
       ->check(CLI::PositiveNumber);
   app.add_option("--label", opt.label, "free text copied into the JSON line");
   CLI11_PARSE(app, argc, argv);
-  if (opt.n_group == 0) opt.n_group = opt.path == "sph" ? 64 : 512;
+  const bool sph_path = opt.path == "sph" || opt.path == "sph-resident";
+  if (opt.n_group == 0) opt.n_group = sph_path ? 64 : 512;
+  if (opt.cuts.empty()) opt.cuts = opt.path == "resident" ? "counted" : "sampled";
 
   const grove::Comm comm = grove::Comm::world();
   const int ranks = comm.size();
   std::int64_t n_total = opt.mode == "weak" ? opt.n * ranks : opt.n;
-  const std::vector<user::Body> bodies = opt.path == "sph" ? std::vector<user::Body>{} : myShare(n_total, comm);
+  const std::vector<user::Body> bodies = sph_path ? std::vector<user::Body>{} : myShare(n_total, opt.ic, comm);
 
   std::vector<scaling::StageSeconds> timed;
   int gpus = 0;
+  double let_peers = 0;  // resident: this rank's LET peers (sent to + received from), mean over steps
   if (opt.path == "sph") {
     scaling::SphRunOptions so;
     so.n_per_tube = opt.n, so.tubes = opt.mode == "weak" ? ranks : 1, so.n_neighbours = opt.n_neighbours;
@@ -207,13 +241,20 @@ int main(int argc, char** argv) {
     if (gpus == 0) throw grove::Error("scaling", fmt::format("--path {} needs a CUDA device; none is visible", opt.path));
     if (opt.path == "multiwalk") {
       timed = runHostSteps(bodies, opt, runtime);
+    } else if (opt.path == "sph-resident") {
+      scaling::SphRunOptions so;
+      so.n_per_tube = opt.n, so.tubes = opt.mode == "weak" ? ranks : 1, so.n_neighbours = opt.n_neighbours;
+      so.n_leaf = app.count("--n-leaf") ? opt.n_leaf : 32, so.n_group = opt.n_group;
+      so.decompose_every = opt.decompose_every, so.steps = opt.steps, so.warmup = opt.warmup;
+      timed = scaling::runResidentSphSteps(so, &n_total, runtime.rank());
     } else {
       scaling::ResidentRunOptions ro;
       ro.theta = opt.theta, ro.eps = opt.eps, ro.dt = opt.dt, ro.n_leaf = opt.n_leaf, ro.n_group = opt.n_group;
       ro.n_reuse = opt.n_reuse, ro.decompose_every = opt.decompose_every, ro.steps = opt.steps;
       ro.warmup = opt.warmup, ro.counted_cuts = opt.cuts == "counted", ro.weighted = opt.weighted;
       ro.samples_per_rank = opt.samples_per_rank;
-      timed = scaling::runResidentSteps(bodies, ro);
+      ro.merged_global_tree = opt.let == "merged", ro.transport = opt.transport, ro.group_target = opt.group_target;
+      timed = scaling::runResidentSteps(bodies, ro, &let_peers);
     }
 #else
     throw grove::Error("scaling", fmt::format("--path {} needs a build with CUDA (GROVE_CUDA=ON)", opt.path));
@@ -228,17 +269,20 @@ int main(int argc, char** argv) {
   const double step = slowest(mean.step);
   const double interactions = static_cast<double>(comm.allreduceSum(mean.interactions)) * per;
   const double let_received = static_cast<double>(comm.allreduceSum(mean.let_received)) * per / ranks;
-  const auto n_local = opt.path == "sph" ? n_total / ranks : static_cast<std::int64_t>(bodies.size());
+  const auto n_local = sph_path ? n_total / ranks : static_cast<std::int64_t>(bodies.size());
   const double imbalance = static_cast<double>(comm.allreduceMax(n_local)) * ranks / static_cast<double>(n_total);
   const std::string line = fmt::format(
       "{{\"sample\":\"scaling\",\"label\":\"{}\",\"path\":\"{}\",\"mode\":\"{}\",\"ranks\":{},\"threads\":{},"
+      "\"ic\":\"{}\",\"eps\":{},\"tree_order\":{},\"let\":\"{}\",\"transport\":\"{}\",\"group_target\":{},\"let_peers_max\":{:.1f},"
       "\"cuts\":\"{}\",\"samples_per_rank\":{},"
       "\"gpus\":{},\"n_total\":{},\"n_per_rank\":{:.0f},\"theta\":{},\"leaf\":{},\"group\":{},\"order\":{},\"n_reuse\":{},"
       "\"steps\":{},\"seconds_per_step\":{:.6f},\"stages\":{{\"decompose\":{:.6f},\"exchange\":{:.6f},"
       "\"local_tree\":{:.6f},\"let\":{:.6f},\"global_tree\":{:.6f},\"walk_force\":{:.6f},\"integrate\":{:.6f}}},"
       "\"particles_per_s\":{:.4e},\"interactions_per_particle\":{:.1f},\"let_received_per_rank\":{:.0f},"
       "\"start_imbalance\":{:.3f}}}",
-      opt.label, opt.path, opt.mode, ranks, runtime.threadCount(),
+      opt.label, opt.path, opt.mode, ranks, runtime.threadCount(), sph_path ? "sod" : opt.ic, opt.eps, opt.tree_order,
+      opt.path == "resident" ? opt.let : "-", opt.path == "resident" ? opt.transport : "-",
+      opt.path == "resident" ? opt.group_target : 0, comm.allreduceMax(let_peers),
       opt.cuts == "counted" && opt.path == "resident" ? "counted" : (opt.weighted ? "sampled, weighted" : "sampled"),
       opt.samples_per_rank,
       gpus, n_total,

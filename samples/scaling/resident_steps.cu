@@ -17,13 +17,20 @@ namespace scaling {
 
 namespace {
 
-
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+grove::gpu::TransportChoice transportNamed(const std::string& name) {
+  if (name == "staged") return grove::gpu::TransportChoice::kStaged;
+  if (name == "ipc") return grove::gpu::TransportChoice::kIpc;
+  if (name == "mpi") return grove::gpu::TransportChoice::kMpi;
+  return grove::gpu::TransportChoice::kAuto;
+}
+
 }  // namespace
 
-std::vector<StageSeconds> runResidentSteps(const std::vector<user::Body>& bodies, const ResidentRunOptions& opt) {
+std::vector<StageSeconds> runResidentSteps(const std::vector<user::Body>& bodies, const ResidentRunOptions& opt,
+                                           double* let_peers) {
   const grove::Comm comm = grove::Comm::world();
   grove::gpu::selectDeviceForRank(comm.rank());
   const float eps2 = static_cast<float>(opt.eps * opt.eps);
@@ -33,8 +40,13 @@ std::vector<StageSeconds> runResidentSteps(const std::vector<user::Body>& bodies
   const grove::Gpu gpu{stream.get()};
   grove::gpu::DeviceParticleSystem<user::Body> psys(gpu);
   psys.upload(bodies);
-  grove::gpu::ResidentTreeLong<user::GravityForce, user::GravityEPI, user::GravityEPJ> tree(opt.theta, opt.n_leaf,
-                                                                                           opt.n_group, gpu);
+  grove::gpu::ResidentTreeOptions options;
+  options.merged_global_tree = opt.merged_global_tree;
+  options.transport = transportNamed(opt.transport);
+  options.group_target = opt.group_target;
+  grove::gpu::ResidentTreeLong<user::GravityForce, user::GravityEPI, user::GravityEPJ> tree(
+      opt.theta, opt.n_leaf, opt.n_group, gpu, options);
+  *let_peers = 0.0;
   grove::DomainInfo dinfo;
   dinfo.setSampleCountPerRank(opt.samples_per_rank);
   grove::gpu::ExchangeScratch scratch;
@@ -76,7 +88,10 @@ std::vector<StageSeconds> runResidentSteps(const std::vector<user::Body>& bodies
     work = s.walk_force;
     s.interactions = p.interactions();
     s.let_received = p.let_ep_received + p.let_sp_received;
-    if (step >= opt.warmup) timed.push_back(s);
+    if (step >= opt.warmup) {
+      timed.push_back(s);
+      *let_peers += static_cast<double>(p.let_peers) / opt.steps;
+    }
   }
   return timed;
 }

@@ -15,6 +15,10 @@
 #include "sph/sph_solver.hpp"
 #include "sph/sph_trees.hpp"
 #include "stages.hpp"
+#if GROVE_SCALING_GPU
+#include "grove/gpu/device_gpu.h"
+#include "sph/resident_gpu.h"
+#endif
 
 namespace scaling {
 
@@ -31,12 +35,10 @@ inline int sodResolutionFor(std::int64_t n) {
   return std::max(8, static_cast<int>(std::lround(nx / 8.0)) * 8);
 }
 
-inline std::vector<StageSeconds> runSphSteps(const SphRunOptions& o, std::int64_t* n_total_out) {
-  using Clock = std::chrono::steady_clock;
-  auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
-  const sph::ShockTube tube(sodResolutionFor(o.n_per_tube));
-  grove::ParticleSystem<sph::GasParticle> gas;
-  grove::DomainInfo dinfo;
+// This rank's share of the tubes (ids [n r / p, n (r + 1) / p)), the root domain and the
+// periodic axes set, decomposed and exchanged; *n_total_out gets the particle count.
+inline void placeTubes(const SphRunOptions& o, const sph::ShockTube& tube, grove::ParticleSystem<sph::GasParticle>& gas,
+                       grove::DomainInfo& dinfo, std::int64_t* n_total_out) {
   dinfo.setBoundaryCondition(grove::BoundaryCondition::PERIODIC_XYZ);
   dinfo.setPosRootDomain({0.0, 0.0, 0.0}, {tube.box.x * o.tubes, tube.box.y, tube.box.z});
   const std::int64_t per_tube = tube.count(), n_total = per_tube * o.tubes;
@@ -51,6 +53,15 @@ inline std::vector<StageSeconds> runSphSteps(const SphRunOptions& o, std::int64_
   *n_total_out = n_total;
   dinfo.decomposeDomainAll(gas);
   gas.exchangeParticle(dinfo);
+}
+
+inline std::vector<StageSeconds> runSphSteps(const SphRunOptions& o, std::int64_t* n_total_out) {
+  using Clock = std::chrono::steady_clock;
+  auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+  const sph::ShockTube tube(sodResolutionFor(o.n_per_tube));
+  grove::ParticleSystem<sph::GasParticle> gas;
+  grove::DomainInfo dinfo;
+  placeTubes(o, tube, gas, dinfo, n_total_out);
 
   sph::SolverParameters p;
   p.gamma = tube.gamma, p.n_neighbours = o.n_neighbours, p.max_search_radius = sph::maxSearchRadius(dinfo);
@@ -96,5 +107,53 @@ inline std::vector<StageSeconds> runSphSteps(const SphRunOptions& o, std::int64_
   }
   return timed;
 }
+
+#if GROVE_SCALING_GPU
+// samples/scaling --path sph-resident: the SPH sample's step on the GPU (samples/sph/resident_gpu.h:
+// density with the h iteration, hydro, kick-drift-kick, the decomposition and exchange of device
+// particles, the short-range trees' LET between ranks), one GPU per rank, on the same tubes.
+inline std::vector<StageSeconds> runResidentSphSteps(const SphRunOptions& o, std::int64_t* n_total_out, int rank) {
+  using Clock = std::chrono::steady_clock;
+  auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+  grove::gpu::selectDeviceForRank(rank);
+  const sph::ShockTube tube(sodResolutionFor(o.n_per_tube));
+  grove::ParticleSystem<sph::GasParticle> gas;
+  grove::DomainInfo dinfo;
+  placeTubes(o, tube, gas, dinfo, n_total_out);
+  sph::SolverParameters p;
+  p.gamma = tube.gamma, p.n_neighbours = o.n_neighbours, p.max_search_radius = sph::maxSearchRadius(dinfo);
+  sph::ResidentSph device(p, dinfo, o.n_leaf);
+  device.upload(std::vector<sph::GasParticle>(gas.begin(), gas.end()));
+  device.density();
+  device.hydro();
+  double dt = device.timeStep();
+  std::vector<StageSeconds> timed;
+  for (int step = 0; step < o.warmup + o.steps; ++step) {
+    StageSeconds s;
+    const auto start_step = Clock::now();
+    auto t = Clock::now();
+    device.kickDriftPredict(dt);
+    s.integrate = since(t);
+    s.exchange = device.distribute(step % o.decompose_every == 0);  // decomposition included
+    device.density();
+    device.hydro();
+    t = Clock::now();
+    device.finalKick(dt);
+    dt = device.timeStep();
+    s.integrate += since(t);
+    s.step = since(start_step);
+    for (const grove::gpu::ResidentShortProfile* q : {&device.densityProfile(), &device.hydroProfile()}) {
+      s.local_tree += q->build();
+      s.let += q->let;
+      s.global_tree += q->global_tree;
+      s.walk_force += q->search + q->force + q->write_back;
+      s.interactions += q->neighbours;
+      s.let_received += q->let_received;
+    }
+    if (step >= o.warmup) timed.push_back(s);
+  }
+  return timed;
+}
+#endif
 
 }  // namespace scaling
