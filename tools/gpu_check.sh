@@ -44,6 +44,8 @@
 #                         threads; JSON lines in fmm.jsonl, rows in the table
 #   GROVE_FMM_GPU_ARGS    when set, fmm_gpu_benchmark argument sets (';'-separated): the FMM and the
 #                         tree with their force work on the GPU; lines in fmm.jsonl too
+#   GROVE_GPU_SKIP        targets (suites, benchmarks, tutorials) to leave out of the build and the
+#                         runs, space-separated (e.g. "grove_gpu_tree_tests gravity_table2")
 #   GROVE_SCALING_RUNS    when set, samples/scaling runs (';'-separated, each "RANKS ARGS..."), the
 #                         ranks sharing this machine's GPUs; their JSON lines go to scaling.jsonl
 #                         and rows to the table (the multi-GPU series: tools/scaling_check.sh)
@@ -131,6 +133,13 @@ if [[ -n ${GROVE_GPU_ONLY:-} ]]; then
   TARGETS=("${SUITES[@]}")
   MPI_SUITES=()
   TUTORIALS=()
+fi
+if [[ -n ${GROVE_GPU_SKIP:-} ]]; then
+  keep() { local out=() x; for x in "$@"; do [[ " $GROVE_GPU_SKIP " == *" $x "* ]] || out+=("$x"); done; echo "${out[@]}"; }
+  read -r -a TARGETS <<< "$(keep "${TARGETS[@]}")"
+  read -r -a SUITES <<< "$(keep "${SUITES[@]}")"
+  read -r -a MPI_SUITES <<< "$(keep "${MPI_SUITES[@]}")"
+  read -r -a TUTORIALS <<< "$(keep "${TUTORIALS[@]}")"
 fi
 [[ -n ${GROVE_FMM_ARGS:-} ]] && TARGETS+=(fmm_benchmark)
 [[ -n ${GROVE_FMM_GPU_ARGS:-} ]] && TARGETS+=(fmm_gpu_benchmark)
