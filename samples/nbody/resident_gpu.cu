@@ -53,6 +53,7 @@ void loop(std::vector<user::Body>& bodies, const ResidentOptions& opt, Sp sp,
   grove::DomainInfo dinfo;
   if (opt.orb) dinfo.setDecompositionMethod(grove::DecompositionMethod::ORB);
   grove::gpu::ExchangeScratch exchange_scratch;
+  grove::gpu::CountingScratch counting_scratch;
   using Clock = std::chrono::steady_clock;
   const auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
   // Several ranks: domains and particle moves, on list-building steps (the kept lists hold
@@ -61,7 +62,7 @@ void loop(std::vector<user::Body>& bodies, const ResidentOptions& opt, Sp sp,
     if (comm.size() == 1) return 0.0;
     const auto t = Clock::now();
     if (step % opt.decompose_every == 0) {
-      if (opt.counted_cuts) grove::gpu::decomposeDomainByCounting(dinfo, psys);
+      if (opt.counted_cuts) grove::gpu::decomposeDomainByCounting(dinfo, psys, counting_scratch);
       else grove::gpu::decomposeDomainAll(dinfo, psys);
     }
     grove::gpu::exchangeParticles(psys, dinfo, exchange_scratch);

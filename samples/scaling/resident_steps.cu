@@ -50,6 +50,7 @@ std::vector<StageSeconds> runResidentSteps(const std::vector<user::Body>& bodies
   grove::DomainInfo dinfo;
   dinfo.setSampleCountPerRank(opt.samples_per_rank);
   grove::gpu::ExchangeScratch scratch;
+  grove::gpu::CountingScratch counting;
   const auto build_mode = opt.n_reuse > 1 ? grove::MAKE_LIST_FOR_REUSE : grove::MAKE_LIST;
   std::vector<StageSeconds> timed;
   double work = 0.0;  // the last step's device force time: the weight of this rank's samples
@@ -65,7 +66,7 @@ std::vector<StageSeconds> runResidentSteps(const std::vector<user::Body>& bodies
     if (rebuild) {
       t = Clock::now();
       if (step % opt.decompose_every == 0) {
-        if (opt.counted_cuts) grove::gpu::decomposeDomainByCounting(dinfo, psys);
+        if (opt.counted_cuts) grove::gpu::decomposeDomainByCounting(dinfo, psys, counting);
         else if (opt.weighted && work > 0.0) grove::gpu::decomposeDomainAll(dinfo, psys, work);
         else grove::gpu::decomposeDomainAll(dinfo, psys);
       }

@@ -137,12 +137,24 @@ struct CountingOptions {
   int rounds = 5;   // windows shrink by `bins` per round: 256^5 = 2^40 of the first window
 };
 
+// Device arrays a counting decomposition keeps between calls (a call that allocates and frees
+// them each time waits for the device at every free).
+struct CountingScratch {
+  DeviceVector<int> node_of, first, count;
+  DeviceVector<CutSearch> searches;
+  DeviceVector<unsigned long long> hist;
+  DeviceVector<CutNode> nodes;
+  DeviceVector<double> cuts;
+  CubScratch cub;
+};
+
 // Collective: the domains from counting every particle (see the top of this file), with
 // dinfo's method (ORB or multisection, its grid when one was set or chosen before), as
 // DomainInfo::adoptCuts. Weights are not supported here (every particle counts one); use the
 // sampled form (decomposeDomainAll with a weight) to balance by measured work.
 template <class FP>
-void decomposeDomainByCounting(DomainInfo& dinfo, const DeviceParticleSystem<FP>& psys, CountingOptions options = {}) {
+void decomposeDomainByCounting(DomainInfo& dinfo, const DeviceParticleSystem<FP>& psys, CountingScratch& scratch,
+                               CountingOptions options = {}) {
   require(options.bins >= 2 && options.rounds >= 1, "decomposeDomainByCounting",
           "CountingOptions needs bins >= 2 and rounds >= 1 (got {} and {})", options.bins, options.rounds);
   const Comm& comm = dinfo.comm();
@@ -150,10 +162,9 @@ void decomposeDomainByCounting(DomainInfo& dinfo, const DeviceParticleSystem<FP>
   cudaStream_t stream = psys.stream();
   const Gpu policy{stream};
   const std::size_t n = psys.size();
-  CubScratch cub;
 
   // The particles' extent over all ranks: it replaces open faces of the root.
-  Boxd bounds = boundingBox(policy, psys.data(), n, cub);
+  Boxd bounds = boundingBox(policy, psys.data(), n, scratch.cub);
   bounds.low = comm.allreduceMin(bounds.low);
   bounds.high = comm.allreduceMax(bounds.high);
   require(!bounds.isEmpty(), "decomposeDomainByCounting", "no rank holds a particle");
@@ -187,14 +198,16 @@ void decomposeDomainByCounting(DomainInfo& dinfo, const DeviceParticleSystem<FP>
   };
   CutTree tree;
   tree.nodes.resize(1);
-  DeviceVector<int> node_of(n);
+  DeviceVector<int>& node_of = scratch.node_of;
+  node_of.resize(n);
   if (n > 0) check(cudaMemsetAsync(node_of.data(), 0, n * sizeof(int), stream), "cudaMemsetAsync (node of)");
   std::vector<Pending> frontier{{0, root, 0, ranks, 0}};
-  DeviceVector<int> d_first, d_count;
-  DeviceVector<CutSearch> d_searches;
-  DeviceVector<unsigned long long> d_hist;
-  DeviceVector<CutNode> d_nodes;
-  DeviceVector<double> d_cuts;
+  DeviceVector<int>& d_first = scratch.first;
+  DeviceVector<int>& d_count = scratch.count;
+  DeviceVector<CutSearch>& d_searches = scratch.searches;
+  DeviceVector<unsigned long long>& d_hist = scratch.hist;
+  DeviceVector<CutNode>& d_nodes = scratch.nodes;
+  DeviceVector<double>& d_cuts = scratch.cuts;
   const int bins = options.bins;
   while (!frontier.empty()) {
     // This level's splits: axis, children and the fraction of the cell's particles below each cut.
@@ -335,6 +348,13 @@ void decomposeDomainByCounting(DomainInfo& dinfo, const DeviceParticleSystem<FP>
     frontier = std::move(next);
   }
   dinfo.adoptCuts(std::move(tree), orb ? std::array<int, 3>{0, 0, 0} : grid);
+}
+
+// The same with scratch of its own (allocated and freed in the call).
+template <class FP>
+void decomposeDomainByCounting(DomainInfo& dinfo, const DeviceParticleSystem<FP>& psys, CountingOptions options = {}) {
+  CountingScratch scratch;
+  decomposeDomainByCounting(dinfo, psys, scratch, options);
 }
 
 }  // namespace grove::gpu

@@ -95,6 +95,11 @@ struct ResidentTreeOptions {
   // arrays exactly). Search trees always exchange with every rank (particles within search
   // reach must travel).
   LetExchangeMode let_mode = LetExchangeMode::POINT_TO_POINT_FAST;
+  // Several ranks, not merged: a cell whose cube the local tree and the LET tree share (on a
+  // domain edge) holds only one side's particles in each, with its centre of mass off to that
+  // side; such cells are opened by Nakasato's distance (walk.cuh, finishCells), which keeps the
+  // errors those of the merged tree. false: FDPS's criterion for them too (for measurements).
+  bool guard_split_cells = true;
   // How LET payloads travel between ranks (device_transport.hpp); rank 0's choice holds.
   TransportChoice transport = TransportChoice::kAuto;
   // Groups of more than group_target particles are cut into runs of equal length in key order
@@ -452,6 +457,8 @@ class ResidentTreeLong {
       buildLocalTree(psys, comm);
       if (several_ranks) {
         planLet(*comm);
+        // The local cells whose cube a peer's particles may share: walked with care (finishCells).
+        if (overlapped) finishCells(local_, true, &peer_boxes_);
         startLet();
       }
     }
@@ -694,6 +701,13 @@ class ResidentTreeLong {
     }
     far_roots_.clear();
     for (int r : far_ranks_) far_roots_.push_back(all[static_cast<std::size_t>(r)].root);
+    // The boxes of the peers' particles and of mine: where the local and LET trees share cubes.
+    std::vector<Boxd> peer_boxes;
+    for (int r : targets) peer_boxes.push_back(all[static_cast<std::size_t>(r)].box);
+    for (int r : sources)
+      if (!std::binary_search(targets.begin(), targets.end(), r)) peer_boxes.push_back(all[static_cast<std::size_t>(r)].box);
+    peer_boxes_.assign(peer_boxes.data(), peer_boxes.size(), stream());
+    my_box_.assign(&my_box, my_box.isEmpty() ? 0 : 1, stream());
     selectLet(target_boxes, target_reaches);
     const std::vector<std::int64_t> j_offsets = let_lists_.j_offsets.toHost(stream());
     const std::vector<std::int64_t> s_offsets = let_lists_.s_offsets.toHost(stream());
@@ -774,7 +788,8 @@ class ResidentTreeLong {
     gatherGlobalParticles();
     linkCells(policy_, g.ep_keys.data(), n_ep, g.sp_keys.data(), n_sp, n_leaf_limit_, global_.shape, level_scratch_,
               cub_);
-    computeCellMoments(global_, g.epj.data(), g.spj.data(), n_sp, true);
+    // The LET tree's cells whose cube this rank's particles may share are walked with care.
+    computeCellMoments(global_, g.epj.data(), g.spj.data(), n_sp, true, with_local ? nullptr : &my_box_);
     computeSearchBoxes(global_, g.epj.data());
     profile_.n_global_cells = static_cast<std::int64_t>(global_.shape.size());
     (with_local ? global_built_ : let_tree_built_) = true;
@@ -861,20 +876,30 @@ class ResidentTreeLong {
 
   // A tree's moments, its superparticle images (the cells' own, index = cell, then the n_sp
   // received ones in leaves, index = cells + k) and, for walks, each cell's WalkCell.
-  void computeCellMoments(Cells& tree, const EPJ* epj, const SPJ* spj, std::size_t n_sp, bool for_walks) {
+  void computeCellMoments(Cells& tree, const EPJ* epj, const SPJ* spj, std::size_t n_sp, bool for_walks,
+                          const DeviceVector<Boxd>* cut_boxes = nullptr) {
     const std::size_t nc = tree.shape.size();
     tree.moments.resize(nc);
     tree.spj_images.resize(nc + n_sp);
     computeMoments<Moment, EPJ, SPJ>(policy_, tree.shape, epj, spj, tree.moments.data());
     if (for_walks) tree.walk_cells.resize(nc);
-    kernel::finishCells<Moment, SPJ, DS><<<blocksFor(nc, 256), 256, 0, stream()>>>(
-        tree.shape.cells.data(), tree.moments.data(), static_cast<std::uint32_t>(nc), root_, criterion_,
-        options_.opening, for_walks ? tree.walk_cells.data() : nullptr, tree.spj_images.data());
-    check(cudaGetLastError(), "finishCells kernel launch");
+    finishCells(tree, for_walks, cut_boxes);
     if (n_sp > 0) {
       kernel::superparticleImages<<<blocksFor(n_sp, 256), 256, 0, stream()>>>(spj, n_sp, tree.spj_images.data() + nc);
       check(cudaGetLastError(), "superparticleImages kernel launch");
     }
+  }
+
+  // The cells' superparticle images and (for walks) their walk cells, the cells whose cube meets
+  // one of cut_boxes opened by Nakasato's distance (walk.cuh).
+  void finishCells(Cells& tree, bool for_walks, const DeviceVector<Boxd>* cut_boxes) {
+    const std::size_t nc = tree.shape.size();
+    const bool cut = cut_boxes && options_.guard_split_cells && !cut_boxes->empty();
+    kernel::finishCells<Moment, SPJ, DS><<<blocksFor(nc, 256), 256, 0, stream()>>>(
+        tree.shape.cells.data(), tree.moments.data(), static_cast<std::uint32_t>(nc), root_, criterion_,
+        options_.opening, for_walks ? tree.walk_cells.data() : nullptr, tree.spj_images.data(),
+        cut ? cut_boxes->data() : nullptr, cut ? static_cast<int>(cut_boxes->size()) : 0);
+    check(cudaGetLastError(), "finishCells kernel launch");
   }
 
   // Search trees: each cell's box of positions and of its particles' search spheres.
@@ -1056,6 +1081,7 @@ class ResidentTreeLong {
   Cells local_, global_;  // the local tree; the global tree (several ranks)
   GlobalParticles global_particles_;
   DeviceLetExchange<EPJ, SPJ> let_exchange_;
+  DeviceVector<Boxd> peer_boxes_, my_box_;  // LET peers' particle boxes, and this rank's
   std::vector<int> far_ranks_;   // ranks whose root superparticle stands in for their LET
   std::vector<SPJ> far_roots_;   // their roots, in that order (the LET's last superparticles)
   bool global_built_ = false;    // the merged global tree of the last multi-rank step

@@ -11,7 +11,10 @@
 //   SYMMETRY  either,
 // closed tests, so a superset of what t's exact search will keep. Images a rank needs of its own
 // particles (s != 0) are selected the same way and never leave the device. The selections are
-// made on the device (a flag per particle, CUB select); the payloads are packed there with the
+// made on the device in one pass for all of them (each particle counts, then writes, the
+// (selection, particle) pairs it belongs to; a stable sort by selection groups them, each in
+// particle order), so the host waits twice per step whatever the number of (rank, shift)
+// selections (periodic boxes give up to 27 per peer); the payloads are packed there with the
 // shift applied, each rank tells only the ranks it sends to how many follow (a sparse exchange,
 // no all-to-all of counts), and the payloads travel device to device
 // (grove/gpu/device_transport.hpp: CUDA IPC within a node, CUDA-aware MPI, or pinned staging).
@@ -27,9 +30,10 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <cub/device/device_select.cuh>
+#include <cub/device/device_histogram.cuh>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 #include <span>
-#include <thrust/iterator/counting_iterator.h>
 #include <vector>
 
 #include "grove/comm/comm.hpp"
@@ -54,19 +58,47 @@ struct ShortRangeReach {
 
 namespace kernel {
 
+// One selection to make: another rank's (or this one's) reach, and the image shift.
+struct LetSelectionTarget {
+  ShortRangeReach reach;
+  Vec3d shift;
+};
+
+// Whether rank `target` needs particle p as its image x_p + shift (see the top of this file).
 template <SearchMode M, class EPJ>
-__global__ void flagShortRangeLet(const EPJ* __restrict__ epj, std::size_t n, Vec3d shift, ShortRangeReach target,
-                                  double skin, std::uint8_t* __restrict__ flags) {
+__device__ bool neededAsImage(const EPJ& p, const LetSelectionTarget& target, double skin) {
+  const Vec3d x = positionOf(p) + target.shift;
+  bool need = false;
+  if constexpr (M != SearchMode::SCATTER) need = target.reach.i_reach.containsClosed(x);
+  if constexpr (M != SearchMode::GATHER) {
+    const double r = search::radiusOf(p) + skin;
+    need = need || overlapsClosed(Boxd{x - Vec3d(r), x + Vec3d(r)}, target.reach.positions);
+  }
+  return need;
+}
+
+// Pass 1 (offsets null): how many selections each particle belongs to. Pass 2: its
+// (selection, particle) pairs at its offset, selections in their order.
+template <SearchMode M, class EPJ>
+__global__ void letSelectionPairs(const EPJ* __restrict__ epj, std::size_t n,
+                                  const LetSelectionTarget* __restrict__ targets, int n_targets, double skin,
+                                  int* __restrict__ counts, const std::int64_t* __restrict__ offsets,
+                                  std::uint32_t* __restrict__ selection, int* __restrict__ particle) {
   const std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (k >= n) return;
-  const Vec3d x = positionOf(epj[k]) + shift;
-  bool need = false;
-  if constexpr (M != SearchMode::SCATTER) need = target.i_reach.containsClosed(x);
-  if constexpr (M != SearchMode::GATHER) {
-    const double r = search::radiusOf(epj[k]) + skin;
-    need = need || overlapsClosed(Boxd{x - Vec3d(r), x + Vec3d(r)}, target.positions);
+  const EPJ p = epj[k];
+  std::int64_t at = offsets ? offsets[k] : 0;
+  int count = 0;
+  for (int s = 0; s < n_targets; ++s) {
+    if (!neededAsImage<M>(p, targets[s], skin)) continue;
+    if (offsets) {
+      selection[at] = static_cast<std::uint32_t>(s);
+      particle[at] = static_cast<int>(k);
+      ++at;
+    }
+    ++count;
   }
-  flags[k] = need ? 1 : 0;
+  if (!offsets) counts[k] = count;
 }
 
 // out[k] = epj[index[k]] moved by shift (the image the receiver needs).
@@ -98,16 +130,10 @@ class DeviceShortRangeLet {
     const std::vector<ShortRangeReach> reaches = comm.allgather(mine);
     const int me = comm.rank();
     cudaStream_t stream = policy.stream;
-    selections_.clear();
-    send_counts_.assign(static_cast<std::size_t>(comm.size()), 0);
-    self_count_ = 0;
-    std::vector<int> chosen;  // host copy of the indices, appended per selection
-    std::size_t total = 0;
-    flags_.resize(n);
-    found_.resize(1);
-    index_scratch_.resize(n);
-    indices_.resize(0);
-    // Own images first, then the other ranks in rank order: the order of the payloads.
+    // The candidate (rank, shift) selections, in payload order: own images first, then the other
+    // ranks in rank order; the boxes of all of this rank's particles rule out most of them.
+    std::vector<kernel::LetSelectionTarget> candidates;
+    std::vector<int> candidate_rank;
     std::vector<int> order;
     order.push_back(me);
     for (int t = 0; t < comm.size(); ++t)
@@ -117,27 +143,76 @@ class DeviceShortRangeLet {
       for (const Vec3d& shift : shiftsOf(periods)) {
         if (t == me && shift.x == 0.0 && shift.y == 0.0 && shift.z == 0.0) continue;
         if (n == 0 || !mayReach(mine, target, shift)) continue;
-        kernel::flagShortRangeLet<M, EPJ><<<blocksFor(n, 256), 256, 0, stream>>>(epj, n, shift, target, skin,
-                                                                                      flags_.data());
-        check(cudaGetLastError(), "flagShortRangeLet kernel launch");
-        std::size_t temp_bytes = 0;
-        thrust::counting_iterator<int> ids(0);
-        check(cub::DeviceSelect::Flagged(nullptr, temp_bytes, ids, flags_.data(), index_scratch_.data(),
-                                         found_.data(), static_cast<std::int64_t>(n), stream),
-              "cub::DeviceSelect::Flagged (size)");
-        check(cub::DeviceSelect::Flagged(cub_.get(temp_bytes), temp_bytes, ids, flags_.data(), index_scratch_.data(),
-                                         found_.data(), static_cast<std::int64_t>(n), stream),
-              "cub::DeviceSelect::Flagged (LET selection)");
-        const auto count = static_cast<std::size_t>(found_.elementToHost(0, stream));
-        if (count == 0) continue;
-        indices_.resizeKeep(total + count, stream);
-        check(cudaMemcpyAsync(indices_.data() + total, index_scratch_.data(), count * sizeof(int),
-                              cudaMemcpyDeviceToDevice, stream),
-              "cudaMemcpyAsync (LET selection)");
-        selections_.push_back({t, shift, total, count});
-        total += count;
-        if (t == me) self_count_ += count;
-        else send_counts_[static_cast<std::size_t>(t)] += static_cast<int>(count);
+        candidates.push_back({target, shift});
+        candidate_rank.push_back(t);
+      }
+    }
+    selections_.clear();
+    send_counts_.assign(static_cast<std::size_t>(comm.size()), 0);
+    self_count_ = 0;
+    indices_.resize(0);
+    if (!candidates.empty()) {
+      const auto n_sel = static_cast<int>(candidates.size());
+      targets_.assign(candidates.data(), candidates.size(), stream);
+      counts_.resize(n + 1);
+      offsets_.resize(n + 1);
+      kernel::letSelectionPairs<M, EPJ><<<blocksFor(n, 256), 256, 0, stream>>>(
+          epj, n, targets_.data(), n_sel, skin, counts_.data(), nullptr, nullptr, nullptr);
+      check(cudaGetLastError(), "letSelectionPairs (count) kernel launch");
+      check(cudaMemsetAsync(counts_.data() + n, 0, sizeof(int), stream), "cudaMemsetAsync (pair count)");
+      std::size_t temp_bytes = 0;
+      check(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts_.data(), offsets_.data(),
+                                          static_cast<std::int64_t>(n) + 1, stream),
+            "cub::DeviceScan::ExclusiveSum (size)");
+      check(cub::DeviceScan::ExclusiveSum(cub_.get(temp_bytes), temp_bytes, counts_.data(), offsets_.data(),
+                                          static_cast<std::int64_t>(n) + 1, stream),
+            "cub::DeviceScan::ExclusiveSum (LET pairs)");
+      const auto pairs = static_cast<std::size_t>(offsets_.elementToHost(n, stream));
+      pair_selection_.resize(pairs);
+      pair_selection_alt_.resize(pairs);
+      indices_.resize(pairs);
+      index_scratch_.resize(pairs);
+      if (pairs > 0) {
+        kernel::letSelectionPairs<M, EPJ><<<blocksFor(n, 256), 256, 0, stream>>>(
+            epj, n, targets_.data(), n_sel, skin, nullptr, offsets_.data(), pair_selection_.data(),
+            index_scratch_.data());
+        check(cudaGetLastError(), "letSelectionPairs (write) kernel launch");
+        // Stable: within a selection the particles stay in index order.
+        int bits = 1;
+        while ((1 << bits) < n_sel) ++bits;
+        cub::DoubleBuffer<std::uint32_t> keys(pair_selection_.data(), pair_selection_alt_.data());
+        cub::DoubleBuffer<int> values(index_scratch_.data(), indices_.data());
+        temp_bytes = 0;
+        check(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys, values, static_cast<std::int64_t>(pairs), 0,
+                                              bits, stream),
+              "cub::DeviceRadixSort::SortPairs (size)");
+        check(cub::DeviceRadixSort::SortPairs(cub_.get(temp_bytes), temp_bytes, keys, values,
+                                              static_cast<std::int64_t>(pairs), 0, bits, stream),
+              "cub::DeviceRadixSort::SortPairs (LET pairs)");
+        if (values.Current() != indices_.data()) indices_.swap(index_scratch_);
+        // Pairs per selection.
+        selection_counts_.resize(static_cast<std::size_t>(n_sel));
+        temp_bytes = 0;
+        check(cub::DeviceHistogram::HistogramEven(nullptr, temp_bytes, keys.Current(), selection_counts_.data(),
+                                                  n_sel + 1, 0u, static_cast<std::uint32_t>(n_sel),
+                                                  static_cast<std::int64_t>(pairs), stream),
+              "cub::DeviceHistogram::HistogramEven (size)");
+        check(cub::DeviceHistogram::HistogramEven(cub_.get(temp_bytes), temp_bytes, keys.Current(),
+                                                  selection_counts_.data(), n_sel + 1, 0u,
+                                                  static_cast<std::uint32_t>(n_sel), static_cast<std::int64_t>(pairs),
+                                                  stream),
+              "cub::DeviceHistogram::HistogramEven (LET pairs)");
+        const std::vector<int> per_selection = selection_counts_.toHost(stream);
+        std::size_t first = 0;
+        for (int s = 0; s < n_sel; ++s) {
+          const auto count = static_cast<std::size_t>(per_selection[static_cast<std::size_t>(s)]);
+          if (count == 0) continue;
+          const int t = candidate_rank[static_cast<std::size_t>(s)];
+          selections_.push_back({t, candidates[static_cast<std::size_t>(s)].shift, first, count});
+          first += count;
+          if (t == me) self_count_ += count;
+          else send_counts_[static_cast<std::size_t>(t)] += static_cast<int>(count);
+        }
       }
     }
     recv_counts_ = receiveCounts(comm, send_counts_);
@@ -188,7 +263,9 @@ class DeviceShortRangeLet {
   std::size_t received() const { return total(recv_counts_); }
   std::size_t ownImages() const { return self_count_; }
   std::size_t deviceBytes() const {
-    return flags_.bytes() + found_.bytes() + index_scratch_.bytes() + indices_.bytes() + cub_.bytes();
+    return targets_.bytes() + counts_.bytes() + offsets_.bytes() + pair_selection_.bytes() +
+           pair_selection_alt_.bytes() + selection_counts_.bytes() + index_scratch_.bytes() + indices_.bytes() +
+           cub_.bytes();
   }
 
  private:
@@ -231,8 +308,10 @@ class DeviceShortRangeLet {
   std::vector<Selection> selections_;
   std::vector<int> send_counts_, recv_counts_;
   std::size_t self_count_ = 0;
-  DeviceVector<std::uint8_t> flags_;
-  DeviceVector<int> found_, index_scratch_, indices_;
+  DeviceVector<kernel::LetSelectionTarget> targets_;
+  DeviceVector<int> counts_, selection_counts_, index_scratch_, indices_;
+  DeviceVector<std::int64_t> offsets_;
+  DeviceVector<std::uint32_t> pair_selection_, pair_selection_alt_;
   std::unique_ptr<DeviceTransport> transport_;  // made by the first select() on a communicator
   std::optional<Comm> transport_comm_;
   Event packed_;

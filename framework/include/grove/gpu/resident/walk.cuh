@@ -57,11 +57,17 @@ GROVE_HOST_DEVICE inline Vec3d cellCenter(const RootCell& root, MortonKey prefix
 
 namespace kernel {
 
-// The walk cells and the superparticle images of every cell, from the moments.
+// The walk cells and the superparticle images of every cell, from the moments. Cells whose cube
+// meets one of the n_cut boxes ("cut" cells: their cube also holds particles that are not in this
+// tree) get Nakasato's distance whatever the rule: when the local tree and the tree of the LET
+// are walked apart, a cube on a domain edge holds only one side's particles in each, their centre
+// of mass sits off to that side, and FDPS's criterion, measured to it, would accept the cell from
+// next to its empty half.
 template <class Moment, class SPJ, class DS>
 __global__ void finishCells(const TreeCell* __restrict__ cells, const Moment* __restrict__ moments, std::uint32_t n,
                             RootCell root, OpeningCriterion criterion, OpeningRule rule,
-                            WalkCell* __restrict__ walk_cells, DS* __restrict__ spj_images) {
+                            WalkCell* __restrict__ walk_cells, DS* __restrict__ spj_images,
+                            const Boxd* __restrict__ cut_boxes, int n_cut) {
   const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= n) return;
   const Moment& m = moments[c];
@@ -72,8 +78,15 @@ __global__ void finishCells(const TreeCell* __restrict__ cells, const Moment* __
   const TreeCell cell = cells[c];
   const Vec3d pos = positionOf(m);
   double r2 = criterion.rCritSq(cell.level);
-  if (rule == OpeningRule::kNakasato) {
-    const double s = ::sqrt(norm2(pos - cellCenter(root, cell.prefix, cell.level)));
+  const Vec3d centre = cellCenter(root, cell.prefix, cell.level);
+  bool cut = false;
+  if (n_cut > 0) {
+    const double half = 0.5 * ::ldexp(root.length, -cell.level);
+    const Boxd cube{centre - Vec3d(half), centre + Vec3d(half)};
+    for (int k = 0; k < n_cut && !cut; ++k) cut = overlapsClosed(cube, cut_boxes[k]);
+  }
+  if (rule == OpeningRule::kNakasato || cut) {
+    const double s = ::sqrt(norm2(pos - centre));
     const double r = ::sqrt(r2) + s;
     r2 = r * r;
   }
