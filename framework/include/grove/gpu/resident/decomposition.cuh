@@ -258,7 +258,12 @@ void decomposeDomainByCounting(DomainInfo& dinfo, const DeviceParticleSystem<FP>
     std::vector<std::uint64_t> below_target(searches.size());  // particles that must lie below each cut
     std::vector<double> cut_of(searches.size());
     std::vector<char> settled(searches.size(), 0);
-    for (int round = 0; round < options.rounds && n_searches > 0; ++round) {
+    // A round narrows every unsettled window by `bins`; once every cut's count is exact (a window
+    // edge holds it), the rounds left would change nothing. Every rank sees the same sums, so all
+    // stop together.
+    for (int round = 0; round < options.rounds && n_searches > 0 &&
+                        std::find(settled.begin(), settled.end(), char{0}) != settled.end();
+         ++round) {
       d_searches.assign(searches.data(), searches.size(), stream);
       d_hist.resize(static_cast<std::size_t>(n_hist));
       check(cudaMemsetAsync(d_hist.data(), 0, static_cast<std::size_t>(n_hist) * sizeof(unsigned long long), stream),
