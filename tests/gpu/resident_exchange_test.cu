@@ -427,19 +427,22 @@ TEST_F(ResidentExchange, ErrorAgainstDirectSummationAsAtOneRank) {
   const double median_one = resident_test::quantile(one_rank_errors, 0.5);
   const double tail_one = resident_test::quantile(one_rank_errors, 0.999);
   // The asserted forms (merged; the default overlapped one), then, printed for comparison only,
-  // the overlapped one without its guard of split cells and with Nakasato's criterion everywhere.
+  // the overlapped one with other openings of the cells split between the two trees.
   struct Form {
     const char* name;
-    bool merged, guard, nakasato, asserted;
+    bool merged;
+    double split_cell_theta;
+    bool asserted;
   };
-  for (const Form f : {Form{"merged global tree", true, true, false, true},
-                       Form{"overlapped LET tree", false, true, false, true},
-                       Form{"overlapped, split cells unguarded", false, false, false, false},
-                       Form{"overlapped, Nakasato everywhere", false, true, true, false}}) {
+  for (const Form f : {Form{"merged global tree", true, 0.5, true}, Form{"overlapped LET tree", false, 0.5, true},
+                       Form{"overlapped, split cells by FDPS's criterion", false, 0.0, false},
+                       Form{"overlapped, split cells at theta (+ offset)", false, 1.0, false},
+                       Form{"overlapped, split cells at 0.7 theta", false, 0.7, false},
+                       Form{"overlapped, split cells at 0.35 theta", false, 0.35, false},
+                       Form{"overlapped, split cells at 0.25 theta", false, 0.25, false}}) {
     grove::gpu::ResidentTreeOptions options;
     options.merged_global_tree = f.merged;
-    options.guard_split_cells = f.guard;
-    if (f.nakasato) options.opening = grove::gpu::OpeningRule::kNakasato;
+    options.split_cell_theta = f.split_cell_theta;
     grove::gpu::DeviceParticleSystem<user::Body> psys;
     psys.upload(mine);
     Tree tree(kTheta, kLeaf, kGroup, psys.policy(), options);

@@ -59,15 +59,14 @@ namespace kernel {
 
 // The walk cells and the superparticle images of every cell, from the moments. Cells whose cube
 // meets one of the n_cut boxes ("cut" cells: their cube also holds particles that are not in this
-// tree) get Nakasato's distance whatever the rule: when the local tree and the tree of the LET
-// are walked apart, a cube on a domain edge holds only one side's particles in each, their centre
-// of mass sits off to that side, and FDPS's criterion, measured to it, would accept the cell from
-// next to its empty half.
+// tree, as when the local tree and the tree of the LET are walked apart) open within
+// l / theta * cut_scale + s (Nakasato's offset s, the centre of mass's distance from the cube's
+// centre): their content sits off to one side, and such cells along a domain edge err alike.
 template <class Moment, class SPJ, class DS>
 __global__ void finishCells(const TreeCell* __restrict__ cells, const Moment* __restrict__ moments, std::uint32_t n,
                             RootCell root, OpeningCriterion criterion, OpeningRule rule,
                             WalkCell* __restrict__ walk_cells, DS* __restrict__ spj_images,
-                            const Boxd* __restrict__ cut_boxes, int n_cut) {
+                            const Boxd* __restrict__ cut_boxes, int n_cut, double cut_scale) {
   const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= n) return;
   const Moment& m = moments[c];
@@ -87,7 +86,7 @@ __global__ void finishCells(const TreeCell* __restrict__ cells, const Moment* __
   }
   if (rule == OpeningRule::kNakasato || cut) {
     const double s = ::sqrt(norm2(pos - centre));
-    const double r = ::sqrt(r2) + s;
+    const double r = ::sqrt(r2) * (cut ? cut_scale : 1.0) + s;
     r2 = r * r;
   }
   walk_cells[c] = {pos.x, pos.y, pos.z, r2};
