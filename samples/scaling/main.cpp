@@ -52,7 +52,7 @@ struct Options {
   int order = 4;  // fmm: expansion order
   double n_neighbours = 50;  // sph
   std::string cuts;  // resident: counted (default) or sampled; the other paths sample
-  std::string let = "overlapped", transport = "auto";  // resident
+  std::string let = "reuse-overlap", transport = "auto";  // resident
   int group_target = 0;                                 // resident
   bool weighted = true;  // samples weighted by each rank's last force time
   bool tree_order = false;  // cpu, multiwalk: particles kept in the tree's key order (TREE_ORDER)
@@ -197,9 +197,10 @@ int main(int argc, char** argv) {
                  "force time)")
       ->check(CLI::IsMember({"sampled", "counted"}));
   app.add_option("--let", opt.let,
-                 "resident: walk the local tree while the LET travels, then the tree of what arrived (overlapped, "
-                 "default), or FDPS's merged global tree")
-      ->check(CLI::IsMember({"overlapped", "merged"}));
+                 "resident: the merged global tree, reuse steps overlapping the LET with the local part of the "
+                 "force (reuse-overlap, default); the merged tree, nothing overlapped (merged); or the local tree "
+                 "walked while the LET travels, then a tree of what arrived (let-tree)")
+      ->check(CLI::IsMember({"reuse-overlap", "merged", "let-tree"}));
   app.add_option("--transport", opt.transport,
                  "resident: how LET payloads and exchanged particles travel (auto: CUDA IPC within a node, "
                  "CUDA-aware MPI, else pinned staging)")
@@ -253,7 +254,7 @@ int main(int argc, char** argv) {
       ro.n_reuse = opt.n_reuse, ro.decompose_every = opt.decompose_every, ro.steps = opt.steps;
       ro.warmup = opt.warmup, ro.counted_cuts = opt.cuts == "counted", ro.weighted = opt.weighted;
       ro.samples_per_rank = opt.samples_per_rank;
-      ro.merged_global_tree = opt.let == "merged", ro.transport = opt.transport, ro.group_target = opt.group_target;
+      ro.let = opt.let, ro.transport = opt.transport, ro.group_target = opt.group_target;
       timed = scaling::runResidentSteps(bodies, ro, &let_peers);
     }
 #else

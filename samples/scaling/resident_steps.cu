@@ -41,7 +41,10 @@ std::vector<StageSeconds> runResidentSteps(const std::vector<user::Body>& bodies
   grove::gpu::DeviceParticleSystem<user::Body> psys(gpu);
   psys.upload(bodies);
   grove::gpu::ResidentTreeOptions options;
-  options.merged_global_tree = opt.merged_global_tree;
+  using LetOverlap = grove::gpu::ResidentTreeOptions::LetOverlap;
+  options.let_overlap = opt.let == "merged"     ? LetOverlap::kNone
+                        : opt.let == "let-tree" ? LetOverlap::kLetTree
+                                                : LetOverlap::kReuseSteps;
   options.transport = transportNamed(opt.transport);
   options.group_target = opt.group_target;
   grove::gpu::ResidentTreeLong<user::GravityForce, user::GravityEPI, user::GravityEPJ> tree(

@@ -17,7 +17,7 @@ struct ResidentRunOptions {
   bool counted_cuts = true;
   bool weighted = true;  // sampled cuts weighted by the rank's last device force time
   int samples_per_rank = 1000;
-  bool merged_global_tree = false;   // grove::gpu::ResidentTreeOptions
+  std::string let = "reuse-overlap";  // grove::gpu::ResidentTreeOptions::let_overlap: or merged, let-tree
   std::string transport = "auto";    // auto, staged, ipc or mpi
   int group_target = 0;
 };

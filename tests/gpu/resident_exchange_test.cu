@@ -7,9 +7,11 @@
 // - Forces of ResidentTreeLong across ranks with FDPS's merged global tree against grove's CPU
 //   tree on the same particles of every rank: the same LET counts and interaction counts exactly
 //   (so the same global tree and lists), forces to float rounding; reuse steps; a rank with none.
-// - The default (the local walk overlapped with the LET's travel, then the LET tree; far ranks
-//   judged as a whole) against direct summation: the median and 99.9th-percentile errors within
-//   5 % of one rank's; its search trees keep every neighbour; CUDA IPC and pinned staging give
+// - The default (the merged tree, reuse steps evaluating the local list entries while the LET
+//   travels; far ranks judged as a whole) against direct summation: the median and
+//   99.9th-percentile errors within 5 % of one rank's, and its forces those of the merged tree
+//   without overlap to float rounding; the LET-tree order (kLetTree) equal to the merged tree at
+//   theta 0 and its search trees keeping every neighbour; CUDA IPC and pinned staging giving
 //   bitwise the same forces and particles.
 #include <gtest/gtest.h>
 
@@ -248,8 +250,9 @@ grove::gpu::ResidentProfile expectHostForces(const std::vector<user::Body>& mine
   const double drift = 1e-3;
   grove::gpu::DeviceParticleSystem<user::Body> psys;
   psys.upload(mine);
-  options.merged_global_tree = true;  // FDPS's global tree and exact LETs: the host's lists
-  options.let_mode = grove::LetExchangeMode::POINT_TO_POINT;
+  options.let_mode = grove::LetExchangeMode::POINT_TO_POINT;  // exact LETs, and the default merged global tree
+  if (options.let_overlap == grove::gpu::ResidentTreeOptions::LetOverlap::kLetTree)
+    options.let_overlap = grove::gpu::ResidentTreeOptions::LetOverlap::kReuseSteps;
   TreeT tree(kTheta, kLeaf, kGroup, psys.policy(), options);
   if (reuse) {
     tree.calcForceAllAndWriteBack(psys, Ep{kEps2}, sp, dinfo, grove::MAKE_LIST_FOR_REUSE);
@@ -310,9 +313,9 @@ TEST_F(ResidentExchange, ForcesAcrossRanksEqualHostTree) {
 // radii; every body within search reach of a target reaches its kernel one by one (neighbour
 // counts equal brute force over all ranks' bodies), every body of every rank is counted once,
 // and the probes, LET counts and interaction counts are the CPU search tree's on the same ranks.
-// merged: FDPS's global tree, whose probes and counts must be the host's; otherwise the default
-// overlapped LET tree, whose walks are split differently (counts differ) but must keep every
-// neighbour all the same.
+// merged: the global tree, whose probes and counts must be the host's; otherwise the LET tree
+// (ResidentTreeOptions::LetOverlap::kLetTree), whose walks are split differently (counts differ)
+// but must keep every neighbour all the same.
 template <grove::LongSearchMode M, class TreeT>
 void expectSearchAcrossRanks(const std::vector<search_test::Body>& all, const std::vector<search_test::Body>& mine,
                              const grove::DomainInfo& dinfo, bool merged, const char* what) {
@@ -324,7 +327,8 @@ void expectSearchAcrossRanks(const std::vector<search_test::Body>& all, const st
   grove::gpu::DeviceParticleSystem<search_test::Body> psys;
   psys.upload(mine);
   grove::gpu::ResidentTreeOptions options;
-  options.merged_global_tree = merged;
+  options.let_overlap = merged ? grove::gpu::ResidentTreeOptions::LetOverlap::kReuseSteps
+                               : grove::gpu::ResidentTreeOptions::LetOverlap::kLetTree;
   options.let_mode = grove::LetExchangeMode::POINT_TO_POINT;
   TreeT tree(kSearchTheta, kLeaf, kGroup, psys.policy(), options);
   for (const auto mode : {grove::MAKE_LIST_FOR_REUSE, grove::REUSE_LIST}) {
@@ -368,9 +372,9 @@ TEST_F(ResidentExchange, SearchTreesAcrossRanksKeepNeighbours) {
   using Trees = grove::gpu::ResidentTreeForForceLong<search_test::Probe, search_test::EPI, search_test::EPJ>;
   for (const bool merged : {true, false}) {
     expectSearchAcrossRanks<grove::LongSearchMode::SCATTER, Trees::MonopoleWithScatterSearch>(
-        all, mine, dinfo, merged, merged ? "scatter search, merged" : "scatter search, overlapped");
+        all, mine, dinfo, merged, merged ? "scatter search, merged" : "scatter search, LET tree");
     expectSearchAcrossRanks<grove::LongSearchMode::SYMMETRY, Trees::MonopoleWithSymmetrySearch>(
-        all, mine, dinfo, merged, merged ? "symmetry search, merged" : "symmetry search, overlapped");
+        all, mine, dinfo, merged, merged ? "symmetry search, merged" : "symmetry search, LET tree");
   }
 }
 
@@ -426,22 +430,22 @@ TEST_F(ResidentExchange, ErrorAgainstDirectSummationAsAtOneRank) {
   const std::vector<double> one_rank_errors = sampledErrors(whole.download());
   const double median_one = resident_test::quantile(one_rank_errors, 0.5);
   const double tail_one = resident_test::quantile(one_rank_errors, 0.999);
-  // The asserted forms (merged; the default overlapped one), then, printed for comparison only,
-  // the overlapped one with other openings of the cells split between the two trees.
+  // The asserted forms (the merged tree without and with the reuse steps' overlap), then, printed
+  // for comparison only, the LET-tree order with several openings of its split cells.
+  using LetOverlap = grove::gpu::ResidentTreeOptions::LetOverlap;
   struct Form {
     const char* name;
-    bool merged;
+    LetOverlap overlap;
     double split_cell_theta;
     bool asserted;
   };
-  for (const Form f : {Form{"merged global tree", true, 0.5, true}, Form{"overlapped LET tree", false, 0.5, true},
-                       Form{"overlapped, split cells by FDPS's criterion", false, 0.0, false},
-                       Form{"overlapped, split cells at theta (+ offset)", false, 1.0, false},
-                       Form{"overlapped, split cells at 0.7 theta", false, 0.7, false},
-                       Form{"overlapped, split cells at 0.35 theta", false, 0.35, false},
-                       Form{"overlapped, split cells at 0.25 theta", false, 0.25, false}}) {
+  for (const Form f : {Form{"merged global tree", LetOverlap::kNone, 0.35, true},
+                       Form{"merged, reuse steps overlapped (default)", LetOverlap::kReuseSteps, 0.35, true},
+                       Form{"LET tree, split cells by FDPS's criterion", LetOverlap::kLetTree, 0.0, false},
+                       Form{"LET tree, split cells at 0.5 theta", LetOverlap::kLetTree, 0.5, false},
+                       Form{"LET tree, split cells at 0.35 theta", LetOverlap::kLetTree, 0.35, false}}) {
     grove::gpu::ResidentTreeOptions options;
-    options.merged_global_tree = f.merged;
+    options.let_overlap = f.overlap;
     options.split_cell_theta = f.split_cell_theta;
     grove::gpu::DeviceParticleSystem<user::Body> psys;
     psys.upload(mine);
@@ -466,52 +470,59 @@ TEST_F(ResidentExchange, ErrorAgainstDirectSummationAsAtOneRank) {
   }
 }
 
-// The overlapped form (local walk, then the LET tree's) against the merged global tree, body by
-// body: at theta 0 both are direct summation in float (every cell opened, every particle sent), so
-// they differ by the order of float sums alone; at theta 0.5 the differences are printed by how
-// far a body lies from the other ranks' particles (where the two trees split cells differently).
-TEST_F(ResidentExchange, OverlappedLetTreeAgainstMergedBodyByBody) {
+// Body by body against the merged global tree without overlap: the default (the same tree and
+// lists, a reuse step's list entries evaluated in two parts) to float rounding, built and reused;
+// the LET-tree order at theta 0, where both are direct summation in float (every cell opened,
+// every particle sent), to float rounding too.
+TEST_F(ResidentExchange, OverlappedFormsAgainstTheMergedTreeBodyByBody) {
   const grove::Comm comm = grove::Comm::world();
+  using LetOverlap = grove::gpu::ResidentTreeOptions::LetOverlap;
   grove::DomainInfo dinfo;
   const std::vector<user::Body> mine = decomposedShare(8000, dinfo);
   const user::cuda::GravityMonopoleSpInteraction sp{kEps2};
-  std::vector<grove::Boxd> others;
-  for (int r = 0; r < comm.size(); ++r)
-    if (r != comm.rank()) others.push_back(dinfo.getPosDomain(r));
-  for (const double theta : {0.0, 0.5}) {
-    std::vector<std::vector<user::Body>> got;
-    for (const bool merged : {true, false}) {
-      grove::gpu::ResidentTreeOptions options;
-      options.merged_global_tree = merged;
-      grove::gpu::DeviceParticleSystem<user::Body> psys;
-      psys.upload(mine);
-      Tree tree(theta, kLeaf, kGroup, psys.policy(), options);
-      tree.calcForceAllAndWriteBack(psys, Ep{kEps2}, sp, dinfo, grove::MAKE_LIST);
-      got.push_back(psys.download());
-      std::sort(got.back().begin(), got.back().end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  auto forces = [&](LetOverlap overlap, double theta, grove::InteractionListMode mode) {
+    grove::gpu::ResidentTreeOptions options;
+    options.let_overlap = overlap;
+    grove::gpu::DeviceParticleSystem<user::Body> psys;
+    psys.upload(mine);
+    Tree tree(theta, kLeaf, kGroup, psys.policy(), options);
+    tree.calcForceAllAndWriteBack(psys, Ep{kEps2}, sp, dinfo, mode == grove::MAKE_LIST ? mode : grove::MAKE_LIST_FOR_REUSE);
+    if (mode == grove::REUSE_LIST) {
+      grove::gpu::forEach(psys.policy(), psys, user::Drift{1e-3});
+      tree.calcForceAllAndWriteBack(psys, Ep{kEps2}, sp, dinfo, grove::REUSE_LIST);
     }
-    ASSERT_EQ(got[0].size(), got[1].size());
-    std::vector<double> diff, near, mid, far;
-    for (std::size_t k = 0; k < got[0].size(); ++k) {
-      ASSERT_EQ(got[0][k].id, got[1][k].id);
-      const double d = grove::norm(got[1][k].acc - got[0][k].acc) / grove::norm(got[0][k].acc);
-      diff.push_back(d);
-      double gap = 1e300;
-      for (const grove::Boxd& b : others) gap = std::min(gap, std::sqrt(grove::distanceMinSq(b, got[0][k].pos)));
-      (gap < 0.05 ? near : gap < 0.5 ? mid : far).push_back(d);
+    std::vector<user::Body> got = psys.download();
+    std::sort(got.begin(), got.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+    return got;
+  };
+  struct Case {
+    const char* name;
+    LetOverlap overlap;
+    double theta;
+    grove::InteractionListMode mode;
+  };
+  for (const Case c : {Case{"default, built", LetOverlap::kReuseSteps, 0.5, grove::MAKE_LIST_FOR_REUSE},
+                       Case{"default, reused", LetOverlap::kReuseSteps, 0.5, grove::REUSE_LIST},
+                       Case{"LET tree at theta 0", LetOverlap::kLetTree, 0.0, grove::MAKE_LIST}}) {
+    const std::vector<user::Body> ref = forces(LetOverlap::kNone, c.theta, c.mode);
+    const std::vector<user::Body> got = forces(c.overlap, c.theta, c.mode);
+    ASSERT_EQ(got.size(), ref.size());
+    std::vector<double> diff;
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      ASSERT_EQ(got[k].id, ref[k].id);
+      diff.push_back(grove::norm(got[k].acc - ref[k].acc) / grove::norm(ref[k].acc));
     }
     const std::vector<double> all = comm.allgatherv(std::span<const double>(diff));
-    auto median = [](std::vector<double> v) { return v.empty() ? 0.0 : resident_test::quantile(v, 0.5); };
+    const double median = resident_test::quantile(all, 0.5), largest = resident_test::quantile(all, 1.0);
     if (comm.rank() == 0)
-      std::printf("  %d ranks, theta %.1f, overlapped vs merged: median %.3e, p99.9 %.3e, max %.3e; rank 0's bodies "
-                  "by distance to another rank's domain: < 0.05 %zu (median %.3e), < 0.5 %zu (%.3e), beyond %zu (%.3e)\n",
-                  comm.size(), theta, median(all), resident_test::quantile(all, 0.999), resident_test::quantile(all, 1.0),
-                  near.size(), median(near), mid.size(), median(mid), far.size(), median(far));
-    if (theta == 0.0) EXPECT_LE(resident_test::quantile(all, 1.0), 1e-4) << "direct summation both ways";
+      std::printf("  %d ranks, %s, against the merged tree: median %.3e, largest %.3e\n", comm.size(), c.name,
+                  median, largest);
+    EXPECT_LE(median, 1e-6) << c.name;
+    EXPECT_LE(largest, 1e-4) << c.name;
   }
 }
 
-// The default multi-rank tree (overlapped LET tree) with the LET moved by CUDA IPC between the
+// The default multi-rank tree with the LET moved by CUDA IPC between the
 // ranks sharing the device and by pinned staging: bitwise the same forces, built and reused.
 TEST_F(ResidentExchange, TransportsGiveTheSameForces) {
   const grove::Comm comm = grove::Comm::world();

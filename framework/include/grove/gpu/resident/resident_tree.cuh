@@ -27,14 +27,21 @@
 // particles the opening criterion cannot accept whole; the others' root superparticles stand in).
 // The LET decision runs on the device against the peers' boxes (selectLet), the payloads are
 // packed on the device and travel device to device (let_exchange.cuh, device_transport.hpp).
-// Then, by default (Bonsai's order), the local groups walk the local tree while the payloads
-// travel, and once they are in, a tree of what arrived (the LET tree) is built on the device and
-// the same groups walk it, their forces adding to the local ones. With
-// ResidentTreeOptions::merged_global_tree (FDPS's order), the received EPJs and SPJs are merged
-// with the local EPJs into one global tree, in the host's order (received particles after local
-// ones of the same key, received superparticles in leaves), which the groups walk once: the
-// host's lists exactly, but nothing overlaps. REUSE_LIST resends the payloads along the kept
-// selections and refreshes the LET (or global) tree's particles and moments.
+// ResidentTreeOptions::let_overlap orders the rest:
+//   kReuseSteps (default)  the received EPJs and SPJs are merged with the local EPJs into one
+//       global tree, in the host's order (received particles after local ones of the same key,
+//       received superparticles in leaves), which the groups walk once: the host's lists and
+//       errors exactly. The lists of a MAKE_LIST_FOR_REUSE step are split, group by group, into
+//       the entries that need nothing from other ranks (local particles, cells of local particles
+//       only) and the rest; a REUSE_LIST step evaluates the first part while the fresh payloads
+//       travel, the second once they are in.
+//   kNone       the same tree and lists, nothing overlapped (FDPS's order).
+//   kLetTree    Bonsai's order: the local groups walk the local tree while the payloads travel,
+//       then a tree of what arrived (the LET tree), their forces adding up. Every step overlaps,
+//       but the cells that the two trees split on a domain edge must be opened more
+//       (split_cell_theta) to keep the errors: more interactions (see the option).
+// REUSE_LIST resends the payloads along the kept selections and refreshes the global (or LET)
+// tree's particles and moments.
 //
 // Search trees (kSearch: FDPS's SEARCH_MODE_LONG_SCATTER / LONG_SYMMETRY; spelled
 // ResidentTreeForForceLong<Force, EPI, EPJ>::MonopoleWithScatterSearch etc.): the walks also open
@@ -84,9 +91,9 @@ namespace grove::gpu {
 
 struct ResidentTreeOptions {
   OpeningRule opening = OpeningRule::kFdps;
-  // Several ranks (see the top of this file). false (default): the local tree is walked while
-  // the LET travels, then the tree of what arrived. true: FDPS's global tree (the host's lists).
-  bool merged_global_tree = false;
+  // Several ranks: how the LET's travel overlaps the walk (see the top of this file).
+  enum class LetOverlap { kNone, kReuseSteps, kLetTree };
+  LetOverlap let_overlap = LetOverlap::kReuseSteps;
   // Several ranks: which ranks exchange LETs. POINT_TO_POINT_FAST (default): a rank whose
   // particles the criterion accepts whole from my box (OpeningCriterion::opensExtent, decided
   // alike on both sides) sends me nothing; its allgathered root superparticle stands in. So a
@@ -95,15 +102,15 @@ struct ResidentTreeOptions {
   // arrays exactly). Search trees always exchange with every rank (particles within search
   // reach must travel).
   LetExchangeMode let_mode = LetExchangeMode::POINT_TO_POINT_FAST;
-  // Several ranks, not merged: a cell whose cube the local tree and the LET tree share (on a
-  // domain edge) holds only one side's particles in each. Such half cells, lined up along the
-  // edge and all lopsided the same way, make monopole errors that add up instead of cancelling
-  // (measured on the H100: the median error against direct summation 2.7x the merged tree's at
-  // 2 ranks with FDPS's criterion, 2.6x with Nakasato's distance l / theta + s). So they are
-  // accepted only at split_cell_theta times theta (with Nakasato's offset s; walk.cuh,
-  // finishCells); the cells wholly in one tree keep FDPS's criterion. 1: theta itself (with
-  // the offset); 0: FDPS's criterion for them too (for measurements).
-  double split_cell_theta = 0.5;
+  // kLetTree: a cell whose cube the local tree and the LET tree share (on a domain edge) holds
+  // only one side's particles in each. Such half cells, lined up along the edge and all lopsided
+  // the same way, make monopole errors that add up instead of cancelling. They are accepted only
+  // at split_cell_theta times theta (with Nakasato's offset s; walk.cuh, finishCells); the cells
+  // wholly in one tree keep FDPS's criterion. 1: theta itself (with the offset); 0: FDPS's
+  // criterion for them too. Measured on the H100 (60 000 Plummer bodies, theta 0.5, monopole,
+  // 2 ranks; the merged tree: median error 3.62e-4, 3544 interactions per body): 0 gives 1.18e-3
+  // (3799), 1 gives 1.00e-3 (3960), 0.5 gives 4.48e-4 (5542), 0.35 gives 3.77e-4 (6699).
+  double split_cell_theta = 0.35;
   // How LET payloads travel between ranks (device_transport.hpp); rank 0's choice holds.
   TransportChoice transport = TransportChoice::kAuto;
   // Groups of more than group_target particles are cut into runs of equal length in key order
@@ -142,12 +149,14 @@ __global__ void gatherParticles(const FP* __restrict__ in, const std::uint32_t* 
   if constexpr (!std::is_same_v<DJ, EPJ>) dj[k] = DeviceForm<EPJ>::make(j);
 }
 
-// The global tree's particles: staged[source[k]] (local EPJs, then received ones) in key order.
+// The global tree's particles: staged[source[k]] (local EPJs, then received ones) in key order,
+// those whose source is below source_limit.
 template <class EPJ, class DJ>
 __global__ void gatherGlobalParticles(const EPJ* __restrict__ staged, const std::uint32_t* __restrict__ source,
-                                      std::size_t n, EPJ* __restrict__ epj, DJ* __restrict__ dj) {
+                                      std::size_t n, std::uint32_t source_limit, EPJ* __restrict__ epj,
+                                      DJ* __restrict__ dj) {
   const std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (k >= n) return;
+  if (k >= n || source[k] >= source_limit) return;
   const EPJ j = staged[source[k]];
   epj[k] = j;
   if constexpr (!std::is_same_v<DJ, EPJ>) dj[k] = DeviceForm<EPJ>::make(j);
@@ -193,6 +202,84 @@ __global__ inline void countInteractions(const WalkDesc* __restrict__ walks, std
   if (threadIdx.x % 32 == 0) {
     atomicAdd(counters, ep);
     atomicAdd(counters + 1, sp);
+  }
+}
+
+// Cells of the global tree that hold this rank's particles alone (level by level, deepest first):
+// a leaf whose EPJs all come from below n_local and that holds no received superparticle, or a
+// cell whose children all are such.
+__global__ inline void localOnlyCells(const TreeCell* __restrict__ cells, std::uint32_t begin, std::uint32_t n,
+                                      const std::uint32_t* __restrict__ ep_source, std::uint32_t n_local,
+                                      std::uint8_t* __restrict__ flags) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const std::uint32_t c = begin + i;
+  const TreeCell cell = cells[c];
+  bool local = true;
+  if (cell.isLeaf()) {
+    local = cell.sp_count == 0;
+    for (std::uint32_t k = cell.ep_first; k < cell.ep_first + cell.ep_count && local; ++k) local = ep_source[k] < n_local;
+  } else {
+    for (int k = 0; k < cell.child_count && local; ++k) local = flags[cell.child_first + k] != 0;
+  }
+  flags[c] = local ? 1 : 0;
+}
+
+// Whether a list entry needs nothing from other ranks: a global EPJ of this rank's, or a cell of
+// this rank's particles alone (received superparticles, indexed after the cells, never).
+struct LocalEntry {
+  const std::uint32_t* ep_source;
+  std::uint32_t n_local;
+  const std::uint8_t* local_cells;
+  std::uint32_t n_cells;
+  __device__ bool j(int k) const { return ep_source[k] < n_local; }
+  __device__ bool s(int c) const { return static_cast<std::uint32_t>(c) < n_cells && local_cells[c]; }
+};
+
+// One warp per group. Pass 1 (kWrite = false): how many of the group's j and s entries are local
+// (local_counts) and how many not (remote_counts), as [2g] and [2g + 1]. Pass 2: the entries, each
+// side in the list's order, at the scanned offsets.
+template <bool kWrite>
+__global__ void splitListsByOrigin(std::uint32_t n_groups, const std::int64_t* __restrict__ j_offsets,
+                                   const std::int64_t* __restrict__ s_offsets, const int* __restrict__ j_list,
+                                   const int* __restrict__ s_list, LocalEntry is_local, int* __restrict__ local_counts,
+                                   int* __restrict__ remote_counts, const std::int64_t* __restrict__ local_j_offsets,
+                                   const std::int64_t* __restrict__ local_s_offsets,
+                                   const std::int64_t* __restrict__ remote_j_offsets,
+                                   const std::int64_t* __restrict__ remote_s_offsets, int* __restrict__ local_j,
+                                   int* __restrict__ local_s, int* __restrict__ remote_j, int* __restrict__ remote_s) {
+  const std::uint32_t g = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  const unsigned lane = threadIdx.x % 32;
+  if (g >= n_groups) return;
+  for (int side = 0; side < 2; ++side) {
+    const std::int64_t begin = side == 0 ? j_offsets[g] : s_offsets[g];
+    const std::int64_t end = side == 0 ? j_offsets[g + 1] : s_offsets[g + 1];
+    const int* list = side == 0 ? j_list : s_list;
+    std::int64_t at_local = 0, at_remote = 0;
+    if constexpr (kWrite) {
+      at_local = side == 0 ? local_j_offsets[g] : local_s_offsets[g];
+      at_remote = side == 0 ? remote_j_offsets[g] : remote_s_offsets[g];
+    }
+    int n_local = 0, n_remote = 0;
+    for (std::int64_t base = begin; base < end; base += 32) {
+      const std::int64_t k = base + lane;
+      const bool valid = k < end;
+      const int entry = valid ? list[k] : 0;
+      const bool local = valid && (side == 0 ? is_local.j(entry) : is_local.s(entry));
+      const unsigned local_mask = __ballot_sync(0xffffffffu, local);
+      const unsigned remote_mask = __ballot_sync(0xffffffffu, valid && !local);
+      const unsigned below = (1u << lane) - 1u;
+      if constexpr (kWrite) {
+        if (local) (side == 0 ? local_j : local_s)[at_local + n_local + __popc(local_mask & below)] = entry;
+        else if (valid) (side == 0 ? remote_j : remote_s)[at_remote + n_remote + __popc(remote_mask & below)] = entry;
+      }
+      n_local += __popc(local_mask);
+      n_remote += __popc(remote_mask);
+    }
+    if (!kWrite && lane == 0) {
+      local_counts[2 * g + side] = n_local;
+      remote_counts[2 * g + side] = n_remote;
+    }
   }
 }
 
@@ -379,7 +466,7 @@ class ResidentTreeLong {
            epj_.bytes() + di_.bytes() + dj_.bytes() + local_.bytes() + global_.bytes() + global_particles_.bytes() +
            let_exchange_.deviceBytes() + level_scratch_.bytes() + groups_.bytes() + group_scratch_.bytes() +
            group_flags_.bytes() + group_boxes_.bytes() + force_.bytes() + stack_.bytes() + group_lists_.bytes() +
-           let_group_lists_.bytes() + let_lists_.bytes() + let_boxes_.bytes() + let_search_boxes_.bytes() +
+           remote_group_lists_.bytes() + let_lists_.bytes() + let_boxes_.bytes() + let_search_boxes_.bytes() +
            group_search_boxes_.bytes() + cub_.bytes();
   }
 
@@ -405,8 +492,8 @@ class ResidentTreeLong {
   // kLists and kForce are the local walk, kLetExchange the wait for the payloads after it (what the
   // overlap did not hide), kGlobalTree the LET tree, kLetLists and kLetForce its walk.
   enum class Stage {
-    kRoot, kKeys, kSort, kReorder, kLink, kMoments, kGroups, kLetSelect, kLists, kForce, kLetExchange,
-    kGlobalTree, kLetLists, kLetForce, kWriteBack, kCount
+    kRoot, kKeys, kSort, kReorder, kLink, kMoments, kGroups, kLetSelect, kGlobalLocal, kLists, kForce,
+    kLetExchange, kGlobalTree, kLetLists, kLetForce, kWriteBack, kCount
   };
 
   // One tree's cells and what the walks read of them.
@@ -449,9 +536,11 @@ class ResidentTreeLong {
   template <class FP, class Ep, class Sp>
   void calculate(DeviceParticleSystem<FP>& psys, Ep ep, Sp sp, const Comm* comm, InteractionListMode mode) {
     checkStream(psys);
+    using LetOverlap = ResidentTreeOptions::LetOverlap;
     const bool several_ranks = comm && comm->size() > 1;
-    const bool merged = several_ranks && options_.merged_global_tree;
-    const bool overlapped = several_ranks && !merged;
+    const bool let_tree = several_ranks && options_.let_overlap == LetOverlap::kLetTree;
+    const bool merged = several_ranks && !let_tree;
+    const bool fused = mode == MAKE_LIST && options_.fused_walk;
     if (mode == REUSE_LIST) {
       requireReusable(psys, several_ranks);
       refresh(psys);
@@ -464,46 +553,63 @@ class ResidentTreeLong {
       if (several_ranks) {
         planLet(*comm);
         // The local cells whose cube a peer's particles may share: walked with care (finishCells).
-        if (overlapped) finishCells(local_, true, &peer_boxes_);
+        if (let_tree) finishCells(local_, true, &peer_boxes_);
         startLet();
       }
     }
-    if (merged) {  // FDPS's order: everything received before the one walk
-      finishLet();
-      if (mode == REUSE_LIST) refreshGlobalTree();
-      else buildGlobalTree(true);
-    }
-    // The groups against the walked tree (local, or the merged global tree); with an overlapped
-    // LET, its payloads travel meanwhile.
-    const bool fused = mode == MAKE_LIST && options_.fused_walk;
-    if (fused) {
-      launchFusedWalk(ep, sp);  // its overflow check waits for it: after the LET's wait
-    } else {
-      if (mode != REUSE_LIST) buildLists();
-      forceFromLists(ep, sp, group_lists_, walked(), walkedEpjImages(), false);
+    if (merged && mode == REUSE_LIST && split_lists_) {
+      // The entries that need nothing from other ranks while the payloads travel, then the rest.
+      refreshGlobalTree(true);
+      forceFromLists(ep, sp, group_lists_, global_, globalEpjImages(), false);
       marks_.mark(stream(), Stage::kForce);
-    }
-    if (overlapped) finishLet();
-    if (fused) checkOverflow();
-    if (overlapped) {  // then the groups against the tree of what arrived, adding to their forces
-      if (mode == REUSE_LIST) {
-        refreshGlobalTree();
-      } else {
-        buildGlobalTree(false);
-        buildListsOver(global_, let_group_lists_, "LET-tree interaction lists");
-        marks_.mark(stream(), Stage::kLetLists);
-      }
-      forceFromLists(ep, sp, let_group_lists_, global_, globalEpjImages(), true);
+      finishLet();
+      refreshGlobalTree(false);
+      forceFromLists(ep, sp, remote_group_lists_, global_, globalEpjImages(), true);
       marks_.mark(stream(), Stage::kLetForce);
+    } else {
+      if (merged) {  // everything received before the one walk
+        finishLet();
+        if (mode == REUSE_LIST) refreshGlobalTree(false);
+        else buildGlobalTree(true);
+      }
+      // The groups against the walked tree (local, or the merged global tree); with a LET tree,
+      // the payloads travel meanwhile.
+      if (fused) {
+        launchFusedWalk(ep, sp);  // its overflow check waits for it: after the LET's wait
+      } else {
+        if (mode != REUSE_LIST) buildLists();
+        const bool split = merged && mode == MAKE_LIST_FOR_REUSE &&
+                           options_.let_overlap == LetOverlap::kReuseSteps;
+        if (split) splitListsByOrigin();  // for the reuse steps; evaluated the same way now
+        forceFromLists(ep, sp, group_lists_, walked(), walkedEpjImages(), false);
+        marks_.mark(stream(), Stage::kForce);
+        if (split_lists_) {
+          forceFromLists(ep, sp, remote_group_lists_, walked(), walkedEpjImages(), true);
+          marks_.mark(stream(), Stage::kLetForce);
+        }
+      }
+      if (let_tree) finishLet();
+      if (fused) checkOverflow();
+      if (let_tree) {  // then the groups against the tree of what arrived, adding to their forces
+        if (mode == REUSE_LIST) {
+          refreshGlobalTree(false);
+        } else {
+          buildGlobalTree(false);
+          buildListsOver(global_, remote_group_lists_, "LET-tree interaction lists");
+          marks_.mark(stream(), Stage::kLetLists);
+        }
+        forceFromLists(ep, sp, remote_group_lists_, global_, globalEpjImages(), true);
+        marks_.mark(stream(), Stage::kLetForce);
+      }
     }
     // Interactions: the fused kernel counted its own; lists are counted from their walks.
+    const bool second_lists = let_tree || (merged && split_lists_);
     if (!fused) resetCounters();
     if (!fused) countListInteractions(group_lists_);
-    if (overlapped) countListInteractions(let_group_lists_);
-    profile_.list_entries = static_cast<std::int64_t>(group_lists_.lists.j.size() + group_lists_.lists.s.size() +
-                                                      (overlapped ? let_group_lists_.lists.j.size() +
-                                                                        let_group_lists_.lists.s.size()
-                                                                  : 0));
+    if (second_lists) countListInteractions(remote_group_lists_);
+    profile_.list_entries = static_cast<std::int64_t>(
+        group_lists_.lists.j.size() + group_lists_.lists.s.size() +
+        (second_lists ? remote_group_lists_.lists.j.size() + remote_group_lists_.lists.s.size() : 0));
     writeBack(psys);
     finishProfile();
     if (mode == MAKE_LIST_FOR_REUSE) {
@@ -528,6 +634,7 @@ class ResidentTreeLong {
     explainIfTooLarge(n, sizeof(FP));
     global_built_ = false;
     let_tree_built_ = false;
+    split_lists_ = false;
 
     // 1. Root cell: the host's rootCellAround of the device's bounding box (of every rank's
     //    particles), so that keys agree with the host's and across ranks.
@@ -739,7 +846,7 @@ class ResidentTreeLong {
   // ranks' roots apart. The device is free for other work until finishLet().
   void startLet() {
     GlobalParticles& g = global_particles_;
-    const bool merged = options_.merged_global_tree;
+    const bool merged = options_.let_overlap != ResidentTreeOptions::LetOverlap::kLetTree;
     const std::size_t n_local = merged ? epj_.size() : 0, n_ep = let_exchange_.receivedEp();
     const std::size_t n_sp = let_exchange_.receivedSp();
     require(n_local + n_ep < (std::size_t{1} << 31), "ResidentTreeLong",
@@ -803,18 +910,77 @@ class ResidentTreeLong {
   }
 
   // REUSE_LIST: the fresh payloads (finishLet done) into the kept global or LET tree's order.
-  void refreshGlobalTree() {
-    gatherGlobalParticles();
+  // local_only (merged tree, before the payloads are in): only the local EPJs are gathered; the
+  // moments of cells holding received particles are then stale, and unused until the next call.
+  void refreshGlobalTree(bool local_only) {
+    gatherGlobalParticles(local_only);
     computeCellMoments(global_, global_particles_.epj.data(), global_particles_.spj.data(),
                        global_particles_.spj.size(), false);
     profile_.n_global_cells = static_cast<std::int64_t>(global_.shape.size());
-    marks_.mark(stream(), Stage::kGlobalTree);
+    marks_.mark(stream(), local_only ? Stage::kGlobalLocal : Stage::kGlobalTree);
+  }
+
+  // kReuseSteps, on a MAKE_LIST_FOR_REUSE step of the merged global tree: each group's lists are
+  // split into the entries that need nothing from other ranks (this rank's EPJs, cells of its
+  // particles alone), kept in group_lists_, and the rest, in remote_group_lists_, each side in
+  // the list's order. A REUSE_LIST step evaluates the first while the payloads travel.
+  void splitListsByOrigin() {
+    GlobalParticles& g = global_particles_;
+    const DeviceTreeShape& shape = global_.shape;
+    const auto nc = static_cast<std::uint32_t>(shape.size());
+    const auto n_local = static_cast<std::uint32_t>(epj_.size());
+    local_only_cells_.resize(nc);
+    for (int level = shape.levels() - 1; level >= 0; --level) {
+      const std::uint32_t begin = shape.level_begin[static_cast<std::size_t>(level)];
+      const std::uint32_t n = shape.level_begin[static_cast<std::size_t>(level) + 1] - begin;
+      kernel::localOnlyCells<<<blocksFor(n, 256), 256, 0, stream()>>>(shape.cells.data(), begin, n,
+                                                                       g.ep_source.data(), n_local,
+                                                                       local_only_cells_.data());
+      check(cudaGetLastError(), "localOnlyCells kernel launch");
+    }
+    const auto ng = static_cast<std::uint32_t>(groups_.size());
+    const kernel::LocalEntry is_local{g.ep_source.data(), n_local, local_only_cells_.data(), nc};
+    IndexLists& all = group_lists_.lists;
+    IndexLists local, remote;
+    local.counts.resize(2 * std::size_t{ng});
+    remote.counts.resize(2 * std::size_t{ng});
+    const unsigned blocks = blocksFor(std::size_t{ng} * 32, 128);
+    if (ng > 0) {
+      kernel::splitListsByOrigin<false><<<blocks, 128, 0, stream()>>>(
+          ng, all.j_offsets.data(), all.s_offsets.data(), all.j.data(), all.s.data(), is_local, local.counts.data(),
+          remote.counts.data(), nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+      check(cudaGetLastError(), "splitListsByOrigin (count) kernel launch");
+    }
+    scanListCounts(local, ng);
+    scanListCounts(remote, ng);
+    for (IndexLists* side : {&local, &remote}) {
+      side->j.resize(static_cast<std::size_t>(side->j_offsets.elementToHost(ng, stream())));
+      side->s.resize(static_cast<std::size_t>(side->s_offsets.elementToHost(ng, stream())));
+    }
+    if (ng > 0) {
+      kernel::splitListsByOrigin<true><<<blocks, 128, 0, stream()>>>(
+          ng, all.j_offsets.data(), all.s_offsets.data(), all.j.data(), all.s.data(), is_local, nullptr, nullptr,
+          local.j_offsets.data(), local.s_offsets.data(), remote.j_offsets.data(), remote.s_offsets.data(),
+          local.j.data(), local.s.data(), remote.j.data(), remote.s.data());
+      check(cudaGetLastError(), "splitListsByOrigin (write) kernel launch");
+    }
+    std::swap(group_lists_.lists, local);  // the full lists go with `local` at the end of the call
+    remote_group_lists_.lists = std::move(remote);
+    describeLists(group_lists_);
+    describeLists(remote_group_lists_);
+    split_lists_ = true;
   }
 
   // The groups' lists over `tree` and the list kernel's tasks for them.
   void buildListsOver(const Cells& tree, GroupLists& out, const char* what) {
     const std::uint32_t ng = static_cast<std::uint32_t>(groups_.size());
     writeIndexLists(tree, group_boxes_.data(), groupSearchBoxes(), ng, true, what, out.lists);
+    describeLists(out);
+  }
+
+  // The list kernel's walk descriptors and tasks for the groups' lists in out.lists.
+  void describeLists(GroupLists& out) {
+    const std::uint32_t ng = static_cast<std::uint32_t>(groups_.size());
     out.walks.resize(ng);
     if (ng > 0)  // a rank without particles has no groups (several ranks)
       kernel::describeWalks<<<blocksFor(ng, 256), 256, 0, stream()>>>(groups_.data(), ng, out.lists.counts.data(),
@@ -860,19 +1026,23 @@ class ResidentTreeLong {
     check(cudaGetLastError(), "list force kernel launch");
   }
 
-  void gatherGlobalParticles() {
+  // The global (or LET) tree's particles from the staged ones in key order; local_only: those
+  // from this rank only (source below the local count), the received ones left as they were.
+  void gatherGlobalParticles(bool local_only = false) {
     GlobalParticles& g = global_particles_;
     const std::size_t n_ep = g.staged.size(), n_sp = g.received_spj.size();
     g.epj.resize(n_ep);
     if constexpr (!std::is_same_v<DJ, EPJ>) g.dj.resize(n_ep);
     g.spj.resize(n_sp);
+    const auto source_limit = static_cast<std::uint32_t>(local_only ? epj_.size() : n_ep);
     if (n_ep > 0) {
       DJ* dj = nullptr;
       if constexpr (!std::is_same_v<DJ, EPJ>) dj = g.dj.data();
-      kernel::gatherGlobalParticles<<<blocksFor(n_ep, 256), 256, 0, stream()>>>(g.staged.data(), g.ep_source.data(),
-                                                                                 n_ep, g.epj.data(), dj);
+      kernel::gatherGlobalParticles<<<blocksFor(n_ep, 256), 256, 0, stream()>>>(
+          g.staged.data(), g.ep_source.data(), n_ep, source_limit, g.epj.data(), dj);
       check(cudaGetLastError(), "gatherGlobalParticles kernel launch");
     }
+    if (local_only) return;
     if (n_sp > 0) {
       kernel::gatherSelected<<<blocksFor(n_sp, 256), 256, 0, stream()>>>(
           g.received_spj.data(), g.sp_source.data(), n_sp, g.spj.data());
@@ -1026,7 +1196,8 @@ class ResidentTreeLong {
         case Stage::kGroups: profile_.groups = seconds; break;
         case Stage::kLetSelect: profile_.let_select = seconds; break;
         case Stage::kLetExchange: profile_.let_exchange = seconds; break;
-        case Stage::kGlobalTree: profile_.global_tree = seconds; break;
+        case Stage::kGlobalTree: profile_.global_tree += seconds; break;
+        case Stage::kGlobalLocal: profile_.global_tree += seconds; break;
         case Stage::kLists: profile_.lists += seconds; break;
         case Stage::kForce: profile_.force += seconds; break;
         case Stage::kLetLists: profile_.lists += seconds; break;
@@ -1101,7 +1272,12 @@ class ResidentTreeLong {
   DeviceVector<unsigned> next_group_;
   DeviceVector<unsigned long long> counters_;
   GroupLists group_lists_;      // the groups' lists over the walked tree (local, or global when merged)
-  GroupLists let_group_lists_;  // the groups' lists over the LET tree (several ranks, not merged)
+  // Several ranks: the groups' lists over the LET tree (kLetTree), or, once split by origin
+  // (kReuseSteps), the entries of the global tree's lists that need other ranks' data (the others
+  // stay in group_lists_).
+  GroupLists remote_group_lists_;
+  bool split_lists_ = false;
+  DeviceVector<std::uint8_t> local_only_cells_;  // global tree cells holding this rank's particles alone
   IndexLists let_lists_;        // the LET selections, one target per peer
   DeviceVector<Boxd> let_boxes_, let_search_boxes_;
   DeviceVector<Boxd> group_search_boxes_;  // symmetry search trees: the groups' search spheres
