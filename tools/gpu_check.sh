@@ -591,7 +591,7 @@ PY
     grep -E '^\{"summary"' "$LOGS/host_benchmark.log" | sed 's/^/  /'
   fi
   if [[ -x $sph_exe ]]; then
-    echo "samples/sph $SPH_ARGS (s/step; L1 binned rho v P | per particle rho v P; profiles vs --gpu none):"
+    echo "samples/sph ${SPH_ARGS:-} (s/step; L1 binned rho v P | per particle rho v P; profiles vs --gpu none):"
     if command -v python3 > /dev/null; then
       python3 - "$LOGS" "${SPH_TABLE_PATHS[@]}" << 'PY'
 import csv, json, os, sys

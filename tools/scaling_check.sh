@@ -12,7 +12,13 @@
 # series, tools/scaling_series.py's format; plot them with --plot-only), fmm_benchmark.jsonl.
 # Environment knobs:
 #   GROVE_SCALING_BUILD_DIR  build folder (default build-scaling-check)
-#   GROVE_SCALING_SERIES     which series: any of "gpu sph fmm" (default all three)
+#   GROVE_SCALING_SERIES     which series: any of "gpu sph fmm resident plummer multiwalk sph-resident
+#                            stream" (default "gpu sph fmm"; gpu = resident and multiwalk). resident:
+#                            the cold sphere, weak and strong, and at the largest rank count the
+#                            issue-35 baseline (merged tree, staged payloads, sampled cuts, FDPS's
+#                            groups); plummer: the user program that decomposes, exchanges and rebuilds
+#                            every step; multiwalk: weak, and with --tree-order; sph-resident: the SPH
+#                            sample's GPU step; stream: the host's memory bandwidth (tools/stream_probe)
 #   GROVE_SCALING_RANKS      rank counts (default "1 2")
 #   GROVE_SCALING_THREADS    OpenMP threads per rank (default 16)
 #   GROVE_SCALING_STRONG_N   N of the GPU paths' strong series (default 8388608; issue 19's
@@ -54,11 +60,38 @@ series() {  # name, then tools/scaling_series.py arguments
   python3 tools/scaling_series.py --exe "$EXE" --ranks $RANKS --threads "$THREADS" --out "$SERIES_DIR/$name" "$@" ||
     { [[ -s $SERIES_DIR/$name.jsonl ]] || status=1; }  # the plot needs matplotlib; the JSONL is what counts
 }
-if [[ " $SERIES " == *" gpu "* ]]; then
-  series resident_strong --mode strong -n "${GROVE_SCALING_STRONG_N:-8388608}" --path resident --steps 16 -- --n-reuse 16
+LARGEST=$(echo $RANKS | tr ' ' '\n' | sort -n | tail -1)
+STRONG_N=${GROVE_SCALING_STRONG_N:-8388608}
+baseline() {  # name, then arguments: the same run at the largest rank count only
+  local name=$1
+  shift
+  step "series $name (largest rank count): $*"
+  python3 tools/scaling_series.py --exe "$EXE" --ranks "$LARGEST" --threads "$THREADS" --out "$SERIES_DIR/$name" "$@" ||
+    { [[ -s $SERIES_DIR/$name.jsonl ]] || status=1; }
+}
+if [[ " $SERIES " == *" gpu "* || " $SERIES " == *" resident "* ]]; then
   series resident_weak --mode weak -n 4194304 --path resident --steps 16 -- --n-reuse 16
-  series multiwalk_strong --mode strong -n "${GROVE_SCALING_STRONG_N:-8388608}" --path multiwalk --steps 16 -- --n-reuse 16
+  series resident_strong --mode strong -n "$STRONG_N" --path resident --steps 16 -- --n-reuse 16
+  baseline resident_weak_baseline --mode weak -n 4194304 --path resident --steps 16 -- --n-reuse 16 --let merged \
+    --transport staged --cuts sampled --group-target 0
+  baseline resident_strong_baseline --mode strong -n "$STRONG_N" --path resident --steps 16 -- --n-reuse 16 \
+    --let merged --transport staged --cuts sampled --group-target 0
+fi
+if [[ " $SERIES " == *" plummer "* ]]; then
+  series plummer_weak --mode weak -n 4194304 --path resident --steps 8 -- --ic plummer --eps 0.015625 --n-reuse 1 \
+    --decompose-every 1
+  series plummer_strong --mode strong -n "$STRONG_N" --path resident --steps 8 -- --ic plummer --eps 0.015625 \
+    --n-reuse 1 --decompose-every 1
+fi
+if [[ " $SERIES " == *" gpu "* || " $SERIES " == *" multiwalk "* ]]; then
   series multiwalk_weak --mode weak -n 4194304 --path multiwalk --steps 16 -- --n-reuse 16
+  [[ " $SERIES " == *" gpu "* ]] &&
+    series multiwalk_strong --mode strong -n "$STRONG_N" --path multiwalk --steps 16 -- --n-reuse 16
+  baseline multiwalk_weak_tree_order --mode weak -n 4194304 --path multiwalk --steps 16 -- --n-reuse 16 --tree-order
+fi
+if [[ " $SERIES " == *" sph-resident "* ]]; then
+  series sph_resident_strong --mode strong -n 2097152 --path sph-resident --steps 3 -- --n-ngb 100
+  series sph_resident_weak --mode weak -n 2097152 --path sph-resident --steps 3 -- --n-ngb 100
 fi
 if [[ " $SERIES " == *" sph "* ]]; then
   series sph_strong --mode strong -n 2097152 --path sph --steps 3
@@ -67,6 +100,13 @@ fi
 if [[ " $SERIES " == *" fmm "* ]]; then
   series fmm_strong --mode strong -n 2097152 --path fmm --steps 2 -- --order 6 --theta 0.6 --n-leaf 32
   series fmm_weak --mode weak -n 1048576 --path fmm --steps 2 -- --order 6 --theta 0.6 --n-leaf 32
+fi
+if [[ " $SERIES " == *" stream "* ]]; then
+  # The host's memory bandwidth: one rank's threads, then as many ranks as the series' largest.
+  g++ -O3 -march=native -fopenmp tools/stream_probe.cpp -o "$BUILD/stream_probe" || status=1
+  step "stream probe: 1 process x $THREADS threads, then $LARGEST processes x $THREADS threads"
+  OMP_NUM_THREADS=$THREADS OMP_PROC_BIND=close OMP_PLACES=cores "$BUILD/stream_probe" | tee "$LOGS/stream.jsonl"
+  mpirun -np "$LARGEST" --bind-to none -x OMP_NUM_THREADS="$THREADS" "$BUILD/stream_probe" | tee -a "$LOGS/stream.jsonl"
 fi
 tar -C "$SERIES_DIR" -cf "$LOGS/series.tar" . 2>/dev/null
 
@@ -90,8 +130,11 @@ base = min(rows, key=lambda r: r["ranks"])
 for r in rows:
     ratio = base["seconds_per_step"] / r["seconds_per_step"]
     what = "speed-up %.2fx" % ratio if r["mode"] == "strong" else "efficiency %.3f" % ratio
-    print("%-18s ranks %d gpus %d N %9d  %.4f s/step  %s" % (sys.argv[1].rsplit("/", 1)[-1][:-6], r["ranks"], r["gpus"],
-          r["n_total"], r["seconds_per_step"], what))
+    s = r["stages"]
+    print("%-26s ranks %d gpus %d N %9d  %.4f s/step  %-16s | dec %.2f exch %.2f tree %.2f let %.2f glob %.2f walk %.2f int %.2f ms | %.0f int/p peers %.1f" % (
+          sys.argv[1].rsplit("/", 1)[-1][:-6], r["ranks"], r["gpus"], r["n_total"], r["seconds_per_step"], what,
+          1e3 * s["decompose"], 1e3 * s["exchange"], 1e3 * s["local_tree"], 1e3 * s["let"], 1e3 * s["global_tree"],
+          1e3 * s["walk_force"], 1e3 * s["integrate"], r["interactions_per_particle"], r.get("let_peers_max", 0)))
 EOF
 done
 step "done, status $status"

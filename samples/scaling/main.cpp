@@ -53,7 +53,7 @@ struct Options {
   double n_neighbours = 50;  // sph
   std::string cuts;  // resident: counted (default) or sampled; the other paths sample
   std::string let = "reuse-overlap", transport = "auto";  // resident
-  int group_target = 0;                                 // resident
+  int group_target = 128;                               // resident (doc/scaling.md: groups that follow N)
   bool weighted = true;  // samples weighted by each rank's last force time
   bool tree_order = false;  // cpu, multiwalk: particles kept in the tree's key order (TREE_ORDER)
   int samples_per_rank = grove::DomainInfo::kDefaultSamplesPerRank;
@@ -206,7 +206,8 @@ int main(int argc, char** argv) {
                  "CUDA-aware MPI, else pinned staging)")
       ->check(CLI::IsMember({"auto", "staged", "ipc", "mpi"}));
   app.add_option("--group-target", opt.group_target,
-                 "resident: groups larger than this are cut into equal runs (0: FDPS's cell groups)")
+                 "resident: groups larger than this are cut into equal runs (0: FDPS's cell groups; default 128, "
+                 "which keeps the cost per body level from 2^22 to 2^24 bodies)")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("!--unweighted", opt.weighted,
                "sampled cuts: every rank's samples count alike (default: weighted by the rank's last force time)");

@@ -19,7 +19,7 @@ struct ResidentRunOptions {
   int samples_per_rank = 1000;
   std::string let = "reuse-overlap";  // grove::gpu::ResidentTreeOptions::let_overlap: or merged, let-tree
   std::string transport = "auto";    // auto, staged, ipc or mpi
-  int group_target = 0;
+  int group_target = 128;
 };
 
 // Collective. Runs warmup + steps kick-drift-kick steps of this rank's bodies on its GPU (device

@@ -473,7 +473,9 @@ TEST_F(ResidentExchange, ErrorAgainstDirectSummationAsAtOneRank) {
 // Body by body against the merged global tree without overlap: the default (the same tree and
 // lists, a reuse step's list entries evaluated in two parts) to float rounding, built and reused;
 // the LET-tree order at theta 0, where both are direct summation in float (every cell opened,
-// every particle sent), to float rounding too.
+// every particle sent), to float rounding too. The bound is expectSameForces's: two float sums of
+// the same terms in other orders differ by a median of 1e-6 for 1600 terms, growing as the square
+// root of the terms (8000 at theta 0).
 TEST_F(ResidentExchange, OverlappedFormsAgainstTheMergedTreeBodyByBody) {
   const grove::Comm comm = grove::Comm::world();
   using LetOverlap = grove::gpu::ResidentTreeOptions::LetOverlap;
@@ -517,7 +519,8 @@ TEST_F(ResidentExchange, OverlappedFormsAgainstTheMergedTreeBodyByBody) {
     if (comm.rank() == 0)
       std::printf("  %d ranks, %s, against the merged tree: median %.3e, largest %.3e\n", comm.size(), c.name,
                   median, largest);
-    EXPECT_LE(median, 1e-6) << c.name;
+    const double terms = c.theta == 0.0 ? 8000.0 : 1600.0;
+    EXPECT_LE(median, 1e-6 * std::sqrt(terms / 1600.0)) << c.name;
     EXPECT_LE(largest, 1e-4) << c.name;
   }
 }
