@@ -109,7 +109,7 @@ def main():
     p.add_argument("--ranks", type=int, nargs="+")
     p.add_argument("--mode", choices=["weak", "strong"])
     p.add_argument("-n", type=int, help="bodies per rank (weak) or in all (strong)")
-    p.add_argument("--path", default="cpu", choices=["cpu", "fmm", "sph", "multiwalk", "resident"])
+    p.add_argument("--path", default="cpu", choices=["cpu", "fmm", "sph", "multiwalk", "resident", "sph-resident"])
     p.add_argument("--steps", type=int, default=8)
     p.add_argument("--threads", type=int, default=1, help="OpenMP threads per rank")
     p.add_argument("--oversubscribe", action="store_true", help="pass --oversubscribe to mpirun")

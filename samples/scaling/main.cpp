@@ -210,7 +210,8 @@ int main(int argc, char** argv) {
                  "which keeps the cost per body level from 2^22 to 2^24 bodies)")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("!--unweighted", opt.weighted,
-               "sampled cuts: every rank's samples count alike (default: weighted by the rank's last force time)");
+               "every rank's particles (or samples) count alike in the cuts (default: weighted by the rank's last "
+               "force time, FDPS's balancing)");
   app.add_flag("--tree-order", opt.tree_order,
                "cpu, multiwalk: keep the particles in the tree's key order, so that each step's passes over them "
                "stream through memory (grove::ParticleOrder::TREE_ORDER)");
@@ -285,7 +286,8 @@ int main(int argc, char** argv) {
       opt.label, opt.path, opt.mode, ranks, runtime.threadCount(), sph_path ? "sod" : opt.ic, opt.eps, opt.tree_order,
       opt.path == "resident" ? opt.let : "-", opt.path == "resident" ? opt.transport : "-",
       opt.path == "resident" ? opt.group_target : 0, comm.allreduceMax(let_peers),
-      opt.cuts == "counted" && opt.path == "resident" ? "counted" : (opt.weighted ? "sampled, weighted" : "sampled"),
+      opt.path == "resident" && opt.cuts == "counted" ? (opt.weighted ? "counted, weighted" : "counted")
+                                                      : (opt.weighted ? "sampled, weighted" : "sampled"),
       opt.samples_per_rank,
       gpus, n_total,
       static_cast<double>(n_total) / ranks, opt.theta, opt.n_leaf, opt.n_group, opt.path == "fmm" ? opt.order : 0, opt.n_reuse, timed.size(), step,

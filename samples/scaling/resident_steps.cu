@@ -69,7 +69,9 @@ std::vector<StageSeconds> runResidentSteps(const std::vector<user::Body>& bodies
     if (rebuild) {
       t = Clock::now();
       if (step % opt.decompose_every == 0) {
-        if (opt.counted_cuts) grove::gpu::decomposeDomainByCounting(dinfo, psys, counting);
+        if (opt.counted_cuts)
+          grove::gpu::decomposeDomainByCounting(dinfo, psys, counting, {},
+                                                opt.weighted && work > 0.0 ? std::optional<double>(work) : std::nullopt);
         else if (opt.weighted && work > 0.0) grove::gpu::decomposeDomainAll(dinfo, psys, work);
         else grove::gpu::decomposeDomainAll(dinfo, psys);
       }

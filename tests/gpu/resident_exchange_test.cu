@@ -130,6 +130,44 @@ TEST_F(ResidentExchange, DecompositionFromDeviceSamplesEqualsHost) {
   }
 }
 
+// Counted cuts weighted by each rank's work (FDPS's balancing): rank r's particles weigh
+// (r + 1) / (its count); the domains then hold equal weight (brute-force ownership over all
+// ranks) to a few particles' worth, where their particle counts differ.
+TEST_F(ResidentExchange, WeightedCountingDecompositionBalancesWork) {
+  const grove::Comm comm = grove::Comm::world();
+  const std::size_t n_total = 200000;
+  for (const auto method : {grove::DecompositionMethod::MULTISECTION, grove::DecompositionMethod::ORB}) {
+    const char* name = method == grove::DecompositionMethod::ORB ? "ORB" : "multisection";
+    const std::vector<user::Body> start = myShare(n_total, comm);
+    const double work = comm.rank() + 1.0, per_particle = work / static_cast<double>(start.size());
+    grove::DomainInfo dinfo;
+    dinfo.setDecompositionMethod(method);
+    grove::gpu::DeviceParticleSystem<user::Body> device;
+    device.upload(start);
+    grove::gpu::decomposeDomainByCounting(dinfo, device, {}, work);
+    std::vector<double> weight(static_cast<std::size_t>(comm.size()), 0.0), count = weight;
+    for (const auto& b : start)
+      for (int r = 0; r < comm.size(); ++r)
+        if (dinfo.getPosDomain(r).contains(b.pos)) weight[static_cast<std::size_t>(r)] += per_particle, ++count[static_cast<std::size_t>(r)];
+    comm.allreduceSum(weight);
+    comm.allreduceSum(count);
+    const double total = comm.size() * (comm.size() + 1) / 2.0, ideal = total / comm.size();
+    // A particle weighs at most ranks / (N / ranks); the cuts land within a few of them.
+    const double heaviest = comm.size() / (static_cast<double>(n_total) / comm.size());
+    double worst = 0.0;
+    for (int r = 0; r < comm.size(); ++r) worst = std::max(worst, std::abs(weight[static_cast<std::size_t>(r)] - ideal));
+    if (comm.rank() == 0)
+      std::printf("  %d ranks %s, weighted: largest domain weight off the ideal by %.2e (%.1f heaviest particles); "
+                  "counts %.0f .. %.0f\n",
+                  comm.size(), name, worst, worst / heaviest, *std::min_element(count.begin(), count.end()),
+                  *std::max_element(count.begin(), count.end()));
+    EXPECT_LE(worst, 8 * heaviest) << name;
+    EXPECT_THROW(grove::gpu::decomposeDomainByCounting(dinfo, device, {}, comm.rank() == 0 ? -1.0 : 1.0),
+                 grove::Error)
+        << name << ": a negative weight is refused on every rank";
+  }
+}
+
 // Cuts from counting every particle on the device (both methods): every rank derives the same
 // boxes, the exchange then leaves each particle in its box (brute-force ownership), ids are
 // conserved, and the domains hold N / ranks particles to a few particles, where the sampled cuts

@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "grove/domain/domain_info.hpp"
@@ -150,11 +151,12 @@ struct CountingScratch {
 
 // Collective: the domains from counting every particle (see the top of this file), with
 // dinfo's method (ORB or multisection, its grid when one was set or chosen before), as
-// DomainInfo::adoptCuts. Weights are not supported here (every particle counts one); use the
-// sampled form (decomposeDomainAll with a weight) to balance by measured work.
+// DomainInfo::adoptCuts. Every particle counts one; with `weight` (this rank's work, e.g. its
+// last force time, as the sampled form takes it: FDPS's balancing) each of this rank's particles
+// counts weight / (its particle count), so the domains hold equal work instead of equal numbers.
 template <class FP>
 void decomposeDomainByCounting(DomainInfo& dinfo, const DeviceParticleSystem<FP>& psys, CountingScratch& scratch,
-                               CountingOptions options = {}) {
+                               CountingOptions options = {}, std::optional<double> weight = std::nullopt) {
   require(options.bins >= 2 && options.rounds >= 1, "decomposeDomainByCounting",
           "CountingOptions needs bins >= 2 and rounds >= 1 (got {} and {})", options.bins, options.rounds);
   const Comm& comm = dinfo.comm();
@@ -162,6 +164,14 @@ void decomposeDomainByCounting(DomainInfo& dinfo, const DeviceParticleSystem<FP>
   cudaStream_t stream = psys.stream();
   const Gpu policy{stream};
   const std::size_t n = psys.size();
+  std::optional<std::string> bad_weight;
+  if (weight && !(std::isfinite(*weight) && *weight > 0.0))
+    bad_weight = fmt::format("the weight must be positive and finite (got {})", *weight);
+  comm.throwIfAnyFailed(bad_weight, "decomposeDomainByCounting");
+  const bool weighted = comm.allreduceMax(weight ? 1 : 0) == 1;
+  // What each of this rank's particles counts; unweighted counts stay integers, so that a cut
+  // settles exactly where a window edge holds the target count.
+  const double particle_weight = weight ? *weight / static_cast<double>(std::max<std::size_t>(n, 1)) : 1.0;
 
   // The particles' extent over all ranks: it replaces open faces of the root.
   Boxd bounds = boundingBox(policy, psys.data(), n, scratch.cub);
@@ -255,7 +265,7 @@ void decomposeDomainByCounting(DomainInfo& dinfo, const DeviceParticleSystem<FP>
     const int n_hist = n_searches * (bins + 1);
     const std::size_t shared_bytes = static_cast<std::size_t>(n_hist) * sizeof(unsigned int);
     const bool shared = shared_bytes <= 48 * 1024;
-    std::vector<std::uint64_t> below_target(searches.size());  // particles that must lie below each cut
+    std::vector<double> below_target(searches.size());  // particles (or work) that must lie below each cut
     std::vector<double> cut_of(searches.size());
     std::vector<char> settled(searches.size(), 0);
     // A round narrows every unsettled window by `bins`; once every cut's count is exact (a window
@@ -275,22 +285,25 @@ void decomposeDomainByCounting(DomainInfo& dinfo, const DeviceParticleSystem<FP>
             shared, d_hist.data());
         check(cudaGetLastError(), "countInWindows kernel launch");
       }
-      std::vector<unsigned long long> hist = d_hist.toHost(stream);
+      const std::vector<unsigned long long> counts = d_hist.toHost(stream);
+      std::vector<double> hist(counts.size());
+      for (std::size_t k = 0; k < counts.size(); ++k) hist[k] = static_cast<double>(counts[k]) * particle_weight;
       comm.allreduceSum(hist);
       std::size_t s = 0;
       for (const Split& sp : splits) {
         for (std::size_t k = 0; k < sp.fractions.size(); ++k, ++s) {
-          const unsigned long long* h = hist.data() + s * static_cast<std::size_t>(bins + 1);
-          unsigned long long in_window = 0;
+          const double* h = hist.data() + s * static_cast<std::size_t>(bins + 1);
+          double in_window = 0;
           for (int b = 0; b < bins; ++b) in_window += h[b];
           if (round == 0) {  // the whole cell is the window: the cell's count is known now
-            const double total = static_cast<double>(h[bins] + in_window);
-            below_target[s] = static_cast<std::uint64_t>(std::llround(sp.fractions[k] * total));
+            const double total = h[bins] + in_window;
+            below_target[s] = weighted ? sp.fractions[k] * total
+                                       : static_cast<double>(std::llround(sp.fractions[k] * total));
           }
           CutSearch& c = searches[s];
           if (settled[s]) continue;
           // Below the window: h[bins]. The bin where the count crosses the target is the next window.
-          unsigned long long below = h[bins];
+          double below = h[bins];
           if (below_target[s] <= below || !(c.high > c.low)) {
             cut_of[s] = c.low, settled[s] = 1;
             continue;
@@ -357,9 +370,10 @@ void decomposeDomainByCounting(DomainInfo& dinfo, const DeviceParticleSystem<FP>
 
 // The same with scratch of its own (allocated and freed in the call).
 template <class FP>
-void decomposeDomainByCounting(DomainInfo& dinfo, const DeviceParticleSystem<FP>& psys, CountingOptions options = {}) {
+void decomposeDomainByCounting(DomainInfo& dinfo, const DeviceParticleSystem<FP>& psys, CountingOptions options = {},
+                               std::optional<double> weight = std::nullopt) {
   CountingScratch scratch;
-  decomposeDomainByCounting(dinfo, psys, scratch, options);
+  decomposeDomainByCounting(dinfo, psys, scratch, options, weight);
 }
 
 }  // namespace grove::gpu

@@ -545,7 +545,7 @@ class ResidentTreeLong {
       requireReusable(psys, several_ranks);
       refresh(psys);
       if (several_ranks) {
-        if (letFast()) refreshFarRoots(*comm);
+        if (any_far_) refreshFarRoots(*comm);  // a collective: only when some rank has far ranks
         startLet();
       }
     } else {
@@ -814,6 +814,7 @@ class ResidentTreeLong {
     }
     far_roots_.clear();
     for (int r : far_ranks_) far_roots_.push_back(all[static_cast<std::size_t>(r)].root);
+    any_far_ = comm.allreduceMax(far_ranks_.empty() ? 0 : 1) == 1;
     // The boxes of the peers' particles and of mine: where the local and LET trees share cubes.
     std::vector<Boxd> peer_boxes;
     for (int r : targets) peer_boxes.push_back(all[static_cast<std::size_t>(r)].box);
@@ -1262,6 +1263,7 @@ class ResidentTreeLong {
   DeviceVector<Boxd> peer_boxes_, my_box_;  // LET peers' particle boxes, and this rank's
   std::vector<int> far_ranks_;   // ranks whose root superparticle stands in for their LET
   std::vector<SPJ> far_roots_;   // their roots, in that order (the LET's last superparticles)
+  bool any_far_ = false;         // whether any rank has far ranks (reuse steps then refresh roots)
   bool global_built_ = false;    // the merged global tree of the last multi-rank step
   bool let_tree_built_ = false;  // the LET tree of the last multi-rank step (not merged)
   DeviceVector<std::uint64_t> groups_, group_scratch_;
