@@ -23,6 +23,8 @@
 #   GROVE_SCALING_THREADS    OpenMP threads per rank (default 16)
 #   GROVE_SCALING_STRONG_N   N of the GPU paths' strong series (default 8388608; issue 19's
 #                            four-GPU run asks 16777216)
+#   GROVE_SCALING_EXTRA      more runs at the largest rank count, ';'-separated "name|arguments" (each a
+#                            series of its own: e.g. one option changed, to weigh what it does)
 #   GROVE_FMM_BENCH_ARGS     fmm_benchmark arguments, ';'-separated runs ("" skips it)
 #   GROVE_FMM_BENCH_THREADS  OpenMP threads of fmm_benchmark (default 16)
 set -uo pipefail
@@ -100,6 +102,13 @@ fi
 if [[ " $SERIES " == *" fmm "* ]]; then
   series fmm_strong --mode strong -n 2097152 --path fmm --steps 2 -- --order 6 --theta 0.6 --n-leaf 32
   series fmm_weak --mode weak -n 1048576 --path fmm --steps 2 -- --order 6 --theta 0.6 --n-leaf 32
+fi
+if [[ -n ${GROVE_SCALING_EXTRA:-} ]]; then
+  IFS=';' read -r -a extra_runs <<< "$GROVE_SCALING_EXTRA"
+  for run in "${extra_runs[@]}"; do
+    # shellcheck disable=SC2086
+    baseline "${run%%|*}" ${run#*|}
+  done
 fi
 if [[ " $SERIES " == *" stream "* ]]; then
   # The host's memory bandwidth: one rank's threads, then as many ranks as the series' largest.
