@@ -151,9 +151,9 @@ TEST(Moments, QuadrupoleOfEveryCellEqualsTheSumOverItsParticles) {
     const auto got = components(quad[c].quad), want = components(q);
     const auto got_gc = components(gc[c].quad), want_gc = components(q_gc);
     for (std::size_t k = 0; k < 6; ++k) {
-      ASSERT_NEAR(got[k], want[k], 1e-12 * scale) << "cell " << c << " level " << cell.level << " quad." << names[k];
+      ASSERT_NEAR(got[k], want[k], 1e-12 * scale) << "cell " << c << " level " << int{cell.level} << " quad." << names[k];
       ASSERT_NEAR(got_gc[k], want_gc[k], 1e-12 * scale)
-          << "cell " << c << " level " << cell.level << " geometric-centre quad." << names[k];
+          << "cell " << c << " level " << int{cell.level} << " geometric-centre quad." << names[k];
     }
     ASSERT_NEAR(norm(gc[c].pos - mean), 0.0, 1e-12 * norm(bounds.size()));
     ASSERT_NEAR(norm(gc[c].dipole - dipole_gc), 0.0, 1e-10 * mass * norm(bounds.size()));
