@@ -191,7 +191,7 @@ TEST(FdpsComm, GathersScattersAllToAll) {
 
 TEST(FdpsComm, SendAndReceiveAroundARing) {
   const int r = PS::Comm::getRank(), p = PS::Comm::getNumberOfProc();
-  if (p == 1) GTEST_SKIP() << "needs two ranks";
+  if (p == 1) GTEST_SKIP() << "needs 2 ranks";
   const PS::F64vec token(r, 2.0 * r, 3.0 * r);
   PS::F64vec from_left;
   if (r % 2 == 0) {

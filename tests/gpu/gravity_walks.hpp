@@ -4,11 +4,14 @@
 // into them, plus the gathered per-walk copies the plain form takes. Helpers run a multiwalk over
 // them in grove's calling order and compute the CPU reference with user_templates'
 // gravity_kernels.hpp on the same lists.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
+#include <limits>
 #include <random>
 #include <type_traits>
 #include <vector>
@@ -241,7 +244,15 @@ struct Differences {
   int zero_mismatches = 0;  // reference exactly zero (no sources) but the result is not
 };
 
+// Per-particle relative differences of got from ref. Results of another count than the references,
+// or none at all, fail the calling test here (and every difference comes back NaN, so the
+// caller's bounds fail too): comparing a prefix, or nothing, is no comparison.
 inline Differences compare(const std::vector<GravityForce>& got, const std::vector<GravityForce>& ref) {
+  if (got.size() != ref.size() || ref.empty()) {
+    ADD_FAILURE() << "compare: " << got.size() << " results against " << ref.size() << " references";
+    constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+    return {kNaN, kNaN, kNaN, kNaN, static_cast<int>(std::max(got.size(), ref.size()))};
+  }
   std::vector<double> acc, pot;
   Differences d;
   for (std::size_t i = 0; i < ref.size(); ++i) {

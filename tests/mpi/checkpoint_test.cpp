@@ -291,8 +291,12 @@ TEST(Checkpoint, RefusesBadFilesNamingThemAndChangesNothing) {
   const std::string path = run.checkpointAt(prefix).write(4);
   const std::string dir = std::filesystem::path(prefix).parent_path().string();
 
-  // Copies cut short, foreign, and with one flipped byte in the particles' data.
+  // Copies cut short, foreign, with one flipped byte in the particles' data, and with two 8-byte
+  // words of that data swapped (the checksum's words: the block starts at 64): the same bytes in
+  // another order, which a checksum blind to order (a sum, an xor) would pass.
   const std::string truncated = dir + "/truncated.ckpt", foreign = dir + "/foreign.ckpt", flipped = dir + "/flipped.ckpt";
+  const std::string swapped = dir + "/swapped.ckpt";
+  int swapped_words_differ = 0;
   if (comm.isRoot()) {
     std::filesystem::copy_file(path, truncated);
     std::filesystem::resize_file(truncated, std::filesystem::file_size(path) / 2);
@@ -305,7 +309,21 @@ TEST(Checkpoint, RefusesBadFilesNamingThemAndChangesNothing) {
     c = static_cast<char>(c ^ 0x10);
     f.seekp(64 + 17);
     f.write(&c, 1);
+    f.close();
+    // The first grain's first word (its id) and the first of its other words that differs from
+    // it (Grain: id, pos, vel, mass; the mass is never an id's bits, so there is one).
+    std::filesystem::copy_file(path, swapped);
+    std::fstream g(swapped, std::ios::in | std::ios::out | std::ios::binary);
+    std::uint64_t words[8] = {};
+    g.seekg(64);
+    g.read(reinterpret_cast<char*>(words), sizeof words);
+    for (std::size_t k = 1; k < 8 && !swapped_words_differ; ++k)
+      if (g && words[k] != words[0]) std::swap(words[0], words[k]), swapped_words_differ = 1;
+    g.seekp(64);
+    g.write(reinterpret_cast<const char*>(words), sizeof words);
   }
+  comm.broadcast(swapped_words_differ, 0);
+  ASSERT_TRUE(swapped_words_differ) << "the swap must change the file";
   comm.barrier();
 
   DriftRun target(comm, 50);
@@ -317,7 +335,7 @@ TEST(Checkpoint, RefusesBadFilesNamingThemAndChangesNothing) {
   const std::string missing = dir + "/missing.ckpt";
   for (const auto& [file, reason] : std::vector<std::pair<std::string, std::string>>{
            {missing, "cannot open"}, {truncated, "truncated"}, {foreign, "not a grove checkpoint"},
-           {flipped, "damaged"}}) {
+           {flipped, "damaged"}, {swapped, "damaged"}}) {
     const std::string message = refusal(file);
     EXPECT_NE(message.find(file), std::string::npos) << "the message does not name " << file << ": " << message;
     EXPECT_NE(message.find(reason), std::string::npos) << message;

@@ -1,8 +1,11 @@
 #pragma once
 // Double-precision gravity for the tree tests: particle types, kernels for every moment type,
 // and the direct-summation reference. Charges may be negative (Coulomb-like tests).
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <tuple>
 #include <vector>
@@ -108,12 +111,21 @@ struct ErrorStats {
   double median = 0, p99 = 0, max = 0;
 };
 
-// Relative acceleration errors |a - a_ref| / |a_ref| over all ranks.
+// Relative acceleration errors |a - a_ref| / |a_ref| over all ranks (collective). A rank whose
+// results and references differ in count, or an empty sample over all ranks, is a failed test,
+// not a pass: the statistics come back NaN, so every bound on them fails too.
 inline ErrorStats relativeErrors(const Comm& comm, const std::vector<Vec3d>& acc, const std::vector<AccPot>& ref) {
-  std::vector<double> local(acc.size());
-  for (std::size_t i = 0; i < acc.size(); ++i) local[i] = norm(acc[i] - ref[i].acc) / norm(ref[i].acc);
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  const bool sizes_differ = acc.size() != ref.size();
+  if (sizes_differ) ADD_FAILURE() << "relativeErrors: " << acc.size() << " results against " << ref.size() << " references";
+  std::vector<double> local(sizes_differ ? 0 : acc.size());
+  for (std::size_t i = 0; i < local.size(); ++i) local[i] = norm(acc[i] - ref[i].acc) / norm(ref[i].acc);
   const std::vector<double> all = sortedOverRanks(comm, local);
-  if (all.empty()) return {};
+  if (comm.allreduceMax(sizes_differ ? 1 : 0) != 0) return {kNaN, kNaN, kNaN};
+  if (all.empty()) {
+    ADD_FAILURE() << "relativeErrors: no particle on any rank, nothing was compared";
+    return {kNaN, kNaN, kNaN};
+  }
   auto at = [&](double q) { return all[static_cast<std::size_t>(q * static_cast<double>(all.size() - 1))]; };
   return {at(0.5), at(0.99), all.back()};
 }

@@ -29,9 +29,10 @@ TEST(PeriodicWrap, WrapsPeriodicAxesIntoTheRootDomainOnly) {
   const Vec3d inside{0.3, 1.0, 2.7};
   const Vec3d same = wrap(inside);
   EXPECT_TRUE(same.x == inside.x && same.y == inside.y && same.z == inside.z) << "inside: unchanged, bit for bit";
-  const double far = wrap(Vec3d{1e6 + 0.25, 0.0, 2.0}).x;
-  EXPECT_GE(far, -1.0);
-  EXPECT_LT(far, 1.0);
+  // Far outside, on both sides: 1e6 is 500000 periods, so both land on 0.25 (1e6 + 1.25 and
+  // -1e6 + 1.25 are exact in double, and so is fmod of them).
+  EXPECT_DOUBLE_EQ(wrap(Vec3d{1e6 + 0.25, 0.0, 2.0}).x, 0.25);
+  EXPECT_DOUBLE_EQ(wrap(Vec3d{-1e6 + 0.25, 0.0, 2.0}).x, 0.25);
   // A particle's position through getPos / setPos.
   Point p{{2.5, 5.0, -0.5}};
   wrap(p);
