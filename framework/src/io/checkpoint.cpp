@@ -156,24 +156,6 @@ std::optional<std::string> readFrame(SharedFile& file, const std::string& path, 
   return std::nullopt;
 }
 
-// Makes a rename in `file`'s directory durable (best effort: some file systems refuse to sync a
-// directory, and the file itself is already synced).
-void syncDirectoryOf(const std::string& file) {
-  const std::filesystem::path parent = std::filesystem::path(file).parent_path();
-  const int fd = ::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0) return;
-  static_cast<void>(::fsync(fd));
-  ::close(fd);
-}
-
-// What an Error says after its "grove error on rank R in STAGE: " (to wrap it in another).
-std::string_view messageOf(const Error& e) {
-  const std::string_view what(e.what());
-  const std::string marker = " in " + e.stage() + ": ";
-  const std::size_t at = what.find(marker);
-  return at == std::string_view::npos ? what : what.substr(at + marker.size());
-}
-
 std::span<const std::byte> bytesOf(const auto& value) {
   return std::as_bytes(std::span(&value, 1));
 }
@@ -219,6 +201,21 @@ std::uint64_t checksum64(std::span<const std::byte> bytes) noexcept {
   Checksum64 sum(bytes.size());
   sum.add(bytes);
   return sum.value();
+}
+
+std::optional<std::string> renameDurably(const std::string& from, const std::string& to) {
+  std::error_code ec;
+  std::filesystem::rename(from, to, ec);
+  if (ec) return fmt::format("{}: renaming {} to it failed: {}", to, from, ec.message());
+  // The rename reaches the disk with its directory (best effort: some file systems refuse to sync a
+  // directory, and the file itself is already synced).
+  const std::filesystem::path parent = std::filesystem::path(to).parent_path();
+  const int fd = ::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd >= 0) {
+    static_cast<void>(::fsync(fd));
+    ::close(fd);
+  }
+  return std::nullopt;
 }
 
 std::vector<std::byte> encodeDomainState(const DomainState& s) {
@@ -433,15 +430,12 @@ std::string Checkpoint::write(std::int64_t step) {
       std::filesystem::remove(temporary, ignored);
     }
     throw Error("Checkpoint::write", fmt::format("checkpoint {} not written (the checkpoints before it are kept): {}",
-                                                 path, messageOf(e)));
+                                                 path, e.message()));
   }
 
   // Rank 0 publishes it, then removes what is beyond `keep` (never the one just written).
   if (comm_.isRoot()) {
-    std::error_code ec;
-    std::filesystem::rename(temporary, path, ec);
-    if (ec) root_problem = fmt::format("{}: renaming {} failed: {}", path, temporary, ec.message());
-    else syncDirectoryOf(path);
+    if (auto p = detail::renameDurably(temporary, path)) root_problem = *p;
   }
   agreeOnRootFailure(comm_, root_problem, "Checkpoint::write");
   std::vector<std::string> existing = list();

@@ -48,6 +48,7 @@
 #include "grove/comm/comm.hpp"
 #include "grove/core/error.hpp"
 #include "grove/domain/domain_info.hpp"
+#include "grove/io/checksum.hpp"
 #include "grove/particles/particle_system.hpp"
 
 namespace grove::io {
@@ -124,26 +125,6 @@ class ByteReader {
   std::span<const std::byte> bytes_;
   std::size_t offset_ = 0;
   std::string what_;
-};
-
-// A 64-bit checksum of a block (word-wise multiply-xor; detects truncation and bit flips, not
-// an adversary).
-std::uint64_t checksum64(std::span<const std::byte> bytes) noexcept;
-
-// The same checksum fed in pieces, so that a block is checked without holding it whole (a
-// restore at another rank count checks every writer's blocks): the pieces of total_bytes in
-// order give checksum64 of their concatenation.
-class Checksum64 {
- public:
-  explicit Checksum64(std::uint64_t total_bytes) noexcept;
-  void add(std::span<const std::byte> bytes) noexcept;
-  std::uint64_t value() const noexcept;
-
- private:
-  void mix(std::uint64_t word) noexcept;
-  std::uint64_t h_;
-  std::uint64_t pending_ = 0;  // the bytes of an unfinished word, in memory order
-  std::size_t pending_bytes_ = 0;
 };
 
 std::vector<std::byte> encodeDomainState(const DomainState& state);
