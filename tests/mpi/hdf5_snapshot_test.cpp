@@ -22,6 +22,7 @@
 #include "grove/comm/comm.hpp"
 #include "grove/core/fault_injection.hpp"
 #include "grove/domain/domain_info.hpp"
+#include "grove/io/checksum.hpp"
 #include "grove/io/snapshot.hpp"
 #include "grove/particles/particle_system.hpp"
 

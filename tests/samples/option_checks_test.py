@@ -20,7 +20,7 @@ TIMEOUT = 30
 # Small runs, so that an option the sample wrongly accepts ends the run soon.
 SMALL = {
     "nbody": ["-n", "200", "--t-end", "0.015625", "--snapshot-format", "ascii"],
-    "sph": ["--nx", "24", "--n-ngb", "50", "--max-steps", "1"],
+    "sph": ["--nx", "48", "--n-ngb", "50", "--max-steps", "1"],
     "evrard": ["-N", "500", "--max-steps", "1", "--snapshot-format", "ascii"],
 }
 # (options, what the refusal must say)
