@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -145,6 +146,19 @@ inline void requireStepsLeft(const char* sample, bool more, double time, double 
   throw grove::Error(sample, fmt::format("no step left to run from {} (t = {}, step {}): --t-end {}{}", where, time,
                                          step, t_end,
                                          max_steps > 0 ? fmt::format(", --max-steps {}", max_steps) : std::string()));
+}
+
+// ---- files the samples write alone (rank 0) --------------------------------------------------------
+
+// After writing a text file (an ASCII snapshot, a log): flushes it, or closes it when `close`, and
+// stops the run naming the file and the system's reason when the disk refused any of it (a full
+// disk shows only here: the writes before went to the buffer).
+inline void requireWritten(std::FILE* f, const std::string& path, const char* sample, bool close = true) {
+  errno = 0;
+  bool failed = std::ferror(f) != 0;
+  failed = (close ? std::fclose(f) : std::fflush(f)) != 0 || failed;
+  if (failed)
+    throw grove::Error(sample, fmt::format("writing {} failed: {}", path, std::strerror(errno ? errno : EIO)));
 }
 
 // ---- parameter files ------------------------------------------------------------------------------

@@ -163,6 +163,7 @@ class EnergyLog {
     if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
     const std::string header = "step,time,dt,kinetic,thermal,potential,total,relative_change,step_seconds";
     const std::string rows = samples::logRowsUpTo(path, header, resume_after);
+    path_ = path.string();
     file_ = std::fopen(path.c_str(), "w");
     if (!file_) throw grove::Error("evrard", fmt::format("cannot write the energy file {}", path.string()));
     std::fputs(rows.c_str(), file_);
@@ -177,11 +178,12 @@ class EnergyLog {
     if (!file_) return;
     fmt::print(file_, "{},{:.8g},{:.6g},{:.10g},{:.10g},{:.10g},{:.10g},{:.6e},{:.5f}\n", step, time, dt, e.kinetic,
                e.thermal, e.potential, e.total(), (e.total() - e0) / std::abs(e0), seconds);
-    std::fflush(file_);
+    samples::requireWritten(file_, path_, "evrard", false);
   }
 
  private:
   std::FILE* file_ = nullptr;
+  std::string path_;
 };
 
 void writeAsciiSnapshot(const std::vector<evrard::EvrardParticle>& all, const std::filesystem::path& path,
@@ -192,7 +194,7 @@ void writeAsciiSnapshot(const std::vector<evrard::EvrardParticle>& all, const st
   for (const auto& p : all)
     fmt::print(f, "{} {:.9g} {:.9g} {:.9g} {:.9g} {:.9g} {:.9g} {:.9g} {:.9g} {:.9g} {:.9g} {:.9g}\n", p.id, p.mass,
                p.pos.x, p.pos.y, p.pos.z, p.vel.x, p.vel.y, p.vel.z, p.u, p.dens, p.h, p.pot);
-  std::fclose(f);
+  samples::requireWritten(f, path.string(), "evrard");
 }
 
 // Collective: one HDF5 file from all ranks, or an ASCII table gathered to rank 0.

@@ -100,7 +100,7 @@ void writeSnapshotRows(const std::vector<user::Body>& all, const std::filesystem
   for (const auto& b : all)
     fmt::print(f, "{} {:.9g} {:.9g} {:.9g} {:.9g} {:.9g} {:.9g} {:.9g}\n", b.id, b.mass, b.pos.x, b.pos.y, b.pos.z,
                b.vel.x, b.vel.y, b.vel.z);
-  std::fclose(f);
+  samples::requireWritten(f, path.string(), "nbody");
 }
 
 // Every rank's bodies at `step` (collective): one HDF5 file written by all ranks, or an ASCII
@@ -262,10 +262,11 @@ int run(const grove::Runtime& runtime, const Options& opt, SpKernel sp_kernel_of
                  step_seconds);
     if ((opt.snapshot_every > 0 && step % opt.snapshot_every == 0) || step == last_step)
       writeSnapshot(opt, bodies.particles(), bodies.comm(), out, step, time);
-    if (energy_log) std::fflush(energy_log);  // the log holds every step a checkpoint does
+    if (energy_log)  // the log holds every step a checkpoint does
+      samples::requireWritten(energy_log, (out / "energy.csv").string(), "nbody", false);
     samples::checkpointIfDue(checkpoint, opt.restart, step);
   }
-  if (energy_log) std::fclose(energy_log);
+  if (energy_log) samples::requireWritten(energy_log, (out / "energy.csv").string(), "nbody");
   const std::int64_t steps_run = last_step - first_step + 1;
   grove::log("done: {} steps, {:.3f} s per step; energy log and snapshots in {}", steps_run,
              steps_run ? total_seconds / static_cast<double>(steps_run) : 0.0, out.string());

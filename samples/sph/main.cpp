@@ -209,7 +209,7 @@ void writeProfiles(const std::vector<sph::ProfileBin>& bins, const std::filesyst
   for (const auto& b : bins)
     fmt::print(f, "{:.10g},{:.10g},{:.10g},{:.10g},{},{:.10g},{:.10g},{:.10g}\n", b.x, b.density, b.velocity, b.pressure,
                b.count, b.exact.density, b.exact.velocity, b.exact.pressure);
-  std::fclose(f);
+  samples::requireWritten(f, path.string(), "sph");
 }
 
 // What a run's loop leaves for the report: the end time, the steps, the next step's dt, stage

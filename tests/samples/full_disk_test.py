@@ -6,7 +6,8 @@ second HDF5 snapshot of a run that overwrites an earlier run's; and a rank kille
 writing that snapshot. Each run must stop with an error (not hang: every run has a timeout) that
 names the file and "No space left on device", the same on every rank that printed it; the two
 checkpoints before it must stay and restart the run; the earlier snapshot of that name must be
-bitwise as it was, and no temporary file may stay after an error. Where this machine lets root
+bitwise as it was, and no temporary file may stay after an error. The energy log, which rank 0
+writes alone, on /dev/full must stop the run with the same words. Where this machine lets root
 mount a small tmpfs, the same runs meet a real full disk (CI machines may not allow mounts: that
 part is then skipped, and says so).
 
@@ -108,6 +109,15 @@ def main():
                                                    "--seed", "3"], work, f"kill:{per_snapshot + 2}@{last}")
         assert rc != 0, f"the killed run ended well:\n{text}"
         assert digest(second) == before, "a run killed while writing a snapshot changed the file of its name"
+
+    # What the sample writes alone on rank 0 (its energy log here, ASCII snapshots alike) on a full
+    # disk: /dev/full in the log's place.
+    if os.path.exists("/dev/full"):
+        os.makedirs(os.path.join(work, "devfull"))
+        os.symlink("/dev/full", os.path.join(work, "devfull", "energy.csv"))
+        rc, text = run(mpiexec, np, nbody, ARGS + ["--t-end", "0.015625", "--snapshot-format", "ascii",
+                                                   "-o", "devfull"], work)
+        assert rc != 0 and "writing devfull/energy.csv failed: No space left on device" in text, text
 
     # A real full disk, where root may mount a small tmpfs.
     disk = os.path.join(work, "tmpfs")
