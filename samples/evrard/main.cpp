@@ -163,6 +163,7 @@ class EnergyLog {
     if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
     const std::string header = "step,time,dt,kinetic,thermal,potential,total,relative_change,step_seconds";
     const std::string rows = samples::logRowsUpTo(path, header, resume_after);
+    path_ = path.string();
     file_ = std::fopen(path.c_str(), "w");
     if (!file_) throw grove::Error("evrard", fmt::format("cannot write the energy file {}", path.string()));
     std::fputs(rows.c_str(), file_);
@@ -177,11 +178,12 @@ class EnergyLog {
     if (!file_) return;
     fmt::print(file_, "{},{:.8g},{:.6g},{:.10g},{:.10g},{:.10g},{:.10g},{:.6e},{:.5f}\n", step, time, dt, e.kinetic,
                e.thermal, e.potential, e.total(), (e.total() - e0) / std::abs(e0), seconds);
-    std::fflush(file_);
+    samples::requireWritten(file_, path_, "evrard", false);
   }
 
  private:
   std::FILE* file_ = nullptr;
+  std::string path_;
 };
 
 void writeAsciiSnapshot(const std::vector<evrard::EvrardParticle>& all, const std::filesystem::path& path,
@@ -192,7 +194,7 @@ void writeAsciiSnapshot(const std::vector<evrard::EvrardParticle>& all, const st
   for (const auto& p : all)
     fmt::print(f, "{} {:.9g} {:.9g} {:.9g} {:.9g} {:.9g} {:.9g} {:.9g} {:.9g} {:.9g} {:.9g} {:.9g}\n", p.id, p.mass,
                p.pos.x, p.pos.y, p.pos.z, p.vel.x, p.vel.y, p.vel.z, p.u, p.dens, p.h, p.pot);
-  std::fclose(f);
+  samples::requireWritten(f, path.string(), "evrard");
 }
 
 // Collective: one HDF5 file from all ranks, or an ASCII table gathered to rank 0.
@@ -290,6 +292,25 @@ struct Extremes {
   }
 };
 
+// Whether the loop takes another step from `time` after `step` steps.
+bool moreSteps(double time, std::int64_t step, const Options& opt) {
+  return time < opt.t_end * (1.0 - 1e-12) && (opt.max_steps == 0 || step < opt.max_steps);
+}
+
+// What a restart may change (reported) and may not (refused): samples::RunOptions.
+samples::RunOptions runOptionsOf(const Options& opt) {
+  samples::RunOptions o;
+  o.fixed("particles", opt.n).fixed("seed", opt.seed);
+  o.changeable("t-end", opt.t_end).changeable("max-steps", opt.max_steps).changeable("theta", opt.theta);
+  o.changeable("moment", opt.moment).changeable("softening", opt.softening);
+  o.changeable("softening-law", opt.softening_law).changeable("n-ngb", opt.n_neighbours);
+  o.changeable("alpha", opt.alpha).changeable("cfl", opt.cfl).changeable("eta-acc", opt.eta_acc);
+  o.changeable("dt-max", opt.dt_max).changeable("n-leaf", opt.n_leaf).changeable("n-group", opt.n_group);
+  o.changeable("n-group-gravity", opt.n_group_gravity).changeable("decompose-every", opt.decompose_every);
+  o.changeable("snapshot-every", opt.snapshot_every);
+  return o;
+}
+
 template <class GravityTree, class SpKernel>
 int run(const grove::Runtime& runtime, const Options& opt) {
   const evrard::Softening softening{opt.softening_law == "plummer" ? evrard::SofteningLaw::kPlummer
@@ -301,9 +322,14 @@ int run(const grove::Runtime& runtime, const Options& opt) {
   const std::filesystem::path out(opt.output_dir);
   LoopState loop;
   Extremes extremes;
+  std::string options;  // the run's options, as its checkpoints record them
   grove::io::Checkpoint checkpoint((out / "restart").string(), gas.comm());
   checkpoint.particles("gas", gas).domain("domain", dinfo).value("loop", loop).value("extremes", extremes);
-  const std::optional<grove::io::RestartInfo> restart = samples::restoreIfAsked(checkpoint, opt.restart, "evrard");
+  checkpoint.value("options", options);
+  const std::optional<grove::io::RestartInfo> restart =
+      samples::restoreIfAsked(checkpoint, opt.restart, runOptionsOf(opt), options, "evrard");
+  samples::requireStepsLeft("evrard", moreSteps(loop.time, loop.step, opt), loop.time, opt.t_end, loop.step,
+                            opt.max_steps, restart ? "the checkpoint " + restart->path : "the start");
   if (!restart) generate(gas, opt);
   if (!restart || !restart->same_rank_count) {
     dinfo.decomposeDomainAll(gas);
@@ -350,8 +376,7 @@ int run(const grove::Runtime& runtime, const Options& opt) {
   const double e0 = loop.e0;
   StageSeconds sum;
   std::vector<double> step_seconds;
-  const auto more = [&] { return time < opt.t_end * (1.0 - 1e-12) && (opt.max_steps == 0 || step < opt.max_steps); };
-  while (more()) {
+  while (moreSteps(time, step, opt)) {
     ++step;
     // Steps end exactly on snapshot times and t_end (the step is global, so this costs nothing).
     const double target = std::min(next_snapshot, opt.t_end);
@@ -436,47 +461,53 @@ int main(int argc, char** argv) {
   Options opt;
   CLI::App app{"grove Evrard sample: adiabatic collapse of a self-gravitating gas sphere (SPH + tree gravity)"};
   samples::enableParameterFile(app);
-  app.add_option("-N,--particles", opt.n, "number of gas particles")->check(CLI::Range(std::int64_t{64}, std::int64_t{1} << 40));
-  app.add_option("--t-end", opt.t_end, "end time (units sqrt(R^3 / G M))")->check(CLI::NonNegativeNumber);
-  app.add_option("--theta", opt.theta, "gravity tree opening angle")->check(CLI::Range(0.0, 1.5));
+  app.add_option("-N,--particles", opt.n, "number of gas particles")
+      ->check(samples::integerIn(64, std::int64_t{1} << 40));
+  app.add_option("--t-end", opt.t_end, "end time (units sqrt(R^3 / G M))")->check(samples::kPositive);
+  app.add_option("--theta", opt.theta, "gravity tree opening angle")->check(samples::inRange(0.0, 1.5));
   app.add_option("--moment", opt.moment, "gravity tree cells' moment")->check(CLI::IsMember({"monopole", "quadrupole"}));
   app.add_option("--softening", opt.softening, "gravitational softening eps (Plummer-equivalent: phi(0) = -m/eps)")
-      ->check(CLI::PositiveNumber);
+      ->check(samples::kPositive);
   app.add_option("--softening-law", opt.softening_law, "plummer, or spline (GADGET-2's, support 2.8 eps)")
       ->check(CLI::IsMember({"plummer", "spline"}));
   app.add_option("--n-ngb", opt.n_neighbours, "SPH target neighbour number (4 pi/3) h^3 rho / m")
-      ->check(CLI::Range(8.0, 1000.0));
-  app.add_option("--alpha", opt.alpha, "artificial viscosity alpha")->check(CLI::NonNegativeNumber);
+      ->check(samples::inRange(8.0, 1000.0));
+  app.add_option("--alpha", opt.alpha, "artificial viscosity alpha")->check(samples::kNonNegative);
   app.add_option("--cfl", opt.cfl, "Courant factor: dt <= cfl h / v_signal")
-      ->check(CLI::PositiveNumber)
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(samples::finiteNumber("in (0, 1]", "(0, 1]", [](double x) { return x > 0 && x <= 1; }));
   app.add_option("--eta-acc", opt.eta_acc, "acceleration criterion: dt <= sqrt(2 eta eps / |a|)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--dt-max", opt.dt_max, "largest time step")->check(CLI::PositiveNumber);
-  app.add_option("--n-leaf", opt.n_leaf, "most particles in a leaf")->check(CLI::PositiveNumber);
-  app.add_option("--n-group", opt.n_group, "most particles sharing one SPH interaction list")->check(CLI::PositiveNumber);
+      ->check(samples::kPositive);
+  app.add_option("--dt-max", opt.dt_max, "largest time step")->check(samples::kPositive);
+  app.add_option("--n-leaf", opt.n_leaf, "most particles in a leaf")->check(samples::integerAtLeast(1));
+  app.add_option("--n-group", opt.n_group, "most particles sharing one SPH interaction list")
+      ->check(samples::integerAtLeast(1));
   app.add_option("--n-group-gravity", opt.n_group_gravity, "most particles sharing one gravity interaction list")
-      ->check(CLI::PositiveNumber);
+      ->check(samples::integerAtLeast(1));
   app.add_option("--decompose-every", opt.decompose_every, "steps between domain decompositions")
-      ->check(CLI::PositiveNumber);
+      ->check(samples::integerAtLeast(1));
   app.add_option("--max-steps", opt.max_steps, "stop after this many steps (0: run to t_end)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(samples::integerAtLeast(0));
   app.add_option("--seed", opt.seed, "random shift of the initial lattice");
   app.add_option("-o,--output-dir", opt.output_dir, "directory for the energy file and snapshots");
   app.add_option("--energy-file", opt.energy_file, "energy CSV, one line per step (default <output-dir>/energy.csv)");
   app.add_option("--snapshot-every", opt.snapshot_every, "simulation time between snapshots (0: the last only)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(samples::kNonNegative);
   app.add_option("--snapshot-format", opt.snapshot_format,
                  "hdf5: one file from all ranks (grove::io; the default where grove has HDF5), ascii: a table")
       ->check(CLI::IsMember({"hdf5", "ascii"}));
   app.add_option("--energy-tolerance", opt.energy_tolerance,
                  "fail unless |E - E0| / |E0| stays at or below this at every step")
-      ->check(CLI::PositiveNumber);
+      ->check(samples::kPositive);
   app.add_option("--direct-check-max-n", opt.direct_check_max_n,
                  "check the start's tree W against direct summation (O(N^2)) up to this N")
-      ->check(CLI::NonNegativeNumber);
+      ->check(samples::integerAtLeast(0));
   samples::addRestartOptions(app, opt.restart);
-  CLI11_PARSE(app, argc, argv);
+  if (const auto exit_code = samples::parse(app, argc, argv)) return *exit_code;
+  // The gas, its SPH and gravity trees' copies and the exchange's buffers: about eight particles'
+  // bytes each; and on every rank the whole initial lattice (its candidates and points).
+  samples::requireMemoryFor("evrard", fmt::format("--particles {}", opt.n), static_cast<long double>(opt.n),
+                            runtime.rankCount(), 8.0L * sizeof(evrard::EvrardParticle),
+                            1.8L * 32 + sizeof(evrard::LatticePoint));
   samples::chooseSnapshotFormat(app, opt.snapshot_format, runtime.rankCount(), "evrard");
   opt.parameters = samples::parametersInEffect(app);
   if (opt.moment == "quadrupole")

@@ -100,7 +100,7 @@ void writeSnapshotRows(const std::vector<user::Body>& all, const std::filesystem
   for (const auto& b : all)
     fmt::print(f, "{} {:.9g} {:.9g} {:.9g} {:.9g} {:.9g} {:.9g} {:.9g}\n", b.id, b.mass, b.pos.x, b.pos.y, b.pos.z,
                b.vel.x, b.vel.y, b.vel.z);
-  std::fclose(f);
+  samples::requireWritten(f, path.string(), "nbody");
 }
 
 // Every rank's bodies at `step` (collective): one HDF5 file written by all ranks, or an ASCII
@@ -157,6 +157,17 @@ void checkAccuracy(const grove::ParticleSystem<user::Body>& bodies, const Option
              at(0.5), at(0.99), gathered.back());
 }
 
+// What a restart may change (reported) and may not (refused): samples::RunOptions.
+samples::RunOptions runOptionsOf(const Options& opt) {
+  samples::RunOptions o;
+  o.fixed("particles", opt.n).fixed("ic", opt.ic).fixed("seed", opt.seed);
+  o.changeable("dt", opt.dt).changeable("t-end", opt.t_end).changeable("eps", opt.eps).changeable("theta", opt.theta);
+  o.changeable("moment", opt.moment).changeable("n-leaf", opt.n_leaf).changeable("n-group", opt.n_group);
+  o.changeable("method", opt.method).changeable("decompose-every", opt.decompose_every);
+  o.changeable("n-reuse", opt.n_reuse).changeable("snapshot-every", opt.snapshot_every);
+  return o;
+}
+
 template <class Tree, class SpKernel>
 int run(const grove::Runtime& runtime, const Options& opt, SpKernel sp_kernel_of_eps2) {
   grove::ParticleSystem<user::Body> bodies;
@@ -168,10 +179,16 @@ int run(const grove::Runtime& runtime, const Options& opt, SpKernel sp_kernel_of
   double time = 0.0;
   std::int64_t step = 0;
   Energy e0;
+  std::string options;  // the run's options, as its checkpoints record them
   grove::io::Checkpoint checkpoint((out / "restart").string(), bodies.comm());
   checkpoint.particles("bodies", bodies).domain("domain", dinfo).value("time", time).value("step", step);
-  checkpoint.value("initial_energy", e0);
-  const std::optional<grove::io::RestartInfo> restart = samples::restoreIfAsked(checkpoint, opt.restart, "nbody");
+  checkpoint.value("initial_energy", e0).value("options", options);
+  const std::optional<grove::io::RestartInfo> restart =
+      samples::restoreIfAsked(checkpoint, opt.restart, runOptionsOf(opt), options, "nbody");
+  // The steps to t_end from here (a restart may change dt and t_end): none, or an overflowing
+  // count, stops the run before it starts.
+  const std::int64_t last_step =
+      step + samples::fixedSteps("nbody", time, opt.t_end, opt.dt, restart ? "the checkpoint " + restart->path : "the start");
   if (!restart) generate(bodies, opt);
   if (!restart || !restart->same_rank_count) {
     dinfo.decomposeDomainAll(bodies);
@@ -217,10 +234,9 @@ int run(const grove::Runtime& runtime, const Options& opt, SpKernel sp_kernel_of
     grove::log("t = 0  E = {:.8f} (K = {:.6f}, W = {:.6f})", e0.total(), e0.kinetic, e0.potential);
   }
 
-  const auto n_steps = static_cast<std::int64_t>(std::llround(opt.t_end / opt.dt));
   const std::int64_t first_step = step + 1;
   double total_seconds = 0.0;
-  for (step = first_step; step <= n_steps; ++step) {
+  for (step = first_step; step <= last_step; ++step) {
     const auto start = std::chrono::steady_clock::now();
     for (auto& b : bodies) {
       b.vel += (0.5 * opt.dt) * b.acc;
@@ -244,13 +260,14 @@ int run(const grove::Runtime& runtime, const Options& opt, SpKernel sp_kernel_of
     if (energy_log)
       fmt::print(energy_log, "{},{},{},{},{},{},{}\n", step, time, e.kinetic, e.potential, e.total(), relative_error,
                  step_seconds);
-    if ((opt.snapshot_every > 0 && step % opt.snapshot_every == 0) || step == n_steps)
+    if ((opt.snapshot_every > 0 && step % opt.snapshot_every == 0) || step == last_step)
       writeSnapshot(opt, bodies.particles(), bodies.comm(), out, step, time);
-    if (energy_log) std::fflush(energy_log);  // the log holds every step a checkpoint does
+    if (energy_log)  // the log holds every step a checkpoint does
+      samples::requireWritten(energy_log, (out / "energy.csv").string(), "nbody", false);
     samples::checkpointIfDue(checkpoint, opt.restart, step);
   }
-  if (energy_log) std::fclose(energy_log);
-  const std::int64_t steps_run = std::max<std::int64_t>(0, n_steps - first_step + 1);
+  if (energy_log) samples::requireWritten(energy_log, (out / "energy.csv").string(), "nbody");
+  const std::int64_t steps_run = last_step - first_step + 1;
   grove::log("done: {} steps, {:.3f} s per step; energy log and snapshots in {}", steps_run,
              steps_run ? total_seconds / static_cast<double>(steps_run) : 0.0, out.string());
   // Equal checksums: bitwise equal bodies (how tests/samples/restart_test.py compares runs).
@@ -271,7 +288,7 @@ int runResidentSample(const grove::Runtime& runtime, const Options& opt) {
   ro.theta = opt.theta, ro.eps = opt.eps, ro.dt = opt.dt, ro.n_leaf = opt.n_leaf, ro.n_group = opt.n_group;
   ro.n_reuse = opt.n_reuse, ro.snapshot_every = opt.snapshot_every, ro.quadrupole = opt.moment == "quadrupole";
   ro.decompose_every = opt.decompose_every, ro.orb = opt.method == "orb", ro.counted_cuts = opt.cuts == "counted";
-  ro.steps = static_cast<std::int64_t>(std::llround(opt.t_end / opt.dt));
+  ro.steps = samples::fixedSteps("nbody", 0.0, opt.t_end, opt.dt, "the start");
   const std::filesystem::path out(opt.output_dir);
   std::FILE* energy_log = runtime.rank() == 0 ? openEnergyLog(out) : nullptr;
   double e0 = 0.0, total_seconds = 0.0;
@@ -312,21 +329,26 @@ int main(int argc, char** argv) {
   Options opt;
   CLI::App app{"grove N-body sample: self-gravity with a Barnes-Hut tree"};
   samples::enableParameterFile(app);
-  app.add_option("-n,--particles", opt.n, "number of bodies")->check(CLI::PositiveNumber);
+  app.add_option("-n,--particles", opt.n, "number of bodies (at least 2: one body has no gravity)")
+      ->check(samples::integerAtLeast(2));
   app.add_option("--ic", opt.ic, "initial condition")->check(CLI::IsMember({"cold", "plummer"}));
   app.add_option("--moment", opt.moment, "tree moment")->check(CLI::IsMember({"monopole", "quadrupole"}));
   app.add_option("--method", opt.method, "domain decomposition")->check(CLI::IsMember({"multisection", "orb"}));
   app.add_option("--cuts", opt.cuts,
                  "--gpu resident: domain cuts from samples (weighted) or from counting every particle on the GPU")
       ->check(CLI::IsMember({"sampled", "counted"}));
-  app.add_option("--theta", opt.theta, "opening angle")->check(CLI::NonNegativeNumber);
-  app.add_option("--n-leaf", opt.n_leaf, "most particles in a leaf")->check(CLI::PositiveNumber);
-  app.add_option("--n-group", opt.n_group, "most particles sharing one interaction list")->check(CLI::PositiveNumber);
-  app.add_option("--eps", opt.eps, "Plummer softening length")->check(CLI::PositiveNumber);
-  app.add_option("--dt", opt.dt, "time step")->check(CLI::PositiveNumber);
-  app.add_option("--t-end", opt.t_end, "end time")->check(CLI::NonNegativeNumber);
-  app.add_option("--decompose-every", opt.decompose_every, "steps between decompositions")->check(CLI::PositiveNumber);
-  app.add_option("--snapshot-every", opt.snapshot_every, "steps between snapshots (0: last only)");
+  app.add_option("--theta", opt.theta, "opening angle")->check(samples::kNonNegative);
+  app.add_option("--n-leaf", opt.n_leaf, "most particles in a leaf")->check(samples::integerAtLeast(1));
+  app.add_option("--n-group", opt.n_group, "most particles sharing one interaction list")
+      ->check(samples::integerAtLeast(1));
+  app.add_option("--eps", opt.eps, "Plummer softening length")->check(samples::kPositive);
+  app.add_option("--dt", opt.dt, "time step")->check(samples::kPositive);
+  app.add_option("--t-end", opt.t_end, "end time (a run takes round(t-end / dt) steps, at least one)")
+      ->check(samples::kPositive);
+  app.add_option("--decompose-every", opt.decompose_every, "steps between decompositions")
+      ->check(samples::integerAtLeast(1));
+  app.add_option("--snapshot-every", opt.snapshot_every, "steps between snapshots (0: last only)")
+      ->check(samples::integerAtLeast(0));
   app.add_option("--snapshot-format", opt.snapshot_format,
                  "hdf5: one file from all ranks (grove::io; the default where grove has HDF5), ascii: a table")
       ->check(CLI::IsMember({"hdf5", "ascii"}));
@@ -334,16 +356,20 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output-dir", opt.output_dir, "directory for the energy log and snapshots");
   samples::addRestartOptions(app, opt.restart);
   app.add_option("--check-accuracy", opt.check_accuracy,
-                 "compare this many bodies per rank with direct summation at t = 0");
+                 "compare this many bodies per rank with direct summation at t = 0")
+      ->check(samples::integerAtLeast(0));
   app.add_option("--gpu", opt.gpu,
                  "GPU: forces by the hand-written template or grove's engine, or the whole loop resident on it")
       ->check(CLI::IsMember({"none", "template", "engine", "resident"}));
   app.add_option("--gpu-form", opt.gpu_form, "multiwalk form")->check(CLI::IsMember({"plain", "index"}));
   app.add_option("--n-reuse", opt.n_reuse, "steps per interaction-list build (reuse in between)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--n-walk", opt.n_walk, "walks per multiwalk batch")->check(CLI::PositiveNumber);
-  app.add_option("--tag-max", opt.tag_max, "multiwalk tags (batches in flight)")->check(CLI::PositiveNumber);
-  CLI11_PARSE(app, argc, argv);
+      ->check(samples::integerAtLeast(1));
+  app.add_option("--n-walk", opt.n_walk, "walks per multiwalk batch")->check(samples::integerAtLeast(1));
+  app.add_option("--tag-max", opt.tag_max, "multiwalk tags (batches in flight)")->check(samples::integerAtLeast(1));
+  if (const auto exit_code = samples::parse(app, argc, argv)) return *exit_code;
+  // Particles, the trees' copies of them and the exchange's buffers: about four bodies' bytes each.
+  samples::requireMemoryFor("nbody", fmt::format("--particles {}", opt.n), static_cast<long double>(opt.n),
+                            runtime.rankCount(), 4.0L * sizeof(user::Body));
   samples::chooseSnapshotFormat(app, opt.snapshot_format, runtime.rankCount(), "nbody");
   opt.parameters = samples::parametersInEffect(app);
   if (opt.restart.checkpoint_every % opt.n_reuse != 0)

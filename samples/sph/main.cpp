@@ -209,7 +209,7 @@ void writeProfiles(const std::vector<sph::ProfileBin>& bins, const std::filesyst
   for (const auto& b : bins)
     fmt::print(f, "{:.10g},{:.10g},{:.10g},{:.10g},{},{:.10g},{:.10g},{:.10g}\n", b.x, b.density, b.velocity, b.pressure,
                b.count, b.exact.density, b.exact.velocity, b.exact.pressure);
-  std::fclose(f);
+  samples::requireWritten(f, path.string(), "sph");
 }
 
 // What a run's loop leaves for the report: the end time, the steps, the next step's dt, stage
@@ -360,6 +360,17 @@ LoopResult residentLoop(const grove::Runtime& runtime, const Options& opt, const
 }
 #endif
 
+// What a restart may change (reported) and may not (refused): samples::RunOptions.
+samples::RunOptions runOptionsOf(const Options& opt) {
+  samples::RunOptions o;
+  o.fixed("nx", opt.nx);
+  o.changeable("t-end", opt.t_end).changeable("max-steps", opt.max_steps).changeable("cfl", opt.cfl);
+  o.changeable("n-ngb", opt.n_neighbours).changeable("alpha", opt.alpha).changeable("search-factor", opt.search_factor);
+  o.changeable("n-leaf", opt.n_leaf).changeable("n-group", opt.n_group).changeable("method", opt.method);
+  o.changeable("decompose-every", opt.decompose_every);
+  return o;
+}
+
 int run(const grove::Runtime& runtime, const Options& opt) {
   const sph::ShockTube tube(opt.nx);
   Gas gas;
@@ -371,10 +382,14 @@ int run(const grove::Runtime& runtime, const Options& opt) {
   // The run's state, named once for its checkpoints (and restored from one on --restart).
   const std::filesystem::path out(opt.output_dir);
   LoopResult loop;
+  std::string options;  // the run's options, as its checkpoints record them
   grove::io::Checkpoint checkpoint((out / "restart").string(), gas.comm());
   checkpoint.particles("gas", gas).domain("domain", dinfo).value("time", loop.time).value("step", loop.steps);
-  checkpoint.value("dt", loop.dt).value("initial_conserved", loop.c0);
-  const std::optional<grove::io::RestartInfo> restart = samples::restoreIfAsked(checkpoint, opt.restart, "sph");
+  checkpoint.value("dt", loop.dt).value("initial_conserved", loop.c0).value("options", options);
+  const std::optional<grove::io::RestartInfo> restart =
+      samples::restoreIfAsked(checkpoint, opt.restart, runOptionsOf(opt), options, "sph");
+  samples::requireStepsLeft("sph", moreSteps(loop.time, loop.steps, opt), loop.time, opt.t_end, loop.steps,
+                            opt.max_steps, restart ? "the checkpoint " + restart->path : "the start");
   if (!restart) generate(gas, tube, opt.n_neighbours);
   if (!restart || !restart->same_rank_count) {
     dinfo.decomposeDomainAll(gas);
@@ -458,32 +473,39 @@ int main(int argc, char** argv) {
   CLI::App app{"grove SPH sample: 3-D Sod shock tube"};
   samples::enableParameterFile(app);
   app.add_option("--nx", opt.nx, "lattice planes across the left half (multiple of 8; N = nx^3 * 9/128)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--n-ngb", opt.n_neighbours, "target neighbour number (4 pi/3) h^3 rho / m")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--t-end", opt.t_end, "end time (profiles are valid up to 0.143)")->check(CLI::NonNegativeNumber);
-  app.add_option("--cfl", opt.cfl, "Courant factor: dt = cfl * h / v_signal")->check(CLI::PositiveNumber);
-  app.add_option("--alpha", opt.alpha, "artificial viscosity alpha")->check(CLI::NonNegativeNumber);
+      ->check(samples::integerIn(8, INT32_MAX));
+  app.add_option("--n-ngb", opt.n_neighbours, "target neighbour number (4 pi/3) h^3 rho / m")->check(samples::kPositive);
+  app.add_option("--t-end", opt.t_end, "end time (profiles are valid up to 0.143)")->check(samples::kPositive);
+  app.add_option("--cfl", opt.cfl, "Courant factor: dt = cfl * h / v_signal")->check(samples::kPositive);
+  app.add_option("--alpha", opt.alpha, "artificial viscosity alpha")->check(samples::kNonNegative);
   app.add_option("--search-factor", opt.search_factor, "density search radius / last h")
-      ->check(CLI::Range(1.0, 4.0));
-  app.add_option("--n-leaf", opt.n_leaf, "most particles in a leaf")->check(CLI::PositiveNumber);
-  app.add_option("--n-group", opt.n_group, "most particles sharing one interaction list")->check(CLI::PositiveNumber);
-  app.add_option("--bins", opt.bins, "profile bins across the box")->check(CLI::PositiveNumber);
-  app.add_option("--decompose-every", opt.decompose_every, "steps between decompositions")->check(CLI::PositiveNumber);
-  app.add_option("--max-steps", opt.max_steps, "stop after this many steps (0: run to t_end)");
+      ->check(samples::inRange(1.0, 4.0));
+  app.add_option("--n-leaf", opt.n_leaf, "most particles in a leaf")->check(samples::integerAtLeast(1));
+  app.add_option("--n-group", opt.n_group, "most particles sharing one interaction list")
+      ->check(samples::integerAtLeast(1));
+  app.add_option("--bins", opt.bins, "profile bins across the box")->check(samples::integerAtLeast(1));
+  app.add_option("--decompose-every", opt.decompose_every, "steps between decompositions")
+      ->check(samples::integerAtLeast(1));
+  app.add_option("--max-steps", opt.max_steps, "stop after this many steps (0: run to t_end)")
+      ->check(samples::integerAtLeast(0));
   app.add_option("--method", opt.method, "domain decomposition")->check(CLI::IsMember({"multisection", "orb"}));
   app.add_option("-o,--output-dir", opt.output_dir, "directory for profiles.csv");
   app.add_option("--gpu", opt.gpu, "density and hydro passes on the GPU: the hand-written template or grove's engine; or the whole step "
                  "resident on it")
       ->check(CLI::IsMember({"none", "template", "engine", "resident"}));
   app.add_option("--gpu-form", opt.gpu_form, "multiwalk form")->check(CLI::IsMember({"plain", "index"}));
-  app.add_option("--n-walk", opt.n_walk, "walks (groups) per multiwalk batch")->check(CLI::PositiveNumber);
-  app.add_option("--tag-max", opt.tag_max, "multiwalk tags (batches in flight)")->check(CLI::PositiveNumber);
+  app.add_option("--n-walk", opt.n_walk, "walks (groups) per multiwalk batch")->check(samples::integerAtLeast(1));
+  app.add_option("--tag-max", opt.tag_max, "multiwalk tags (batches in flight)")->check(samples::integerAtLeast(1));
   app.add_option("--search-lanes", opt.search_lanes,
                  "--gpu resident: threads per particle in the neighbour search (0: chosen by the particle count)")
       ->check(CLI::IsMember({0, 1, 2, 4, 8}));
   samples::addRestartOptions(app, opt.restart);
-  CLI11_PARSE(app, argc, argv);
+  if (const auto exit_code = samples::parse(app, argc, argv)) return *exit_code;
+  // N = nx^3 * 9/128, counted before the tube is made; the gas, its density and hydro trees'
+  // copies and the exchange's buffers: about eight particles' bytes each.
+  const long double nx = opt.nx;
+  samples::requireMemoryFor("sph", fmt::format("--nx {}", opt.nx), nx * nx * nx * 9 / 128, runtime.rankCount(),
+                            8.0L * sizeof(sph::GasParticle));
   opt.parameters = samples::parametersInEffect(app);
   if (opt.gpu == "resident" && (opt.restart.checkpoint_every > 0 || !opt.restart.restart.empty()))
     throw grove::Error("sph", "--checkpoint-every and --restart serve the host loop (CPU and multiwalk passes); the "

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "grove/core/fault_injection.hpp"
 #include "grove/grove.hpp"
 #include "io_particles.hpp"
 
@@ -312,6 +313,45 @@ TEST_F(ParticleFiles, FullDiskIsAnErrorOnEveryRank) {
   if (probe == nullptr) GTEST_SKIP() << "no /dev/full here";
   std::fclose(probe);
   expectErrorNaming([&] { psys_.writeParticleAscii("/dev/full"); }, "/dev/full");
+}
+
+// Issue 29: a write that fails on one rank is the same error on every rank, naming the file and
+// the system's reason: /dev/full for the one file rank 0 writes, GROVE_FAULT_INJECT (ENOSPC) for the
+// last rank's own file.
+TEST_F(ParticleFiles, AFailedWriteIsTheSameErrorOnEveryRankWithTheReason) {
+  auto message_of = [](auto&& write) {
+    try {
+      write();
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      return what.substr(std::min(what.find(" in "), what.size()));  // without "grove error on rank R"
+    }
+    return std::string();
+  };
+  auto same_on_every_rank = [&](const std::string& text) {
+    const std::vector<char> mine(text.begin(), text.end());
+    const std::vector<char> first = [&] {
+      std::vector<char> t = mine;
+      comm_.broadcast(t, 0);
+      return t;
+    }();
+    return comm_.allreduceSum(first == mine ? 0 : 1) == 0;
+  };
+  std::FILE* probe = std::fopen("/dev/full", "w");
+  if (probe != nullptr) {
+    std::fclose(probe);
+    const std::string message = message_of([&] { psys_.writeParticleAscii("/dev/full"); });
+    EXPECT_NE(message.find("No space left on device"), std::string::npos) << message;
+    EXPECT_TRUE(same_on_every_rank(message)) << message;
+  }
+  const auto file = fileName("full");
+  const int last = comm_.size() - 1;
+  detail::setFaultInjection(fmt::format("enospc:1@{}", last).c_str());
+  const std::string message = message_of([&] { psys_.writeParticleBinary(file, "%s_%03d_%03d"); });
+  detail::setFaultInjection(nullptr);
+  EXPECT_NE(message.find(fmt::format("{}_{:03d}_{:03d}", file, comm_.size(), last)), std::string::npos) << message;
+  EXPECT_NE(message.find("No space left on device"), std::string::npos) << message;
+  EXPECT_TRUE(same_on_every_rank(message)) << message;
 }
 
 // ---- contracts --------------------------------------------------------------------------------------

@@ -8,7 +8,9 @@
 // - only the newest `keep` checkpoints stay, no temporary file is left, restoreLatest falls back
 //   past a damaged newest one;
 // - missing, foreign, truncated, damaged and mismatched files are refused with the file named and
-//   nothing changed; values that differ between ranks are refused when writing.
+//   nothing changed; values that differ between ranks are refused when writing;
+// - a write failing on one rank (a full disk, through GROVE_FAULT_INJECT) is the same error on every
+//   rank and keeps the checkpoints before it; a damaged block is refused at another rank count too.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,6 +25,7 @@
 #include <vector>
 
 #include "grove/comm/comm.hpp"
+#include "grove/core/fault_injection.hpp"
 #include "grove/domain/domain_info.hpp"
 #include "grove/io/checkpoint.hpp"
 #include "grove/particles/particle_system.hpp"
@@ -367,4 +370,143 @@ TEST(Checkpoint, RefusesBadFilesNamingThemAndChangesNothing) {
   // Two records of one name.
   message = errorOf([&] { grove::io::Checkpoint(prefix, comm).value("t", time).value("t", time); });
   EXPECT_NE(message.find("two records are named 't'"), std::string::npos) << message;
+}
+
+namespace {
+
+// A message without its "grove error on rank R in " (which names the rank that threw it).
+std::string withoutRank(const std::string& message) {
+  const std::size_t at = message.find(" in ");
+  return at == std::string::npos ? message : message.substr(at + 4);
+}
+
+// Whether every rank holds the same text (its checksum's least and greatest agree).
+bool sameOnEveryRank(const grove::Comm& comm, const std::string& text) {
+  const std::uint64_t sum = grove::io::detail::checksum64(std::as_bytes(std::span(text.data(), text.size())));
+  return comm.allreduceMin(sum) == comm.allreduceMax(sum);
+}
+
+// GROVE_FAULT_INJECT's setting for the rest of a scope, off again after it.
+struct InjectedFaults {
+  explicit InjectedFaults(const std::string& setting) { grove::detail::setFaultInjection(setting.c_str()); }
+  ~InjectedFaults() { grove::detail::setFaultInjection(nullptr); }
+};
+
+}  // namespace
+
+TEST(Checkpoint, PiecewiseChecksumIsTheWholeOne) {
+  std::vector<std::byte> bytes(1000);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::byte>((i * 37 + 11) & 0xff);
+  for (std::size_t size : {0, 1, 7, 8, 9, 64, 999, 1000}) {
+    const std::span<const std::byte> all(bytes.data(), size);
+    for (std::size_t piece : {1, 3, 8, 13, 1000}) {
+      grove::io::detail::Checksum64 sum(size);
+      for (std::size_t at = 0; at < size; at += piece) sum.add(all.subspan(at, std::min(piece, size - at)));
+      EXPECT_EQ(sum.value(), grove::io::detail::checksum64(all)) << size << " bytes in pieces of " << piece;
+    }
+  }
+}
+
+// Issue 29, items 1 and 2: a write that fails on one rank (a full disk: ENOSPC from GROVE_FAULT_INJECT)
+// is the same error on every rank, naming the file and the system's reason; no rank is left waiting,
+// no temporary stays, and the checkpoints written before are kept and restorable.
+TEST(Checkpoint, AFullDiskOnOneRankFailsEveryRankAndKeepsTheGoodOnes) {
+  const grove::Comm comm = grove::Comm::world();
+  const std::string prefix = freshPrefix(comm, "full_disk");
+  DriftRun run(comm, 400);
+  grove::io::Checkpoint checkpoint = run.checkpointAt(prefix);
+  for (int step : {10, 20}) {
+    run.time = step;
+    checkpoint.write(step);
+  }
+  const std::vector<Grain> at20(run.grains.begin(), run.grains.end());
+  // The failing write: the last rank's first block, rank 0's first block, and rank 0's preamble
+  // (written after its five blocks: grains, domain, time, step, kicks).
+  const int last = comm.size() - 1;
+  for (const std::string& setting : {fmt::format("enospc:1@{}", last), std::string("enospc:1@0"),
+                                     std::string("enospc:6@0")}) {
+    run.time = 30;
+    std::string message;
+    {
+      InjectedFaults faults(setting);
+      message = errorOf([&] { checkpoint.write(30); });
+    }
+    ASSERT_FALSE(message.empty()) << setting << ": the write did not fail";
+    EXPECT_NE(message.find(checkpoint.pathFor(30) + ".tmp"), std::string::npos) << message;
+    EXPECT_NE(message.find("No space left on device"), std::string::npos) << message;
+    EXPECT_TRUE(sameOnEveryRank(comm, withoutRank(message))) << setting << ": " << message;
+    EXPECT_EQ(checkpoint.list(), (std::vector<std::string>{checkpoint.pathFor(10), checkpoint.pathFor(20)}));
+    int temporaries = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(prefix).parent_path()))
+      temporaries += entry.path().extension() == ".tmp";
+    EXPECT_EQ(temporaries, 0) << setting;
+  }
+  // The newest good one comes back whole.
+  DriftRun restarted(comm, 7);
+  const auto info = restarted.checkpointAt(prefix).restoreLatest();
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->step, 20);
+  EXPECT_EQ(restarted.time, 20.0);
+  EXPECT_EQ(ranksUnlike(comm, restarted.grains, at20), 0);
+  // And writing works again once there is room.
+  EXPECT_EQ(checkpoint.write(30), checkpoint.pathFor(30));
+  EXPECT_EQ(checkpoint.list(), (std::vector<std::string>{checkpoint.pathFor(20), checkpoint.pathFor(30)}));
+}
+
+// Issue 29, item 3: one flipped exponent bit in a body of the last writer rank is refused when the
+// checkpoint is restored at another rank count (the shares cut across the writers' blocks), and
+// restoreLatest falls back to the checkpoint before it.
+TEST(Checkpoint, ADamagedBlockIsRefusedAtAnotherRankCount) {
+  const grove::Comm world = grove::Comm::world();
+  if (world.size() == 1) GTEST_SKIP() << "needs a checkpoint of more ranks than read it";
+  const std::string prefix = freshPrefix(world, "damaged_elsewhere");
+  grove::ParticleSystem<Grain> grains(world);
+  addGrains(grains, 300);
+  const auto written = world.allreduceSum(static_cast<std::int64_t>(grains.size()));
+  double time = 1.0;
+  grove::io::Checkpoint writer(prefix, world);
+  writer.particles("grains", grains).value("time", time);
+  writer.write(1);
+  time = 2.0;
+  const std::string path = writer.write(2);
+  // Blocks lie rank by rank, records in order: the 8 bytes before the directory are the last rank's
+  // time, the byte before them the high byte of its last grain's mass (sign and exponent).
+  if (world.isRoot()) {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    std::uint64_t directory_offset = 0;
+    f.seekg(24);
+    f.read(reinterpret_cast<char*>(&directory_offset), 8);
+    const auto at = static_cast<std::streamoff>(directory_offset - 8 - 1);
+    char c = 0;
+    f.seekg(at);
+    f.read(&c, 1);
+    c = static_cast<char>(c ^ 0x10);
+    f.seekp(at);
+    f.write(&c, 1);
+  }
+  world.barrier();
+
+  const int readers = world.size() - 1;
+  const grove::Comm comm = world.split(world.rank() < readers ? 0 : 1, world.rank());
+  if (world.rank() < readers) {
+    grove::ParticleSystem<Grain> back(comm);
+    addGrains(back, 5);
+    const std::vector<Grain> before(back.begin(), back.end());
+    double time_back = -1.0;
+    grove::io::Checkpoint reader(prefix, comm);
+    reader.particles("grains", back).value("time", time_back);
+    const std::string message = errorOf([&] { reader.restore(path); });
+    EXPECT_NE(message.find(path), std::string::npos) << message;
+    EXPECT_NE(message.find(fmt::format("record 'grains' of rank {} is damaged", world.size() - 1)), std::string::npos)
+        << message;
+    EXPECT_TRUE(sameOnEveryRank(comm, withoutRank(message))) << message;
+    EXPECT_EQ(time_back, -1.0);
+    EXPECT_EQ(ranksUnlike(comm, back, before), 0) << "a refused restore changed the particles";
+    const auto info = reader.restoreLatest();
+    ASSERT_TRUE(info.has_value());
+    EXPECT_EQ(info->step, 1);
+    EXPECT_EQ(time_back, 1.0);
+    EXPECT_EQ(comm.allreduceSum(static_cast<std::int64_t>(back.size())), written);
+  }
+  world.barrier();
 }

@@ -5,7 +5,12 @@ then --restart latest to 2k. The final particle checksums (grove::io::particleCh
 by the sample) must agree. Then the newest checkpoint is cut short: --restart latest must warn,
 fall back to the one before (step k/2) and still end bitwise equal; --restart naming the cut file
 must stop with the file named. At NP > 1 a restart at NP - 1 ranks must run to the end (not
-bitwise: another decomposition).
+bitwise: another decomposition), refusing on its way a newer checkpoint with one flipped bit.
+
+Issue 29: a restart whose particle count differs from the checkpoint's is refused with both
+values named; one whose end time (or step limit) changed reports the change and takes it; one
+that would take no step is refused, not a run of 0 steps; nbody's doubled --dt is taken (half
+the steps left).
 
 usage: restart_test.py MPIEXEC NP WORKDIR nbody|sph|evrard SAMPLE
 """
@@ -23,6 +28,14 @@ RUNS = {
     "evrard": (["-N", "3000", "--decompose-every", "2", "--snapshot-format", "ascii"], ["--max-steps", "4"],
                ["--max-steps", "8"]),
 }
+# The option that fixes the particles, another value of it, and how the sample names it.
+OTHER_PARTICLES = {"nbody": (["-n", "999"], "--particles 999 here, 3000 in the checkpoint"),
+                   "sph": (["--nx", "56"], "--nx 56 here, 48 in the checkpoint"),
+                   "evrard": (["-N", "2000"], "--particles 2000 here, 3000 in the checkpoint")}
+# The change between the halves that a restart reports and takes.
+TAKEN = {"nbody": "restart: --t-end 0.0625 taken (the checkpoint's run had 0.03125)",
+         "sph": "restart: --max-steps 8 taken (the checkpoint's run had 4)",
+         "evrard": "restart: --max-steps 8 taken (the checkpoint's run had 4)"}
 
 
 def run(mpiexec, np, sample, args, cwd):
@@ -49,8 +62,22 @@ def main():
     ckpt = os.path.join(work, "split")
     assert sorted(f for f in os.listdir(ckpt) if f.startswith("restart_")) == \
         ["restart_000000002.ckpt", "restart_000000004.ckpt"], os.listdir(ckpt)
+    # Refused before any step: other particles, and a run with no step left (the first half's end).
+    (option, value), words = OTHER_PARTICLES[name]
+    changed = [value if i > 0 and shared[i - 1] == option else a for i, a in enumerate(shared)]
+    refused = run(mpiexec, np, sample, changed + whole + ["-o", "split", "--restart", "latest"], work)
+    assert refused.returncode != 0 and words in refused.stdout + refused.stderr, refused.stdout + refused.stderr
+    done = run(mpiexec, np, sample, shared + half + ["-o", "split", "--restart", "latest"], work)
+    assert done.returncode != 0 and "no step left to run from the checkpoint split/restart_000000004.ckpt" in \
+        done.stdout + done.stderr, done.stdout + done.stderr
+    if name == "nbody":  # twice the step: the 4 steps left to t = 0.0625 become 2
+        doubled = [("0.015625" if i > 0 and shared[i - 1] == "--dt" else a) for i, a in enumerate(shared)]
+        doubled = run(mpiexec, np, sample, doubled + whole + ["-o", "split", "--restart", "latest"], work)
+        assert doubled.returncode == 0 and "restart: --dt 0.015625 taken" in doubled.stdout and \
+            "done: 2 steps" in doubled.stdout, doubled.stdout + doubled.stderr
     second = run(mpiexec, np, sample, shared + whole + ["-o", "split", "--restart", "latest"], work)
     assert "restarted from split/restart_000000004.ckpt: step 4" in second.stdout, second.stdout
+    assert TAKEN[name] in second.stdout, second.stdout
     assert checksum(second, "the restarted run") == straight, "the restarted run is not bitwise the straight one"
 
     # The newest checkpoint cut short: refused by name, and latest falls back to step 2.
@@ -66,7 +93,19 @@ def main():
     assert checksum(fallback, "the run from the older checkpoint") == straight
 
     if np > 1:
+        # A newer checkpoint with one flipped bit in rank 0's particles, restored at another rank
+        # count: refused for its checksum (the shares cut across the writers' blocks), and the
+        # run goes on from the good one.
+        damaged = os.path.join(ckpt, "restart_000000006.ckpt")
+        shutil.copy(os.path.join(ckpt, "restart_000000002.ckpt"), damaged)
+        with open(damaged, "r+b") as f:
+            f.seek(64 + 203)
+            byte = f.read(1)[0]
+            f.seek(64 + 203)
+            f.write(bytes([byte ^ 0x10]))
         other = run(mpiexec, np - 1, sample, shared + whole + ["-o", "split", "--restart", "latest"], work)
+        assert "split/restart_000000006.ckpt: record" in other.stdout and "is damaged" in other.stdout and \
+            "restarted from split/restart_000000002.ckpt: step 2" in other.stdout, other.stdout + other.stderr
         assert "decomposed again for this rank count" in other.stdout, other.stdout + other.stderr
         checksum(other, f"the restart at {np - 1} ranks")
     print(f"{name} at {np} ranks: restarted runs bitwise equal to the straight run ({straight})")

@@ -5,14 +5,18 @@
 #include <mpi-ext.h>  // OpenMPI's extensions: MPIX_Query_cuda_support
 #endif
 
+#include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <string>
 
 #include "grove/comm/backend.hpp"
 #include "grove/core/error.hpp"
+#include "grove/core/fault_injection.hpp"
 
 namespace grove::detail {
 
@@ -302,6 +306,7 @@ void destroyRequest(RequestHandle* request) noexcept { delete request; }
 
 struct FileHandle {
   MPI_File file = MPI_FILE_NULL;
+  bool writing = false;  // only a file opened for writing is synced (MPI refuses it otherwise)
 };
 
 namespace {
@@ -316,62 +321,75 @@ std::string fileProblem(int code, const char* what) {
   return fmt::format("{}: {}", what, std::string(text, static_cast<std::size_t>(length)));
 }
 
-// Byte counts beyond an int: whole MiB blocks first, then the rest; both calls are always made,
-// so a collective call matches on every rank whatever its count.
-constexpr std::uint64_t kBlockBytes = std::uint64_t{1} << 20;
+// The system's reason for the last failed transfer, as the MPI library left it in errno (MPI's own
+// error classes say "I/O error", not "No space left on device").
+std::string systemReason(int saved_errno) {
+  return saved_errno == 0 ? std::string() : fmt::format(" ({})", std::strerror(saved_errno));
+}
+
+// Transfers in calls of at most 1 GiB (an int counts the bytes), each checked for the bytes it
+// moved: OpenMPI's OMPIO reports a write that the disk cut short as a success (issue 29), so a
+// short count is tried again, and the second try names the system's reason.
+constexpr std::uint64_t kChunkBytes = std::uint64_t{1} << 30;
 
 template <class Call>
-std::string inBlocks(std::uint64_t offset, std::uint64_t bytes, Call&& call) {
-  const std::uint64_t blocks = bytes / kBlockBytes, rest = bytes % kBlockBytes;
-  if (blocks > static_cast<std::uint64_t>(INT_MAX)) return fmt::format("{} bytes are too many for one call", bytes);
-  ElementType block(kBlockBytes);
-  std::string problem = call(offset, 0, static_cast<int>(blocks), block.get());
-  const std::string second = call(offset + blocks * kBlockBytes, blocks * kBlockBytes, static_cast<int>(rest), MPI_BYTE);
-  return problem.empty() ? second : problem;
+std::string inChunks(const char* what, std::uint64_t offset, std::uint64_t bytes, Call&& call) {
+  std::uint64_t done = 0;
+  int tries_without_progress = 0;
+  while (done < bytes) {
+    const int count = static_cast<int>(std::min(bytes - done, kChunkBytes));
+    MPI_Status status;
+    errno = 0;
+    const int code = call(offset + done, done, count, &status);
+    const int saved_errno = errno;
+    if (code != MPI_SUCCESS)
+      return fmt::format("{} of {} bytes at byte {}: {}{}", what, bytes - done, offset + done,
+                         fileProblem(code, "MPI-IO"), systemReason(saved_errno));
+    MPI_Count moved = 0;
+    if (MPI_Get_elements_x(&status, MPI_BYTE, &moved) != MPI_SUCCESS || moved == MPI_UNDEFINED) moved = count;
+    done += static_cast<std::uint64_t>(std::max<MPI_Count>(moved, 0));
+    if (moved > 0) tries_without_progress = 0;
+    if (moved < count && ++tries_without_progress > 1)
+      return fmt::format("{} stopped at byte {} of [{}, {}){}", what, offset + done, offset, offset + bytes,
+                         saved_errno ? systemReason(saved_errno) : std::string(" (the file system took no more)"));
+  }
+  return {};
 }
 
 }  // namespace
 
 FileHandle* fileOpen(const CommHandle& comm, const char* path, FileMode mode, std::string* problem) {
   auto handle = std::make_unique<FileHandle>();
+  handle->writing = mode == FileMode::kCreate;
   const int amode = mode == FileMode::kCreate ? (MPI_MODE_CREATE | MPI_MODE_WRONLY) : MPI_MODE_RDONLY;
+  errno = 0;
   *problem = fileProblem(MPI_File_open(comm.comm, path, amode, MPI_INFO_NULL, &handle->file), "open");
-  if (problem->empty() && mode == FileMode::kCreate)
-    *problem = fileProblem(MPI_File_set_size(handle->file, 0), "truncate");  // collective
   if (!problem->empty()) {
-    if (handle->file != MPI_FILE_NULL) MPI_File_close(&handle->file);
+    *problem += systemReason(errno);
     return nullptr;
   }
+  // Collective: a failure here is returned with the file open, for every rank to close it together.
+  if (mode == FileMode::kCreate) *problem = fileProblem(MPI_File_set_size(handle->file, 0), "truncate");
   return handle.release();
 }
 
-std::string fileWriteAtAll(FileHandle& file, std::uint64_t offset, const void* data, std::uint64_t bytes) {
-  return inBlocks(offset, bytes, [&](std::uint64_t at, std::uint64_t skip, int count, MPI_Datatype type) {
-    return fileProblem(MPI_File_write_at_all(file.file, static_cast<MPI_Offset>(at),
-                                             static_cast<const char*>(data) + skip, count, type, MPI_STATUS_IGNORE),
-                       "collective write");
-  });
-}
-
 std::string fileWriteAt(FileHandle& file, std::uint64_t offset, const void* data, std::uint64_t bytes) {
-  return inBlocks(offset, bytes, [&](std::uint64_t at, std::uint64_t skip, int count, MPI_Datatype type) {
-    return fileProblem(MPI_File_write_at(file.file, static_cast<MPI_Offset>(at), static_cast<const char*>(data) + skip,
-                                         count, type, MPI_STATUS_IGNORE),
-                       "write");
+  if (std::string fault = injectedWriteFault(worldRankForMessages()); !fault.empty())
+    return fmt::format("write of {} bytes at byte {}: {}", bytes, offset, fault);
+  return inChunks("write", offset, bytes, [&](std::uint64_t at, std::uint64_t skip, int count, MPI_Status* status) {
+    return MPI_File_write_at(file.file, static_cast<MPI_Offset>(at), static_cast<const char*>(data) + skip, count,
+                             MPI_BYTE, status);
   });
 }
 
 std::string fileReadAt(FileHandle& file, std::uint64_t offset, void* data, std::uint64_t bytes) {
-  return inBlocks(offset, bytes, [&](std::uint64_t at, std::uint64_t skip, int count, MPI_Datatype type) {
-    MPI_Status status;
-    std::string problem = fileProblem(
-        MPI_File_read_at(file.file, static_cast<MPI_Offset>(at), static_cast<char*>(data) + skip, count, type, &status),
-        "read");
-    int got = 0;
-    if (problem.empty() && MPI_Get_count(&status, type, &got) == MPI_SUCCESS && got != count)
-      problem = fmt::format("read: the file ends before byte {}", offset + bytes);
-    return problem;
-  });
+  std::string problem =
+      inChunks("read", offset, bytes, [&](std::uint64_t at, std::uint64_t skip, int count, MPI_Status* status) {
+        return MPI_File_read_at(file.file, static_cast<MPI_Offset>(at), static_cast<char*>(data) + skip, count,
+                                MPI_BYTE, status);
+      });
+  if (problem.starts_with("read stopped")) return fmt::format("read: the file ends before byte {}", offset + bytes);
+  return problem;
 }
 
 std::string fileSize(FileHandle& file, std::uint64_t* bytes) {
@@ -383,7 +401,9 @@ std::string fileSize(FileHandle& file, std::uint64_t* bytes) {
 
 std::string fileClose(FileHandle* file) {
   std::unique_ptr<FileHandle> owned(file);
-  std::string problem = fileProblem(MPI_File_sync(owned->file), "sync");
+  errno = 0;
+  std::string problem = owned->writing ? fileProblem(MPI_File_sync(owned->file), "sync") : std::string();
+  if (!problem.empty()) problem += systemReason(errno);
   const std::string closing = fileProblem(MPI_File_close(&owned->file), "close");
   return problem.empty() ? closing : problem;
 }

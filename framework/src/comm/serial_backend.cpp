@@ -14,6 +14,7 @@
 
 #include "grove/comm/backend.hpp"
 #include "grove/core/error.hpp"
+#include "grove/core/fault_injection.hpp"
 
 namespace grove::detail {
 
@@ -214,13 +215,11 @@ FileHandle* fileOpen(const CommHandle&, const char* path, FileMode mode, std::st
 }
 
 std::string fileWriteAt(FileHandle& file, std::uint64_t offset, const void* data, std::uint64_t bytes) {
+  if (std::string fault = injectedWriteFault(0); !fault.empty())
+    return fmt::format("write of {} bytes at byte {}: {}", bytes, offset, fault);
   if (fseeko(file.file, static_cast<off_t>(offset), SEEK_SET) != 0) return errnoProblem("seek");
   if (bytes > 0 && std::fwrite(data, 1, bytes, file.file) != bytes) return errnoProblem("write");
   return {};
-}
-
-std::string fileWriteAtAll(FileHandle& file, std::uint64_t offset, const void* data, std::uint64_t bytes) {
-  return fileWriteAt(file, offset, data, bytes);
 }
 
 std::string fileReadAt(FileHandle& file, std::uint64_t offset, void* data, std::uint64_t bytes) {

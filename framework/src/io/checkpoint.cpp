@@ -19,6 +19,10 @@
 #include <map>
 #include <utility>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "grove/comm/agree.hpp"
 #include "grove/comm/shared_file.hpp"
 #include "grove/runtime/runtime.hpp"
 
@@ -102,21 +106,54 @@ Directory decodeDirectory(std::span<const std::byte> bytes, const std::string& p
   return d;
 }
 
-// Every rank throws the message of the first rank that found a problem (Comm::throwIfAnyFailed
-// names only the finder on the others; a restart's log should name the file on every rank).
-void throwIfAnyFailedEverywhere(const Comm& comm, const std::optional<std::string>& problem, std::string_view stage) {
-  const int first = comm.allreduceMin(problem ? comm.rank() : comm.size());
-  if (first == comm.size()) return;
-  std::vector<char> text;
-  if (comm.rank() == first) text.assign(problem->begin(), problem->end());
-  comm.broadcast(text, first);
-  throw Error(stage, fmt::format("{}{}", std::string(text.begin(), text.end()),
-                                 comm.rank() == first ? "" : fmt::format(" (found by rank {})", first)));
+// Checks a block by reading it back in pieces of this many bytes (memory stays bounded however
+// large the block).
+constexpr std::uint64_t kCheckPieceBytes = std::uint64_t{8} << 20;
+
+// Whether [b.offset, b.offset + b.bytes) of the file has b's checksum; the read's problem, or
+// "checksum" when the bytes differ.
+std::optional<std::string> checkBlock(SharedFile& file, const BlockInfo& b, std::vector<std::byte>& piece) {
+  detail::Checksum64 sum(b.bytes);
+  for (std::uint64_t done = 0; done < b.bytes;) {
+    const std::uint64_t n = std::min(b.bytes - done, kCheckPieceBytes);
+    piece.resize(static_cast<std::size_t>(n));
+    if (auto problem = file.readAt(b.offset + done, piece)) return problem;
+    sum.add(piece);
+    done += n;
+  }
+  if (sum.value() != b.checksum) return std::string("checksum");
+  return std::nullopt;
 }
 
-// A problem only rank 0 can find (it alone lists, renames, reads the frame), thrown everywhere.
-void throwIfRootFailed(const Comm& comm, const std::string& root_problem, std::string_view stage) {
-  throwIfAnyFailedEverywhere(comm, root_problem.empty() ? std::nullopt : std::optional(root_problem), stage);
+// Rank 0's check of a file's frame (its size against the preamble, the end mark, the directory's
+// checksum); fills preamble and directory_bytes. The problem, naming the file, if any.
+std::optional<std::string> readFrame(SharedFile& file, const std::string& path, Preamble& preamble,
+                                     std::vector<std::byte>& directory_bytes) {
+  const std::uint64_t size = file.size();
+  if (size < sizeof(Preamble) + sizeof kEndMark)
+    return fmt::format("{} is not a grove checkpoint: {} bytes, shorter than a checkpoint's frame", path, size);
+  if (auto p = file.readAt(0, std::as_writable_bytes(std::span(&preamble, 1)))) return p;
+  if (std::memcmp(preamble.magic, kMagic, sizeof kMagic) != 0)
+    return fmt::format("{} is not a grove checkpoint (it does not begin with GROVECKP)", path);
+  if (preamble.byte_order != kByteOrderMark)
+    return fmt::format("{} was written on a machine of the other byte order", path);
+  if (preamble.version != kFormatVersion)
+    return fmt::format("{} has checkpoint format {}; this grove reads format {}", path, preamble.version,
+                       kFormatVersion);
+  if (size != preamble.file_bytes)
+    return fmt::format("{} is truncated or damaged: {} bytes where its preamble says {}", path, size,
+                       preamble.file_bytes);
+  if (preamble.directory_offset + preamble.directory_bytes + sizeof kEndMark != size)
+    return fmt::format("{} is damaged: its directory does not end where the file does", path);
+  char end_mark[8];
+  directory_bytes.resize(preamble.directory_bytes);
+  if (auto p = file.readAt(size - sizeof kEndMark, std::as_writable_bytes(std::span(end_mark)))) return p;
+  if (auto p = file.readAt(preamble.directory_offset, directory_bytes)) return p;
+  if (std::memcmp(end_mark, kEndMark, sizeof kEndMark) != 0)
+    return fmt::format("{} is damaged: it does not end with GROVEEND", path);
+  if (detail::checksum64(directory_bytes) != preamble.directory_checksum)
+    return fmt::format("{} is damaged: its directory's checksum does not match", path);
+  return std::nullopt;
 }
 
 std::span<const std::byte> bytesOf(const auto& value) {
@@ -127,23 +164,58 @@ std::span<const std::byte> bytesOf(const auto& value) {
 
 namespace detail {
 
-std::uint64_t checksum64(std::span<const std::byte> bytes) noexcept {
-  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ bytes.size();
-  auto mix = [&h](std::uint64_t word) {
-    h ^= word * 0xBF58476D1CE4E5B9ull;
-    h = std::rotl(h, 27) * 0x94D049BB133111EBull;
-  };
+Checksum64::Checksum64(std::uint64_t total_bytes) noexcept : h_(0x9E3779B97F4A7C15ull ^ total_bytes) {}
+
+void Checksum64::mix(std::uint64_t word) noexcept {
+  h_ ^= word * 0xBF58476D1CE4E5B9ull;
+  h_ = std::rotl(h_, 27) * 0x94D049BB133111EBull;
+}
+
+void Checksum64::add(std::span<const std::byte> bytes) noexcept {
   std::size_t i = 0;
+  while (pending_bytes_ > 0 && i < bytes.size()) {  // finish a word begun by the last piece
+    std::memcpy(reinterpret_cast<std::byte*>(&pending_) + pending_bytes_, bytes.data() + i, 1);
+    ++i;
+    if (++pending_bytes_ == 8) {
+      mix(pending_);
+      pending_ = 0;
+      pending_bytes_ = 0;
+    }
+  }
   for (; i + 8 <= bytes.size(); i += 8) {
     std::uint64_t word;
     std::memcpy(&word, bytes.data() + i, 8);
     mix(word);
   }
-  std::uint64_t tail = 0;
-  std::memcpy(&tail, bytes.data() + i, bytes.size() - i);
-  mix(tail);
-  h ^= h >> 31;
-  return h;
+  for (; i < bytes.size(); ++i)
+    std::memcpy(reinterpret_cast<std::byte*>(&pending_) + pending_bytes_++, bytes.data() + i, 1);
+}
+
+std::uint64_t Checksum64::value() const noexcept {
+  Checksum64 last = *this;
+  last.mix(pending_);  // the tail, zero-padded (a zero word when the bytes end on a word)
+  return last.h_ ^ (last.h_ >> 31);
+}
+
+std::uint64_t checksum64(std::span<const std::byte> bytes) noexcept {
+  Checksum64 sum(bytes.size());
+  sum.add(bytes);
+  return sum.value();
+}
+
+std::optional<std::string> renameDurably(const std::string& from, const std::string& to) {
+  std::error_code ec;
+  std::filesystem::rename(from, to, ec);
+  if (ec) return fmt::format("{}: renaming {} to it failed: {}", to, from, ec.message());
+  // The rename reaches the disk with its directory (best effort: some file systems refuse to sync a
+  // directory, and the file itself is already synced).
+  const std::filesystem::path parent = std::filesystem::path(to).parent_path();
+  const int fd = ::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd >= 0) {
+    static_cast<void>(::fsync(fd));
+    ::close(fd);
+  }
+  return std::nullopt;
 }
 
 std::vector<std::byte> encodeDomainState(const DomainState& s) {
@@ -232,7 +304,7 @@ std::vector<std::string> Checkpoint::list() const {
       problem = fmt::format("listing the checkpoints {}_*{}: {}", prefix_, kSuffix, e.what());
     }
   }
-  throwIfRootFailed(comm_, problem, "Checkpoint::list");
+  agreeOnRootFailure(comm_, problem, "Checkpoint::list");
   std::vector<char> text(joined.begin(), joined.end());
   comm_.broadcast(text, 0);
   std::vector<std::string> paths;
@@ -264,7 +336,7 @@ std::string Checkpoint::write(std::int64_t step) {
   } catch (const std::exception& e) {
     problem = fmt::format("{}: preparing this rank's state failed: {}", path, e.what());
   }
-  throwIfAnyFailedEverywhere(comm_, problem, "Checkpoint::write");
+  agreeOnFailure(comm_, problem, "Checkpoint::write");
   for (std::size_t i = 0; i < n; ++i) {
     if (entries_[i].kind != Kind::kSame) continue;
     const bool alike = comm_.allreduceMin(mine[i].checksum) == comm_.allreduceMax(mine[i].checksum) &&
@@ -299,7 +371,8 @@ std::string Checkpoint::write(std::int64_t step) {
   preamble.file_bytes = offset + directory_bytes.size() + sizeof kEndMark;
   preamble.step = step;
 
-  // Written under a temporary name, renamed when complete and on the disk.
+  // Written under a temporary name, synced, read back, and renamed only then: a failure anywhere
+  // (a full disk on one rank) leaves the checkpoints on disk as they were.
   const std::string temporary = path + ".tmp";
   std::string root_problem;
   if (comm_.isRoot()) {
@@ -310,35 +383,61 @@ std::string Checkpoint::write(std::int64_t step) {
       root_problem = fmt::format("{}: cannot create its directory: {}", path, e.what());
     }
   }
-  throwIfRootFailed(comm_, root_problem, "Checkpoint::write");
+  agreeOnRootFailure(comm_, root_problem, "Checkpoint::write");
   try {
-    SharedFile file(comm_, temporary, SharedFile::Mode::kCreate);
-    for (std::size_t i = 0; i < n; ++i)
-      file.writeAtAll(directory.records[i].blocks[static_cast<std::size_t>(me)].offset, blocks[i].bytes);
-    std::optional<std::string> header_problem;
-    if (comm_.isRoot()) {
-      header_problem = file.writeAt(0, bytesOf(preamble));
-      if (!header_problem) header_problem = file.writeAt(preamble.directory_offset, directory_bytes);
-      if (!header_problem)
-        header_problem = file.writeAt(preamble.file_bytes - sizeof kEndMark, std::as_bytes(std::span(kEndMark)));
+    {
+      SharedFile file(comm_, temporary, SharedFile::Mode::kCreate);
+      // Every rank writes alone and stops at its first failure; the ranks agree before closing.
+      std::optional<std::string> problem;
+      for (std::size_t i = 0; i < n && !problem; ++i)
+        problem = file.writeAt(directory.records[i].blocks[static_cast<std::size_t>(me)].offset, blocks[i].bytes);
+      if (comm_.isRoot() && !problem) {
+        problem = file.writeAt(0, bytesOf(preamble));
+        if (!problem) problem = file.writeAt(preamble.directory_offset, directory_bytes);
+        if (!problem) problem = file.writeAt(preamble.file_bytes - sizeof kEndMark, std::as_bytes(std::span(kEndMark)));
+      }
+      agreeOnFailure(comm_, problem, "Checkpoint::write");
+      file.close();
     }
-    throwIfAnyFailedEverywhere(comm_, header_problem, "Checkpoint::write");
+    // Read back: the frame by rank 0 (the size the preamble says, the directory as written), every
+    // block by its writer (its checksum), before anything is renamed or removed.
+    SharedFile file(comm_, temporary, SharedFile::Mode::kRead);
+    std::optional<std::string> problem;
+    try {
+      if (comm_.isRoot()) {
+        Preamble back{};
+        std::vector<std::byte> directory_back;
+        problem = readFrame(file, temporary, back, directory_back);
+        if (!problem && (std::memcmp(&back, &preamble, sizeof back) != 0 || directory_back != directory_bytes))
+          problem = fmt::format("{} reads back another preamble or directory than was written", temporary);
+      }
+      std::vector<std::byte> piece;
+      for (std::size_t i = 0; i < n && !problem; ++i) {
+        const BlockInfo& b = directory.records[i].blocks[static_cast<std::size_t>(me)];
+        if (auto p = checkBlock(file, b, piece))
+          problem = *p == "checksum" ? fmt::format("{}: record '{}' reads back with another checksum than was "
+                                                   "written", temporary, entries_[i].name)
+                                     : *p;
+      }
+    } catch (const std::exception& e) {
+      problem = fmt::format("{}: reading it back failed: {}", temporary, e.what());
+    }
+    agreeOnFailure(comm_, problem, "Checkpoint::write");
     file.close();
-  } catch (...) {
+  } catch (const Error& e) {
     if (comm_.isRoot()) {
       std::error_code ignored;  // the partial file is not a checkpoint; failing to remove it changes nothing
       std::filesystem::remove(temporary, ignored);
     }
-    throw;
+    throw Error("Checkpoint::write", fmt::format("checkpoint {} not written (the checkpoints before it are kept): {}",
+                                                 path, e.message()));
   }
 
   // Rank 0 publishes it, then removes what is beyond `keep` (never the one just written).
   if (comm_.isRoot()) {
-    std::error_code ec;
-    std::filesystem::rename(temporary, path, ec);
-    if (ec) root_problem = fmt::format("{}: renaming {} failed: {}", path, temporary, ec.message());
+    if (auto p = detail::renameDurably(temporary, path)) root_problem = *p;
   }
-  throwIfRootFailed(comm_, root_problem, "Checkpoint::write");
+  agreeOnRootFailure(comm_, root_problem, "Checkpoint::write");
   std::vector<std::string> existing = list();
   std::erase(existing, path);
   if (comm_.isRoot()) {
@@ -361,38 +460,11 @@ RestartInfo Checkpoint::restore(const std::string& path) {
   std::vector<std::byte> directory_bytes;
   std::string root_problem;
   if (comm_.isRoot()) try {
-    const std::uint64_t size = file.size();
-    std::optional<std::string> p;
-    if (size < sizeof(Preamble) + sizeof kEndMark) {
-      p = fmt::format("{} is not a grove checkpoint: {} bytes, shorter than a checkpoint's frame", path, size);
-    } else if (p = file.readAt(0, std::as_writable_bytes(std::span(&preamble, 1))); p) {
-    } else if (std::memcmp(preamble.magic, kMagic, sizeof kMagic) != 0) {
-      p = fmt::format("{} is not a grove checkpoint (it does not begin with GROVECKP)", path);
-    } else if (preamble.byte_order != kByteOrderMark) {
-      p = fmt::format("{} was written on a machine of the other byte order", path);
-    } else if (preamble.version != kFormatVersion) {
-      p = fmt::format("{} has checkpoint format {}; this grove reads format {}", path, preamble.version,
-                      kFormatVersion);
-    } else if (size != preamble.file_bytes) {
-      p = fmt::format("{} is truncated or damaged: {} bytes where its preamble says {}", path, size,
-                      preamble.file_bytes);
-    } else if (preamble.directory_offset + preamble.directory_bytes + sizeof kEndMark != size) {
-      p = fmt::format("{} is damaged: its directory does not end where the file does", path);
-    } else {
-      char end_mark[8];
-      directory_bytes.resize(preamble.directory_bytes);
-      p = file.readAt(size - sizeof kEndMark, std::as_writable_bytes(std::span(end_mark)));
-      if (!p) p = file.readAt(preamble.directory_offset, directory_bytes);
-      if (!p && std::memcmp(end_mark, kEndMark, sizeof kEndMark) != 0)
-        p = fmt::format("{} is damaged: it does not end with GROVEEND", path);
-      if (!p && detail::checksum64(directory_bytes) != preamble.directory_checksum)
-        p = fmt::format("{} is damaged: its directory's checksum does not match", path);
-    }
-    if (p) root_problem = *p;
+    if (auto p = readFrame(file, path, preamble, directory_bytes)) root_problem = *p;
   } catch (const std::exception& e) {
     root_problem = e.what();
   }
-  throwIfRootFailed(comm_, root_problem, "Checkpoint::restore");
+  agreeOnRootFailure(comm_, root_problem, "Checkpoint::restore");
   comm_.broadcast(preamble, 0);
   comm_.broadcast(directory_bytes, 0);
   const Directory directory = decodeDirectory(directory_bytes, path);
@@ -417,11 +489,32 @@ RestartInfo Checkpoint::restore(const std::string& path) {
             static_cast<int>(e.kind));
     records.push_back(&*it);
   }
+  auto damaged = [&](const std::string& name, int writer) {
+    return fmt::format("{}: record '{}' of rank {} is damaged (its checksum does not match)", path, name, writer);
+  };
+
+  // At another rank count the shares cut across the writers' blocks, so every block of every named
+  // record is first checked whole, in pieces, each by one rank (block k by rank k mod ranks).
+  std::optional<std::string> problem;
+  if (!same_ranks) {
+    try {
+      std::vector<std::byte> piece;
+      std::size_t k = 0;
+      for (std::size_t i = 0; i < entries_.size() && !problem; ++i)
+        for (int writer = 0; writer < directory.rank_count && !problem; ++writer, ++k) {
+          if (static_cast<int>(k % static_cast<std::size_t>(ranks)) != me) continue;
+          if (auto p = checkBlock(file, records[i]->blocks[static_cast<std::size_t>(writer)], piece))
+            problem = *p == "checksum" ? damaged(entries_[i].name, writer) : fmt::format("{}: {}", path, *p);
+        }
+    } catch (const std::exception& e) {
+      problem = fmt::format("{}: {}", path, e.what());
+    }
+    agreeOnFailure(comm_, problem, "Checkpoint::restore");
+  }
 
   // This rank's bytes of each record, checked, and decoded; nothing changes until every rank has
   // all of its own.
   std::vector<std::function<void()>> commits;
-  std::optional<std::string> problem;
   try {
     for (std::size_t i = 0; i < entries_.size() && !problem; ++i) {
       const Entry& e = entries_[i];
@@ -429,9 +522,7 @@ RestartInfo Checkpoint::restore(const std::string& path) {
       auto read_block = [&](const BlockInfo& b, int writer) -> std::optional<std::vector<std::byte>> {
         std::vector<std::byte> bytes(b.bytes);
         problem = file.readAt(b.offset, bytes);
-        if (!problem && detail::checksum64(bytes) != b.checksum)
-          problem = fmt::format("{}: record '{}' of rank {} is damaged (its checksum does not match)", path, e.name,
-                                writer);
+        if (!problem && detail::checksum64(bytes) != b.checksum) problem = damaged(e.name, writer);
         if (problem) return std::nullopt;
         return bytes;
       };
@@ -440,7 +531,7 @@ RestartInfo Checkpoint::restore(const std::string& path) {
         const BlockInfo& b = rec.blocks[static_cast<std::size_t>(writer)];
         if (auto bytes = read_block(b, writer)) commits.push_back(e.prepare(std::move(*bytes), b.elements));
       } else if (e.kind == Kind::kParticles) {
-        // A contiguous share of all particles, in the writers' rank order.
+        // A contiguous share of all particles, in the writers' rank order (their blocks checked above).
         std::uint64_t total = 0;
         for (const BlockInfo& b : rec.blocks) total += b.elements;
         const std::uint64_t first = total * static_cast<std::uint64_t>(me) / static_cast<std::uint64_t>(ranks);
@@ -461,7 +552,7 @@ RestartInfo Checkpoint::restore(const std::string& path) {
   } catch (const std::exception& e) {
     problem = fmt::format("{}: {}", path, e.what());
   }
-  throwIfAnyFailedEverywhere(comm_, problem, "Checkpoint::restore");
+  agreeOnFailure(comm_, problem, "Checkpoint::restore");
   for (auto& commit : commits) commit();
   return {path, preamble.step, directory.rank_count, same_ranks};
 }

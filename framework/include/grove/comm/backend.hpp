@@ -81,11 +81,14 @@ void destroyRequest(RequestHandle* request) noexcept;
 // failure. grove/comm/shared_file.hpp wraps these in a class.
 struct FileHandle;
 enum class FileMode { kCreate, kRead };
-// Collective. Creates (truncating) or opens path; null with *problem set on failure.
+// Collective. Creates (truncating) or opens path; null with *problem set when it could not be
+// opened; a handle with *problem set when it was opened but not truncated (close it on every rank).
 FileHandle* fileOpen(const CommHandle& comm, const char* path, FileMode mode, std::string* problem);
-// Collective: every rank writes its bytes at its offset (any count, also 0).
-std::string fileWriteAtAll(FileHandle& file, std::uint64_t offset, const void* data, std::uint64_t bytes);
-// Independent: this rank alone writes or reads.
+// Independent: this rank alone writes or reads (checked for the bytes moved: a short write is an
+// error naming the system's reason; a write fails on purpose under GROVE_FAULT_INJECT,
+// grove/core/fault_injection.hpp). There is no collective write: MPI-IO libraries leave the
+// other ranks of a collective write waiting when it fails on one (issue 29), so every rank
+// writes alone and the ranks agree on the outcome afterwards.
 std::string fileWriteAt(FileHandle& file, std::uint64_t offset, const void* data, std::uint64_t bytes);
 std::string fileReadAt(FileHandle& file, std::uint64_t offset, void* data, std::uint64_t bytes);
 std::string fileSize(FileHandle& file, std::uint64_t* bytes);

@@ -1,9 +1,9 @@
 #pragma once
 // grove::SharedFile: one file that every rank of a communicator opens together and writes or reads
 // at its own byte offsets (MPI-IO, so a parallel file system sees one writer per rank and no
-// gather; a plain file in the serial build). Collective calls throw on every rank when any rank
-// failed, so a failure never leaves ranks waiting; independent calls return the problem for the
-// caller to agree on (Comm::throwIfAnyFailed).
+// gather; a plain file in the serial build). Collective calls throw on every rank, with the same
+// message (grove/comm/agree.hpp), when any rank failed, so a failure never leaves ranks waiting;
+// independent calls return the problem for the caller to agree on.
 //
 //   grove::SharedFile file(comm, "state.bin", grove::SharedFile::Mode::kCreate);
 //   file.writeAtAll(my_offset, my_bytes);   // collective
@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 
+#include "grove/comm/agree.hpp"
 #include "grove/comm/backend.hpp"
 #include "grove/comm/comm.hpp"
 
@@ -42,9 +43,10 @@ class SharedFile {
 
   const std::string& path() const { return path_; }
 
-  // Collective: this rank's bytes at offset (any size, also none).
+  // Collective: this rank's bytes at offset (any size, also none), each rank writing alone, then
+  // agreed on (backend.hpp says why no collective write).
   void writeAtAll(std::uint64_t offset, std::span<const std::byte> bytes) {
-    agree(detail::fileWriteAtAll(*open(), offset, bytes.data(), bytes.size()), "writing failed");
+    agree(detail::fileWriteAt(*open(), offset, bytes.data(), bytes.size()), "writing failed");
   }
   // Independent: the problem, if any, for the caller to agree on.
   std::optional<std::string> writeAt(std::uint64_t offset, std::span<const std::byte> bytes) {
@@ -79,7 +81,7 @@ class SharedFile {
   void agree(const std::string& problem, const char* what) const {
     std::optional<std::string> mine;
     if (!problem.empty()) mine = fmt::format("{}: {} ({})", path_, what, problem);
-    comm_.throwIfAnyFailed(mine, "SharedFile");
+    agreeOnFailure(comm_, mine, "SharedFile");
   }
 
   Comm comm_;

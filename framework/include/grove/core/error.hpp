@@ -22,11 +22,15 @@ class Error : public std::runtime_error {
   Error(std::string_view stage, std::string_view message)
       : std::runtime_error(fmt::format("grove error on rank {} in {}: {}", detail::worldRankForMessages(),
                                        stage, message)),
-        stage_(stage) {}
+        stage_(stage),
+        message_(message) {}
   const std::string& stage() const noexcept { return stage_; }
+  // The message alone, without the rank and the stage (to wrap it in another stage's error).
+  const std::string& message() const noexcept { return message_; }
 
  private:
   std::string stage_;
+  std::string message_;
 };
 
 // A message with fmt's format string, in which floating-point arguments that are not finite are

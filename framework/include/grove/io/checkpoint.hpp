@@ -26,10 +26,13 @@
 //
 // Files are binary, for restarting on the same kind of machine with the same program (the byte
 // order and each record's type and size are checked, not converted). A checkpoint is written to
-// "<file>.tmp" and renamed when complete, so a crash while writing leaves the previous ones; the
-// last `keep` (2) are kept. Every block carries a checksum; a truncated, foreign or mismatched
-// file is refused with the file and the reason named, and nothing is changed. For snapshots that
-// other tools read, see grove/io/snapshot.hpp.
+// "<file>.tmp", synced, read back (its size and every checksum) and only then renamed, so a crash
+// or a full disk while writing leaves the previous ones; older ones beyond the last `keep` (2) are
+// removed only after that. A write that fails on any rank (a full disk) throws the same
+// grove::Error on every rank, naming the file and the system's reason. Every block carries a
+// checksum, checked at any rank count; a truncated, damaged, foreign or mismatched file is
+// refused with the file and the reason named, and nothing is changed. For snapshots that other
+// tools read, see grove/io/snapshot.hpp.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -45,6 +48,7 @@
 #include "grove/comm/comm.hpp"
 #include "grove/core/error.hpp"
 #include "grove/domain/domain_info.hpp"
+#include "grove/io/checksum.hpp"
 #include "grove/particles/particle_system.hpp"
 
 namespace grove::io {
@@ -122,10 +126,6 @@ class ByteReader {
   std::size_t offset_ = 0;
   std::string what_;
 };
-
-// A 64-bit checksum of a block (word-wise multiply-xor; detects truncation and bit flips, not
-// an adversary).
-std::uint64_t checksum64(std::span<const std::byte> bytes) noexcept;
 
 std::vector<std::byte> encodeDomainState(const DomainState& state);
 DomainState decodeDomainState(std::span<const std::byte> bytes);
@@ -238,11 +238,13 @@ class Checkpoint {
     return addValue(std::move(name), v, Kind::kPerRank);
   }
 
-  // Collective: writes the named state as the checkpoint of `step` (atomically; older ones beyond
-  // `keep` are removed). Returns its path.
+  // Collective: writes the named state as the checkpoint of `step` (atomically: under a temporary
+  // name, synced, verified, renamed; then older ones beyond `keep` are removed). Returns its path.
+  // On failure every rank throws the same grove::Error and the checkpoints on disk are as before.
   std::string write(std::int64_t step);
   // Collective: restores the named state from a checkpoint. Throws on every rank, changing
-  // nothing, when the file is missing, truncated, foreign, or lacks or mistypes a named record.
+  // nothing, when the file is missing, truncated, damaged (a checksum of any block of a named
+  // record, at any rank count), foreign, or lacks or mistypes a named record.
   RestartInfo restore(const std::string& path);
   // Collective: restores from the newest checkpoint of this prefix; one that is refused is named
   // in a warning and the one before it is tried. Nothing found: nullopt (a fresh start).

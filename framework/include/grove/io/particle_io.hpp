@@ -21,8 +21,11 @@
 //
 // Beyond FDPS: every failure (a file that cannot be opened, a read or write error, a file that
 // ends before its last record, a binary file with a partial record at its end, a bad format)
-// throws grove::Error naming the file on every rank, so ranks leave the call together, and a
-// failed read leaves the particles as they were. A damaged file never crashes or hangs a read:
+// throws the same grove::Error on every rank (grove/comm/agree.hpp), naming the file and the
+// system's reason, so ranks leave the call together, and a failed read leaves the particles as
+// they were. Files are written in place, as FDPS writes them (a failed write leaves a partial
+// file; checkpoints and snapshots are the formats that never do). Each file written counts as one
+// write for GROVE_FAULT_INJECT (grove/core/fault_injection.hpp). A damaged file never crashes or hangs a read:
 // a record that the user's reader cannot consume is an error, so a read takes at most one step
 // per byte whatever count a header announces (tests/fdps/particle_file_fuzz_test.cpp). Reading
 // keeps what the header announces; a file holding more records than announced is read up to the
@@ -43,8 +46,10 @@
 #include <utility>
 #include <vector>
 
+#include "grove/comm/agree.hpp"
 #include "grove/comm/comm.hpp"
 #include "grove/core/error.hpp"
+#include "grove/core/fault_injection.hpp"
 
 namespace grove {
 
@@ -268,6 +273,10 @@ void writeFile(const std::string& name, const char* mode, std::span<const FP> pa
                WriteRecord& write_record, std::optional<std::string>& problem) {
   FilePtr f = openFile(name, mode, problem);
   if (!f) return;
+  if (std::string fault = grove::detail::injectedWriteFault(grove::detail::worldRankForMessages()); !fault.empty()) {
+    problem = fmt::format("could not write all of '{}' ({} particles): {}", name, particles.size(), fault);
+    return;
+  }
   errno = 0;  // so that the reason below is this file's
   write_header(f.get());
   for (const FP& p : particles) write_record(p, f.get());
@@ -300,7 +309,7 @@ std::vector<FP> readParticles(const Comm& comm, const std::string& filename, con
         mine = detail::readRecords<E, FP>(f.get(), announced, read_record, *name, problem);
       }
     }
-    comm.throwIfAnyFailed(problem, fmt::format("{}('{}', format '{}')", stage, filename, *format));
+    agreeOnFailure(comm, problem, fmt::format("{}('{}', format '{}')", stage, filename, *format));
     return mine;
   }
 
@@ -310,7 +319,7 @@ std::vector<FP> readParticles(const Comm& comm, const std::string& filename, con
   long long announced = -1;
   if (f) announced = static_cast<long long>(read_header(f.get()));
   if (rank != 0) f.reset();
-  comm.throwIfAnyFailed(problem, where);
+  agreeOnFailure(comm, problem, where);
 
   std::vector<FP> all;
   std::vector<int> send_counts(static_cast<std::size_t>(ranks), 0);
@@ -321,7 +330,7 @@ std::vector<FP> readParticles(const Comm& comm, const std::string& filename, con
     send_counts[0] += static_cast<int>(n % ranks);
   }
   f.reset();
-  comm.throwIfAnyFailed(problem, where);
+  agreeOnFailure(comm, problem, where);
   return comm.alltoallv(std::span<const FP>(all), std::span<const int>(send_counts));
 }
 
@@ -340,13 +349,13 @@ void writeParticles(const Comm& comm, std::span<const FP> particles, const std::
       problem = format_problem;
     else
       detail::writeFile<FP>(*name, mode, particles, write_header, write_record, problem);
-    comm.throwIfAnyFailed(problem, fmt::format("{}('{}', format '{}')", stage, filename, *format));
+    agreeOnFailure(comm, problem, fmt::format("{}('{}', format '{}')", stage, filename, *format));
     return;
   }
   const std::vector<FP> all = comm.gatherv(particles, 0);
   if (comm.rank() == 0)
     detail::writeFile<FP>(filename, mode, std::span<const FP>(all), write_header, write_record, problem);
-  comm.throwIfAnyFailed(problem, fmt::format("{}('{}')", stage, filename));
+  agreeOnFailure(comm, problem, fmt::format("{}('{}')", stage, filename));
 }
 
 // ---- FDPS argument lists ----------------------------------------------------------------------------

@@ -28,9 +28,17 @@
 // (DomainInfo::decomposeDomainAll, ParticleSystem::exchangeParticle). Collective (every rank of
 // comm). Needs grove built with HDF5 (GROVE_HAS_HDF5, grove/config.hpp); with the serial HDF5
 // library, one rank only.
+//
+// A snapshot is written as "<path>.tmp" (its layout by rank 0, then every rank its rows), synced,
+// read back by every rank against its rows' checksums, and renamed over path only then: a full
+// disk or a kill while writing leaves a file already at path as it was. A failure on any rank
+// throws the same grove::Error on every rank, naming the file and the reason. Every table carries
+// GroveChecksum (doc/io.md), which readSnapshot checks at any rank count.
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <optional>
 #include <span>
 #include <string>
@@ -38,10 +46,12 @@
 #include <type_traits>
 #include <vector>
 
+#include "grove/comm/agree.hpp"
 #include "grove/comm/comm.hpp"
 #include "grove/config.hpp"
 #include "grove/core/error.hpp"
 #include "grove/core/vec3.hpp"
+#include "grove/io/checksum.hpp"
 #include "grove/io/fields.hpp"
 #include "grove/io/hdf5_file.hpp"
 #include "grove/particles/particle_system.hpp"
@@ -114,33 +124,29 @@ inline std::int64_t firstRowOf(const Comm& comm, std::int64_t count, std::int64_
   return first;
 }
 
-}  // namespace detail
-
-// Writes every rank's `particles` into one file, in rank order (collective).
-template <class FP>
-void writeSnapshot(const std::string& path, std::span<const FP> particles, const SnapshotHeader& header,
-                   const Comm& comm = Comm::world()) {
-  static_assert(HasSnapshotFields<FP>, "grove::io::writeSnapshot: FP needs `static constexpr auto snapshotFields()` "
-                                       "naming its fields (grove/io/snapshot.hpp)");
-  detail::requireHdf5Ranks(comm, path);
-  require(header.part_type >= 0 && header.part_type < 6, "grove::io::writeSnapshot",
-          "{}: particle type {} is outside GADGET's 0-5", path, header.part_type);
-  const auto count = static_cast<std::int64_t>(particles.size());
-  std::int64_t total = 0;
-  const std::int64_t first = detail::firstRowOf(comm, count, &total);
-  // Every field's column first, agreed on by all ranks: a rank that failed here (memory) must not
-  // leave the others waiting in a collective write.
-  std::vector<std::vector<std::byte>> columns;
-  std::optional<std::string> problem;
-  try {
-    std::apply([&](const auto&... fields) { (columns.push_back(detail::columnOf(particles, fields)), ...); },
-               FP::snapshotFields());
-  } catch (const std::exception& e) {
-    problem = fmt::format("{}: preparing this rank's {} particles failed: {}", path, count, e.what());
+// A table's checksum (the attribute GroveChecksum of every dataset grove writes): the sum, modulo
+// 2^64, over rows i of a mix of i and checksum64 of row i's bytes (little-endian scalars), so that
+// ranks holding disjoint runs of rows add up their parts, whatever the rank count.
+constexpr const char* kChecksumAttribute = "GroveChecksum";
+inline std::uint64_t rowChecksum(std::int64_t first, std::int64_t count, std::size_t row_bytes, const std::byte* rows) {
+  std::uint64_t sum = 0;
+  for (std::int64_t i = 0; i < count; ++i) {
+    std::uint64_t h = checksum64(std::span(rows + static_cast<std::size_t>(i) * row_bytes, row_bytes)) +
+                      static_cast<std::uint64_t>(first + i) * 0x9E3779B97F4A7C15ull;
+    h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+    h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+    sum += h ^ (h >> 31);
   }
-  comm.throwIfAnyFailed(problem, "grove::io::writeSnapshot");
-  Hdf5File file(path, Hdf5File::Mode::kCreate, grove::detail::nativeComm(comm.handle()));
+  return sum;
+}
+inline std::size_t scalarBytes(Scalar s) { return s == Scalar::kFloat64 || s == Scalar::kInt64 ? 8 : 4; }
 
+// Rank 0's part of writing a snapshot: the file with its header, units, parameters and tables
+// (allocated, with their checksums), written alone before the ranks fill the tables.
+template <class FP>
+void writeSnapshotLayout(const std::string& path, const SnapshotHeader& header, std::int64_t total,
+                         const std::vector<std::uint64_t>& checksums) {
+  Hdf5File file(path, Hdf5File::Mode::kCreate, nullptr);
   std::vector<std::int64_t> this_file(6, 0), high_word(6, 0);
   this_file[static_cast<std::size_t>(header.part_type)] = total;
   file.writeAttribute("/Header", "Time", std::vector<double>{header.time});
@@ -163,19 +169,119 @@ void writeSnapshot(const std::string& path, std::span<const FP> particles, const
   file.writeAttribute("/Units", "Unit current in cgs (U_I)", std::vector<double>{1.0});
   file.writeAttribute("/Units", "Unit temperature in cgs (U_T)", std::vector<double>{1.0});
   file.writeAttribute("/Parameters", "Text", header.parameters);
-
-  const std::string group = detail::partTypeGroup(header.part_type);
+  const std::string group = partTypeGroup(header.part_type);
   std::size_t k = 0;
   std::apply(
       [&](const auto&... fields) {
-        auto write_one = [&](const auto& f) {
-          using L = decltype(detail::layoutOf(f));
-          file.writeRows(group + "/" + f.name, L::type, L::components, total, first, count, columns[k++].data());
+        auto create_one = [&](const auto& f) {
+          using L = decltype(layoutOf(f));
+          file.createTable(group + "/" + f.name, L::type, L::components, total);
+          file.writeAttribute(group + "/" + f.name, kChecksumAttribute, checksums[k++]);
         };
-        (write_one(fields), ...);
+        (create_one(fields), ...);
       },
       FP::snapshotFields());
-  file.close();
+  if (auto problem = file.close()) throw Error("grove::io::Hdf5File", *problem);
+}
+
+}  // namespace detail
+
+// Writes every rank's `particles` into one file, in rank order (collective).
+template <class FP>
+void writeSnapshot(const std::string& path, std::span<const FP> particles, const SnapshotHeader& header,
+                   const Comm& comm = Comm::world()) {
+  static_assert(HasSnapshotFields<FP>, "grove::io::writeSnapshot: FP needs `static constexpr auto snapshotFields()` "
+                                       "naming its fields (grove/io/snapshot.hpp)");
+  constexpr const char* stage = "grove::io::writeSnapshot";
+  detail::requireHdf5Ranks(comm, path);
+  require(header.part_type >= 0 && header.part_type < 6, stage, "{}: particle type {} is outside GADGET's 0-5", path,
+          header.part_type);
+  const auto count = static_cast<std::int64_t>(particles.size());
+  std::int64_t total = 0;
+  const std::int64_t first = detail::firstRowOf(comm, count, &total);
+  // Every field's column and this rank's part of its checksum first, agreed on by all ranks: a rank
+  // that failed here (memory) must not leave the others waiting.
+  std::vector<std::vector<std::byte>> columns;
+  std::vector<std::uint64_t> mine;
+  std::optional<std::string> problem;
+  try {
+    std::apply(
+        [&](const auto&... fields) {
+          auto pack_one = [&](const auto& f) {
+            using M = std::remove_cvref_t<decltype(particles[0].*(f.member))>;
+            columns.push_back(detail::columnOf(particles, f));
+            mine.push_back(detail::rowChecksum(first, count, sizeof(M), columns.back().data()));
+          };
+          (pack_one(fields), ...);
+        },
+        FP::snapshotFields());
+  } catch (const std::exception& e) {
+    problem = fmt::format("{}: preparing this rank's {} particles failed: {}", path, count, e.what());
+  }
+  agreeOnFailure(comm, problem, stage);
+  std::vector<std::uint64_t> checksums = mine;
+  comm.allreduceSum(checksums);
+
+  const std::string temporary = path + ".tmp";
+  const void* native_comm = grove::detail::nativeComm(comm.handle());
+  const std::string group = detail::partTypeGroup(header.part_type);
+  auto each_field = [](auto&& call) {
+    std::size_t k = 0;
+    std::apply([&](const auto&... fields) { (call(fields, k++), ...); }, FP::snapshotFields());
+  };
+  try {
+    // The layout, by rank 0 alone; then every rank its rows, every rank going on to the next
+    // collective call only when all have succeeded.
+    std::string root_problem;
+    if (comm.isRoot()) {
+      try {
+        detail::writeSnapshotLayout<FP>(temporary, header, total, checksums);
+      } catch (const Error& e) {
+        root_problem = e.message();
+      } catch (const std::exception& e) {
+        root_problem = fmt::format("{}: {}", temporary, e.what());
+      }
+    }
+    agreeOnRootFailure(comm, root_problem, stage);
+    {
+      Hdf5File file(temporary, Hdf5File::Mode::kWrite, native_comm);
+      each_field([&](const auto& f, std::size_t k) {
+        using L = decltype(detail::layoutOf(f));
+        // Called for every field even after a failure, so that every rank makes the same calls.
+        auto p = file.writeRows(group + "/" + f.name, L::type, L::components, first, count, columns[k].data());
+        if (!problem) problem = std::move(p);
+      });
+      agreeOnFailure(comm, problem, stage);
+      agreeOnFailure(comm, file.flush(), stage);
+      agreeOnFailure(comm, file.close(), stage);
+    }
+    // Read back, each rank its own rows against its part of the checksums.
+    {
+      Hdf5File file(temporary, Hdf5File::Mode::kRead, native_comm);
+      std::vector<std::byte> back;
+      each_field([&](const auto& f, std::size_t k) {
+        using L = decltype(detail::layoutOf(f));
+        back.resize(columns[k].size());
+        auto p = file.readRows(group + "/" + f.name, L::type, L::components, first, count, back.data());
+        if (!p && back != columns[k])
+          p = fmt::format("{}: rows [{}, {}) of {} read back unlike those written", temporary, first, first + count,
+                          group + "/" + f.name);
+        if (!problem) problem = std::move(p);
+      });
+      agreeOnFailure(comm, problem, stage);
+      agreeOnFailure(comm, file.close(), stage);
+    }
+    if (comm.isRoot())
+      if (auto p = detail::renameDurably(temporary, path)) root_problem = *p;
+    agreeOnRootFailure(comm, root_problem, stage);
+  } catch (const Error& e) {
+    if (comm.isRoot()) {
+      std::error_code ignored;  // the partial file is no snapshot; failing to remove it changes nothing
+      std::filesystem::remove(temporary, ignored);
+    }
+    throw Error(stage, fmt::format("snapshot {} not written (a file of that name is left as it was): {}", path,
+                                   e.message()));
+  }
 }
 
 template <class FP>
@@ -228,7 +334,27 @@ SnapshotHeader readSnapshot(const std::string& path, ParticleSystem<FP>& psys, c
                   "{}: dataset {} holds {} rows of {} (the header says {} particles; the field has {} components)",
                   path, name, s.rows, s.components, total, L::components);
           std::vector<M> column(static_cast<std::size_t>(count));
-          file.readRows(name, L::type, L::components, first, count, column.data());
+          agreeOnFailure(comm, file.readRows(name, L::type, L::components, first, count, column.data()),
+                         "grove::io::readSnapshot");
+          // GroveChecksum (files of other programs have none): this rank's rows as the file holds
+          // them, read again in the file's type when the field's differs.
+          if (file.hasAttribute(name, detail::kChecksumAttribute) && std::endian::native == std::endian::little &&
+              s.type) {
+            std::vector<std::byte> stored;
+            if (*s.type == L::type) {
+              stored.resize(column.size() * sizeof(M));
+              std::memcpy(stored.data(), column.data(), stored.size());
+            } else {
+              stored.resize(static_cast<std::size_t>(count) * static_cast<std::size_t>(L::components) *
+                            detail::scalarBytes(*s.type));
+              agreeOnFailure(comm, file.readRows(name, *s.type, L::components, first, count, stored.data()),
+                             "grove::io::readSnapshot");
+            }
+            const std::size_t row_bytes = static_cast<std::size_t>(L::components) * detail::scalarBytes(*s.type);
+            const std::uint64_t sum = comm.allreduceSum(detail::rowChecksum(first, count, row_bytes, stored.data()));
+            require(sum == file.readUnsigned(name, detail::kChecksumAttribute), "grove::io::readSnapshot",
+                    "{}: dataset {} is damaged (its rows do not match its {})", path, name, detail::kChecksumAttribute);
+          }
           for (std::size_t i = 0; i < column.size(); ++i) particles[i].*(f.member) = column[i];
         };
         (read_one(fields), ...);
