@@ -160,6 +160,7 @@ std::vector<scaling::StageSeconds> runHostSteps(const std::vector<user::Body>& s
       s.interactions = p.n_ep_ep + p.n_ep_sp;
       s.let_received = p.let_ep_received + p.let_sp_received;
     }
+    s.n_local = static_cast<std::int64_t>(bodies.size());
     work = s.walk_force;
     if (step >= opt.warmup) timed.push_back(s);
   }
@@ -274,6 +275,10 @@ int main(int argc, char** argv) {
   const double let_received = static_cast<double>(comm.allreduceSum(mean.let_received)) * per / ranks;
   const auto n_local = sph_path ? n_total / ranks : static_cast<std::int64_t>(bodies.size());
   const double imbalance = static_cast<double>(comm.allreduceMax(n_local)) * ranks / static_cast<double>(n_total);
+  // How evenly the steps shared the particles and the force work (means over the timed steps).
+  const double step_particles = static_cast<double>(mean.n_local) * per;
+  const double particles_min = comm.allreduceMin(step_particles), particles_max = comm.allreduceMax(step_particles);
+  const double walk_min = comm.allreduceMin(mean.walk_force * per);
   const std::string line = fmt::format(
       "{{\"sample\":\"scaling\",\"label\":\"{}\",\"path\":\"{}\",\"mode\":\"{}\",\"ranks\":{},\"threads\":{},"
       "\"ic\":\"{}\",\"eps\":{},\"tree_order\":{},\"let\":\"{}\",\"transport\":\"{}\",\"group_target\":{},\"let_peers_max\":{:.1f},"
@@ -282,7 +287,8 @@ int main(int argc, char** argv) {
       "\"steps\":{},\"seconds_per_step\":{:.6f},\"stages\":{{\"decompose\":{:.6f},\"exchange\":{:.6f},"
       "\"local_tree\":{:.6f},\"let\":{:.6f},\"global_tree\":{:.6f},\"walk_force\":{:.6f},\"integrate\":{:.6f}}},"
       "\"particles_per_s\":{:.4e},\"interactions_per_particle\":{:.1f},\"let_received_per_rank\":{:.0f},"
-      "\"start_imbalance\":{:.3f}}}",
+      "\"start_imbalance\":{:.3f},\"step_particles_min\":{:.0f},\"step_particles_max\":{:.0f},"
+      "\"walk_force_min\":{:.6f}}}",
       opt.label, opt.path, opt.mode, ranks, runtime.threadCount(), sph_path ? "sod" : opt.ic, opt.eps, opt.tree_order,
       opt.path == "resident" ? opt.let : "-", opt.path == "resident" ? opt.transport : "-",
       opt.path == "resident" ? opt.group_target : 0, comm.allreduceMax(let_peers),
@@ -293,7 +299,8 @@ int main(int argc, char** argv) {
       static_cast<double>(n_total) / ranks, opt.theta, opt.n_leaf, opt.n_group, opt.path == "fmm" ? opt.order : 0, opt.n_reuse, timed.size(), step,
       slowest(mean.decompose), slowest(mean.exchange), slowest(mean.local_tree), slowest(mean.let),
       slowest(mean.global_tree), slowest(mean.walk_force), slowest(mean.integrate),
-      static_cast<double>(n_total) / step, interactions / static_cast<double>(n_total), let_received, imbalance);
+      static_cast<double>(n_total) / step, interactions / static_cast<double>(n_total), let_received, imbalance,
+      particles_min, particles_max, walk_min);
   if (comm.rank() == 0) std::printf("%s\n", line.c_str());
   return 0;
 }

@@ -94,6 +94,7 @@ std::vector<StageSeconds> runResidentSteps(const std::vector<user::Body>& bodies
     work = s.walk_force;
     s.interactions = p.interactions();
     s.let_received = p.let_ep_received + p.let_sp_received;
+    s.n_local = static_cast<std::int64_t>(psys.size());
     if (step >= opt.warmup) {
       timed.push_back(s);
       *let_peers += static_cast<double>(p.let_peers) / opt.steps;

@@ -17,11 +17,12 @@ struct StageSeconds {
   double step = 0;         // the whole step
   std::int64_t interactions = 0;  // i-j pairs on this rank
   std::int64_t let_received = 0;  // LET particles + superparticles received by this rank
+  std::int64_t n_local = 0;       // this rank's particles in the step (0: not reported)
 
   StageSeconds& operator+=(const StageSeconds& o) {
     decompose += o.decompose, exchange += o.exchange, local_tree += o.local_tree, let += o.let;
     global_tree += o.global_tree, walk_force += o.walk_force, integrate += o.integrate, step += o.step;
-    interactions += o.interactions, let_received += o.let_received;
+    interactions += o.interactions, let_received += o.let_received, n_local += o.n_local;
     return *this;
   }
 };
