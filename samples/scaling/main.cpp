@@ -51,7 +51,7 @@ struct Options {
   int n_leaf = 16, n_group = 0, n_reuse = 1, decompose_every = 4, n_walk = 2000, tag_max = 4;
   int order = 4;  // fmm: expansion order
   double n_neighbours = 50;  // sph
-  std::string cuts;  // resident: counted (default) or sampled; the other paths sample
+  std::string cuts = "sampled";  // resident: or counted (no rank-0 gather; see doc/scaling.md); the others sample
   std::string let = "reuse-overlap", transport = "auto";  // resident
   int group_target = 128;                               // resident (doc/scaling.md: groups that follow N)
   bool weighted = true;  // samples weighted by each rank's last force time
@@ -194,8 +194,8 @@ int main(int argc, char** argv) {
   app.add_option("--n-walk", opt.n_walk, "multiwalk: walks per batch")->check(CLI::PositiveNumber);
   app.add_option("--tag-max", opt.tag_max, "multiwalk: batches in flight")->check(CLI::PositiveNumber);
   app.add_option("--cuts", opt.cuts,
-                 "resident: domain cuts from counting every particle (default) or from samples (weighted by "
-                 "force time)")
+                 "resident: domain cuts from samples gathered on rank 0 (default) or from counting every particle "
+                 "on the devices (no gather; both weighted by force time unless --unweighted)")
       ->check(CLI::IsMember({"sampled", "counted"}));
   app.add_option("--let", opt.let,
                  "resident: the merged global tree, reuse steps overlapping the LET with the local part of the "
@@ -222,7 +222,6 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   const bool sph_path = opt.path == "sph" || opt.path == "sph-resident";
   if (opt.n_group == 0) opt.n_group = sph_path ? 64 : 512;
-  if (opt.cuts.empty()) opt.cuts = opt.path == "resident" ? "counted" : "sampled";
 
   const grove::Comm comm = grove::Comm::world();
   const int ranks = comm.size();

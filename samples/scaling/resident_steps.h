@@ -14,7 +14,7 @@ struct ResidentRunOptions {
   double theta = 0.5, eps = 1.0 / 32.0, dt = 1.0 / 128.0;
   int n_leaf = 16, n_group = 512, n_reuse = 1, decompose_every = 4;
   int steps = 8, warmup = 1;
-  bool counted_cuts = true;
+  bool counted_cuts = false;
   bool weighted = true;  // sampled cuts weighted by the rank's last device force time
   int samples_per_rank = 1000;
   std::string let = "reuse-overlap";  // grove::gpu::ResidentTreeOptions::let_overlap: or merged, let-tree
