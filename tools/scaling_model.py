@@ -140,6 +140,9 @@ def main():
                    help="most LET peers of a rank (sent to plus received from) at large P: about 2 x 26 in 3-D")
     p.add_argument("--cal-bandwidth", type=float, default=50e9, help="calibration machine's transfer bytes/s")
     p.add_argument("--cal-latency", type=float, default=5e-6, help="calibration machine's message latency (s)")
+    p.add_argument("--counting-pass", type=float,
+                   help="seconds per particle of one counted-cut histogram pass (a_h), in place of the calibration's "
+                        "(which holds the wait for the slowest rank that the decomposition's first collective absorbs)")
     p.add_argument("--bandwidth", type=float, help="bytes/s per GPU of the predicted machine's network")
     p.add_argument("--latency", type=float, help="message latency (s) of the predicted machine")
     p.add_argument("--predict-weak", type=float, help="bodies per rank for a weak prediction")
@@ -149,6 +152,8 @@ def main():
     if a.path:
         runs = [r for r in runs if r["path"] == a.path]
     m = Model(runs, a)
+    if a.counting_pass is not None:
+        m.a_h = a.counting_pass
     print("calibration: a_f %.3e s/interaction, I(N) = %.0f + %.1f ln N, a_t %.3e s/particle, a_i %.3e, "
           "LET surface c_s %.2f, a_l %.3e s/item, a_g %.3e, a_x %.3e, a_h %.3e" % (
               m.a_f, m.i0, m.i1, m.a_t, m.a_i, m.c_s, m.a_l, m.a_g, m.a_x, m.a_h))
