@@ -29,6 +29,7 @@
 #include "grove/domain/domain_info.hpp"
 #include "grove/io/checkpoint.hpp"
 #include "grove/particles/particle_system.hpp"
+#include "support/errors.hpp"
 
 namespace {
 
@@ -125,14 +126,7 @@ int ranksUnlike(const grove::Comm& comm, const grove::ParticleSystem<Grain>& got
   return comm.allreduceSum(unlike ? 1 : 0);
 }
 
-std::string errorOf(auto&& call) {
-  try {
-    call();
-  } catch (const grove::Error& e) {
-    return e.what();
-  }
-  return {};
-}
+using grove::testing_support::errorOf;
 
 }  // namespace
 

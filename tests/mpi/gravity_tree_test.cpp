@@ -123,16 +123,7 @@ TEST(GravityTree, PointToPointFastKeepsTheExactModesErrors) {
   const Comm comm;
   const int ranks = comm.size();
   Psys psys;
-  const std::int64_t n = 2000 * static_cast<std::int64_t>(ranks);
-  for (std::int64_t id = comm.rank(); id < n; id += ranks) {
-    std::mt19937_64 rng(977 * static_cast<std::uint64_t>(id) + 5);
-    std::uniform_real_distribution<double> u(0.0, 1.0);
-    Charged c;
-    c.id = id;
-    c.charge = 1.0 / static_cast<double>(n);
-    c.pos = {static_cast<double>(id % ranks) + u(rng), 0.1 * u(rng), 0.1 * u(rng)};
-    psys.add(c);
-  }
+  makeBar(psys, 2000);
   DomainInfo dinfo;
   dinfo.setNumberOfDomainMultiDimension(ranks, 1, 1);
   dinfo.decomposeDomainAll(psys);

@@ -25,6 +25,7 @@
 #include "grove/io/checksum.hpp"
 #include "grove/io/snapshot.hpp"
 #include "grove/particles/particle_system.hpp"
+#include "support/errors.hpp"
 
 namespace {
 
@@ -242,14 +243,7 @@ struct BadStar {
   }
 };
 
-std::string errorOf(auto&& call) {
-  try {
-    call();
-  } catch (const grove::Error& e) {
-    return e.what();
-  }
-  return {};
-}
+using grove::testing_support::errorOf;
 
 // The message without its "grove error on rank R in " (which names the rank that threw it), and
 // whether every rank holds the same one.

@@ -44,22 +44,6 @@ constexpr std::int64_t kMaxMessagesPerStep = 32;     // see the top of this file
 constexpr std::int64_t kMaxCollectivesPerStep = 40;  // a constant: the step's own calls
 constexpr std::int64_t kSummaryBytes = 160;          // per rank and step, allgathered summaries
 
-// This rank's share of the bar [0, P) x [0, 0.1) x [0, 0.1): kBodiesPerRank bodies in unit r
-// of it for every r, dealt to ranks round robin so that the first exchange moves most of them.
-void makeBar(grove::ParticleSystem<Charged>& psys, int ranks) {
-  const Comm comm = psys.comm();
-  const std::int64_t n = static_cast<std::int64_t>(kBodiesPerRank) * ranks;
-  for (std::int64_t id = comm.rank(); id < n; id += comm.size()) {
-    std::mt19937_64 rng(977 * static_cast<std::uint64_t>(id) + 5);
-    std::uniform_real_distribution<double> u(0.0, 1.0);
-    Charged c;
-    c.id = id;
-    c.charge = 1.0 / static_cast<double>(n);
-    c.pos = {static_cast<double>(id % ranks) + u(rng), 0.1 * u(rng), 0.1 * u(rng)};
-    psys.add(c);
-  }
-}
-
 struct StepTraffic {
   std::int64_t messages = 0, bytes = 0, collectives = 0, collective_bytes = 0, alltoalls = 0;
 };
@@ -68,7 +52,7 @@ TEST(TrafficScaling, MessagesAndBytesPerRankFollowTheNeighboursNotTheRankCount) 
   const Comm comm;
   const int ranks = comm.size();
   grove::ParticleSystem<Charged> psys;
-  makeBar(psys, ranks);
+  grove::testing_support::makeBar(psys, kBodiesPerRank);  // one unit of the bar per rank
   grove::DomainInfo dinfo;
   dinfo.setNumberOfDomainMultiDimension(ranks, 1, 1);
   dinfo.decomposeDomainAll(psys);  // once: the step below is what is measured

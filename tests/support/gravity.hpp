@@ -155,6 +155,23 @@ inline void makeSystem(ParticleSystem<Charged>& psys, std::int64_t n, bool plumm
   }
 }
 
+// This rank's share of a bar [0, P) x [0, 0.1) x [0, 0.1) of P = comm size units, per_unit
+// bodies of total charge 1 in each unit, dealt to ranks round robin (so that the first exchange
+// moves most of them). Cut into P slabs, every rank has the same few neighbours whatever P is.
+inline void makeBar(ParticleSystem<Charged>& psys, std::int64_t per_unit) {
+  const int ranks = psys.comm().size();
+  const std::int64_t n = per_unit * ranks;
+  for (std::int64_t id = psys.comm().rank(); id < n; id += ranks) {
+    std::mt19937_64 rng(977 * static_cast<std::uint64_t>(id) + 5);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    Charged c;
+    c.id = id;
+    c.charge = 1.0 / static_cast<double>(n);
+    c.pos = {static_cast<double>(id % ranks) + u(rng), 0.1 * u(rng), 0.1 * u(rng)};
+    psys.add(c);
+  }
+}
+
 // A decomposed system and its reference forces, made once per configuration: makeSystem's bodies,
 // decomposed and exchanged, and kReference(psys) (a direct summation) for them.
 struct PreparedSystem {

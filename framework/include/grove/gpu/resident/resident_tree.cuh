@@ -990,13 +990,8 @@ class ResidentTreeLong {
     out.task_offsets.resize(std::size_t{ng} + 1);
     kernel::countTasks<<<blocksFor(std::size_t{ng} + 1, 256), 256, 0, stream()>>>(groups_.data(), ng, kListChunk,
                                                                                    out.task_offsets.data());
-    std::size_t temp_bytes = 0;
-    check(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, out.task_offsets.data(), out.task_offsets.data(),
-                                        static_cast<std::int64_t>(ng) + 1, stream()),
-          "cub::DeviceScan::ExclusiveSum (size)");
-    check(cub::DeviceScan::ExclusiveSum(cub_.get(temp_bytes), temp_bytes, out.task_offsets.data(),
-                                        out.task_offsets.data(), static_cast<std::int64_t>(ng) + 1, stream()),
-          "cub::DeviceScan::ExclusiveSum (tasks)");
+    exclusiveSum(cub_, out.task_offsets.data(), out.task_offsets.data(), static_cast<std::int64_t>(ng) + 1, stream(),
+                 "cub::DeviceScan::ExclusiveSum (tasks)");
     const int n_tasks = out.task_offsets.elementToHost(ng, stream());
     out.tasks.resize(static_cast<std::size_t>(n_tasks));
     if (ng > 0)
@@ -1175,13 +1170,8 @@ class ResidentTreeLong {
         lists.counts.data(), n, lists.j_offsets.data(), lists.s_offsets.data());
     check(cudaGetLastError(), "splitListCounts kernel launch");
     for (DeviceVector<std::int64_t>* offsets : {&lists.j_offsets, &lists.s_offsets}) {
-      std::size_t temp_bytes = 0;
-      check(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, offsets->data(), offsets->data(),
-                                          static_cast<std::int64_t>(n) + 1, stream()),
-            "cub::DeviceScan::ExclusiveSum (size)");
-      check(cub::DeviceScan::ExclusiveSum(cub_.get(temp_bytes), temp_bytes, offsets->data(), offsets->data(),
-                                          static_cast<std::int64_t>(n) + 1, stream()),
-            "cub::DeviceScan::ExclusiveSum (list offsets)");
+      exclusiveSum(cub_, offsets->data(), offsets->data(), static_cast<std::int64_t>(n) + 1, stream(),
+                   "cub::DeviceScan::ExclusiveSum (list offsets)");
     }
   }
 

@@ -395,13 +395,8 @@ class ResidentTreeShort {
     if (!done) {
       launchSearch(nullptr, 0, 0);  // counts
       // Counts (int) to offsets (int64): the scan's output type holds totals beyond 2^31.
-      std::size_t temp_bytes = 0;
-      check(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts_.data(), first_.data(),
-                                          static_cast<std::int64_t>(n), stream()),
-            "cub::DeviceScan::ExclusiveSum (size)");
-      check(cub::DeviceScan::ExclusiveSum(cub_.get(temp_bytes), temp_bytes, counts_.data(), first_.data(),
-                                          static_cast<std::int64_t>(n), stream()),
-            "cub::DeviceScan::ExclusiveSum (neighbour offsets)");
+      exclusiveSum(cub_, counts_.data(), first_.data(), static_cast<std::int64_t>(n), stream(),
+                   "cub::DeviceScan::ExclusiveSum (neighbour offsets)");
       const std::int64_t total = first_.elementToHost(n - 1, stream()) + counts_.elementToHost(n - 1, stream());
       list_.resize(static_cast<std::size_t>(total));
       launchSearch(list_.data(), 0, std::numeric_limits<int>::max());

@@ -160,13 +160,8 @@ class DeviceShortRangeLet {
           epj, n, targets_.data(), n_sel, skin, counts_.data(), nullptr, nullptr, nullptr);
       check(cudaGetLastError(), "letSelectionPairs (count) kernel launch");
       check(cudaMemsetAsync(counts_.data() + n, 0, sizeof(int), stream), "cudaMemsetAsync (pair count)");
-      std::size_t temp_bytes = 0;
-      check(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts_.data(), offsets_.data(),
-                                          static_cast<std::int64_t>(n) + 1, stream),
-            "cub::DeviceScan::ExclusiveSum (size)");
-      check(cub::DeviceScan::ExclusiveSum(cub_.get(temp_bytes), temp_bytes, counts_.data(), offsets_.data(),
-                                          static_cast<std::int64_t>(n) + 1, stream),
-            "cub::DeviceScan::ExclusiveSum (LET pairs)");
+      exclusiveSum(cub_, counts_.data(), offsets_.data(), static_cast<std::int64_t>(n) + 1, stream,
+                   "cub::DeviceScan::ExclusiveSum (LET pairs)");
       const auto pairs = static_cast<std::size_t>(offsets_.elementToHost(n, stream));
       pair_selection_.resize(pairs);
       pair_selection_alt_.resize(pairs);
@@ -182,7 +177,7 @@ class DeviceShortRangeLet {
         while ((1 << bits) < n_sel) ++bits;
         cub::DoubleBuffer<std::uint32_t> keys(pair_selection_.data(), pair_selection_alt_.data());
         cub::DoubleBuffer<int> values(index_scratch_.data(), indices_.data());
-        temp_bytes = 0;
+        std::size_t temp_bytes = 0;
         check(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys, values, static_cast<std::int64_t>(pairs), 0,
                                               bits, stream),
               "cub::DeviceRadixSort::SortPairs (size)");

@@ -50,6 +50,16 @@ class CubScratch {
   DeviceVector<std::byte> storage_;
 };
 
+// Exclusive prefix sum of `count` values (CUB, on `stream`), its temporary storage from
+// `scratch`; `in` and `out` may be the same array. `what` names the scan in an error.
+template <class In, class Out>
+void exclusiveSum(CubScratch& scratch, const In* in, Out* out, std::int64_t count, cudaStream_t stream,
+                  const char* what) {
+  std::size_t temp_bytes = 0;
+  check(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, in, out, count, stream), what);
+  check(cub::DeviceScan::ExclusiveSum(scratch.get(temp_bytes), temp_bytes, in, out, count, stream), what);
+}
+
 // The octree's shape on the device: the cells in the host's layout (grove/tree/tree_cells.hpp),
 // the level boundaries on the host (the link loop knows them as it goes).
 struct DeviceTreeShape {
@@ -238,13 +248,8 @@ inline void linkCells(Gpu policy, const MortonKey* ep_keys, std::size_t n_ep, co
     kernel::countChildren<<<blocksFor(std::size_t{n} + 1, 128), 128, 0, stream>>>(
         shape.cells.data(), begin, n, ep_keys, sp_keys, n_leaf_limit, offsets.data());
     check(cudaGetLastError(), "countChildren kernel launch");
-    std::size_t temp_bytes = 0;
-    check(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, offsets.data(), offsets.data(),
-                                        static_cast<std::int64_t>(n) + 1, stream),
-          "cub::DeviceScan::ExclusiveSum (size)");
-    check(cub::DeviceScan::ExclusiveSum(scratch.get(temp_bytes), temp_bytes, offsets.data(), offsets.data(),
-                                        static_cast<std::int64_t>(n) + 1, stream),
-          "cub::DeviceScan::ExclusiveSum (children)");
+    exclusiveSum(scratch, offsets.data(), offsets.data(), static_cast<std::int64_t>(n) + 1, stream,
+                 "cub::DeviceScan::ExclusiveSum (children)");
     const std::uint32_t new_cells = offsets.elementToHost(n, stream);
     if (new_cells == 0) break;
     if (std::size_t{end} + new_cells > shape.cells.size())
@@ -325,13 +330,8 @@ inline void splitGroups(Gpu policy, DeviceVector<std::uint64_t>& groups, int tar
   kernel::countGroupPieces<<<blocksFor(std::size_t{n} + 1, 256), 256, 0, stream>>>(
       groups.data(), n, static_cast<std::uint32_t>(target), offsets.data());
   check(cudaGetLastError(), "countGroupPieces kernel launch");
-  std::size_t temp_bytes = 0;
-  check(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, offsets.data(), offsets.data(),
-                                      static_cast<std::int64_t>(n) + 1, stream),
-        "cub::DeviceScan::ExclusiveSum (size)");
-  check(cub::DeviceScan::ExclusiveSum(scratch.get(temp_bytes), temp_bytes, offsets.data(), offsets.data(),
-                                      static_cast<std::int64_t>(n) + 1, stream),
-        "cub::DeviceScan::ExclusiveSum (group pieces)");
+  exclusiveSum(scratch, offsets.data(), offsets.data(), static_cast<std::int64_t>(n) + 1, stream,
+               "cub::DeviceScan::ExclusiveSum (group pieces)");
   const std::uint32_t pieces = offsets.elementToHost(n, stream);
   if (pieces == n) return;  // none larger than the target
   scratch_groups.resize(pieces);
