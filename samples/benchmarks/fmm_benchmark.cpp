@@ -20,7 +20,7 @@
 #include "grove/gpu/device_gpu.h"
 #endif
 #include "grove/grove.hpp"
-#include "grove/tree/tree_for_force_long.hpp"
+#include "grove/force/tree_for_force_long.hpp"
 #include "fmm_comparison.hpp"
 
 using namespace fmm_comparison;

@@ -16,7 +16,7 @@
 #include "grove/core/execution.hpp"
 #include "grove/fmm/cartesian_expansion.hpp"
 #include "grove/grove.hpp"
-#include "initial_conditions.hpp"
+#include "nbody_initial_conditions.hpp"
 
 namespace fmm_comparison {
 

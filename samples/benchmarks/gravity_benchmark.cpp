@@ -9,7 +9,7 @@
 #include "cold_sphere.hpp"
 #include "gravity_kernels.hpp"
 #include "grove/grove.hpp"
-#include "grove/tree/tree_for_force_long.hpp"
+#include "grove/force/tree_for_force_long.hpp"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <tuple>
 
-#include "gas_particles.hpp"  // samples/sph (on this sample's include path)
+#include "sph/gas_particles.hpp"  // user_templates/sph
 #include "grove/core/vec3.hpp"
 #include "grove/io/fields.hpp"
 

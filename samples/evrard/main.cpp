@@ -26,12 +26,13 @@
 #include "evrard_particles.hpp"
 #include "gravity_kernel.hpp"
 #include "grove/grove.hpp"
-#include "grove/tree/tree_for_force_long.hpp"
+#include "grove/force/tree_for_force_long.hpp"
 #include "initial_conditions.hpp"
 #include "integrator.hpp"
-#include "sph_solver.hpp"  // samples/sph
-#include "sph_trees.hpp"   // samples/sph
+#include "sph/sph_solver.hpp"  // user_templates/sph
+#include "sph/sph_trees.hpp"   // user_templates/sph
 #include "sample_options.hpp"
+#include "stopwatch.hpp"
 #include "start_check.hpp"
 #if GROVE_HAS_HDF5
 #include "grove/io/snapshot.hpp"
@@ -69,19 +70,6 @@ struct Options {
 
 using Gas = grove::ParticleSystem<evrard::EvrardParticle>;
 using GravityTrees = grove::TreeForForceLong<evrard::GravityResult, evrard::GravityEPI, evrard::GravityEPJ>;
-
-class Stopwatch {
- public:
-  double lap() {
-    const auto now = std::chrono::steady_clock::now();
-    const double s = std::chrono::duration<double>(now - last_).count();
-    last_ = now;
-    return s;
-  }
-
- private:
-  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
-};
 
 // Seconds of one step by stage (max over ranks).
 struct StageSeconds {

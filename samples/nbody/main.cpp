@@ -24,8 +24,8 @@
 #include "grove/gpu/device_gpu.h"
 #include "resident_gpu.h"
 #endif
-#include "grove/tree/tree_for_force_long.hpp"
-#include "initial_conditions.hpp"
+#include "grove/force/tree_for_force_long.hpp"
+#include "nbody_initial_conditions.hpp"
 #if GROVE_HAS_HDF5
 #include "grove/io/snapshot.hpp"
 #endif

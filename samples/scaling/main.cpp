@@ -10,7 +10,7 @@
 // same kernel as its near field, expansions of --order), sph (the SPH sample's CPU step on Sod
 // shock tubes, sph_steps.hpp), multiwalk (an FDPS-API program's own CUDA kernels through the
 // index multiwalk, user_templates/cuda), resident (every stage on the GPU, grove/gpu/resident),
-// sph-resident (the SPH sample's step on the GPU, samples/sph/resident_gpu.h, on the same tubes).
+// sph-resident (the SPH sample's step on the GPU, user_templates/cuda/sph_resident.h, on the same tubes).
 // The bodies are the Accelerated FDPS paper's cold uniform sphere (--ic cold) or a Plummer
 // sphere (--ic plummer); weak runs hold n bodies per rank, strong runs n in all. A user program
 // that decomposes, exchanges and rebuilds every step is --n-reuse 1 --decompose-every 1:
@@ -29,8 +29,8 @@
 #include "gravity_kernels.hpp"
 #include "grove/fmm/fmm_force.hpp"
 #include "grove/grove.hpp"
-#include "grove/tree/tree_for_force_long.hpp"
-#include "nbody/initial_conditions.hpp"
+#include "grove/force/tree_for_force_long.hpp"
+#include "nbody_initial_conditions.hpp"
 #include "sph_steps.hpp"
 #include "stages.hpp"
 #if GROVE_SCALING_GPU

@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "grove/grove.hpp"
-#include "sph/shock_tube.hpp"
+#include "shock_tube.hpp"
 #include "sph/sph_solver.hpp"
 #include "sph/sph_trees.hpp"
 #include "stages.hpp"
 #if GROVE_SCALING_GPU
 #include "grove/gpu/device_gpu.h"
-#include "sph/resident_gpu.h"
+#include "cuda/sph_resident.h"
 #endif
 
 namespace scaling {
@@ -109,7 +109,7 @@ inline std::vector<StageSeconds> runSphSteps(const SphRunOptions& o, std::int64_
 }
 
 #if GROVE_SCALING_GPU
-// samples/scaling --path sph-resident: the SPH sample's step on the GPU (samples/sph/resident_gpu.h:
+// samples/scaling --path sph-resident: the SPH sample's step on the GPU (user_templates/cuda/sph_resident.h:
 // density with the h iteration, hydro, kick-drift-kick, the decomposition and exchange of device
 // particles, the short-range trees' LET between ranks), one GPU per rank, on the same tubes.
 inline std::vector<StageSeconds> runResidentSphSteps(const SphRunOptions& o, std::int64_t* n_total_out, int rank) {

@@ -6,7 +6,7 @@
 // 0.25 <= x < 0.75 printed. Plot with tools/plot_sod.py. See doc/sph.md.
 // --gpu template|engine runs the density and hydro passes on a GPU through the trees' multiwalk
 // calls: the hand-written CUDA template or grove's engine (user_templates/cuda/sph_*); --gpu
-// resident runs the whole step on the GPU (resident_gpu.h; one GPU per rank).
+// resident runs the whole step on the GPU (user_templates/cuda/sph_resident.h; one GPU per rank).
 // Options may come from a parameter file (--config run.toml), the command line overriding it.
 // --checkpoint-every K writes restart files (grove/io/checkpoint.hpp), --restart latest goes on
 // from the newest: bitwise the run that never stopped, at the same rank count (host loop).
@@ -24,13 +24,14 @@
 #include "grove/io/snapshot.hpp"
 #endif
 #include "sample_options.hpp"
+#include "stopwatch.hpp"
 #include "shock_tube.hpp"
-#include "sph_solver.hpp"
-#include "sph_trees.hpp"
+#include "sph/sph_solver.hpp"
+#include "sph/sph_trees.hpp"
 #if GROVE_SPH_GPU
 #include "cuda/sph_multiwalk_gpu.h"
 #include "grove/gpu/device_gpu.h"
-#include "resident_gpu.h"
+#include "cuda/sph_resident.h"
 #endif
 
 namespace {
@@ -147,20 +148,6 @@ class ForcePasses {
   std::unique_ptr<user::cuda::SphDensitySumsMultiwalk> density_engine_;
   std::unique_ptr<user::cuda::SphHydroMultiwalk> hydro_gpu_;
 #endif
-};
-
-class Stopwatch {
- public:
-  // Seconds since the last lap (or construction).
-  double lap() {
-    const auto now = std::chrono::steady_clock::now();
-    const double s = std::chrono::duration<double>(now - last_).count();
-    last_ = now;
-    return s;
-  }
-
- private:
-  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
 // Seconds per stage of one step: integration (kicks, drift, wrap, time step), domain
@@ -310,7 +297,7 @@ std::string jsonOf(const grove::gpu::ResidentShortProfile& f) {
                      f.total, f.n_particles, f.n_cells, f.neighbours, f.search_lanes, f.kernel_lanes, f.device_bytes);
 }
 
-// The resident loop: the same steps with the gas on the GPU, one per rank (resident_gpu.h); the
+// The resident loop: the same steps with the gas on the GPU, one per rank (cuda/sph_resident.h); the
 // host ParticleSystem gets this rank's particles back at the end.
 LoopResult residentLoop(const grove::Runtime& runtime, const Options& opt, const sph::ShockTube& tube, Gas& gas,
                         grove::DomainInfo& dinfo, const sph::SolverParameters& p) {

@@ -1,7 +1,7 @@
 // Must NOT compile: the full particle lacks copyFromForce. The test expects exactly one error,
 // grove's static_assert naming the FP type and the member.
 #include "grove/grove.hpp"
-#include "grove/tree/tree_for_force_long.hpp"
+#include "grove/force/tree_for_force_long.hpp"
 
 struct Force {
   double acc = 0;

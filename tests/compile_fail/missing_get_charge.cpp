@@ -1,6 +1,6 @@
 // Must NOT compile: the EPJ lacks getCharge (long-range trees need it).
 #include "grove/grove.hpp"
-#include "grove/tree/tree_for_force_long.hpp"
+#include "grove/force/tree_for_force_long.hpp"
 
 struct Force {
   double acc = 0;

@@ -1,4 +1,4 @@
-// Particle files (grove/io/particle_io.hpp through ParticleSystem's FDPS members): every layout
+// Particle files (grove/particles/particle_files.hpp through ParticleSystem's FDPS members): every layout
 // and encoding round-trips count and payload bit for bit at any rank count, particles are handed
 // out as FDPS does, and every failure throws grove::Error naming the file on every rank while
 // leaving the particles as they were.

@@ -9,7 +9,7 @@
 #include "grove/grove.hpp"
 #include "grove/tree/groups.hpp"
 #include "grove/tree/moment_pass.hpp"
-#include "grove/tree/tree_for_force_long.hpp"
+#include "grove/force/tree_for_force_long.hpp"
 #include "grove/walk/opening_criterion.hpp"
 
 namespace resident_test {

@@ -15,7 +15,7 @@
 
 #include "cuda/gravity_interactions.cuh"
 #include "grove/gpu/device_gpu.h"
-#include "grove/gpu/resident/for_each.cuh"
+#include "grove/gpu/for_each.cuh"
 #include "grove/gpu/resident/resident_tree.cuh"
 #include "grove/particles/for_each.hpp"
 #include "gravity_leapfrog.hpp"

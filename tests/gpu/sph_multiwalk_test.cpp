@@ -3,7 +3,7 @@
 // own solver functions, against the CPU kernels through the same trees: template and engine equal
 // the CPU to rounding, the template's index and plain forms (and the engine's) are bitwise equal,
 // and passes on kept lists (REUSE_LIST) are bitwise equal to passes on new lists. The GPU-resident
-// step (samples/sph/resident_gpu.h: exact neighbour sets on grove's resident short-range trees)
+// step (user_templates/cuda/sph_resident.h: exact neighbour sets on grove's resident short-range trees)
 // against the same CPU kernels, pass by pass and over ten shock-tube steps. Single process;
 // skips where no CUDA device is present.
 #include <gtest/gtest.h>
@@ -19,11 +19,11 @@
 
 #include "cuda/sph_multiwalk_gpu.h"
 #include "grove/gpu/device_gpu.h"
-#include "resident_gpu.h"
+#include "cuda/sph_resident.h"
 #include "shock_tube.hpp"
 #include "sph_comparison.hpp"
 #include "sph_scenarios.hpp"
-#include "sph_trees.hpp"
+#include "sph/sph_trees.hpp"
 
 namespace {
 

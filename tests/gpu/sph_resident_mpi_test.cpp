@@ -1,4 +1,4 @@
-// The SPH sample's GPU-resident step (samples/sph/resident_gpu.h) on 1-4 ranks sharing one GPU:
+// The SPH sample's GPU-resident step (user_templates/cuda/sph_resident.h) on 1-4 ranks sharing one GPU:
 // decomposition and particle exchange from device data, the short-range trees' device LET and
 // global j-trees, against the sample's CPU passes on the same ranks. Ten shock-tube steps;
 // every particle and the binned profiles compared. Skips where no CUDA device is present.
@@ -12,11 +12,11 @@
 
 #include "grove/comm/comm.hpp"
 #include "grove/gpu/device_gpu.h"
-#include "resident_gpu.h"
+#include "cuda/sph_resident.h"
 #include "shock_tube.hpp"
 #include "sph_comparison.hpp"
 #include "sph_scenarios.hpp"
-#include "sph_trees.hpp"
+#include "sph/sph_trees.hpp"
 
 namespace {
 

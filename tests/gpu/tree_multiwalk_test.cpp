@@ -21,7 +21,7 @@
 #include "grove/fmm/fmm_force.hpp"
 #include "grove/gpu/device_gpu.h"
 #include "grove/grove.hpp"
-#include "grove/tree/tree_for_force_long.hpp"
+#include "grove/force/tree_for_force_long.hpp"
 
 namespace {
 

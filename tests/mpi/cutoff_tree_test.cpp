@@ -11,7 +11,7 @@
 #include <type_traits>
 
 #include "grove/fdps.hpp"
-#include "grove/tree/tree_for_force_long.hpp"
+#include "grove/force/tree_for_force_long.hpp"
 #include "support/host_accelerator.hpp"
 #include "support/particles.hpp"
 #include "support/statistics.hpp"

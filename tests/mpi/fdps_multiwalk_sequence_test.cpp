@@ -9,7 +9,7 @@
 #include <tuple>
 
 #include "support/gravity.hpp"
-#include "grove/tree/tree_for_force_short.hpp"
+#include "grove/force/tree_for_force_short.hpp"
 
 using namespace grove;
 using namespace grove::testing_support;

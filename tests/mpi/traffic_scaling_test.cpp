@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "grove/grove.hpp"
-#include "grove/tree/tree_for_force_long.hpp"
+#include "grove/force/tree_for_force_long.hpp"
 #include "support/gravity.hpp"
 
 namespace {

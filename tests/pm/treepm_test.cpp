@@ -17,7 +17,7 @@
 
 #include "grove/grove.hpp"
 #include "grove/pm/particle_mesh.hpp"
-#include "grove/tree/tree_for_force_long.hpp"
+#include "grove/force/tree_for_force_long.hpp"
 #include "pm/ewald.hpp"
 #include "support/statistics.hpp"
 

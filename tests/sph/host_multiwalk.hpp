@@ -11,7 +11,7 @@
 
 #include "grove/core/error.hpp"
 #include "grove/gpu/multiwalk.hpp"
-#include "sph_physics.hpp"
+#include "sph/sph_physics.hpp"
 
 namespace sph::testing {
 

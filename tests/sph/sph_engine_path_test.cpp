@@ -8,7 +8,7 @@
 
 #include "sph_comparison.hpp"
 #include "sph_scenarios.hpp"
-#include "sph_trees.hpp"
+#include "sph/sph_trees.hpp"
 
 namespace {
 

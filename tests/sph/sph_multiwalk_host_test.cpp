@@ -10,7 +10,7 @@
 #include "host_multiwalk.hpp"
 #include "sph_comparison.hpp"
 #include "sph_scenarios.hpp"
-#include "sph_trees.hpp"
+#include "sph/sph_trees.hpp"
 
 namespace {
 

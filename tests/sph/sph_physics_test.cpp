@@ -12,7 +12,7 @@
 #include "riemann_exact.hpp"
 #include "shock_tube.hpp"
 #include "sph_scenarios.hpp"
-#include "wendland_c2.hpp"
+#include "sph/wendland_c2.hpp"
 
 namespace {
 

@@ -7,9 +7,9 @@
 #include <numbers>
 #include <vector>
 
-#include "sph_solver.hpp"
+#include "sph/sph_solver.hpp"
 #include "sph_test_support.hpp"
-#include "wendland_c2.hpp"
+#include "sph/wendland_c2.hpp"
 
 namespace sph::testing {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <random>
 
-#include "gas_particles.hpp"
+#include "sph/gas_particles.hpp"
 #include "grove/domain/domain_info.hpp"
 #include "grove/particles/particle_system.hpp"
 

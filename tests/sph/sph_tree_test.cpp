@@ -8,7 +8,7 @@
 
 #include "brute_force_short_range.hpp"
 #include "sph_scenarios.hpp"
-#include "sph_trees.hpp"
+#include "sph/sph_trees.hpp"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "grove/grove.hpp"
-#include "grove/tree/tree_for_force_long.hpp"
+#include "grove/force/tree_for_force_long.hpp"
 #include "support/particles.hpp"
 #include "support/statistics.hpp"
 

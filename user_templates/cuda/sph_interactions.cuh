@@ -9,11 +9,11 @@
 // several sums over a particle's neighbours at changing h, and a functor sees each neighbour once
 // per pass. So the engine's density pass only sums (DensitySums at the particle's current h), and
 // the host iterates h between passes that reuse the lists on the device
-// (sph::computeDensityBySums in samples/sph/sph_solver.hpp; doc/sph.md, "GPU").
-#include "gas_particles.hpp"
+// (sph::computeDensityBySums in user_templates/sph/sph_solver.hpp; doc/sph.md, "GPU").
+#include "../sph/gas_particles.hpp"
 #include "grove/gpu/device_form.hpp"
 #include "grove/gpu/multiwalk_engine.cuh"
-#include "sph_physics.hpp"
+#include "../sph/sph_physics.hpp"
 
 namespace grove::gpu {
 

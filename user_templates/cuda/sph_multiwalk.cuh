@@ -46,7 +46,7 @@
 #include "grove/gpu/multiwalk.hpp"
 #include "grove/gpu/multiwalk_kernel.cuh"
 #include "grove/gpu/multiwalk_plan.hpp"  // throwGpuError
-#include "sph_physics.hpp"
+#include "../sph/sph_physics.hpp"
 #include "sph_walk_kernels.cuh"
 
 namespace user::cuda {

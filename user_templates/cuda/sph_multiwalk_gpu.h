@@ -7,7 +7,7 @@
 //   hydro_tree.calcForceAllAndWriteBackMultiWalkIndex(hydro->dispatch(), hydro->retrieve(), tag_max, gas, dinfo,
 //                                                     n_walk_limit);
 //
-// Two ways, the same physics as the CPU kernels (samples/sph/sph_physics.hpp, double precision):
+// Two ways, the same physics as the CPU kernels (user_templates/sph/sph_physics.hpp, double precision):
 //   template  hand-written kernels (sph_walk_kernels.cuh) and dispatch/retrieve (sph_multiwalk.cuh);
 //             its density pass iterates h inside the kernel and writes a DensityResult
 //   engine    grove's MultiwalkEngine with pairwise functors (sph_interactions.cuh); its density
@@ -15,9 +15,9 @@
 // One object per tree: an object keeps the index lists of the tree it serves for reuse steps.
 #include <memory>
 
-#include "gas_particles.hpp"
+#include "../sph/gas_particles.hpp"
 #include "grove/gpu/multiwalk.hpp"
-#include "sph_physics.hpp"
+#include "../sph/sph_physics.hpp"
 
 namespace user::cuda {
 

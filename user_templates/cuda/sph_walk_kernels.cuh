@@ -11,7 +11,7 @@
 // to the host's tree work. In double the GPU results
 // equal the CPU kernels' to ~1e-15 (summation order and fused multiply-adds), the h iteration
 // takes the CPU's steps, and the physics is the CPU's own source: every formula below is a
-// function of samples/sph/sph_physics.hpp, compiled for the device.
+// function of user_templates/sph/sph_physics.hpp, compiled for the device.
 //
 // Layout: a thread block of kThreads threads takes one WalkTask (grove::gpu::kernel, shared
 // with grove's engine): up to kThreads consecutive i-particles of one walk (a tree group), one
@@ -24,7 +24,7 @@
 #include <cuda_runtime.h>
 
 #include "grove/gpu/multiwalk_kernel.cuh"
-#include "sph_physics.hpp"
+#include "../sph/sph_physics.hpp"
 
 namespace user::cuda {
 

@@ -14,7 +14,7 @@
 #include "grove/gpu/device_gpu.h"
 #include "grove/gpu/resident/decomposition.cuh"
 #include "grove/gpu/resident/exchange.cuh"
-#include "grove/gpu/resident/for_each.cuh"
+#include "grove/gpu/for_each.cuh"
 #include "grove/gpu/resident/resident_tree.cuh"
 #include "grove/runtime/runtime.hpp"
 

@@ -68,8 +68,8 @@
 #endif
 #include "grove/comm/comm.hpp"
 #include "grove/comm/reduction.hpp"
-#include "grove/tree/tree_for_force_long.hpp"
-#include "grove/tree/tree_for_force_short.hpp"
+#include "grove/force/tree_for_force_long.hpp"
+#include "grove/force/tree_for_force_short.hpp"
 #include "grove/core/box.hpp"
 #include "grove/core/error.hpp"
 #include "grove/core/list_mode.hpp"

@@ -14,7 +14,7 @@
 #include "grove/core/error.hpp"
 #include "grove/gpu/cuda_resources.hpp"
 #include "grove/gpu/device_gpu.h"
-#include "grove/gpu/resident/device_vector.hpp"
+#include "grove/gpu/device_vector.hpp"
 
 namespace grove::fmm {
 

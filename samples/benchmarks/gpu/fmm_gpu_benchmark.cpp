@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "fmm_comparison.hpp"
+#include "../fmm_comparison.hpp"
 #include "fmm_gpu_engine.h"
 #include "grove/fmm/device_far_field_gpu.h"
 #include "grove/fmm/fmm_force.hpp"
 #include "grove/gpu/device_gpu.h"
 #include "grove/grove.hpp"
-#include "grove/tree/tree_for_force_long.hpp"
+#include "grove/force/tree_for_force_long.hpp"
 
 using namespace fmm_comparison;
 

@@ -4,7 +4,7 @@
 // quadrupole superparticles). Declarations only; fmm_gpu_engine.cu instantiates it.
 #include <memory>
 
-#include "fmm_comparison.hpp"
+#include "../fmm_comparison.hpp"
 #include "grove/gpu/multiwalk.hpp"
 #include "grove/tree/moments.hpp"
 

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "../cold_sphere.hpp"
+#include "cold_sphere.hpp"
 #include "cuda/gravity_multiwalk_gpu.h"
 #include "gravity_kernels.hpp"
 #include "grove/gpu/device_gpu.h"

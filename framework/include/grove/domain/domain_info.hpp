@@ -18,7 +18,7 @@
 #include "grove/domain/boundary.hpp"
 #include "grove/domain/cut_tree.hpp"
 #include "grove/domain/decomposition.hpp"
-#include "grove/particles/particle_traits.hpp"
+#include "grove/core/particle_traits.hpp"
 
 namespace grove {
 

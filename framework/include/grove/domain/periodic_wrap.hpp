@@ -11,7 +11,7 @@
 #include "grove/core/error.hpp"
 #include "grove/core/execution.hpp"
 #include "grove/domain/boundary.hpp"
-#include "grove/particles/particle_traits.hpp"
+#include "grove/core/particle_traits.hpp"
 
 namespace grove {
 

@@ -63,7 +63,7 @@
 #include "grove/tree/moments.hpp"
 #include "grove/tree/profile.hpp"
 #include "grove/walk/interaction_lists.hpp"
-#include "grove/walk/multiwalk.hpp"
+#include "grove/walk/multiwalk_driver.hpp"
 
 namespace grove {
 

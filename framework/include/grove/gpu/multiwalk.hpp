@@ -6,7 +6,7 @@
 // hand-written gravity template in user_templates/cuda/) are compiled by nvcc and handed over
 // through this interface.
 //
-// How grove calls them, per step (FDPS 7.1's sequence, grove/walk/multiwalk.hpp): the index form
+// How grove calls them, per step (FDPS 7.1's sequence, grove/walk/multiwalk_driver.hpp): the index form
 // first sends the whole arrays in a call of their own (tag 0, n_walk 0, null walk arrays,
 // send_flag true); then, for batches k = 0, 1, ...: dispatch(tag = k % tag_max, batch k,
 // send_flag false), and retrieve(batch k - 1) after batch k's lists are built, so the device

@@ -22,7 +22,7 @@
 #include "grove/comm/comm.hpp"
 #include "grove/core/error.hpp"
 #include "grove/let/local_essential_tree.hpp"
-#include "grove/particles/particle_traits.hpp"
+#include "grove/core/particle_traits.hpp"
 #include "grove/tree/profile.hpp"
 #include "grove/tree/tree_cells.hpp"
 #include "grove/walk/cutoff.hpp"

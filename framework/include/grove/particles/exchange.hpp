@@ -10,7 +10,7 @@
 
 #include "grove/comm/comm.hpp"
 #include "grove/domain/domain_info.hpp"
-#include "grove/particles/particle_traits.hpp"
+#include "grove/core/particle_traits.hpp"
 
 namespace grove {
 

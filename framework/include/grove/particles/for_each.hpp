@@ -1,6 +1,6 @@
 #pragma once
 // forEach and transformReduce over host particles with the grove::Cpu policy: the same functors
-// as the device forms (grove/gpu/resident/for_each.cuh), run by OpenMP threads. Local to this
+// as the device forms (grove/gpu/for_each.cuh), run by OpenMP threads. Local to this
 // rank: reduce across ranks with grove::Comm.
 #include <cstddef>
 #include <cstdint>

@@ -16,9 +16,9 @@
 #include "grove/core/time_profile.hpp"
 #include "grove/core/types.hpp"
 #include "grove/domain/domain_info.hpp"
-#include "grove/io/particle_io.hpp"
+#include "grove/particles/particle_files.hpp"
 #include "grove/particles/exchange.hpp"
-#include "grove/particles/particle_traits.hpp"
+#include "grove/core/particle_traits.hpp"
 
 namespace grove {
 
@@ -192,7 +192,7 @@ class ParticleSystem {
     ++layout_version_;
   }
 
-  // ---- particle files (grove/io/particle_io.hpp) ------------------------------------------------
+  // ---- particle files (grove/particles/particle_files.hpp) ------------------------------------------------
   // Collective. args, each optional, in this order: a file-name format for one file per rank
   // ("%s_%03d_%03d.dat", filled with filename, rank count, rank), a header object, and a member
   // function of FP to use instead of readAscii/writeAscii/readBinary/writeBinary. Reading replaces

@@ -34,7 +34,7 @@
 #include "grove/core/error.hpp"
 #include "grove/core/finite.hpp"
 #include "grove/core/vec3.hpp"
-#include "grove/particles/particle_traits.hpp"
+#include "grove/core/particle_traits.hpp"
 
 // FDPS's compile-time mesh size (per axis), overridable with -DSIZE_OF_MESH=...; a ParticleMesh
 // may also be given its size at construction.

@@ -4,7 +4,7 @@
 //   "grove: the EPJ type needs `getCharge() const` (long-range trees)".
 #include <concepts>
 
-#include "grove/particles/particle_traits.hpp"
+#include "grove/core/particle_traits.hpp"
 
 namespace grove {
 

@@ -23,7 +23,7 @@
 
 #include "grove/core/execution.hpp"
 #include "grove/core/sym_mat3.hpp"
-#include "grove/particles/particle_traits.hpp"
+#include "grove/core/particle_traits.hpp"
 
 namespace grove {
 

@@ -9,8 +9,8 @@
 // boxes are for programs that read them. Superparticles carry no boxes (as in FDPS): a cell sent
 // whole never holds a particle within search reach of its receiver.
 #include "grove/core/box.hpp"
+#include "grove/core/particle_traits.hpp"
 #include "grove/tree/moments.hpp"
-#include "grove/walk/short_range_search.hpp"
 
 namespace grove {
 

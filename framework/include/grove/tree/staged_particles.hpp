@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "grove/core/vec3.hpp"
-#include "grove/particles/particle_traits.hpp"
+#include "grove/core/particle_traits.hpp"
 
 namespace grove {
 

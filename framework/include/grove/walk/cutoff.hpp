@@ -18,7 +18,7 @@
 #include "grove/core/box.hpp"
 #include "grove/core/error.hpp"
 #include "grove/domain/boundary.hpp"
-#include "grove/particles/particle_traits.hpp"
+#include "grove/core/particle_traits.hpp"
 #include "grove/tree/tree_cells.hpp"
 #include "grove/walk/opening_criterion.hpp"
 

@@ -5,7 +5,7 @@
 //                                                  n_walk_limit, clear, list_mode, write_back_to);
 // where write_back_to is the particle system to write forces back to (batch by batch, while the
 // accelerator computes the next batch), or null.
-// (see grove/walk/multiwalk.hpp for the dispatch/retrieve signatures of each form).
+// (see grove/walk/multiwalk_driver.hpp for the dispatch/retrieve signatures of each form).
 #include "grove/core/large_vector.hpp"
 #include "grove/core/list_mode.hpp"
 #include "grove/domain/domain_info.hpp"

@@ -12,17 +12,12 @@
 
 #include "grove/core/box.hpp"
 #include "grove/core/execution.hpp"
-#include "grove/particles/particle_traits.hpp"
+#include "grove/core/particle_traits.hpp"
 #include "grove/tree/tree_cells.hpp"
 
 namespace grove {
 
 enum class SearchMode { GATHER, SCATTER, SYMMETRY };
-
-template <class P>
-concept HasRSearch = requires(const P& p) {
-  { p.getRSearch() } -> std::convertible_to<double>;
-};
 
 struct CellBoxes {
   Boxd inner = Boxd::empty();  // positions
@@ -38,13 +33,6 @@ GROVE_HOST_DEVICE inline bool overlapsClosed(const Boxd& a, const Boxd& b) {
 }
 
 GROVE_HOST_DEVICE inline Boxd shifted(const Boxd& b, const Vec3d& s) { return {b.low + s, b.high + s}; }
-
-template <class P>
-Boxd searchBoxOf(const P& p) {
-  const Vec3d x = positionOf(p);
-  const double r = static_cast<double>(p.getRSearch());
-  return {x - Vec3d(r), x + Vec3d(r)};
-}
 
 template <SearchMode M>
 bool cellNeeded(const CellBoxes& cell, const SearchReach& target, const Vec3d& shift) {

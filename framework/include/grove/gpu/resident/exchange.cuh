@@ -26,7 +26,7 @@
 #include "grove/domain/domain_info.hpp"
 #include "grove/gpu/cuda_resources.hpp"
 #include "grove/gpu/device_transport.hpp"
-#include "grove/gpu/resident/device_particle_system.hpp"
+#include "grove/gpu/device_particle_system.hpp"
 #include "grove/gpu/resident/tree_build.cuh"
 #include "grove/particles/exchange.hpp"
 

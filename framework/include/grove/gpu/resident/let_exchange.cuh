@@ -31,19 +31,12 @@
 #include "grove/core/execution.hpp"
 #include "grove/gpu/cuda_resources.hpp"
 #include "grove/gpu/device_transport.hpp"
-#include "grove/gpu/resident/device_vector.hpp"
+#include "grove/gpu/device_vector.hpp"
 #include "grove/gpu/resident/tree_build.cuh"
 
 namespace grove::gpu {
 
 namespace kernel {
-
-template <class T, class Index>
-__global__ void gatherSelected(const T* __restrict__ items, const Index* __restrict__ index, std::size_t n,
-                               T* __restrict__ out) {
-  const std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (k < n) out[k] = items[index[k]];
-}
 
 template <class SPJ, class Moment>
 __global__ void superparticlesOf(const Moment* __restrict__ moments, const int* __restrict__ cells, std::size_t n,

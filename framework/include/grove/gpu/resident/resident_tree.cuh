@@ -75,11 +75,12 @@
 #include "grove/gpu/cuda_resources.hpp"
 #include "grove/gpu/device_form.hpp"
 #include "grove/gpu/multiwalk_kernel.cuh"
-#include "grove/gpu/resident/device_particle_system.hpp"
-#include "grove/gpu/resident/device_vector.hpp"
+#include "grove/gpu/device_particle_system.hpp"
+#include "grove/gpu/device_vector.hpp"
 #include "grove/gpu/resident/let_exchange.cuh"
 #include "grove/gpu/resident/neighbour_search.cuh"
 #include "grove/gpu/resident/resident_profile.hpp"
+#include "grove/gpu/resident/particle_order.cuh"
 #include "grove/gpu/resident/stage_marks.hpp"
 #include "grove/gpu/resident/tree_build.cuh"
 #include "grove/gpu/resident/walk.cuh"
@@ -130,25 +131,6 @@ struct ResidentTreeOptions {
 
 namespace kernel {
 
-// FP -> (FP in key order, EPI, EPJ and their device images); index null: the identity (refresh).
-template <class FP, class EPI, class EPJ, class DI, class DJ>
-__global__ void gatherParticles(const FP* __restrict__ in, const std::uint32_t* __restrict__ index, std::size_t n,
-                                FP* __restrict__ out, EPI* __restrict__ epi, EPJ* __restrict__ epj,
-                                DI* __restrict__ di, DJ* __restrict__ dj) {
-  const std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (k >= n) return;
-  const FP fp = in[index ? index[k] : k];
-  if (out) out[k] = fp;
-  EPI i;
-  i.copyFromFP(fp);
-  epi[k] = i;
-  EPJ j;
-  j.copyFromFP(fp);
-  epj[k] = j;
-  if constexpr (!std::is_same_v<DI, EPI>) di[k] = DeviceForm<EPI>::make(i);
-  if constexpr (!std::is_same_v<DJ, EPJ>) dj[k] = DeviceForm<EPJ>::make(j);
-}
-
 // The global tree's particles: staged[source[k]] (local EPJs, then received ones) in key order,
 // those whose source is below source_limit.
 template <class EPJ, class DJ>
@@ -172,12 +154,6 @@ __global__ void superparticleImages(const SPJ* __restrict__ spj, std::size_t n, 
 __global__ inline void sequence(std::uint32_t* __restrict__ index, std::size_t n) {
   const std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (k < n) index[k] = static_cast<std::uint32_t>(k);
-}
-
-template <class FP, class Force>
-__global__ void writeBackForces(FP* __restrict__ particles, const Force* __restrict__ force, std::size_t n) {
-  const std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (k < n) particles[k].copyFromForce(force[k]);
 }
 
 __global__ inline void splitListCounts(const int* __restrict__ counts, std::uint32_t n_groups,
@@ -421,11 +397,7 @@ class ResidentTreeLong {
     require(psys.size() == force_.size(), "ResidentTreeLong::writeBack",
             "{} particles but {} forces: write back to the particle system the tree was built from", psys.size(),
             force_.size());
-    if (!force_.empty()) {
-      kernel::writeBackForces<<<blocksFor(force_.size(), 256), 256, 0, stream()>>>(psys.data(), force_.data(),
-                                                                                     force_.size());
-      check(cudaGetLastError(), "writeBackForces kernel launch");
-    }
+    writeBackForces(policy_, psys.data(), force_.data(), force_.size());
     marks_.mark(stream(), Stage::kWriteBack);
   }
 
@@ -434,9 +406,9 @@ class ResidentTreeLong {
   const RootCell& rootCell() const { return root_; }
   const OpeningCriterion& criterion() const { return criterion_; }
   Gpu policy() const { return policy_; }
-  const DeviceVector<MortonKey>& keys() const { return keys_; }
+  const DeviceVector<MortonKey>& keys() const { return order_.keys; }
   // sortedIndex()[k]: where the particle now at key position k was before the build's reorder.
-  const DeviceVector<std::uint32_t>& sortedIndex() const { return sorted_index_; }
+  const DeviceVector<std::uint32_t>& sortedIndex() const { return order_.index; }
   // The local tree (of this rank's particles).
   const DeviceTreeShape& shape() const { return local_.shape; }
   const DeviceVector<Moment>& moments() const { return local_.moments; }
@@ -462,7 +434,7 @@ class ResidentTreeLong {
   const DeviceVector<std::int64_t>& spjListOffsets() const { return group_lists_.lists.s_offsets; }
   bool listsKept() const { return lists_kept_; }
   std::size_t deviceBytes() const {
-    return keys_.bytes() + keys_alt_.bytes() + sorted_index_.bytes() + index_alt_.bytes() + epi_.bytes() +
+    return order_.bytes() + epi_.bytes() +
            epj_.bytes() + di_.bytes() + dj_.bytes() + local_.bytes() + global_.bytes() + global_particles_.bytes() +
            let_exchange_.deviceBytes() + level_scratch_.bytes() + groups_.bytes() + group_scratch_.bytes() +
            group_flags_.bytes() + group_boxes_.bytes() + force_.bytes() + stack_.bytes() + group_lists_.bytes() +
@@ -648,21 +620,12 @@ class ResidentTreeLong {
     criterion_ = OpeningCriterion(root_, theta_);
     marks_.mark(stream(), Stage::kRoot);
 
-    // 2. Keys and the stable sort.
-    keys_.resize(n);
-    sorted_index_.resize(n);
-    mortonKeys(policy_, root_, psys.data(), n, keys_.data(), sorted_index_.data());
-    marks_.mark(stream(), Stage::kKeys);
-    sortByKey(policy_, keys_, keys_alt_, sorted_index_, index_alt_, cub_);
-    marks_.mark(stream(), Stage::kSort);
-
-    // 3. The particles into key order (in place), with their EPI and EPJ.
-    gather(psys, sorted_index_.data(), psys.reorderBuffer());
-    psys.adoptReordered();
-    marks_.mark(stream(), Stage::kReorder);
+    // 2-3. Keys, the stable sort, and the particles into key order (in place), with their EPI and EPJ.
+    sortIntoKeyOrder(policy_, root_, psys, order_, cub_, marks_,
+                     [&](const auto& p, const std::uint32_t* index, FP* out) { gather(p, index, out); });
 
     // 4. Cells.
-    linkCells(policy_, keys_.data(), n, nullptr, 0, n_leaf_limit_, local_.shape, level_scratch_, cub_);
+    linkCells(policy_, order_.keys.data(), n, nullptr, 0, n_leaf_limit_, local_.shape, level_scratch_, cub_);
     profile_.n_cells = static_cast<std::int64_t>(local_.shape.size());
     marks_.mark(stream(), Stage::kLink);
 
@@ -886,7 +849,7 @@ class ResidentTreeLong {
     g.ep_keys.resize(n_ep);
     g.ep_source.resize(n_ep);
     if (n_local > 0) {
-      check(cudaMemcpyAsync(g.ep_keys.data(), keys_.data(), n_local * sizeof(MortonKey), cudaMemcpyDeviceToDevice,
+      check(cudaMemcpyAsync(g.ep_keys.data(), order_.keys.data(), n_local * sizeof(MortonKey), cudaMemcpyDeviceToDevice,
                             stream()),
             "cudaMemcpyAsync (local keys)");
       kernel::sequence<<<blocksFor(n_local, 256), 256, 0, stream()>>>(g.ep_source.data(), n_local);
@@ -1241,8 +1204,8 @@ class ResidentTreeLong {
   RootCell root_;
   OpeningCriterion criterion_;
   CubScratch cub_;
-  DeviceVector<MortonKey> keys_, keys_alt_;
-  DeviceVector<std::uint32_t> sorted_index_, index_alt_, level_scratch_;
+  KeyOrder order_;  // the local particles' keys and permutation
+  DeviceVector<std::uint32_t> level_scratch_;
   DeviceVector<EPI> epi_;
   DeviceVector<EPJ> epj_;
   DeviceVector<DI> di_;  // only when EPI's device form differs from EPI

@@ -62,11 +62,11 @@
 #include "grove/core/list_mode.hpp"
 #include "grove/domain/domain_info.hpp"
 #include "grove/gpu/cuda_resources.hpp"
-#include "grove/gpu/resident/device_particle_system.hpp"
-#include "grove/gpu/resident/device_vector.hpp"
+#include "grove/gpu/device_particle_system.hpp"
+#include "grove/gpu/device_vector.hpp"
 #include "grove/gpu/resident/neighbour_search.cuh"
 #include "grove/gpu/resident/resident_profile.hpp"
-#include "grove/gpu/resident/resident_tree.cuh"
+#include "grove/gpu/resident/particle_order.cuh"
 #include "grove/gpu/resident/short_range_let.cuh"
 #include "grove/gpu/resident/stage_marks.hpp"
 #include "grove/gpu/resident/tree_build.cuh"
@@ -277,22 +277,14 @@ class ResidentTreeShort {
     root_ = n > 0 ? rootCellAround(bounds) : RootCell{};
     marks_.mark(stream(), Stage::kRoot);
 
-    keys_.resize(n);
-    sorted_index_.resize(n);
-    mortonKeys(policy_, root_, psys.data(), n, keys_.data(), sorted_index_.data());
-    marks_.mark(stream(), Stage::kKeys);
-    sortByKey(policy_, keys_, keys_alt_, sorted_index_, index_alt_, cub_);
-    marks_.mark(stream(), Stage::kSort);
-
-    gather(psys, sorted_index_.data(), psys.reorderBuffer());
-    psys.adoptReordered();
+    sortIntoKeyOrder(policy_, root_, psys, order_, cub_, marks_,
+                     [&](const auto& p, const std::uint32_t* index, FP* out) { gather(p, index, out); });
     built_generation_ = psys.orderGeneration();
-    marks_.mark(stream(), Stage::kReorder);
     if (periods.any()) raise(radiusBeyondHalfPeriod(), comm);
     lists_kept_ = false;
     if (several_ranks) return;
 
-    linkCells(policy_, keys_.data(), n, nullptr, 0, n_leaf_limit_, shape_, level_scratch_, cub_);
+    linkCells(policy_, order_.keys.data(), n, nullptr, 0, n_leaf_limit_, shape_, level_scratch_, cub_);
     profile_.n_cells = static_cast<std::int64_t>(shape_.size());
     marks_.mark(stream(), Stage::kLink);
     computeSearchBoxes(shape_, epj_.data(), boxes_);
@@ -433,11 +425,7 @@ class ResidentTreeShort {
     require(psys.size() == force_.size() && psys.orderGeneration() == built_generation_, "ResidentTreeShort::writeBack",
             "write back to the particle system the tree was built from, unchanged in order ({} particles, {} forces)",
             psys.size(), force_.size());
-    if (!force_.empty()) {
-      kernel::writeBackForces<<<blocksFor(force_.size(), 256), 256, 0, stream()>>>(psys.data(), force_.data(),
-                                                                                     force_.size());
-      check(cudaGetLastError(), "writeBackForces kernel launch");
-    }
+    writeBackForces(policy_, psys.data(), force_.data(), force_.size());
     marks_.mark(stream(), Stage::kWriteBack);
   }
 
@@ -465,8 +453,8 @@ class ResidentTreeShort {
   const DeviceVector<Force>& forces() const { return force_; }
   bool listsKept() const { return lists_kept_; }
   std::size_t deviceBytes() const {
-    return global_.bytes() + let_.deviceBytes() + keys_.bytes() + keys_alt_.bytes() +
-           sorted_index_.bytes() + index_alt_.bytes() + skin_record_.bytes() + epi_.bytes() +
+    return global_.bytes() + let_.deviceBytes() + order_.bytes() +
+           skin_record_.bytes() + epi_.bytes() +
            epj_.bytes() + shape_.cells.bytes() + level_scratch_.bytes() + boxes_.bytes() + counts_.bytes() +
            first_.bytes() + list_.bytes() + force_.bytes() + radius_max_.bytes() + cub_.bytes();
   }
@@ -805,8 +793,7 @@ class ResidentTreeShort {
   RootCell root_;
   std::uint64_t built_generation_ = 0;
   bool lists_kept_ = false;
-  DeviceVector<MortonKey> keys_, keys_alt_;
-  DeviceVector<std::uint32_t> sorted_index_, index_alt_;
+  KeyOrder order_;  // the local particles' keys and permutation
   DeviceVector<EPI> epi_;
   DeviceVector<EPJ> epj_;
   DeviceTreeShape shape_;

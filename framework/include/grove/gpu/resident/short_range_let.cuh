@@ -42,7 +42,7 @@
 #include "grove/core/execution.hpp"
 #include "grove/gpu/cuda_resources.hpp"
 #include "grove/gpu/device_transport.hpp"
-#include "grove/gpu/resident/device_vector.hpp"
+#include "grove/gpu/device_vector.hpp"
 #include "grove/gpu/resident/neighbour_search.cuh"
 #include "grove/gpu/resident/tree_build.cuh"
 #include "grove/particles/exchange.hpp"

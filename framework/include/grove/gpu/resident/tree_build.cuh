@@ -27,8 +27,8 @@
 #include "grove/core/box.hpp"
 #include "grove/core/execution.hpp"
 #include "grove/gpu/cuda_resources.hpp"
-#include "grove/gpu/resident/device_vector.hpp"
-#include "grove/particles/particle_traits.hpp"
+#include "grove/gpu/device_vector.hpp"
+#include "grove/core/particle_traits.hpp"
 #include "grove/tree/cell_linking.hpp"
 #include "grove/tree/moment_pass.hpp"
 #include "grove/tree/morton.hpp"
@@ -71,6 +71,14 @@ struct DeviceTreeShape {
 
 // ---- kernels ------------------------------------------------------------------------------------
 namespace kernel {
+
+// out[k] = items[index[k]]: a selection, or a permutation, gathered.
+template <class T, class Index>
+__global__ void gatherSelected(const T* __restrict__ items, const Index* __restrict__ index, std::size_t n,
+                               T* __restrict__ out) {
+  const std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k < n) out[k] = items[index[k]];
+}
 
 template <class P>
 __global__ void mortonKeys(RootCell root, const P* __restrict__ items, std::size_t n, MortonKey* __restrict__ keys,

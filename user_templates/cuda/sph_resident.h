@@ -8,14 +8,14 @@
 // kick-drift-kick leapfrog with the periodic wrap; on several ranks also the decomposition and
 // the particle exchange (from device data) and the trees' LET. The host only orchestrates: it
 // reads back a flag count per density pass and the time step, and carries the MPI messages. Declarations only (no CUDA header); defined
-// in resident_gpu.cu, compiled by nvcc.
+// in sph_resident.cu, compiled by nvcc.
 #include <memory>
 #include <vector>
 
-#include "gas_particles.hpp"
+#include "../sph/gas_particles.hpp"
 #include "grove/domain/domain_info.hpp"
 #include "grove/gpu/resident/resident_profile.hpp"
-#include "sph_solver.hpp"
+#include "../sph/sph_solver.hpp"
 
 namespace sph {
 

@@ -1,7 +1,7 @@
-// samples/sph --gpu resident (resident_gpu.h): the sample's physics as device kernels over the
+// samples/sph --gpu resident (sph_resident.h): the sample's physics as device kernels over the
 // resident short-range trees. Every formula is sph_physics.hpp's, in the CPU kernels' order of
 // operations, so the resident run follows the CPU run to rounding.
-#include "resident_gpu.h"
+#include "sph_resident.h"
 
 #include <chrono>
 
@@ -9,9 +9,9 @@
 #include "grove/domain/periodic_wrap.hpp"
 #include "grove/gpu/resident/decomposition.cuh"
 #include "grove/gpu/resident/exchange.cuh"
-#include "grove/gpu/resident/for_each.cuh"
+#include "grove/gpu/for_each.cuh"
 #include "grove/gpu/resident/resident_tree_short.cuh"
-#include "sph_physics.hpp"
+#include "../sph/sph_physics.hpp"
 
 namespace sph {
 namespace {

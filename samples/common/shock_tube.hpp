@@ -17,7 +17,7 @@
 #include <span>
 #include <vector>
 
-#include "gas_particles.hpp"
+#include "sph/gas_particles.hpp"
 #include "grove/core/error.hpp"
 #include "riemann_exact.hpp"
 

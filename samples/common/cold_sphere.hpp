@@ -4,7 +4,7 @@
 // decomposed and exchanged.
 #include <cstdint>
 
-#include "../nbody/initial_conditions.hpp"
+#include "nbody_initial_conditions.hpp"
 #include "gravity_particles.hpp"
 #include "grove/grove.hpp"
 

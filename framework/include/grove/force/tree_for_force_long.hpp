@@ -60,9 +60,10 @@
 #include "grove/tree/tree_cells.hpp"
 #include "grove/tree/tree_statistics.hpp"
 #include "grove/walk/cutoff.hpp"
+#include "grove/walk/group_pass.hpp"
 #include "grove/walk/interaction_lists.hpp"
 #include "grove/walk/long_search.hpp"
-#include "grove/walk/multiwalk.hpp"
+#include "grove/walk/multiwalk_driver.hpp"
 #include "grove/walk/multiwalk_calls.hpp"
 #include "grove/walk/opening_criterion.hpp"
 
@@ -205,7 +206,7 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
 
   // ---- multiwalk (accelerators) -----------------------------------------------------------------
   // calcForceAll[AndWriteBack]MultiWalk[Index] come from MultiWalkCalls (walk/multiwalk_calls.hpp),
-  // with FDPS 7.1's dispatch/retrieve signatures (walk/multiwalk.hpp). Long-range forms:
+  // with FDPS 7.1's dispatch/retrieve signatures (walk/multiwalk_driver.hpp). Long-range forms:
   //   plain  dispatch(tag, n_walk, epi**, n_epi*, epj**, n_epj*, spj**, n_spj*)
   //   index  dispatch(tag, n_walk, epi**, n_epi*, id_epj**, n_epj*, id_spj**, n_spj*, epj*,
   //                   n_epj_total, spj*, n_spj_total, send_flag [, lists_unchanged])
@@ -729,48 +730,42 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::compu
                                                                                  bool from_kept_lists) {
   const Built& t = tree();
   const double start = omp_get_wtime();
-  double walk_thread_seconds = 0.0, kernel_thread_seconds = 0.0;
-  std::int64_t n_ep_ep = 0, n_ep_sp = 0;
-  const auto ng = static_cast<std::int64_t>(groups_.size());
-#pragma omp parallel reduction(+ : walk_thread_seconds, kernel_thread_seconds, n_ep_ep, n_ep_sp)
-  {
-    std::vector<EPJ> ep_list;
-    std::vector<SPJ> sp_list;
+  struct Lists {
+    std::vector<EPJ> ep;
+    std::vector<SPJ> sp;
     std::vector<std::int32_t> stack;
-#pragma omp for schedule(dynamic, 4)
-    for (std::int64_t g = 0; g < ng; ++g) {
-      const auto gg = static_cast<std::size_t>(g);
-      const InteractionGroup& group = groups_[gg];
-      const double t0 = omp_get_wtime();
-      if (from_kept_lists) {
-        const auto ep = lists_.ep(gg), sp = lists_.sp(gg);
-        ep_list.resize(ep.size());
-        sp_list.resize(sp.size());
-        for (std::size_t k = 0; k < ep.size(); ++k) ep_list[k] = t.epj[static_cast<std::size_t>(ep[k])];
-        for (std::size_t k = 0; k < sp.size(); ++k) sp_list[k] = t.all_spj[static_cast<std::size_t>(sp[k])];
-      } else {
-        // Straight from the walk (same order as the kept lists, so both paths give bitwise the
-        // same forces).
-        ep_list.clear();
-        sp_list.clear();
-        collectGroupSources(gg, ep_list, sp_list, stack);
-      }
-      const double t1 = omp_get_wtime();
-      const auto n_i = static_cast<int>(group.count);
-      kernel_ep(sorted_.epi.data() + group.first, n_i, ep_list.data(), static_cast<int>(ep_list.size()),
-                sorted_.force.data() + group.first);
-      if (!sp_list.empty())
-        kernel_sp(sorted_.epi.data() + group.first, n_i, sp_list.data(), static_cast<int>(sp_list.size()),
+  };
+  const GroupPassTotals totals = forEachGroupOnThreads<Lists>(
+      groups_.size(),
+      [&](std::size_t g, Lists& l) {
+        if (from_kept_lists) {
+          const auto ep = lists_.ep(g), sp = lists_.sp(g);
+          l.ep.resize(ep.size());
+          l.sp.resize(sp.size());
+          for (std::size_t k = 0; k < ep.size(); ++k) l.ep[k] = t.epj[static_cast<std::size_t>(ep[k])];
+          for (std::size_t k = 0; k < sp.size(); ++k) l.sp[k] = t.all_spj[static_cast<std::size_t>(sp[k])];
+        } else {
+          // Straight from the walk (same order as the kept lists, so both paths give bitwise the
+          // same forces).
+          l.ep.clear();
+          l.sp.clear();
+          collectGroupSources(g, l.ep, l.sp, l.stack);
+        }
+      },
+      [&](std::size_t g, Lists& l) {
+        const InteractionGroup& group = groups_[g];
+        const auto n_i = static_cast<int>(group.count);
+        kernel_ep(sorted_.epi.data() + group.first, n_i, l.ep.data(), static_cast<int>(l.ep.size()),
                   sorted_.force.data() + group.first);
-      walk_thread_seconds += t1 - t0;
-      kernel_thread_seconds += omp_get_wtime() - t1;
-      n_ep_ep += static_cast<std::int64_t>(group.count) * static_cast<std::int64_t>(ep_list.size());
-      n_ep_sp += static_cast<std::int64_t>(group.count) * static_cast<std::int64_t>(sp_list.size());
-    }
-  }
-  profile_.splitWalkAndKernel(omp_get_wtime() - start, walk_thread_seconds, kernel_thread_seconds);
-  profile_.n_ep_ep = n_ep_ep;
-  profile_.n_ep_sp = n_ep_sp;
+        if (!l.sp.empty())
+          kernel_sp(sorted_.epi.data() + group.first, n_i, l.sp.data(), static_cast<int>(l.sp.size()),
+                    sorted_.force.data() + group.first);
+        const auto n = static_cast<std::int64_t>(group.count);
+        return GroupPairs{n * static_cast<std::int64_t>(l.ep.size()), n * static_cast<std::int64_t>(l.sp.size())};
+      });
+  profile_.splitWalkAndKernel(omp_get_wtime() - start, totals.walk_thread_seconds, totals.kernel_thread_seconds);
+  profile_.n_ep_ep = totals.n_ep_ep;
+  profile_.n_ep_sp = totals.n_ep_sp;
 }
 
 template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff, LongSearch kSearch>

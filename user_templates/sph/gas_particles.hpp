@@ -7,7 +7,7 @@
 //   DensitySums      what the GPU engine's density pass computes instead (sums at the current h;
 //                    the host iterates h, see sph_solver.hpp and doc/sph.md)
 // h is the kernel's support radius throughout (W = 0 beyond h). The members the trees call are
-// SPH_HOST_DEVICE, so that the GPU-resident path (resident_gpu.cu) calls them on the device too.
+// SPH_HOST_DEVICE, so that the GPU-resident path (cuda/sph_resident.cu) calls them on the device too.
 #include <cstdint>
 
 #include "grove/core/vec3.hpp"
@@ -49,7 +49,7 @@ struct DensitySums {
 
 // A GPU multiwalk's retrieve adds its results to the caller's Force with addForce (found here by
 // argument-dependent lookup; grove/gpu/multiwalk.hpp), and the resident kernels combine their
-// threads' shares with it (resident_gpu.cu). Sums add; the signal velocity is a maximum.
+// threads' shares with it (cuda/sph_resident.cu). Sums add; the signal velocity is a maximum.
 SPH_HOST_DEVICE inline void addForce(DensitySums& into, const DensitySums& add) {
   into.s0 += add.s0, into.s1 += add.s1, into.div += add.div;
   into.curl_x += add.curl_x, into.curl_y += add.curl_y, into.curl_z += add.curl_z;

@@ -3,6 +3,7 @@
 // member is reported in one line naming it (see the static_asserts where they are used).
 #include <concepts>
 
+#include "grove/core/box.hpp"
 #include "grove/core/execution.hpp"
 #include "grove/core/vec3.hpp"
 
@@ -29,6 +30,20 @@ template <class P>
 GROVE_HD_TEMPLATE Vec3d positionOf(const P& p) {
   const auto v = p.getPos();
   return {static_cast<double>(v.x), static_cast<double>(v.y), static_cast<double>(v.z)};
+}
+
+// A particle with a search radius (short-range trees and the long-range search trees).
+template <class P>
+concept HasRSearch = requires(const P& p) {
+  { p.getRSearch() } -> std::convertible_to<double>;
+};
+
+// The box a particle's search sphere covers.
+template <class P>
+Boxd searchBoxOf(const P& p) {
+  const Vec3d x = positionOf(p);
+  const double r = static_cast<double>(p.getRSearch());
+  return {x - Vec3d(r), x + Vec3d(r)};
 }
 
 }  // namespace grove

@@ -3,7 +3,7 @@
 // and the gather tree of the GPU engine's density pass, whose result is DensitySums (sums at the
 // current h; sph_solver.hpp, computeDensityBySums).
 #include "gas_particles.hpp"
-#include "grove/tree/tree_for_force_short.hpp"
+#include "grove/force/tree_for_force_short.hpp"
 
 namespace sph {
 

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "grove/core/execution.hpp"
-#include "grove/gpu/resident/device_vector.hpp"
+#include "grove/gpu/device_vector.hpp"
 
 namespace grove::gpu {
 

@@ -32,8 +32,9 @@
 #include "grove/tree/sorted_particles.hpp"
 #include "grove/tree/staged_particles.hpp"
 #include "grove/tree/tree_cells.hpp"
+#include "grove/walk/group_pass.hpp"
 #include "grove/walk/interaction_lists.hpp"
-#include "grove/walk/multiwalk.hpp"
+#include "grove/walk/multiwalk_driver.hpp"
 #include "grove/walk/multiwalk_calls.hpp"
 #include "grove/walk/short_range_search.hpp"
 
@@ -139,7 +140,7 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
   }
 
   // Multiwalk calls (calcForceAll[AndWriteBack]MultiWalk[Index]) come from MultiWalkCalls,
-  // without superparticles (see grove/walk/multiwalk.hpp for the signatures):
+  // without superparticles (see grove/walk/multiwalk_driver.hpp for the signatures):
   //   dispatch(tag, n_walk, epi**, n_epi*, epj**, n_epj*)
   //   dispatch(tag, n_walk, epi**, n_epi*, id_epj**, n_epj*, epj*, n_epj_total, send_flag [, lists_unchanged])
 
@@ -491,35 +492,29 @@ template <class Kernel>
 void TreeForForceShortWith<Force, EPI, EPJ, M>::computeOnHost(Kernel& kernel, bool from_kept_lists) {
   const Built& tree = searchSource();
   const double start = omp_get_wtime();
-  double walk_seconds = 0.0, kernel_seconds = 0.0;
-  std::int64_t n_ep_ep = 0;
-  const auto ng = static_cast<std::int64_t>(groups_.size());
-#pragma omp parallel reduction(+ : walk_seconds, kernel_seconds, n_ep_ep)
-  {
-    std::vector<EPJ> list;
+  struct Lists {
+    std::vector<EPJ> ep;
     std::vector<std::int32_t> stack;
-#pragma omp for schedule(dynamic, 4)
-    for (std::int64_t g = 0; g < ng; ++g) {
-      const auto gg = static_cast<std::size_t>(g);
-      const ShortGroup& group = groups_[gg];
-      const double t0 = omp_get_wtime();
-      list.clear();
-      if (from_kept_lists) {
-        for (std::int32_t j : lists_.ep(gg)) list.push_back(tree.epj[static_cast<std::size_t>(j)]);
-      } else {
-        searchTree<M>(tree.shape, tree.boxes, std::span<const EPJ>(tree.epj), group.reach, Vec3d{}, stack,
-                      [&](std::uint32_t j) { list.push_back(tree.epj[j]); });
-      }
-      const double t1 = omp_get_wtime();
-      kernel(sorted_.epi.data() + group.first, static_cast<int>(group.count), list.data(),
-             static_cast<int>(list.size()), sorted_.force.data() + group.first);
-      walk_seconds += t1 - t0;
-      kernel_seconds += omp_get_wtime() - t1;
-      n_ep_ep += static_cast<std::int64_t>(group.count) * static_cast<std::int64_t>(list.size());
-    }
-  }
-  profile_.splitWalkAndKernel(omp_get_wtime() - start, walk_seconds, kernel_seconds);
-  profile_.n_ep_ep = n_ep_ep;
+  };
+  const GroupPassTotals totals = forEachGroupOnThreads<Lists>(
+      groups_.size(),
+      [&](std::size_t g, Lists& l) {
+        l.ep.clear();
+        if (from_kept_lists) {
+          for (std::int32_t j : lists_.ep(g)) l.ep.push_back(tree.epj[static_cast<std::size_t>(j)]);
+        } else {
+          searchTree<M>(tree.shape, tree.boxes, std::span<const EPJ>(tree.epj), groups_[g].reach, Vec3d{}, l.stack,
+                        [&](std::uint32_t j) { l.ep.push_back(tree.epj[j]); });
+        }
+      },
+      [&](std::size_t g, Lists& l) {
+        const ShortGroup& group = groups_[g];
+        kernel(sorted_.epi.data() + group.first, static_cast<int>(group.count), l.ep.data(),
+               static_cast<int>(l.ep.size()), sorted_.force.data() + group.first);
+        return GroupPairs{static_cast<std::int64_t>(group.count) * static_cast<std::int64_t>(l.ep.size()), 0};
+      });
+  profile_.splitWalkAndKernel(omp_get_wtime() - start, totals.walk_thread_seconds, totals.kernel_thread_seconds);
+  profile_.n_ep_ep = totals.n_ep_ep;
 }
 
 // FDPS's spelling: TreeForForceShort<Force, EPI, EPJ>::Gather and friends.

@@ -19,7 +19,7 @@
 
 #include "grove/core/execution.hpp"
 #include "grove/gpu/cuda_resources.hpp"
-#include "grove/gpu/resident/device_particle_system.hpp"
+#include "grove/gpu/device_particle_system.hpp"
 
 namespace grove::gpu {
 

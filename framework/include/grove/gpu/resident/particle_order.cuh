@@ -1,0 +1,89 @@
+#pragma once
+// The particle stages that the resident long- and short-range trees share (nvcc only): the
+// particles' Morton keys and stable sort (tree_build.cuh's mortonKeys and sortByKey) put together
+// as one step, the gather of the particles into key order with their EPI and EPJ, and the
+// write-back of the forces. A tree keeps its keys and permutation in a KeyOrder; the cells are
+// then linked from its keys.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "grove/core/execution.hpp"
+#include "grove/gpu/cuda_resources.hpp"
+#include "grove/gpu/device_form.hpp"
+#include "grove/gpu/device_particle_system.hpp"
+#include "grove/gpu/device_vector.hpp"
+#include "grove/gpu/resident/stage_marks.hpp"
+#include "grove/gpu/resident/tree_build.cuh"
+
+namespace grove::gpu {
+
+namespace kernel {
+
+// FP -> (FP in key order, EPI, EPJ and their device images); index null: the identity (refresh).
+// out null: the particles stay where they are. di / dj are written only when the device image is
+// a type of its own (DeviceForm), else they alias epi / epj.
+template <class FP, class EPI, class EPJ, class DI, class DJ>
+__global__ void gatherParticles(const FP* __restrict__ in, const std::uint32_t* __restrict__ index, std::size_t n,
+                                FP* __restrict__ out, EPI* __restrict__ epi, EPJ* __restrict__ epj,
+                                DI* __restrict__ di, DJ* __restrict__ dj) {
+  const std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k >= n) return;
+  const FP fp = in[index ? index[k] : k];
+  if (out) out[k] = fp;
+  EPI i;
+  i.copyFromFP(fp);
+  epi[k] = i;
+  EPJ j;
+  j.copyFromFP(fp);
+  epj[k] = j;
+  if constexpr (!std::is_same_v<DI, EPI>) di[k] = DeviceForm<EPI>::make(i);
+  if constexpr (!std::is_same_v<DJ, EPJ>) dj[k] = DeviceForm<EPJ>::make(j);
+}
+
+template <class FP, class Force>
+__global__ void writeBackForces(FP* __restrict__ particles, const Force* __restrict__ force, std::size_t n) {
+  const std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k < n) particles[k].copyFromForce(force[k]);
+}
+
+}  // namespace kernel
+
+// A tree's particles in key order: their keys and the permutation (index[k]: the particle that
+// went to place k), with the radix sort's second buffers.
+struct KeyOrder {
+  DeviceVector<MortonKey> keys, keys_alt;
+  DeviceVector<std::uint32_t> index, index_alt;
+
+  std::size_t bytes() const { return keys.bytes() + keys_alt.bytes() + index.bytes() + index_alt.bytes(); }
+};
+
+// Stages 2 and 3 of a build: the keys of psys's particles under root and their stable sort
+// (marks Stage::kKeys and Stage::kSort), then gather(psys, order.index, reorder buffer) and the
+// particles adopted in key order, in place (marks Stage::kReorder).
+template <class Stage, class FP, class Gather>
+void sortIntoKeyOrder(Gpu policy, const RootCell& root, DeviceParticleSystem<FP>& psys, KeyOrder& order,
+                      CubScratch& cub, StageMarks<Stage>& marks, Gather&& gather) {
+  const std::size_t n = psys.size();
+  order.keys.resize(n);
+  order.index.resize(n);
+  mortonKeys(policy, root, psys.data(), n, order.keys.data(), order.index.data());
+  marks.mark(policy.stream, Stage::kKeys);
+  sortByKey(policy, order.keys, order.keys_alt, order.index, order.index_alt, cub);
+  marks.mark(policy.stream, Stage::kSort);
+  gather(psys, order.index.data(), psys.reorderBuffer());
+  psys.adoptReordered();
+  marks.mark(policy.stream, Stage::kReorder);
+}
+
+// FP::copyFromForce(force[k]) for each particle, on the policy's stream.
+template <class FP, class Force>
+void writeBackForces(Gpu policy, FP* particles, const Force* force, std::size_t n) {
+  if (n == 0) return;
+  kernel::writeBackForces<<<blocksFor(n, 256), 256, 0, policy.stream>>>(particles, force, n);
+  check(cudaGetLastError(), "writeBackForces kernel launch");
+}
+
+}  // namespace grove::gpu

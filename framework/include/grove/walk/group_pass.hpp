@@ -1,0 +1,55 @@
+#pragma once
+// The host's pass over interaction groups, shared by the long- and short-range trees: OpenMP
+// threads take groups dynamically (chunks of 4, since list lengths vary a lot between groups),
+// each thread fills its own scratch lists for a group (the walk, or a copy of kept lists) and then
+// calls the user's kernel on them. The pass adds up each thread's walk and kernel seconds and the
+// pairs it computed, for the trees' profiles.
+#include <cstddef>
+#include <cstdint>
+
+#include <omp.h>
+
+namespace grove {
+
+struct GroupPassTotals {
+  double walk_thread_seconds = 0.0;    // summed over threads
+  double kernel_thread_seconds = 0.0;  // summed over threads
+  std::int64_t n_ep_ep = 0;            // i-particle x j-particle pairs
+  std::int64_t n_ep_sp = 0;            // i-particle x superparticle pairs
+};
+
+// The pairs one group's kernel calls computed.
+struct GroupPairs {
+  std::int64_t ep_ep = 0;
+  std::int64_t ep_sp = 0;
+};
+
+// For each group g in [0, n_groups): collect(g, scratch), then pairs = compute(g, scratch).
+// Scratch is default-constructed once per thread and reused across its groups, so its vectors
+// keep their capacity. collect and compute run concurrently on different groups: they must only
+// write to the scratch and to the group's own outputs.
+template <class Scratch, class Collect, class Compute>
+GroupPassTotals forEachGroupOnThreads(std::size_t n_groups, Collect&& collect, Compute&& compute) {
+  double walk = 0.0, kernel = 0.0;
+  std::int64_t ep_ep = 0, ep_sp = 0;
+  const auto ng = static_cast<std::int64_t>(n_groups);
+#pragma omp parallel reduction(+ : walk, kernel, ep_ep, ep_sp)
+  {
+    Scratch scratch;
+#pragma omp for schedule(dynamic, 4)
+    for (std::int64_t g = 0; g < ng; ++g) {
+      const auto gg = static_cast<std::size_t>(g);
+      const double t0 = omp_get_wtime();
+      collect(gg, scratch);
+      const double t1 = omp_get_wtime();
+      const GroupPairs pairs = compute(gg, scratch);
+      walk += t1 - t0;
+      kernel += omp_get_wtime() - t1;
+      ep_ep += pairs.ep_ep;
+      ep_sp += pairs.ep_sp;
+    }
+  }
+  return {walk, kernel, ep_ep, ep_sp};
+}
+
+}  // namespace grove
