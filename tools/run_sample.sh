@@ -4,7 +4,8 @@
 #   tools/run_sample.sh --ic plummer -n 100000 --t-end 2
 set -euo pipefail
 cd "$(dirname "$0")/.."
-GROVE_EXTRA_PACKAGES="python3-matplotlib" tools/setup.sh
+# Only the sample is built (the test command builds the rest).
+GROVE_EXTRA_PACKAGES="python3-matplotlib" GROVE_BUILD_TARGETS="nbody" tools/setup.sh
 source tools/mpi_env.sh
 out=nbody_out
 for ((i = 1; i <= $#; i++)); do

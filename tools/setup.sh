@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what grove needs to build and test, from Debian's packages, only where missing
-# (safe to run again), then configures and builds into ${GROVE_BUILD_DIR:-build}.
+# (safe to run again), then configures and builds into ${GROVE_BUILD_DIR:-build}: everything, or only
+# the targets named in GROVE_BUILD_TARGETS (space-separated; tools/run_sample.sh builds the sample
+# alone, so that a newcomer's first step does not wait for every test and benchmark).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,4 +25,6 @@ fi
 
 build_dir=${GROVE_BUILD_DIR:-build}
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release ${GROVE_CMAKE_ARGS:-}
-cmake --build "$build_dir" -j "$(nproc)"
+targets=()
+for t in ${GROVE_BUILD_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$build_dir" -j "$(nproc)" "${targets[@]}"

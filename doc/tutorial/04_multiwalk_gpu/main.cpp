@@ -47,7 +47,9 @@ using Tree = PS::TreeForForceLong<ForceGrav, EPIGrav, EPJGrav>::Monopole;
 // Every rank's n values, in rank order, on every rank.
 template <class T>
 std::vector<T> allGathered(const T* mine, PS::S32 n) {
-  std::vector<PS::S32> counts(static_cast<std::size_t>(PS::Comm::getNumberOfProc())), starts(counts.size(), 0);
+  const auto ranks = static_cast<std::size_t>(PS::Comm::getNumberOfProc());
+  std::vector<PS::S32> counts(ranks);
+  std::vector<PS::S32> starts(ranks, 0);
   PS::Comm::allGather(&n, 1, counts.data());
   for (std::size_t r = 1; r < counts.size(); ++r) starts[r] = starts[r - 1] + counts[r - 1];
   std::vector<T> all(static_cast<std::size_t>(starts.back() + counts.back()));

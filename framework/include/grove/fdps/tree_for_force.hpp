@@ -14,8 +14,8 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "grove/tree/tree_for_force_long.hpp"
-#include "grove/tree/tree_for_force_short.hpp"
+#include "grove/force/tree_for_force_long.hpp"
+#include "grove/force/tree_for_force_short.hpp"
 
 namespace grove::fdps {
 
@@ -48,7 +48,7 @@ template <class Force, class Search, SEARCH_MODE kId>
 struct SearchModeTraits {
   using force_type = Force;
   using search_type = Search;
-  enum { search_type_id = kId };
+  static constexpr SEARCH_MODE search_type_id = kId;  // FDPS: an unnamed enum; typed here, so comparisons with SEARCH_MODE do not warn
 };
 }  // namespace detail
 
