@@ -6,7 +6,7 @@
 // viscosity and the Balsara switch), in one kick-drift-kick loop with a global time step
 // (integrator.hpp). Open boundary; domain decomposition every --decompose-every steps and a
 // particle exchange every step. One line of energies per step to --energy-file (CSV), snapshots
-// (HDF5 through grove::io where it serves the rank count, ASCII otherwise), a summary at the end.
+// (HDF5 through grove::io where grove has it, ASCII otherwise), a summary at the end.
 // The program checks the start against the analytic sphere (start_check.hpp) and the total-energy
 // drift against --energy-tolerance, and exits 1 when a check fails. Options may come from a
 // parameter file (--config run.toml), the command line overriding it. See doc/evrard.md;
@@ -508,7 +508,7 @@ int main(int argc, char** argv) {
   samples::requireMemoryFor("evrard", fmt::format("--particles {}", opt.n), static_cast<long double>(opt.n),
                             runtime.rankCount(), 8.0L * sizeof(evrard::EvrardParticle),
                             1.8L * 32 + sizeof(evrard::LatticePoint));
-  samples::chooseSnapshotFormat(app, opt.snapshot_format, runtime.rankCount(), "evrard");
+  samples::chooseSnapshotFormat(app, opt.snapshot_format, "evrard");
   opt.parameters = samples::parametersInEffect(app);
   if (opt.moment == "quadrupole")
     return run<GravityTrees::Quadrupole, evrard::GravityQuadrupoleKernel>(runtime, opt);

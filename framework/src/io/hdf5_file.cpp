@@ -2,7 +2,7 @@
 // process with the serial driver; with the parallel library every rank then opens the file through
 // MPI-IO and writes its rows independently, so that no write error happens inside one of HDF5's
 // collective steps (whose error paths skip the steps the other ranks wait in). With the serial
-// library only a single rank may open it (grove/io/snapshot.hpp checks).
+// library one process writes (rank 0, every rank's rows) and every rank reads on its own.
 #include "grove/io/hdf5_file.hpp"
 
 #include <hdf5.h>
@@ -206,10 +206,13 @@ Hdf5File::Hdf5File(const std::string& path, Mode mode, const void* native_comm) 
     return;
   }
 #ifdef H5_HAVE_PARALLEL
-  const MPI_Comm comm = native_comm ? *static_cast<const MPI_Comm*>(native_comm) : MPI_COMM_WORLD;
-  H5Pset_fapl_mpio(access.get(), comm, MPI_INFO_NULL);
+  // No communicator: this process alone, through the default (POSIX) driver, as with the serial
+  // library (rank 0 writing every rank's rows, grove/io/rows_through_rank_zero.hpp).
+  if (native_comm) H5Pset_fapl_mpio(access.get(), *static_cast<const MPI_Comm*>(native_comm), MPI_INFO_NULL);
 #else
-  (void)native_comm;  // the serial library: one rank (grove/io/snapshot.hpp checks)
+  // The serial library: each process opens the file on its own. Several may read it at once;
+  // only one writes (grove/io/snapshot.hpp sees to it).
+  (void)native_comm;
 #endif
   require(H5Fis_hdf5(path.c_str()) > 0, "grove::io::Hdf5File", "cannot open {}: no such file, or not an HDF5 file",
           path);
