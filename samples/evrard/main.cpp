@@ -35,6 +35,7 @@
 #include "start_check.hpp"
 #if GROVE_HAS_HDF5
 #include "grove/io/snapshot.hpp"
+#include "grove/io/xdmf.hpp"
 #endif
 
 namespace {
@@ -208,6 +209,7 @@ void writeSnapshot(const Options& opt, const Gas& gas, const std::filesystem::pa
     header.parameters = opt.parameters;
     header.part_type = 0;  // gas
     grove::io::writeSnapshot((out / fmt::format("snapshot_{:04d}.hdf5", index)).string(), gas, header);
+    grove::io::writeXdmfSeriesBeside(gas.comm(), (out / "snapshots.xdmf").string(), "snapshot_");
     return;
   }
 #endif

@@ -28,6 +28,7 @@
 #include "initial_conditions.hpp"
 #if GROVE_HAS_HDF5
 #include "grove/io/snapshot.hpp"
+#include "grove/io/xdmf.hpp"
 #endif
 #include "grove/io/checkpoint.hpp"
 #include "sample_options.hpp"
@@ -115,6 +116,8 @@ void writeSnapshot(const Options& opt, std::span<const user::Body> mine, const g
     header.parameters = opt.parameters;
     header.part_type = 1;  // GADGET's collisionless particles (PartType0 is gas, read with smoothing lengths)
     grove::io::writeSnapshot((out / fmt::format("snapshot_{:05d}.hdf5", step)).string(), mine, header, comm);
+    // Every snapshot of the run so far as one time series for ParaView (each has its own XDMF too).
+    grove::io::writeXdmfSeriesBeside(comm, (out / "snapshots.xdmf").string(), "snapshot_");
     return;
   }
 #endif

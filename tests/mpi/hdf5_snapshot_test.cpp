@@ -29,6 +29,7 @@
 #include "grove/domain/domain_info.hpp"
 #include "grove/io/checksum.hpp"
 #include "grove/io/snapshot.hpp"
+#include "grove/io/xdmf.hpp"
 #include "grove/particles/particle_system.hpp"
 #include "support/errors.hpp"
 
@@ -410,5 +411,85 @@ TEST(Hdf5Snapshot, RowsWrittenThroughRankZeroAreThoseOfEveryRank) {
       EXPECT_EQ(a[k].second, b[k].second) << "table " << k << "'s checksum differs";
     }
   }
+  comm.barrier();
+}
+
+namespace {
+
+std::string textOf(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+// Issue 34, item 1: writeSnapshot writes an XDMF description beside the snapshot: the coordinates as
+// the points of one Polyvertex grid, every other table an attribute of the points with its width
+// and type, at the snapshot's time; writeXdmfSeries puts several snapshots, from another directory,
+// in one temporal collection; a missing snapshot is refused by name, and xdmf = false writes none.
+TEST(Hdf5Snapshot, XdmfBesideTheSnapshotNamesEveryTable) {
+  const grove::Comm comm = grove::Comm::world();
+  const std::int64_t n = 500;
+  const auto stars = myStars(comm, n);
+  const std::int64_t total = expectedCount(comm, n);
+  const std::string first = sharedPath(comm, "xdmf_a"), second = sharedPath(comm, "xdmf_b");
+  const std::string first_name = std::filesystem::path(first).filename().string();
+  grove::io::writeSnapshot(first, stars.particles(), {.time = 0.25, .part_type = 1}, comm);
+  grove::io::writeSnapshot(second, stars.particles(), {.time = 0.5, .part_type = 1}, comm);
+  if (comm.isRoot()) {
+    const std::string xdmf = textOf(grove::io::xdmfPathOf(first));
+    EXPECT_EQ(grove::io::xdmfPathOf(first), first.substr(0, first.size() - 5) + ".xdmf");
+    EXPECT_EQ(occurrences(xdmf, "<Grid "), 1u) << xdmf;
+    EXPECT_NE(xdmf.find("<Time Value=\"0.25\"/>"), std::string::npos) << xdmf;
+    EXPECT_NE(xdmf.find(fmt::format("<Topology TopologyType=\"Polyvertex\" NumberOfElements=\"{}\"", total)),
+              std::string::npos)
+        << xdmf;
+    const auto item = [&](const char* table, const std::string& dims, const char* type, int precision) {
+      return fmt::format("<DataItem Dimensions=\"{}\" NumberType=\"{}\" Precision=\"{}\" Format=\"HDF\">{}:/PartType1/{}"
+                         "</DataItem>",
+                         dims, type, precision, first_name, table);
+    };
+    const std::string vectors = fmt::format("{} 3", total), scalars = fmt::format("{}", total);
+    EXPECT_NE(xdmf.find("<Geometry GeometryType=\"XYZ\">\n        " + item("Coordinates", vectors, "Float", 8)),
+              std::string::npos)
+        << xdmf;
+    for (const auto& [table, dims, type, precision, kind] :
+         {std::tuple{"Velocities", vectors, "Float", 8, "Vector"}, std::tuple{"Masses", scalars, "Float", 8, "Scalar"},
+          std::tuple{"ParticleIDs", scalars, "Int", 8, "Scalar"}, std::tuple{"Metallicity", scalars, "Float", 4, "Scalar"},
+          std::tuple{"Flags", scalars, "Int", 4, "Scalar"}}) {
+      EXPECT_NE(xdmf.find(fmt::format("<Attribute Name=\"{}\" AttributeType=\"{}\" Center=\"Node\">\n        {}", table,
+                                      kind, item(table, dims, type, precision))),
+                std::string::npos)
+          << table << " in\n"
+          << xdmf;
+    }
+    EXPECT_EQ(occurrences(xdmf, "<Attribute "), 5u) << "Coordinates are the points, not an attribute";
+
+    // The series in a directory of its own: the data named from there.
+    const std::string dir = ::testing::TempDir() + "grove_xdmf_series_np" + std::to_string(comm.size());
+    std::filesystem::create_directories(dir);
+    grove::io::writeXdmfSeries(dir + "/series.xdmf", {first, second});
+    const std::string series = textOf(dir + "/series.xdmf");
+    EXPECT_NE(series.find("<Grid Name=\"TimeSeries\" GridType=\"Collection\" CollectionType=\"Temporal\">"),
+              std::string::npos);
+    EXPECT_EQ(occurrences(series, "<Grid Name=\"PartType1\""), 2u) << series;
+    EXPECT_LT(series.find("<Time Value=\"0.25\"/>"), series.find("<Time Value=\"0.5\"/>")) << series;
+    EXPECT_NE(series.find(">../" + first_name + ":/PartType1/Coordinates<"), std::string::npos) << series;
+    EXPECT_FALSE(std::filesystem::exists(dir + "/series.xdmf.tmp"));
+    const std::string missing = dir + "/no_such_snapshot.hdf5";
+    const std::string message = errorOf([&] { grove::io::writeXdmfSeries(dir + "/bad.xdmf", {first, missing}); });
+    EXPECT_NE(message.find(missing), std::string::npos) << message;
+    EXPECT_FALSE(std::filesystem::exists(dir + "/bad.xdmf"));
+  }
+  const std::string plain = sharedPath(comm, "no_xdmf");
+  if (comm.isRoot()) std::filesystem::remove(grove::io::xdmfPathOf(plain));  // one left by an earlier run
+  comm.barrier();
+  grove::io::writeSnapshot(plain, stars.particles(), {.time = 1.0, .xdmf = false}, comm);
+  if (comm.isRoot()) EXPECT_FALSE(std::filesystem::exists(grove::io::xdmfPathOf(plain)));
   comm.barrier();
 }

@@ -362,6 +362,22 @@ std::optional<std::string> Hdf5File::writeRows(const std::string& dataset, Scala
 
 bool Hdf5File::hasDataset(const std::string& dataset) const { return impl_->exists(dataset); }
 
+std::vector<std::string> Hdf5File::children(const std::string& group) const {
+  std::vector<std::string> names;
+  if (!impl_->exists(group)) return names;
+  Handle g(H5Gopen2(impl_->file, group.c_str(), H5P_DEFAULT), H5Gclose);
+  if (!g.valid()) return names;  // a table, not a group
+  hsize_t at = 0;
+  impl_->check(H5Literate(g.get(), H5_INDEX_NAME, H5_ITER_INC, &at,
+                          [](hid_t, const char* name, const H5L_info_t*, void* out) -> herr_t {
+                            static_cast<std::vector<std::string>*>(out)->emplace_back(name);
+                            return 0;
+                          },
+                          &names) >= 0,
+               "listing the group", group);
+  return names;
+}
+
 DatasetShape Hdf5File::shape(const std::string& dataset) const {
   Handle d = impl_->dataset(dataset);
   Handle space(H5Dget_space(d.get()), H5Sclose);

@@ -73,6 +73,9 @@ class Hdf5File {
   [[nodiscard]] std::optional<std::string> writeRows(const std::string& dataset, Scalar type, int components,
                                                      std::int64_t first, std::int64_t count, const void* data);
   bool hasDataset(const std::string& dataset) const;
+  // The names of the objects in a group ("/PartType1": "Coordinates", ...), in name order; none
+  // for a missing group.
+  std::vector<std::string> children(const std::string& group) const;
   DatasetShape shape(const std::string& dataset) const;
   // This rank's rows [first, first + count) into `out`, converted to `type` (HDF5 converts).
   // Independent.

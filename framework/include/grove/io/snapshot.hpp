@@ -57,6 +57,7 @@
 #include "grove/io/fields.hpp"
 #include "grove/io/hdf5_file.hpp"
 #include "grove/io/rows_through_rank_zero.hpp"
+#include "grove/io/xdmf.hpp"
 #include "grove/particles/particle_system.hpp"
 
 namespace grove::io {
@@ -69,6 +70,7 @@ struct SnapshotHeader {
   double unit_length_cgs = 1.0, unit_mass_cgs = 1.0, unit_time_cgs = 1.0;
   std::string parameters;  // the parameter file's text (echoed into /Parameters)
   int part_type = 0;       // /PartTypeN
+  bool xdmf = true;        // writeSnapshot: an XDMF description beside the file (grove/io/xdmf.hpp)
 };
 
 // Who writes a snapshot's rows. kAuto: every rank where the HDF5 library is parallel, else rank 0.
@@ -305,6 +307,23 @@ void writeSnapshot(const std::string& path, std::span<const FP> particles, const
     }
     throw Error(stage, fmt::format("snapshot {} not written (a file of that name is left as it was): {}", path,
                                    e.message()));
+  }
+  // Its XDMF description beside it, for ParaView and VisIt, made by rank 0 from the complete file
+  // (a snapshot of no particle has none: XDMF has no grid of no point).
+  if (header.xdmf && total > 0) {
+    std::string root_problem;
+    if (comm.isRoot()) {
+      try {
+        writeXdmf(path);
+      } catch (const Error& e) {
+        root_problem = e.message();
+      } catch (const std::exception& e) {
+        root_problem = e.what();
+      }
+    }
+    if (!root_problem.empty()) root_problem = fmt::format("snapshot {} written, its XDMF description not: {}", path,
+                                                          root_problem);
+    agreeOnRootFailure(comm, root_problem, stage);
   }
 }
 
