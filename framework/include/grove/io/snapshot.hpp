@@ -36,6 +36,9 @@
 // disk or a kill while writing leaves a file already at path as it was. A failure on any rank
 // throws the same grove::Error on every rank, naming the file and the reason. Every table carries
 // GroveChecksum (doc/io.md), which readSnapshot checks at any rank count.
+//
+// Beside the snapshot, rank 0 then writes "<path without .hdf5>.xdmf" for ParaView and VisIt
+// (grove/io/xdmf.hpp; SnapshotHeader::xdmf = false writes none).
 #include <bit>
 #include <cstdint>
 #include <cstring>
