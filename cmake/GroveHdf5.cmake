@@ -1,12 +1,12 @@
 # Finds HDF5 for grove's snapshots (grove/io): the parallel library in an MPI build (Debian's
-# libhdf5-openmpi-dev), the serial one otherwise (libhdf5-dev; with it an MPI build writes
-# snapshots from one rank only). Sets GROVE_HAS_HDF5 and GROVE_HDF5_LIBRARIES (full paths, so an
+# libhdf5-openmpi-dev), the serial one otherwise (libhdf5-dev; with it, at several ranks, rank 0
+# writes every rank's rows). Sets GROVE_HAS_HDF5 and GROVE_HDF5_LIBRARIES (full paths, so an
 # installed grove's exported link line needs no find module). Without HDF5 grove builds as
 # before, the samples write ASCII snapshots, and the HDF5 tests are not built.
 option(GROVE_HDF5 "Build grove::io's HDF5 snapshots when HDF5 is found" ON)
 
 set(GROVE_HAS_HDF5 OFF)
-set(GROVE_HDF5_PARALLEL OFF)  # several ranks may write one snapshot (the parallel library)
+set(GROVE_HDF5_PARALLEL OFF)  # every rank writes its own rows of a snapshot (the parallel library)
 set(GROVE_HDF5_LIBRARIES)
 if(GROVE_HDF5)
   # FindHDF5 probes the C library with the C compiler.
@@ -27,8 +27,8 @@ if(GROVE_HDF5)
     set(GROVE_HDF5_INCLUDE_DIRS ${HDF5_C_INCLUDE_DIRS})
     set(GROVE_HDF5_DEFINITIONS ${HDF5_C_DEFINITIONS})
     if(GROVE_MPI AND NOT HDF5_IS_PARALLEL)
-      message(STATUS "grove: HDF5 ${HDF5_VERSION} is the serial library: snapshots from one rank only "
-                     "(install libhdf5-openmpi-dev for parallel ones)")
+      message(STATUS "grove: HDF5 ${HDF5_VERSION} is the serial library: rank 0 writes every rank's rows of a "
+                     "snapshot (install libhdf5-openmpi-dev for parallel writes)")
     endif()
     message(STATUS "grove: HDF5 snapshots on (HDF5 ${HDF5_VERSION}, parallel: ${HDF5_IS_PARALLEL})")
   else()

@@ -30,9 +30,6 @@
 
 #include "grove/config.hpp"
 #include "grove/io/checkpoint.hpp"
-#if GROVE_HAS_HDF5
-#include "grove/io/hdf5_file.hpp"
-#endif
 #include "grove/runtime/runtime.hpp"
 
 namespace samples {
@@ -232,23 +229,15 @@ inline std::string parametersInEffect(const CLI::App& app) {
   return text + "# options in effect (the command line over the file):\n" + app.config_to_str(true, false);
 }
 
-// --snapshot-format: HDF5 by default where grove can write it from this many ranks (a serial
-// HDF5 library serves one rank), ASCII otherwise; HDF5 asked for where it cannot be written stops
-// the run before it starts.
-inline void chooseSnapshotFormat(const CLI::App& app, std::string& format, int ranks, const char* sample) {
-#if GROVE_HAS_HDF5
-  const bool hdf5_here = ranks == 1 || grove::io::Hdf5File::parallel();
-#else
-  const bool hdf5_here = false;
-  static_cast<void>(ranks);
-#endif
+// --snapshot-format: HDF5 by default where grove has HDF5 (at any rank count: with a serial
+// library rank 0 writes every rank's rows), ASCII otherwise; HDF5 asked for where grove has none
+// stops the run before it starts.
+inline void chooseSnapshotFormat(const CLI::App& app, std::string& format, const char* sample) {
+  const bool hdf5_here = GROVE_HAS_HDF5;
   if (app.get_option("--snapshot-format")->count() == 0 && !hdf5_here) format = "ascii";
   if (format == "hdf5" && !hdf5_here)
-    throw grove::Error(sample, GROVE_HAS_HDF5 ? "--snapshot-format hdf5: this grove's HDF5 library is serial and "
-                                                "serves one rank; use --snapshot-format ascii, or build grove with "
-                                                "libhdf5-openmpi-dev"
-                                              : "--snapshot-format hdf5: this grove was built without HDF5 (install "
-                                                "libhdf5-openmpi-dev and configure again); use --snapshot-format ascii");
+    throw grove::Error(sample, "--snapshot-format hdf5: this grove was built without HDF5 (install "
+                               "libhdf5-openmpi-dev and configure again); use --snapshot-format ascii");
 }
 
 struct RestartOptions {

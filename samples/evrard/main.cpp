@@ -6,7 +6,7 @@
 // viscosity and the Balsara switch), in one kick-drift-kick loop with a global time step
 // (integrator.hpp). Open boundary; domain decomposition every --decompose-every steps and a
 // particle exchange every step. One line of energies per step to --energy-file (CSV), snapshots
-// (HDF5 through grove::io where it serves the rank count, ASCII otherwise), a summary at the end.
+// (HDF5 through grove::io where grove has it, ASCII otherwise), a summary at the end.
 // The program checks the start against the analytic sphere (start_check.hpp) and the total-energy
 // drift against --energy-tolerance, and exits 1 when a check fails. Options may come from a
 // parameter file (--config run.toml), the command line overriding it. See doc/evrard.md;
@@ -36,6 +36,7 @@
 #include "start_check.hpp"
 #if GROVE_HAS_HDF5
 #include "grove/io/snapshot.hpp"
+#include "grove/io/xdmf.hpp"
 #endif
 
 namespace {
@@ -196,6 +197,7 @@ void writeSnapshot(const Options& opt, const Gas& gas, const std::filesystem::pa
     header.parameters = opt.parameters;
     header.part_type = 0;  // gas
     grove::io::writeSnapshot((out / fmt::format("snapshot_{:04d}.hdf5", index)).string(), gas, header);
+    grove::io::writeXdmfSeriesBeside(gas.comm(), (out / "snapshots.xdmf").string(), "snapshot_");
     return;
   }
 #endif
@@ -496,7 +498,7 @@ int main(int argc, char** argv) {
   samples::requireMemoryFor("evrard", fmt::format("--particles {}", opt.n), static_cast<long double>(opt.n),
                             runtime.rankCount(), 8.0L * sizeof(evrard::EvrardParticle),
                             1.8L * 32 + sizeof(evrard::LatticePoint));
-  samples::chooseSnapshotFormat(app, opt.snapshot_format, runtime.rankCount(), "evrard");
+  samples::chooseSnapshotFormat(app, opt.snapshot_format, "evrard");
   opt.parameters = samples::parametersInEffect(app);
   if (opt.moment == "quadrupole")
     return run<GravityTrees::Quadrupole, evrard::GravityQuadrupoleKernel>(runtime, opt);

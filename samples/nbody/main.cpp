@@ -28,6 +28,7 @@
 #include "nbody_initial_conditions.hpp"
 #if GROVE_HAS_HDF5
 #include "grove/io/snapshot.hpp"
+#include "grove/io/xdmf.hpp"
 #endif
 #include "grove/io/checkpoint.hpp"
 #include "sample_options.hpp"
@@ -48,7 +49,7 @@ struct Options {
   double t_end = 1.0;
   int decompose_every = 4;
   int snapshot_every = 0;  // steps; 0: only the last
-  std::string snapshot_format = "hdf5";  // ascii where grove has no HDF5 for this many ranks (main)
+  std::string snapshot_format = "hdf5";  // ascii where grove has no HDF5 (main)
   std::string parameters;  // the parameter file's text and the options in effect (for the snapshots)
   std::uint64_t seed = 1;
   std::string output_dir = "nbody_out";
@@ -115,6 +116,8 @@ void writeSnapshot(const Options& opt, std::span<const user::Body> mine, const g
     header.parameters = opt.parameters;
     header.part_type = 1;  // GADGET's collisionless particles (PartType0 is gas, read with smoothing lengths)
     grove::io::writeSnapshot((out / fmt::format("snapshot_{:05d}.hdf5", step)).string(), mine, header, comm);
+    // Every snapshot of the run so far as one time series for ParaView (each has its own XDMF too).
+    grove::io::writeXdmfSeriesBeside(comm, (out / "snapshots.xdmf").string(), "snapshot_");
     return;
   }
 #endif
@@ -370,7 +373,7 @@ int main(int argc, char** argv) {
   // Particles, the trees' copies of them and the exchange's buffers: about four bodies' bytes each.
   samples::requireMemoryFor("nbody", fmt::format("--particles {}", opt.n), static_cast<long double>(opt.n),
                             runtime.rankCount(), 4.0L * sizeof(user::Body));
-  samples::chooseSnapshotFormat(app, opt.snapshot_format, runtime.rankCount(), "nbody");
+  samples::chooseSnapshotFormat(app, opt.snapshot_format, "nbody");
   opt.parameters = samples::parametersInEffect(app);
   if (opt.restart.checkpoint_every % opt.n_reuse != 0)
     throw grove::Error("nbody", fmt::format("--checkpoint-every {} is not a multiple of --n-reuse {}: a restart must "

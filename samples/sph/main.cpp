@@ -411,9 +411,9 @@ int run(const grove::Runtime& runtime, const Options& opt) {
     writeProfiles(bins, out / "profiles.csv", time);
   }
   gas.comm().barrier();  // the directory is there for every rank
-  std::string snapshot = "no snapshot: grove has no HDF5 for this many ranks";
+  std::string snapshot = "no snapshot: grove was built without HDF5";
 #if GROVE_HAS_HDF5
-  if (runtime.rankCount() == 1 || grove::io::Hdf5File::parallel()) {
+  {
     snapshot = (out / "snapshot_final.hdf5").string();
     grove::io::SnapshotHeader header;
     header.time = time;

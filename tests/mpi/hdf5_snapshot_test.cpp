@@ -4,16 +4,21 @@
 // the read and a redistribution by position; missing and foreign files refused with the file
 // named; a write failing on one rank (a full disk, through GROVE_FAULT_INJECT) or in HDF5 is the
 // same error on every rank and leaves a file already at that path as it was; a damaged table is
-// refused by its checksum.
+// refused by its checksum. With a serial HDF5 library rank 0 writes every rank's rows (the others
+// send theirs), and every test runs as with the parallel one; rows written through rank 0 are the
+// same tables, byte for byte, as rows written by every rank.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -24,6 +29,7 @@
 #include "grove/domain/domain_info.hpp"
 #include "grove/io/checksum.hpp"
 #include "grove/io/snapshot.hpp"
+#include "grove/io/xdmf.hpp"
 #include "grove/particles/particle_system.hpp"
 #include "support/errors.hpp"
 
@@ -80,9 +86,6 @@ std::string sharedPath(const grove::Comm& comm, const std::string& name) {
   return ::testing::TempDir() + "grove_" + name + "_np" + std::to_string(comm.size()) + ".hdf5";
 }
 
-// A serial HDF5 library serves one rank (the GPU machine has one): the multi-rank tests skip there.
-bool hdf5ServesRanks(int ranks) { return ranks == 1 || grove::io::Hdf5File::parallel(); }
-
 // Fields of a read star unlike starOf(id) (counted, not asserted: every rank must reach the
 // collective calls after the loop).
 int unlikeWritten(const Star& s) {
@@ -95,7 +98,6 @@ int unlikeWritten(const Star& s) {
 
 TEST(Hdf5Snapshot, RoundTripKeepsEveryParticleAndField) {
   const grove::Comm comm = grove::Comm::world();
-  if (!hdf5ServesRanks(comm.size())) GTEST_SKIP() << "this HDF5 library is serial";
   const std::int64_t n = 1003;
   const auto written = myStars(comm, n);
   const std::string path = sharedPath(comm, "round_trip");
@@ -148,7 +150,6 @@ TEST(Hdf5Snapshot, RoundTripKeepsEveryParticleAndField) {
 // unequal sides keeps three (the round trip above). Both read back as three lengths.
 TEST(Hdf5Snapshot, ACubicBoxIsOneLength) {
   const grove::Comm comm = grove::Comm::world();
-  if (!hdf5ServesRanks(comm.size())) GTEST_SKIP() << "this HDF5 library is serial";
   const auto written = myStars(comm, 100);
   for (const double side : {2.5, 0.0}) {
     const std::string path = sharedPath(comm, side > 0 ? "cube" : "open");
@@ -168,7 +169,6 @@ TEST(Hdf5Snapshot, ACubicBoxIsOneLength) {
 TEST(Hdf5Snapshot, WrittenByThreeRanksReadByTwo) {
   const grove::Comm world = grove::Comm::world();
   if (world.size() < 3) GTEST_SKIP() << "needs 3 ranks (the suite runs at 1-4)";
-  if (!hdf5ServesRanks(3)) GTEST_SKIP() << "this HDF5 library is serial";
   const std::string path = sharedPath(world, "three_two");
   const std::int64_t n = 777;
   std::vector<std::int64_t> written_ids;
@@ -205,7 +205,6 @@ TEST(Hdf5Snapshot, WrittenByThreeRanksReadByTwo) {
 
 TEST(Hdf5Snapshot, MissingAndForeignFilesAreRefusedWithTheirName) {
   const grove::Comm comm = grove::Comm::world();
-  if (!hdf5ServesRanks(comm.size())) GTEST_SKIP() << "this HDF5 library is serial";
   grove::ParticleSystem<Star> read;
   read.add(starOf(7));  // a failed read must leave what was there
   const std::string missing = ::testing::TempDir() + "grove_no_such_snapshot.hdf5";
@@ -272,7 +271,6 @@ bool temporaryLeft(const std::string& path) { return std::filesystem::exists(pat
 // that path as it was; every rank throws the same error.
 TEST(Hdf5Snapshot, AFailedWriteLeavesTheFileThereAsItWas) {
   const grove::Comm comm = grove::Comm::world();
-  if (!hdf5ServesRanks(comm.size())) GTEST_SKIP() << "this HDF5 library is serial";
   const std::string path = sharedPath(comm, "kept");
   const std::int64_t n = 300;
   const auto stars = myStars(comm, n);
@@ -294,13 +292,17 @@ TEST(Hdf5Snapshot, AFailedWriteLeavesTheFileThereAsItWas) {
 // kept, and no temporary is left.
 TEST(Hdf5Snapshot, AFullDiskOnOneRankFailsEveryRankAndKeepsTheFile) {
   const grove::Comm comm = grove::Comm::world();
-  if (!hdf5ServesRanks(comm.size())) GTEST_SKIP() << "this HDF5 library is serial";
   const std::string path = sharedPath(comm, "full_disk");
   const std::int64_t n = 300;
   const auto stars = myStars(comm, n);
   grove::io::writeSnapshot(path, stars.particles(), {.time = 1.5}, comm);
-  for (const std::string& setting : {std::string("enospc:1@0"), std::string("enospc:3@0"),
-                                     fmt::format("enospc:1@{}", comm.size() - 1)}) {
+  // The last rank's first rows: its own first write where every rank writes; rank 0's write of them
+  // where rank 0 writes for all (after the layout and the tables of the ranks before).
+  const bool every_rank_writes = comm.size() == 1 || grove::io::Hdf5File::parallel();
+  constexpr int kTables = std::tuple_size_v<decltype(Star::snapshotFields())>;
+  const std::string last_rank_rows = every_rank_writes ? fmt::format("enospc:1@{}", comm.size() - 1)
+                                                       : fmt::format("enospc:{}@0", 2 + (comm.size() - 1) * kTables);
+  for (const std::string& setting : {std::string("enospc:1@0"), std::string("enospc:3@0"), last_rank_rows}) {
     std::string message;
     grove::detail::setFaultInjection(setting.c_str());
     message = errorOf([&] { grove::io::writeSnapshot(path, stars.particles(), {.time = 9.0}, comm); });
@@ -318,7 +320,6 @@ TEST(Hdf5Snapshot, AFullDiskOnOneRankFailsEveryRankAndKeepsTheFile) {
 // readSnapshot on every rank, naming the file and the table, and the particles stay as they were.
 TEST(Hdf5Snapshot, ADamagedTableIsRefusedByItsChecksum) {
   const grove::Comm comm = grove::Comm::world();
-  if (!hdf5ServesRanks(comm.size())) GTEST_SKIP() << "this HDF5 library is serial";
   const std::string path = sharedPath(comm, "damaged");
   const auto stars = myStars(comm, 200);
   grove::io::writeSnapshot(path, stars.particles(), {.time = 0.5}, comm);
@@ -347,4 +348,148 @@ TEST(Hdf5Snapshot, ADamagedTableIsRefusedByItsChecksum) {
   EXPECT_TRUE(sameOnEveryRank(comm, message)) << message;
   ASSERT_EQ(read.size(), 1u) << "a refused read changed the particles";
   EXPECT_EQ(read[0].id, 7);
+}
+
+namespace {
+
+// Every table of the snapshot at path, as the file holds its bytes, and its GroveChecksum (read by
+// this process alone).
+std::vector<std::pair<std::vector<std::byte>, std::uint64_t>> tablesOf(const std::string& path) {
+  const grove::io::Hdf5File file(path, grove::io::Hdf5File::Mode::kRead, nullptr);
+  std::vector<std::pair<std::vector<std::byte>, std::uint64_t>> tables;
+  for (const char* name : {"Coordinates", "Velocities", "Masses", "ParticleIDs", "Metallicity", "Flags"}) {
+    const std::string dataset = std::string("/PartType0/") + name;
+    const grove::io::DatasetShape shape = file.shape(dataset);
+    std::vector<std::byte> bytes(static_cast<std::size_t>(shape.rows * shape.components) *
+                                 grove::io::detail::scalarBytes(shape.type.value()));
+    EXPECT_EQ(file.readRows(dataset, *shape.type, shape.components, 0, shape.rows, bytes.data()), std::nullopt);
+    tables.emplace_back(std::move(bytes), file.readUnsigned(dataset, "GroveChecksum"));
+  }
+  return tables;
+}
+
+}  // namespace
+
+// Issue 34, item 3: rank 0 writing every rank's rows (as with a serial HDF5 library), in pieces of
+// a few rows so that every rank's rows cross piece borders, gives every particle back bitwise, in
+// rank order, and the same tables, byte for byte, as every rank writing its own (where the library
+// is parallel; with the serial one, asking for that is refused by name).
+TEST(Hdf5Snapshot, RowsWrittenThroughRankZeroAreThoseOfEveryRank) {
+  const grove::Comm comm = grove::Comm::world();
+  const std::int64_t n = 1003;
+  const auto stars = myStars(comm, n);
+  const std::string through_zero = sharedPath(comm, "through_rank_zero");
+  const std::size_t piece_bytes = grove::io::detail::rowPieceBytes();
+  grove::io::detail::rowPieceBytes() = 100;  // 4 rows of coordinates, 12 of masses, 25 of flags
+  grove::io::writeSnapshot(through_zero, stars.particles(), {.time = 0.75}, comm,
+                           grove::io::SnapshotWriters::kRankZero);
+  grove::io::detail::rowPieceBytes() = piece_bytes;
+  EXPECT_TRUE(holdsTheFirstSnapshot(comm, through_zero, 0.75, n));
+  grove::ParticleSystem<Star> read;
+  grove::io::readSnapshot(through_zero, read, comm);
+  std::vector<std::int64_t> ids, written_ids;
+  for (const Star& s : read) ids.push_back(s.id);
+  for (const Star& s : stars) written_ids.push_back(s.id);
+  EXPECT_EQ(comm.allgatherv(std::span<const std::int64_t>(ids)),
+            comm.allgatherv(std::span<const std::int64_t>(written_ids)))
+      << "rows out of rank order";
+  if (comm.size() > 1 && !grove::io::Hdf5File::parallel()) {
+    const std::string message = errorOf([&] {
+      grove::io::writeSnapshot(through_zero, stars.particles(), {}, comm, grove::io::SnapshotWriters::kEveryRank);
+    });
+    EXPECT_NE(message.find("needs the parallel HDF5 library"), std::string::npos) << message;
+    return;
+  }
+  const std::string by_every_rank = sharedPath(comm, "by_every_rank");
+  grove::io::writeSnapshot(by_every_rank, stars.particles(), {.time = 0.75}, comm,
+                           grove::io::SnapshotWriters::kEveryRank);
+  if (comm.isRoot()) {
+    const auto a = tablesOf(through_zero), b = tablesOf(by_every_rank);
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      EXPECT_EQ(a[k].first, b[k].first) << "table " << k << " differs";
+      EXPECT_EQ(a[k].second, b[k].second) << "table " << k << "'s checksum differs";
+    }
+  }
+  comm.barrier();
+}
+
+namespace {
+
+std::string textOf(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+// Issue 34, item 1: writeSnapshot writes an XDMF description beside the snapshot: the coordinates as
+// the points of one Polyvertex grid, every other table an attribute of the points with its width
+// and type, at the snapshot's time; writeXdmfSeries puts several snapshots, from another directory,
+// in one temporal collection; a missing snapshot is refused by name, and xdmf = false writes none.
+TEST(Hdf5Snapshot, XdmfBesideTheSnapshotNamesEveryTable) {
+  const grove::Comm comm = grove::Comm::world();
+  const std::int64_t n = 500;
+  const auto stars = myStars(comm, n);
+  const std::int64_t total = expectedCount(comm, n);
+  const std::string first = sharedPath(comm, "xdmf_a"), second = sharedPath(comm, "xdmf_b");
+  const std::string first_name = std::filesystem::path(first).filename().string();
+  grove::io::writeSnapshot(first, stars.particles(), {.time = 0.25, .part_type = 1}, comm);
+  grove::io::writeSnapshot(second, stars.particles(), {.time = 0.5, .part_type = 1}, comm);
+  if (comm.isRoot()) {
+    const std::string xdmf = textOf(grove::io::xdmfPathOf(first));
+    EXPECT_EQ(grove::io::xdmfPathOf(first), first.substr(0, first.size() - 5) + ".xdmf");
+    EXPECT_EQ(occurrences(xdmf, "<Grid "), 1u) << xdmf;
+    EXPECT_NE(xdmf.find("<Time Value=\"0.25\"/>"), std::string::npos) << xdmf;
+    EXPECT_NE(xdmf.find(fmt::format("<Topology TopologyType=\"Polyvertex\" NumberOfElements=\"{}\"", total)),
+              std::string::npos)
+        << xdmf;
+    const auto item = [&](const char* table, const std::string& dims, const char* type, int precision) {
+      return fmt::format("<DataItem Dimensions=\"{}\" NumberType=\"{}\" Precision=\"{}\" Format=\"HDF\">{}:/PartType1/{}"
+                         "</DataItem>",
+                         dims, type, precision, first_name, table);
+    };
+    const std::string vectors = fmt::format("{} 3", total), scalars = fmt::format("{}", total);
+    EXPECT_NE(xdmf.find("<Geometry GeometryType=\"XYZ\">\n        " + item("Coordinates", vectors, "Float", 8)),
+              std::string::npos)
+        << xdmf;
+    for (const auto& [table, dims, type, precision, kind] :
+         {std::tuple{"Velocities", vectors, "Float", 8, "Vector"}, std::tuple{"Masses", scalars, "Float", 8, "Scalar"},
+          std::tuple{"ParticleIDs", scalars, "Int", 8, "Scalar"}, std::tuple{"Metallicity", scalars, "Float", 4, "Scalar"},
+          std::tuple{"Flags", scalars, "Int", 4, "Scalar"}}) {
+      EXPECT_NE(xdmf.find(fmt::format("<Attribute Name=\"{}\" AttributeType=\"{}\" Center=\"Node\">\n        {}", table,
+                                      kind, item(table, dims, type, precision))),
+                std::string::npos)
+          << table << " in\n"
+          << xdmf;
+    }
+    EXPECT_EQ(occurrences(xdmf, "<Attribute "), 5u) << "Coordinates are the points, not an attribute";
+
+    // The series in a directory of its own: the data named from there.
+    const std::string dir = ::testing::TempDir() + "grove_xdmf_series_np" + std::to_string(comm.size());
+    std::filesystem::create_directories(dir);
+    grove::io::writeXdmfSeries(dir + "/series.xdmf", {first, second});
+    const std::string series = textOf(dir + "/series.xdmf");
+    EXPECT_NE(series.find("<Grid Name=\"TimeSeries\" GridType=\"Collection\" CollectionType=\"Temporal\">"),
+              std::string::npos);
+    EXPECT_EQ(occurrences(series, "<Grid Name=\"PartType1\""), 2u) << series;
+    EXPECT_LT(series.find("<Time Value=\"0.25\"/>"), series.find("<Time Value=\"0.5\"/>")) << series;
+    EXPECT_NE(series.find(">../" + first_name + ":/PartType1/Coordinates<"), std::string::npos) << series;
+    EXPECT_FALSE(std::filesystem::exists(dir + "/series.xdmf.tmp"));
+    const std::string missing = dir + "/no_such_snapshot.hdf5";
+    const std::string message = errorOf([&] { grove::io::writeXdmfSeries(dir + "/bad.xdmf", {first, missing}); });
+    EXPECT_NE(message.find(missing), std::string::npos) << message;
+    EXPECT_FALSE(std::filesystem::exists(dir + "/bad.xdmf"));
+  }
+  const std::string plain = sharedPath(comm, "no_xdmf");
+  if (comm.isRoot()) std::filesystem::remove(grove::io::xdmfPathOf(plain));  // one left by an earlier run
+  comm.barrier();
+  grove::io::writeSnapshot(plain, stars.particles(), {.time = 1.0, .xdmf = false}, comm);
+  if (comm.isRoot()) EXPECT_FALSE(std::filesystem::exists(grove::io::xdmfPathOf(plain)));
+  comm.barrier();
 }

@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
 
   // 4. A snapshot for other tools, read back at this rank count; any rank count reads it.
 #if GROVE_HAS_HDF5
-  if (comm.size() == 1 || grove::io::Hdf5File::parallel()) {
+  {
     const std::string path = dir + "/snapshot_final.hdf5";
     grove::io::SnapshotHeader header;
     header.time = run.time;
@@ -151,8 +151,6 @@ int main(int argc, char** argv) {
     const grove::io::SnapshotHeader back = grove::io::readSnapshot(path, read, 4);
     check(read.globalCount() == kStars && back.time == run.time && back.step == run.step,
           fmt::format("{} holds {} stars at t = {}", path, read.globalCount(), back.time));
-  } else {
-    grove::log("skipped: the snapshot (this HDF5 library is serial and serves one rank)");
   }
 #else
   grove::log("skipped: the snapshot (grove was built without HDF5)");

@@ -2,7 +2,7 @@
 // process with the serial driver; with the parallel library every rank then opens the file through
 // MPI-IO and writes its rows independently, so that no write error happens inside one of HDF5's
 // collective steps (whose error paths skip the steps the other ranks wait in). With the serial
-// library only a single rank may open it (grove/io/snapshot.hpp checks).
+// library one process writes (rank 0, every rank's rows) and every rank reads on its own.
 #include "grove/io/hdf5_file.hpp"
 
 #include <hdf5.h>
@@ -206,10 +206,13 @@ Hdf5File::Hdf5File(const std::string& path, Mode mode, const void* native_comm) 
     return;
   }
 #ifdef H5_HAVE_PARALLEL
-  const MPI_Comm comm = native_comm ? *static_cast<const MPI_Comm*>(native_comm) : MPI_COMM_WORLD;
-  H5Pset_fapl_mpio(access.get(), comm, MPI_INFO_NULL);
+  // No communicator: this process alone, through the default (POSIX) driver, as with the serial
+  // library (rank 0 writing every rank's rows, grove/io/rows_through_rank_zero.hpp).
+  if (native_comm) H5Pset_fapl_mpio(access.get(), *static_cast<const MPI_Comm*>(native_comm), MPI_INFO_NULL);
 #else
-  (void)native_comm;  // the serial library: one rank (grove/io/snapshot.hpp checks)
+  // The serial library: each process opens the file on its own. Several may read it at once;
+  // only one writes (grove/io/snapshot.hpp sees to it).
+  (void)native_comm;
 #endif
   require(H5Fis_hdf5(path.c_str()) > 0, "grove::io::Hdf5File", "cannot open {}: no such file, or not an HDF5 file",
           path);
@@ -358,6 +361,22 @@ std::optional<std::string> Hdf5File::writeRows(const std::string& dataset, Scala
 }
 
 bool Hdf5File::hasDataset(const std::string& dataset) const { return impl_->exists(dataset); }
+
+std::vector<std::string> Hdf5File::children(const std::string& group) const {
+  std::vector<std::string> names;
+  if (!impl_->exists(group)) return names;
+  Handle g(H5Gopen2(impl_->file, group.c_str(), H5P_DEFAULT), H5Gclose);
+  if (!g.valid()) return names;  // a table, not a group
+  hsize_t at = 0;
+  impl_->check(H5Literate(g.get(), H5_INDEX_NAME, H5_ITER_INC, &at,
+                          [](hid_t, const char* name, const H5L_info_t*, void* out) -> herr_t {
+                            static_cast<std::vector<std::string>*>(out)->emplace_back(name);
+                            return 0;
+                          },
+                          &names) >= 0,
+               "listing the group", group);
+  return names;
+}
 
 DatasetShape Hdf5File::shape(const std::string& dataset) const {
   Handle d = impl_->dataset(dataset);

@@ -1,6 +1,6 @@
 #pragma once
 // grove::io::Hdf5File: one HDF5 file, through parallel HDF5 (MPI-IO) where the library has it,
-// else through the serial library from one rank. The compiled part
+// else through the serial library, one process writing and any number reading. The compiled part
 // (framework/src/io/hdf5_file.cpp, library grove_io) is the only code that includes hdf5.h; this
 // header speaks in plain arrays, so user translation units need neither hdf5.h nor mpi.h.
 // grove/io/snapshot.hpp builds the particle snapshots on it.
@@ -34,8 +34,10 @@ struct DatasetShape {
 class Hdf5File {
  public:
   enum class Mode { kCreate, kWrite, kRead };
-  // native_comm: pointer to an MPI_Comm (grove::detail::nativeComm), null in a build without MPI;
-  // not used by kCreate. kCreate truncates (and counts as one write for GROVE_FAULT_INJECT); kWrite
+  // native_comm: pointer to an MPI_Comm (grove::detail::nativeComm) whose ranks open the file
+  // together through MPI-IO (the parallel library only); null: this process alone (a build
+  // without MPI, or rank 0 writing for all). Not used by kCreate, nor by the serial library, with
+  // which every process opens the file on its own. kCreate truncates (and counts as one write for GROVE_FAULT_INJECT); kWrite
   // and kRead refuse a missing or non-HDF5 file with an error naming it.
   Hdf5File(const std::string& path, Mode mode, const void* native_comm);
   ~Hdf5File();
@@ -71,6 +73,9 @@ class Hdf5File {
   [[nodiscard]] std::optional<std::string> writeRows(const std::string& dataset, Scalar type, int components,
                                                      std::int64_t first, std::int64_t count, const void* data);
   bool hasDataset(const std::string& dataset) const;
+  // The names of the objects in a group ("/PartType1": "Coordinates", ...), in name order; none
+  // for a missing group.
+  std::vector<std::string> children(const std::string& group) const;
   DatasetShape shape(const std::string& dataset) const;
   // This rank's rows [first, first + count) into `out`, converted to `type` (HDF5 converts).
   // Independent.

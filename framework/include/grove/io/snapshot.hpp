@@ -26,14 +26,19 @@
 // Reading gives each rank a contiguous share of the rows (any rank count, not the writer's), and
 // sets the named fields of value-initialised FPs; the caller redistributes them by position
 // (DomainInfo::decomposeDomainAll, ParticleSystem::exchangeParticle). Collective (every rank of
-// comm). Needs grove built with HDF5 (GROVE_HAS_HDF5, grove/config.hpp); with the serial HDF5
-// library, one rank only.
+// comm). Needs grove built with HDF5 (GROVE_HAS_HDF5, grove/config.hpp), parallel or serial: with
+// the parallel library every rank writes its own rows (MPI-IO); with the serial one, at several
+// ranks, rank 0 writes them all, the others sending theirs (grove/io/rows_through_rank_zero.hpp),
+// and every rank reads on its own. Both give the same file, byte for byte in every table.
 //
 // A snapshot is written as "<path>.tmp" (its layout by rank 0, then every rank its rows), synced,
 // read back by every rank against its rows' checksums, and renamed over path only then: a full
 // disk or a kill while writing leaves a file already at path as it was. A failure on any rank
 // throws the same grove::Error on every rank, naming the file and the reason. Every table carries
 // GroveChecksum (doc/io.md), which readSnapshot checks at any rank count.
+//
+// Beside the snapshot, rank 0 then writes "<path without .hdf5>.xdmf" for ParaView and VisIt
+// (grove/io/xdmf.hpp; SnapshotHeader::xdmf = false writes none).
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -54,6 +59,8 @@
 #include "grove/io/checksum.hpp"
 #include "grove/io/fields.hpp"
 #include "grove/io/hdf5_file.hpp"
+#include "grove/io/rows_through_rank_zero.hpp"
+#include "grove/io/xdmf.hpp"
 #include "grove/particles/particle_system.hpp"
 
 namespace grove::io {
@@ -66,7 +73,12 @@ struct SnapshotHeader {
   double unit_length_cgs = 1.0, unit_mass_cgs = 1.0, unit_time_cgs = 1.0;
   std::string parameters;  // the parameter file's text (echoed into /Parameters)
   int part_type = 0;       // /PartTypeN
+  bool xdmf = true;        // writeSnapshot: an XDMF description beside the file (grove/io/xdmf.hpp)
 };
+
+// Who writes a snapshot's rows. kAuto: every rank where the HDF5 library is parallel, else rank 0.
+// kRankZero also serves where MPI-IO is slow or broken (some network file systems).
+enum class SnapshotWriters { kAuto, kEveryRank, kRankZero };
 
 namespace detail {
 
@@ -98,9 +110,13 @@ Layout<M> layoutOf(const Field<FP, M>&);
 
 inline std::string partTypeGroup(int part_type) { return "/PartType" + std::to_string(part_type); }
 
-inline void requireHdf5Ranks(const Comm& comm, const std::string& path) {
-  require(comm.size() == 1 || Hdf5File::parallel(), "grove::io", "{}: this HDF5 library is serial, so {} ranks cannot "
-          "share the file; build grove with the parallel library (libhdf5-openmpi-dev)", path, comm.size());
+// Whether every rank writes its own rows (else rank 0 writes all of them).
+inline bool everyRankWrites(const Comm& comm, SnapshotWriters writers, const std::string& path) {
+  require(writers != SnapshotWriters::kEveryRank || comm.size() == 1 || Hdf5File::parallel(),
+          "grove::io::writeSnapshot", "{}: SnapshotWriters::kEveryRank at {} ranks needs the parallel HDF5 library "
+          "(libhdf5-openmpi-dev); this one is serial (kAuto writes through rank 0 with it)", path, comm.size());
+  if (comm.size() == 1) return true;
+  return writers == SnapshotWriters::kEveryRank || (writers == SnapshotWriters::kAuto && Hdf5File::parallel());
 }
 
 // One field of every particle, packed.
@@ -112,16 +128,19 @@ std::vector<std::byte> columnOf(std::span<const FP> particles, const Field<FP, M
   return column;
 }
 
-// This rank's first row: the particles of the ranks before it.
-inline std::int64_t firstRowOf(const Comm& comm, std::int64_t count, std::int64_t* total) {
-  const std::vector<std::int64_t> counts = comm.allgather(count);
-  std::int64_t first = 0, sum = 0;
-  for (int r = 0; r < comm.size(); ++r) {
-    if (r == comm.rank()) first = sum;
-    sum += counts[static_cast<std::size_t>(r)];
+// Every rank's particle count and first row (the particles of the ranks before it), and the total.
+struct RowsOfRanks {
+  std::vector<std::int64_t> counts, firsts;
+  std::int64_t total = 0;
+};
+inline RowsOfRanks rowsOfRanks(const Comm& comm, std::int64_t count) {
+  RowsOfRanks rows;
+  rows.counts = comm.allgather(count);
+  for (const std::int64_t c : rows.counts) {
+    rows.firsts.push_back(rows.total);
+    rows.total += c;
   }
-  *total = sum;
-  return first;
+  return rows;
 }
 
 // A table's checksum (the attribute GroveChecksum of every dataset grove writes): the sum, modulo
@@ -189,16 +208,16 @@ void writeSnapshotLayout(const std::string& path, const SnapshotHeader& header, 
 // Writes every rank's `particles` into one file, in rank order (collective).
 template <class FP>
 void writeSnapshot(const std::string& path, std::span<const FP> particles, const SnapshotHeader& header,
-                   const Comm& comm = Comm::world()) {
+                   const Comm& comm = Comm::world(), SnapshotWriters writers = SnapshotWriters::kAuto) {
   static_assert(HasSnapshotFields<FP>, "grove::io::writeSnapshot: FP needs `static constexpr auto snapshotFields()` "
                                        "naming its fields (grove/io/snapshot.hpp)");
   constexpr const char* stage = "grove::io::writeSnapshot";
-  detail::requireHdf5Ranks(comm, path);
+  const bool every_rank_writes = detail::everyRankWrites(comm, writers, path);
   require(header.part_type >= 0 && header.part_type < 6, stage, "{}: particle type {} is outside GADGET's 0-5", path,
           header.part_type);
   const auto count = static_cast<std::int64_t>(particles.size());
-  std::int64_t total = 0;
-  const std::int64_t first = detail::firstRowOf(comm, count, &total);
+  const detail::RowsOfRanks rows = detail::rowsOfRanks(comm, count);
+  const std::int64_t total = rows.total, first = rows.firsts[static_cast<std::size_t>(comm.rank())];
   // Every field's column and this rank's part of its checksum first, agreed on by all ranks: a rank
   // that failed here (memory) must not leave the others waiting.
   std::vector<std::vector<std::byte>> columns;
@@ -243,7 +262,16 @@ void writeSnapshot(const std::string& path, std::span<const FP> particles, const
       }
     }
     agreeOnRootFailure(comm, root_problem, stage);
-    {
+    if (!every_rank_writes) {
+      std::vector<detail::TableRows> tables;
+      each_field([&](const auto& f, std::size_t k) {
+        using L = decltype(detail::layoutOf(f));
+        tables.push_back({group + "/" + f.name, L::type, L::components,
+                          static_cast<std::size_t>(L::components) * detail::scalarBytes(L::type), &columns[k]});
+      });
+      problem = detail::writeRowsThroughRankZero(comm, temporary, tables, rows.counts, rows.firsts);
+      agreeOnFailure(comm, problem, stage);
+    } else {
       Hdf5File file(temporary, Hdf5File::Mode::kWrite, native_comm);
       each_field([&](const auto& f, std::size_t k) {
         using L = decltype(detail::layoutOf(f));
@@ -255,7 +283,8 @@ void writeSnapshot(const std::string& path, std::span<const FP> particles, const
       agreeOnFailure(comm, file.flush(), stage);
       agreeOnFailure(comm, file.close(), stage);
     }
-    // Read back, each rank its own rows against its part of the checksums.
+    // Read back, each rank its own rows against its part of the checksums (with the serial
+    // library every rank opens the file alone, for reading only).
     {
       Hdf5File file(temporary, Hdf5File::Mode::kRead, native_comm);
       std::vector<std::byte> back;
@@ -282,11 +311,29 @@ void writeSnapshot(const std::string& path, std::span<const FP> particles, const
     throw Error(stage, fmt::format("snapshot {} not written (a file of that name is left as it was): {}", path,
                                    e.message()));
   }
+  // Its XDMF description beside it, for ParaView and VisIt, made by rank 0 from the complete file
+  // (a snapshot of no particle has none: XDMF has no grid of no point).
+  if (header.xdmf && total > 0) {
+    std::string root_problem;
+    if (comm.isRoot()) {
+      try {
+        writeXdmf(path);
+      } catch (const Error& e) {
+        root_problem = e.message();
+      } catch (const std::exception& e) {
+        root_problem = e.what();
+      }
+    }
+    if (!root_problem.empty()) root_problem = fmt::format("snapshot {} written, its XDMF description not: {}", path,
+                                                          root_problem);
+    agreeOnRootFailure(comm, root_problem, stage);
+  }
 }
 
 template <class FP>
-void writeSnapshot(const std::string& path, const ParticleSystem<FP>& psys, const SnapshotHeader& header) {
-  writeSnapshot(path, psys.particles(), header, psys.comm());
+void writeSnapshot(const std::string& path, const ParticleSystem<FP>& psys, const SnapshotHeader& header,
+                   SnapshotWriters writers = SnapshotWriters::kAuto) {
+  writeSnapshot(path, psys.particles(), header, psys.comm(), writers);
 }
 
 // Reads a snapshot's particles of header.part_type's group: each rank gets a contiguous share of
@@ -295,7 +342,6 @@ template <class FP>
 SnapshotHeader readSnapshot(const std::string& path, ParticleSystem<FP>& psys, const Comm& comm, int part_type = 0) {
   static_assert(HasSnapshotFields<FP>, "grove::io::readSnapshot: FP needs `static constexpr auto snapshotFields()` "
                                        "naming its fields (grove/io/snapshot.hpp)");
-  detail::requireHdf5Ranks(comm, path);
   const Hdf5File file(path, Hdf5File::Mode::kRead, grove::detail::nativeComm(comm.handle()));
   SnapshotHeader header;
   header.part_type = part_type;
