@@ -169,7 +169,11 @@ __global__ void superparticleImages(const SPJ* __restrict__ spj, std::size_t n, 
   if (k < n) images[k] = DeviceForm<SPJ>::make(spj[k]);
 }
 
-__global__ inline void sequence(std::uint32_t* __restrict__ index, std::size_t n) {
+// Non-template kernels in a header are static: each .cu that includes it compiles its own copy
+// (its device code is its own anyway) and no host stub is defined twice at link time. `inline`
+// did that too, but nvcc ignores it on __global__ functions and warns (#20050-D) in user code.
+
+static __global__ void sequence(std::uint32_t* __restrict__ index, std::size_t n) {
   const std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (k < n) index[k] = static_cast<std::uint32_t>(k);
 }
@@ -180,14 +184,14 @@ __global__ void writeBackForces(FP* __restrict__ particles, const Force* __restr
   if (k < n) particles[k].copyFromForce(force[k]);
 }
 
-__global__ inline void splitListCounts(const int* __restrict__ counts, std::uint32_t n_groups,
+static __global__ void splitListCounts(const int* __restrict__ counts, std::uint32_t n_groups,
                                        std::int64_t* __restrict__ j_counts, std::int64_t* __restrict__ s_counts) {
   const std::uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
   if (g < n_groups) j_counts[g] = counts[2 * g], s_counts[g] = counts[2 * g + 1];
   if (g == n_groups) j_counts[g] = 0, s_counts[g] = 0;
 }
 
-__global__ inline void countInteractions(const WalkDesc* __restrict__ walks, std::uint32_t n_walks,
+static __global__ void countInteractions(const WalkDesc* __restrict__ walks, std::uint32_t n_walks,
                                          unsigned long long* __restrict__ counters) {
   const std::uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;
   unsigned long long ep = 0, sp = 0;
@@ -208,7 +212,7 @@ __global__ inline void countInteractions(const WalkDesc* __restrict__ walks, std
 // Cells of the global tree that hold this rank's particles alone (level by level, deepest first):
 // a leaf whose EPJs all come from below n_local and that holds no received superparticle, or a
 // cell whose children all are such.
-__global__ inline void localOnlyCells(const TreeCell* __restrict__ cells, std::uint32_t begin, std::uint32_t n,
+static __global__ void localOnlyCells(const TreeCell* __restrict__ cells, std::uint32_t begin, std::uint32_t n,
                                       const std::uint32_t* __restrict__ ep_source, std::uint32_t n_local,
                                       std::uint8_t* __restrict__ flags) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
