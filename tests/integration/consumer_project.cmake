@@ -45,6 +45,31 @@ if(NOT config_files)
   message(FATAL_ERROR "consumer_project: the install into ${prefix} has no groveConfig.cmake")
 endif()
 
+# The version policy: a project asking for another minor version (0.x: any other) is refused,
+# before the package's own config file runs. A project of one line per version, no compiler.
+file(READ "${GROVE_BUILD_DIR}/groveConfigVersion.cmake" version_file)
+string(REGEX MATCH "set\\(PACKAGE_VERSION \"([0-9]+)\\.([0-9]+)\\.([0-9]+)\"\\)" _ "${version_file}")
+set(installed_version "${CMAKE_MATCH_1}.${CMAKE_MATCH_2}.${CMAKE_MATCH_3}")
+math(EXPR older_minor "${CMAKE_MATCH_2} - 1")
+math(EXPR newer_minor "${CMAKE_MATCH_2} + 1")
+foreach(asked "${CMAKE_MATCH_1}.${older_minor}" "${CMAKE_MATCH_1}.${newer_minor}")
+  if(asked MATCHES "-")
+    continue()  # no older minor version of x.0
+  endif()
+  set(version_project "${WORK_DIR}/asks_${asked}")
+  file(MAKE_DIRECTORY "${version_project}")
+  file(WRITE "${version_project}/CMakeLists.txt"
+       "cmake_minimum_required(VERSION 3.25)\nproject(asks LANGUAGES NONE)\nfind_package(grove ${asked} REQUIRED)\n")
+  execute_process(COMMAND "${CMAKE_COMMAND}" -S "${version_project}" -B "${version_project}/build"
+                          "-DCMAKE_PREFIX_PATH=${prefix}"
+                  RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output TIMEOUT 120)
+  if(result STREQUAL "0" OR NOT output MATCHES "${installed_version}")
+    message(FATAL_ERROR "consumer_project: find_package(grove ${asked} REQUIRED) against grove ${installed_version} "
+                        "should fail, naming the installed version; it gave (${result}):\n${output}")
+  endif()
+  message(STATUS "[version] grove ${installed_version} refuses a project that asks for ${asked}: ok")
+endforeach()
+
 set(configure_args -S "${CONSUMER_SOURCE_DIR}" -B "${build}" "-DCMAKE_PREFIX_PATH=${prefix}")
 if(DEFINED EXTRA_PREFIX_PATH AND NOT EXTRA_PREFIX_PATH STREQUAL "")
   string(REPLACE ";" "\\;" extra "${EXTRA_PREFIX_PATH}")
