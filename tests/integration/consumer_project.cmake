@@ -4,8 +4,12 @@
 #   cmake -DGROVE_BUILD_DIR=<grove build> -DCONSUMER_SOURCE_DIR=<tests/consumer>
 #         -DWORK_DIR=<scratch dir> [-DCXX_COMPILER=<c++>] [-DGENERATOR=<generator>]
 #         [-DBUILD_TYPE=<type>] [-DEXTRA_PREFIX_PATH=<a;b>] [-DMPIEXEC=<mpirun> [-DNUMPROC_FLAG=-np]]
+#         [-DPROGRAM=<executable name>] [-DCUDA_COMPILER=<nvcc>] [-DBUILD_ONLY=ON]
 #         -P consumer_project.cmake
-# The program runs once as one plain process; with MPIEXEC, once more on 3 ranks.
+# The program runs once as one plain process; with MPIEXEC, once more on 3 ranks. With
+# BUILD_ONLY (the GPU consumer, tests/consumer_gpu) it is built and not run here: ctest runs it
+# as a test of its own, which skips without a device. Either way the installed package must
+# refuse the versions the policy calls incompatible (CHANGELOG.md).
 cmake_minimum_required(VERSION 3.25)
 
 foreach(required GROVE_BUILD_DIR CONSUMER_SOURCE_DIR WORK_DIR)
@@ -18,6 +22,9 @@ set(ENV{OMPI_ALLOW_RUN_AS_ROOT} 1)
 set(ENV{OMPI_ALLOW_RUN_AS_ROOT_CONFIRM} 1)
 set(ENV{OMPI_MCA_btl_vader_single_copy_mechanism} none)
 
+if(NOT DEFINED PROGRAM OR PROGRAM STREQUAL "")
+  set(PROGRAM grove_consumer)
+endif()
 set(prefix "${WORK_DIR}/prefix")
 set(build "${WORK_DIR}/build")
 file(REMOVE_RECURSE "${prefix}" "${build}")
@@ -78,6 +85,9 @@ endif()
 if(DEFINED CXX_COMPILER AND NOT CXX_COMPILER STREQUAL "")
   list(APPEND configure_args "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}")
 endif()
+if(DEFINED CUDA_COMPILER AND NOT CUDA_COMPILER STREQUAL "")
+  list(APPEND configure_args "-DCMAKE_CUDA_COMPILER=${CUDA_COMPILER}")
+endif()
 if(DEFINED GENERATOR AND NOT GENERATOR STREQUAL "")
   list(APPEND configure_args -G "${GENERATOR}")
 endif()
@@ -94,10 +104,19 @@ if(at EQUAL -1)
                       "${step_output}")
 endif()
 run_step(build "${CMAKE_COMMAND}" --build "${build}" -j2)
+# "An outside program builds with no warning": also those -Werror does not turn into errors (the
+# nvcc driver's own, the linker's).
+if(step_output MATCHES "[Ww]arning")
+  message(FATAL_ERROR "consumer_project: building ${PROGRAM} against the installed grove printed a warning:\n${step_output}")
+endif()
 
-find_program(consumer_exe grove_consumer PATHS "${build}" "${build}/Debug" "${build}/Release" NO_DEFAULT_PATH)
+find_program(consumer_exe ${PROGRAM} PATHS "${build}" "${build}/Debug" "${build}/Release" NO_DEFAULT_PATH)
 if(NOT consumer_exe)
-  message(FATAL_ERROR "consumer_project: the build in ${build} produced no grove_consumer executable")
+  message(FATAL_ERROR "consumer_project: the build in ${build} produced no ${PROGRAM} executable")
+endif()
+if(BUILD_ONLY)
+  message(STATUS "consumer_project: ${consumer_exe} built; PASSED")
+  return()
 endif()
 run_step(run "${consumer_exe}")
 message(STATUS "${step_output}")
