@@ -32,12 +32,12 @@
 
 namespace grove::gpu {
 
-// The SPJ type of a short-range multiwalk: there are no superparticles.
+/// The SPJ type of a short-range multiwalk: there are no superparticles.
 struct NoSPJ {};
 
-// retrieve adds the device's forces to the caller's with addForce(into, add). The default uses
-// Force's +=; for a Force without one, write addForce(Force&, const Force&) in Force's own
-// namespace (found by argument-dependent lookup), next to the Force type.
+/// retrieve adds the device's forces to the caller's with addForce(into, add). The default uses
+/// Force's +=; for a Force without one, write addForce(Force&, const Force&) in Force's own
+/// namespace (found by argument-dependent lookup), next to the Force type.
 template <class Force>
   requires requires(Force& a, const Force& b) { a += b; }
 void addForce(Force& into, const Force& add) {
@@ -48,28 +48,28 @@ template <class Force>
 concept AddableForce = requires(Force& a, const Force& b) { addForce(a, b); };
 
 struct MultiwalkOptions {
-  // The device to run on; -1: the device current for the thread that makes the engine
-  // (see selectDeviceForRank in device_gpu.h).
+  /// The device to run on; -1: the device current for the thread that makes the engine
+  /// (see selectDeviceForRank in device_gpu.h).
   int device = -1;
-  // Bytes of device memory the engine may hold: the resident EPJ/SPJ arrays of the index form,
-  // index lists kept for reuse, and each stream's working buffers. 0: 80% of the device's free
-  // memory when the engine is made. A step that does not fit runs in blocks of walks; a single
-  // walk that does not fit is an error (grove::Error naming the sizes).
+  /// Bytes of device memory the engine may hold: the resident EPJ/SPJ arrays of the index form,
+  /// index lists kept for reuse, and each stream's working buffers. 0: 80% of the device's free
+  /// memory when the engine is made. A step that does not fit runs in blocks of walks; a single
+  /// walk that does not fit is an error (grove::Error naming the sizes).
   std::size_t device_memory_budget = 0;
-  // The share of the budget the whole EPJ/SPJ arrays (index form) may take. When they need more,
-  // the engine gathers each walk's sources on the host and sends them with the walk instead.
+  /// The share of the budget the whole EPJ/SPJ arrays (index form) may take. When they need more,
+  /// the engine gathers each walk's sources on the host and sends them with the walk instead.
   double resident_fraction = 0.5;
-  // Keep each call's index lists on the device, so that a lists_unchanged dispatch sends none.
+  /// Keep each call's index lists on the device, so that a lists_unchanged dispatch sends none.
   bool keep_lists_on_device = true;
-  // CUDA streams, each with its own device working buffers; a batch with tag t runs on stream
-  // t % streams, so up to this many batches compute at once.
+  /// CUDA streams, each with its own device working buffers; a batch with tag t runs on stream
+  /// t % streams, so up to this many batches compute at once.
   int streams = 2;
-  // The most device memory one kernel launch's block of walks may use; 0: the stream's share of
-  // the budget. Smaller blocks bound each launch's working set (tests use it to force blocks).
+  /// The most device memory one kernel launch's block of walks may use; 0: the stream's share of
+  /// the budget. Smaller blocks bound each launch's working set (tests use it to force blocks).
   std::size_t max_block_bytes = 0;
 };
 
-// What an implementation did, summed since it was made (or since resetStats()).
+/// What an implementation did, summed since it was made (or since resetStats()).
 struct MultiwalkStats {
   std::int64_t batches = 0;           // dispatch calls
   std::int64_t blocks = 0;            // kernel launches: a batch that does not fit runs in several
@@ -90,14 +90,14 @@ struct MultiwalkStats {
                                       // kernel waits for; where an implementation measures it, else 0)
 };
 
-// The interface. Implementations override the three *Walks functions; users hand the callables
-// dispatch(), dispatchPlain() and retrieve() to a tree:
-//   tree.calcForceAllAndWriteBackMultiWalkIndex(mw.dispatch(), mw.retrieve(), tag_max, psys,
-//                                               dinfo, n_walk_limit, true, list_mode);
-//   tree.calcForceAllAndWriteBackMultiWalk(mw.dispatchPlain(), mw.retrieve(), tag_max, psys,
-//                                          dinfo, n_walk_limit, true);
-// The callables hold a pointer to this object, which must outlive them. Not thread-safe: one
-// host thread dispatches and retrieves (grove calls them from its master thread).
+/// The interface. Implementations override the three *Walks functions; users hand the callables
+/// dispatch(), dispatchPlain() and retrieve() to a tree:
+///   tree.calcForceAllAndWriteBackMultiWalkIndex(mw.dispatch(), mw.retrieve(), tag_max, psys,
+///                                               dinfo, n_walk_limit, true, list_mode);
+///   tree.calcForceAllAndWriteBackMultiWalk(mw.dispatchPlain(), mw.retrieve(), tag_max, psys,
+///                                          dinfo, n_walk_limit, true);
+/// The callables hold a pointer to this object, which must outlive them. Not thread-safe: one
+/// host thread dispatches and retrieves (grove calls them from its master thread).
 template <class EPI, class EPJ, class SPJ, class Force>
 class Multiwalk {
  public:
@@ -108,15 +108,15 @@ class Multiwalk {
   Multiwalk& operator=(const Multiwalk&) = delete;
   virtual ~Multiwalk() = default;
 
-  // Plain form. Short range passes spj = n_spj = nullptr.
+  /// Plain form. Short range passes spj = n_spj = nullptr.
   virtual int dispatchPlainWalks(int tag, int n_walk, const EPI** epi, const int* n_epi, const EPJ** epj,
                                  const int* n_epj, const SPJ** spj, const int* n_spj) = 0;
-  // Index form. Short range passes id_spj = n_spj = spj = nullptr and n_spj_total = 0.
+  /// Index form. Short range passes id_spj = n_spj = spj = nullptr and n_spj_total = 0.
   virtual int dispatchIndexWalks(int tag, int n_walk, const EPI** epi, const int* n_epi, const int** id_epj,
                                  const int* n_epj, const int** id_spj, const int* n_spj, const EPJ* epj,
                                  int n_epj_total, const SPJ* spj, int n_spj_total, bool send_flag,
                                  bool lists_unchanged) = 0;
-  // Adds the forces of the oldest pending batch dispatched with this tag to force[w][0, n_epi[w]).
+  /// Adds the forces of the oldest pending batch dispatched with this tag to force[w][0, n_epi[w]).
   virtual int retrieveWalks(int tag, int n_walk, const int* n_epi, Force** force) = 0;
 
   const MultiwalkStats& stats() const { return stats_; }

@@ -9,15 +9,15 @@
 
 namespace grove::gpu {
 
-// Sections of a device buffer start at this alignment (cudaMalloc's own), so that every element
-// of a packed array of a 16-byte type can be read with one 16-byte load.
+/// Sections of a device buffer start at this alignment (cudaMalloc's own), so that every element
+/// of a packed array of a 16-byte type can be read with one 16-byte load.
 inline constexpr std::size_t kSectionAlignment = 256;
 
 constexpr std::size_t alignSection(std::size_t bytes) {
   return (bytes + kSectionAlignment - 1) / kSectionAlignment * kSectionAlignment;
 }
 
-// Walks [begin, end) of a batch, computed by one kernel launch.
+/// Walks [begin, end) of a batch, computed by one kernel launch.
 struct WalkBlock {
   int begin = 0, end = 0;
   friend bool operator==(const WalkBlock&, const WalkBlock&) = default;
@@ -29,19 +29,19 @@ struct WalkBlockPlan {
   std::size_t largest_block_bytes = 0;
 };
 
-// Splits walks 0 .. n_walk-1 into consecutive blocks, each taking as many walks as fit:
-// block_overhead + (sum of the block's walk_bytes) <= capacity. No walks: no blocks.
+/// Splits walks 0 .. n_walk-1 into consecutive blocks, each taking as many walks as fit:
+/// block_overhead + (sum of the block's walk_bytes) <= capacity. No walks: no blocks.
 WalkBlockPlan planWalkBlocks(const std::size_t* walk_bytes, int n_walk, std::size_t block_overhead,
                              std::size_t capacity);
 
-// Each stream's share of what the budget leaves after the resident arrays and the kept lists
-// (0 when nothing is left).
+/// Each stream's share of what the budget leaves after the resident arrays and the kept lists
+/// (0 when nothing is left).
 std::size_t streamCapacity(std::size_t budget, std::size_t resident_bytes, std::size_t kept_bytes, int streams);
 
-// Whether the whole EPJ/SPJ arrays may live on the device: bytes <= fraction * budget.
+/// Whether the whole EPJ/SPJ arrays may live on the device: bytes <= fraction * budget.
 bool residentArraysFit(std::size_t bytes, std::size_t budget, double resident_fraction);
 
-// What the error says when one walk cannot fit.
+/// What the error says when one walk cannot fit.
 struct WalkFitReport {
   int walk = -1, tag = 0;
   long long n_i = 0, n_j = 0, n_sp = 0;
@@ -50,8 +50,8 @@ struct WalkFitReport {
 };
 std::string describeWalkDoesNotFit(const WalkFitReport& report);
 
-// Throws grove::Error(stage, message). Declared here so that CUDA translation units need not
-// include fmt (grove/core/error.hpp): see doc/gpu.md, "what a .cu file may include".
+/// Throws grove::Error(stage, message). Declared here so that CUDA translation units need not
+/// include fmt (grove/core/error.hpp): see doc/gpu.md, "what a .cu file may include".
 [[noreturn]] void throwGpuError(const std::string& stage, const std::string& message);
 
 }  // namespace grove::gpu
