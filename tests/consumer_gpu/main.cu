@@ -55,10 +55,11 @@ struct Source {
 };
 
 // 1/sqrt: the device's intrinsic where nvcc compiles for the device, the standard one on the
-// host. rsqrtf is device-only, so a GROVE_HOST_DEVICE function must branch on __CUDA_ARCH__.
+// host. __frsqrt_rn is device-only, so a GROVE_HOST_DEVICE function must branch on __CUDA_ARCH__
+// (doc/gpu_resident.md).
 GROVE_HOST_DEVICE inline float inverseSqrt(float x) {
 #ifdef __CUDA_ARCH__
-  return rsqrtf(x);
+  return __frsqrt_rn(x);
 #else
   return 1.0f / std::sqrt(x);
 #endif
