@@ -47,6 +47,7 @@ void addForce(Force& into, const Force& add) {
 template <class Force>
 concept AddableForce = requires(Force& a, const Force& b) { addForce(a, b); };
 
+/// The options of a MultiwalkEngine.
 struct MultiwalkOptions {
   /// The device to run on; -1: the device current for the thread that makes the engine
   /// (see selectDeviceForRank in device_gpu.h).
@@ -71,23 +72,25 @@ struct MultiwalkOptions {
 
 /// What an implementation did, summed since it was made (or since resetStats()).
 struct MultiwalkStats {
-  std::int64_t batches = 0;           // dispatch calls
-  std::int64_t blocks = 0;            // kernel launches: a batch that does not fit runs in several
-  std::int64_t walks = 0;
-  std::int64_t interactions = 0;      // sum over walks of n_i * (n_j + n_sp)
-  std::int64_t bytes_to_device = 0;   // EPJ/SPJ arrays, lists, EPI, walk tables
-  std::int64_t bytes_from_device = 0; // forces
-  std::int64_t bytes_direct = 0;      // of bytes_to_device: copied by DMA straight from the caller's
-                                      // page-locked arrays (grove's trees' EPI and EPJ arrays, see
-                                      // grove::gpu::enablePageLockedTransfers), with no packing or staging
-  std::int64_t lists_kept = 0;        // index batches whose lists were stored on the device
-  std::int64_t lists_reused = 0;      // batches that ran on stored lists (lists_unchanged)
-  std::int64_t gathered_batches = 0;  // index batches whose sources were gathered on the host
-  double kernel_seconds = 0.0;        // device time the force kernels kept the GPU busy (CUDA events;
-                                      // kernels overlapping on several streams count once)
-  double startup_seconds = 0.0;       // index form, summed over steps: device time from the start of
-                                      // a step's EPJ/SPJ upload to its first kernel (what the first
-                                      // kernel waits for; where an implementation measures it, else 0)
+  std::int64_t batches = 0;           ///< dispatch calls
+  std::int64_t blocks = 0;            ///< kernel launches: a batch that does not fit runs in several
+  std::int64_t walks = 0;             ///< walks dispatched
+  std::int64_t interactions = 0;      ///< sum over walks of n_i * (n_j + n_sp)
+  std::int64_t bytes_to_device = 0;   ///< EPJ/SPJ arrays, lists, EPI, walk tables
+  std::int64_t bytes_from_device = 0; ///< forces
+  /// of bytes_to_device: copied by DMA straight from the caller's page-locked arrays (grove's
+  /// trees' EPI and EPJ arrays, see grove::gpu::enablePageLockedTransfers), with no packing or
+  /// staging
+  std::int64_t bytes_direct = 0;
+  std::int64_t lists_kept = 0;        ///< index batches whose lists were stored on the device
+  std::int64_t lists_reused = 0;      ///< batches that ran on stored lists (lists_unchanged)
+  std::int64_t gathered_batches = 0;  ///< index batches whose sources were gathered on the host
+  /// device time the force kernels kept the GPU busy (CUDA events; kernels overlapping on several
+  /// streams count once)
+  double kernel_seconds = 0.0;
+  /// index form, summed over steps: device time from the start of a step's EPJ/SPJ upload to its
+  /// first kernel (what the first kernel waits for; where an implementation measures it, else 0)
+  double startup_seconds = 0.0;
 };
 
 /// The interface. Implementations override the three *Walks functions; users hand the callables
@@ -101,7 +104,7 @@ struct MultiwalkStats {
 template <class EPI, class EPJ, class SPJ, class Force>
 class Multiwalk {
  public:
-  static constexpr bool kLongRange = !std::is_same_v<SPJ, NoSPJ>;
+  static constexpr bool kLongRange = !std::is_same_v<SPJ, NoSPJ>;  ///< false for SPJ = NoSPJ (short range)
 
   Multiwalk() = default;
   Multiwalk(const Multiwalk&) = delete;
@@ -119,14 +122,19 @@ class Multiwalk {
   /// Adds the forces of the oldest pending batch dispatched with this tag to force[w][0, n_epi[w]).
   virtual int retrieveWalks(int tag, int n_walk, const int* n_epi, Force** force) = 0;
 
+  /// What it did since it was made or since resetStats().
   const MultiwalkStats& stats() const { return stats_; }
+  /// Zeroes stats().
   void resetStats() { stats_ = {}; }
 
   // ---- the callables, in FDPS's signatures --------------------------------------------------------
 
+  /// FDPS's index-form dispatch callable (what calcForceAllAndWriteBackMultiWalkIndex takes).
   class IndexDispatch {
    public:
+    /// Calls m's dispatchIndexWalks; m must outlive it.
     explicit IndexDispatch(Multiwalk* m) : m_(m) {}
+    /// Long range: FDPS's signature, with grove's lists_unchanged last.
     int operator()(int tag, int n_walk, const EPI** epi, const int* n_epi, const int** id_epj, const int* n_epj,
                    const int** id_spj, const int* n_spj, const EPJ* epj, int n_epj_total, const SPJ* spj,
                    int n_spj_total, bool send_flag, bool lists_unchanged = false) const
@@ -135,6 +143,7 @@ class Multiwalk {
       return m_->dispatchIndexWalks(tag, n_walk, epi, n_epi, id_epj, n_epj, id_spj, n_spj, epj, n_epj_total, spj,
                                     n_spj_total, send_flag, lists_unchanged);
     }
+    /// Short range: FDPS's signature without superparticles, with grove's lists_unchanged last.
     int operator()(int tag, int n_walk, const EPI** epi, const int* n_epi, const int** id_epj, const int* n_epj,
                    const EPJ* epj, int n_epj_total, bool send_flag, bool lists_unchanged = false) const
       requires(!kLongRange)
@@ -147,15 +156,19 @@ class Multiwalk {
     Multiwalk* m_;
   };
 
+  /// FDPS's plain-form dispatch callable (what calcForceAllAndWriteBackMultiWalk takes).
   class PlainDispatch {
    public:
+    /// Calls m's dispatchPlainWalks; m must outlive it.
     explicit PlainDispatch(Multiwalk* m) : m_(m) {}
+    /// Long range: FDPS's signature.
     int operator()(int tag, int n_walk, const EPI** epi, const int* n_epi, const EPJ** epj, const int* n_epj,
                    const SPJ** spj, const int* n_spj) const
       requires kLongRange
     {
       return m_->dispatchPlainWalks(tag, n_walk, epi, n_epi, epj, n_epj, spj, n_spj);
     }
+    /// Short range: FDPS's signature without superparticles.
     int operator()(int tag, int n_walk, const EPI** epi, const int* n_epi, const EPJ** epj, const int* n_epj) const
       requires(!kLongRange)
     {
@@ -166,9 +179,12 @@ class Multiwalk {
     Multiwalk* m_;
   };
 
+  /// FDPS's retrieve callable.
   class Retrieve {
    public:
+    /// Calls m's retrieveWalks; m must outlive it.
     explicit Retrieve(Multiwalk* m) : m_(m) {}
+    /// FDPS's signature.
     int operator()(int tag, int n_walk, const int* n_epi, Force** force) const {
       return m_->retrieveWalks(tag, n_walk, n_epi, force);
     }
@@ -177,12 +193,15 @@ class Multiwalk {
     Multiwalk* m_;
   };
 
+  /// The index-form dispatch callable for this object.
   IndexDispatch dispatch() { return IndexDispatch(this); }
+  /// The plain-form dispatch callable for this object.
   PlainDispatch dispatchPlain() { return PlainDispatch(this); }
+  /// The retrieve callable for this object.
   Retrieve retrieve() { return Retrieve(this); }
 
  protected:
-  MultiwalkStats stats_;
+  MultiwalkStats stats_;  ///< implementations add to it
 };
 
 }  // namespace grove::gpu
