@@ -1,5 +1,7 @@
 # Installs headers, the library and an exported package so that an outside project can
-#   find_package(grove) and link grove::grove.
+#   find_package(grove) and link grove::grove, and, where grove was built with CUDA, grove::gpu
+#   (libgrove_gpu.a with its usage requirements: the CUDA runtime, FMT_USE_CONSTEXPR=1,
+#   --expt-relaxed-constexpr and -Xcompiler=-fopenmp for the user's .cu files).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -12,6 +14,9 @@ if(GROVE_HAS_PM)
 endif()
 if(GROVE_HAS_HDF5)
   list(APPEND grove_installed_targets grove_io)
+endif()
+if(GROVE_CUDA_ENABLED)
+  list(APPEND grove_installed_targets grove_gpu)  # exported as grove::gpu (its EXPORT_NAME)
 endif()
 install(TARGETS ${grove_installed_targets} EXPORT groveTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -35,6 +35,8 @@ LAYERS = [
     ["<root>"],              # grove.hpp, fdps.hpp, particle_simulator.hpp
 ]
 RANK = {folder: rank for rank, folders in enumerate(LAYERS) for folder in folders}
+# Umbrella headers: one include for a whole API, so they sit on the top layer wherever they live.
+UMBRELLAS = {"gpu/resident.cuh"}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 SOURCE_SUFFIXES = {".hpp", ".h", ".cpp", ".cu", ".cuh"}
@@ -43,7 +45,7 @@ SOURCE_SUFFIXES = {".hpp", ".h", ".cpp", ".cu", ".cuh"}
 def grove_folder(relative):
     """The layer folder of a path below grove/ (e.g. 'tree/moments.hpp' -> 'tree')."""
     parts = pathlib.PurePosixPath(relative).parts
-    if len(parts) == 1:
+    if len(parts) == 1 or str(pathlib.PurePosixPath(relative)) in UMBRELLAS:
         return "<root>"
     if parts[0] == "gpu" and len(parts) > 2 and parts[1] == "resident":
         return "gpu/resident"

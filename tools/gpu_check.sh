@@ -5,7 +5,8 @@
 # Also the SPH sample's GPU passes: grove_gpu_sph_tests, and samples/sph with --gpu none,
 # template, engine and resident (the whole step on the device), and a resident run at 2^21
 # template and engine (the sample needs CLI11: carry .deps, found through CMAKE_PREFIX_PATH), and the
-# GPU tutorials (doc/tutorial/04_multiwalk_gpu, 05_gpu_resident) at 1 and 2 ranks.
+# GPU tutorials (doc/tutorial/04_multiwalk_gpu, 05_gpu_resident) at 1 and 2 ranks, and the
+# installed package's GPU consumer (tests/consumer_gpu: built against an install, -Werror, run).
 #
 #   bash tools/gpu_check.sh            from the repository root
 #
@@ -261,6 +262,20 @@ for t in "${TUTORIALS[@]}"; do
   done
 done
 
+# The installed package as an outside GPU program uses it (tests/consumer_gpu): install, build with
+# warnings as errors against the install, run (ctest's grove_consumer_gpu_build and _run).
+consumer_gpu_result="not run (GROVE_GPU_ONLY)"
+if [[ -z ${GROVE_GPU_ONLY:-} && " ${GROVE_GPU_SKIP:-} " != *" consumer_gpu "* ]]; then
+  step "the GPU consumer: install, build against the install (-Werror), run"
+  if ctest --test-dir "$BUILD" -R '^grove_consumer_gpu_(build|run)$' -V > "$LOGS/consumer_gpu.log" 2>&1; then
+    consumer_gpu_result="ok: $(grep -o 'grove_consumer_gpu: [0-9]* ranks.*' "$LOGS/consumer_gpu.log" | tail -1)"
+    grep -qF '***Skipped' "$LOGS/consumer_gpu.log" && consumer_gpu_result="SKIPPED ($(grep -m1 'no CUDA device' "$LOGS/consumer_gpu.log"))"
+  else
+    consumer_gpu_result="FAILED (log: consumer_gpu.log)"
+    status=1
+  fi
+fi
+
 # ---- the FMM with its far field on the host and on the device --------------------------------------
 fmm_exe=$BUILD/samples/benchmarks/fmm_benchmark
 : > "$LOGS/fmm.jsonl"
@@ -484,6 +499,7 @@ fi  # GROVE_SKIP_BENCH
   for t in "${TUTORIAL_RUNS[@]}"; do
     printf "%-20s : %s\n" "$t" "${tutorial_result[$t]}"
   done
+  printf "%-20s : %s\n" "consumer_gpu" "$consumer_gpu_result"
   for t in "${TABLE_SUITES[@]}"; do
     printf "%-20s : passed %s, failed %s, skipped %s\n" "$t" "${passed[$t]}" "${failed[$t]}" "${skipped[$t]}"
   done

@@ -4,8 +4,12 @@
 #   cmake -DGROVE_BUILD_DIR=<grove build> -DCONSUMER_SOURCE_DIR=<tests/consumer>
 #         -DWORK_DIR=<scratch dir> [-DCXX_COMPILER=<c++>] [-DGENERATOR=<generator>]
 #         [-DBUILD_TYPE=<type>] [-DEXTRA_PREFIX_PATH=<a;b>] [-DMPIEXEC=<mpirun> [-DNUMPROC_FLAG=-np]]
+#         [-DPROGRAM=<executable name>] [-DCUDA_COMPILER=<nvcc>] [-DBUILD_ONLY=ON]
 #         -P consumer_project.cmake
-# The program runs once as one plain process; with MPIEXEC, once more on 3 ranks.
+# The program runs once as one plain process; with MPIEXEC, once more on 3 ranks. With
+# BUILD_ONLY (the GPU consumer, tests/consumer_gpu) it is built and not run here: ctest runs it
+# as a test of its own, which skips without a device. Either way the installed package must
+# refuse the versions the policy calls incompatible (CHANGELOG.md).
 cmake_minimum_required(VERSION 3.25)
 
 foreach(required GROVE_BUILD_DIR CONSUMER_SOURCE_DIR WORK_DIR)
@@ -18,6 +22,9 @@ set(ENV{OMPI_ALLOW_RUN_AS_ROOT} 1)
 set(ENV{OMPI_ALLOW_RUN_AS_ROOT_CONFIRM} 1)
 set(ENV{OMPI_MCA_btl_vader_single_copy_mechanism} none)
 
+if(NOT DEFINED PROGRAM OR PROGRAM STREQUAL "")
+  set(PROGRAM grove_consumer)
+endif()
 set(prefix "${WORK_DIR}/prefix")
 set(build "${WORK_DIR}/build")
 file(REMOVE_RECURSE "${prefix}" "${build}")
@@ -45,6 +52,31 @@ if(NOT config_files)
   message(FATAL_ERROR "consumer_project: the install into ${prefix} has no groveConfig.cmake")
 endif()
 
+# The version policy: a project asking for another minor version (0.x: any other) is refused,
+# before the package's own config file runs. A project of one line per version, no compiler.
+file(READ "${GROVE_BUILD_DIR}/groveConfigVersion.cmake" version_file)
+string(REGEX MATCH "set\\(PACKAGE_VERSION \"([0-9]+)\\.([0-9]+)\\.([0-9]+)\"\\)" _ "${version_file}")
+set(installed_version "${CMAKE_MATCH_1}.${CMAKE_MATCH_2}.${CMAKE_MATCH_3}")
+math(EXPR older_minor "${CMAKE_MATCH_2} - 1")
+math(EXPR newer_minor "${CMAKE_MATCH_2} + 1")
+foreach(asked "${CMAKE_MATCH_1}.${older_minor}" "${CMAKE_MATCH_1}.${newer_minor}")
+  if(asked MATCHES "-")
+    continue()  # no older minor version of x.0
+  endif()
+  set(version_project "${WORK_DIR}/asks_${asked}")
+  file(MAKE_DIRECTORY "${version_project}")
+  file(WRITE "${version_project}/CMakeLists.txt"
+       "cmake_minimum_required(VERSION 3.25)\nproject(asks LANGUAGES NONE)\nfind_package(grove ${asked} REQUIRED)\n")
+  execute_process(COMMAND "${CMAKE_COMMAND}" -S "${version_project}" -B "${version_project}/build"
+                          "-DCMAKE_PREFIX_PATH=${prefix}"
+                  RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output TIMEOUT 120)
+  if(result STREQUAL "0" OR NOT output MATCHES "${installed_version}")
+    message(FATAL_ERROR "consumer_project: find_package(grove ${asked} REQUIRED) against grove ${installed_version} "
+                        "should fail, naming the installed version; it gave (${result}):\n${output}")
+  endif()
+  message(STATUS "[version] grove ${installed_version} refuses a project that asks for ${asked}: ok")
+endforeach()
+
 set(configure_args -S "${CONSUMER_SOURCE_DIR}" -B "${build}" "-DCMAKE_PREFIX_PATH=${prefix}")
 if(DEFINED EXTRA_PREFIX_PATH AND NOT EXTRA_PREFIX_PATH STREQUAL "")
   string(REPLACE ";" "\\;" extra "${EXTRA_PREFIX_PATH}")
@@ -52,6 +84,9 @@ if(DEFINED EXTRA_PREFIX_PATH AND NOT EXTRA_PREFIX_PATH STREQUAL "")
 endif()
 if(DEFINED CXX_COMPILER AND NOT CXX_COMPILER STREQUAL "")
   list(APPEND configure_args "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}")
+endif()
+if(DEFINED CUDA_COMPILER AND NOT CUDA_COMPILER STREQUAL "")
+  list(APPEND configure_args "-DCMAKE_CUDA_COMPILER=${CUDA_COMPILER}")
 endif()
 if(DEFINED GENERATOR AND NOT GENERATOR STREQUAL "")
   list(APPEND configure_args -G "${GENERATOR}")
@@ -69,10 +104,19 @@ if(at EQUAL -1)
                       "${step_output}")
 endif()
 run_step(build "${CMAKE_COMMAND}" --build "${build}" -j2)
+# "An outside program builds with no warning": also those -Werror does not turn into errors (the
+# nvcc driver's own, the linker's).
+if(step_output MATCHES "[Ww]arning")
+  message(FATAL_ERROR "consumer_project: building ${PROGRAM} against the installed grove printed a warning:\n${step_output}")
+endif()
 
-find_program(consumer_exe grove_consumer PATHS "${build}" "${build}/Debug" "${build}/Release" NO_DEFAULT_PATH)
+find_program(consumer_exe ${PROGRAM} PATHS "${build}" "${build}/Debug" "${build}/Release" NO_DEFAULT_PATH)
 if(NOT consumer_exe)
-  message(FATAL_ERROR "consumer_project: the build in ${build} produced no grove_consumer executable")
+  message(FATAL_ERROR "consumer_project: the build in ${build} produced no ${PROGRAM} executable")
+endif()
+if(BUILD_ONLY)
+  message(STATUS "consumer_project: ${consumer_exe} built; PASSED")
+  return()
 endif()
 run_step(run "${consumer_exe}")
 message(STATUS "${step_output}")

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "grove/core/box.hpp"
+#include "grove/core/error.hpp"
 #include "grove/core/vec3.hpp"
 
 using grove::Boxd;
@@ -55,4 +56,24 @@ TEST(Box, MergeOfEmptyGivesTheBoundingBox) {
   EXPECT_EQ(b.high, Vec3d(1, 5, 3));
   EXPECT_EQ(b.center(), Vec3d(0, 1.5, 3));
   EXPECT_TRUE(Boxd::everything().contains({1e300, -1e300, 0}));
+}
+
+// grove's message formatter parses the specification with fmt's own parser and writes the digits
+// in the compiled library (grove/core/finite.hpp: keeps fmt's float writer out of user files);
+// what a message says must be what fmt itself writes, and non-finite values come by name.
+TEST(Messages, FloatsVectorsAndBoxesAreWrittenAsFmtWritesThem) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(grove::formatMessage("x {:.3e} y {} z {:>8.2f}|", 1234.5678, 0.1f, 2.5), "x 1.235e+03 y 0.1 z     2.50|");
+  EXPECT_EQ(grove::formatMessage("{} {:.2e} {}", nan, -inf, -nan), "nan -inf -nan");
+  EXPECT_EQ(grove::formatMessage("{:g} {:+.1f}", 1e-7f, 0.25), "1e-07 +0.2");
+  EXPECT_EQ(fmt::format("{:.1f}", Vec3d(1, 2.25, -3)), "(1.0, 2.2, -3.0)");
+  EXPECT_EQ(fmt::format("{}", Vec3d(0.1, nan, 3)), "(0.1, nan, 3)");
+  EXPECT_EQ(fmt::format("{}", Boxd{Vec3d(0, 0, 0), Vec3d(1, 2, 3)}), "[(0, 0, 0), (1, 2, 3))");
+  try {
+    grove::require(false, "stage", "theta {} is bad", 0.5);
+    ADD_FAILURE() << "require(false, ...) did not throw";
+  } catch (const grove::Error& e) {
+    EXPECT_EQ(e.message(), "theta 0.5 is bad");
+    EXPECT_EQ(e.stage(), "stage");
+  }
 }

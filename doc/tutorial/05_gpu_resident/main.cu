@@ -11,12 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "grove/gpu/device_gpu.h"
-#include "grove/gpu/resident/decomposition.cuh"
-#include "grove/gpu/resident/exchange.cuh"
-#include "grove/gpu/for_each.cuh"
-#include "grove/gpu/resident/resident_tree.cuh"
-#include "grove/runtime/runtime.hpp"
+#include "grove/gpu/resident.cuh"  // the whole resident API, as grove/grove.hpp is for the host
 
 // The same contracts as tutorial 02, with GROVE_HOST_DEVICE on what the device calls.
 struct Accel {

@@ -43,13 +43,16 @@ using Boxd = Box<double>;
 
 }  // namespace grove
 
+// (Left out of the API reference: Doxygen cannot place a specialisation of fmt's formatter.)
+/// @cond
 template <class T>
 struct fmt::formatter<grove::Box<T>> : fmt::formatter<grove::Vec3<T>> {
   auto format(const grove::Box<T>& b, fmt::format_context& ctx) const {
-    auto out = fmt::format_to(ctx.out(), "[");
+    auto out = grove::detail::appendText(ctx.out(), "[");
     out = fmt::formatter<grove::Vec3<T>>::format(b.low, ctx);
-    out = fmt::format_to(out, ", ");
+    out = grove::detail::appendText(out, ", ");
     out = fmt::formatter<grove::Vec3<T>>::format(b.high, ctx);
-    return fmt::format_to(out, ")");
+    return grove::detail::appendText(out, ")");
   }
 };
+/// @endcond

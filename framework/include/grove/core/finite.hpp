@@ -6,8 +6,10 @@
 // formatting it. Grove's checks of user input and its messages about the values they find run in
 // the user's translation units, with the user's flags, so they look at the bits instead: the
 // compiler does not reason about integer bit patterns.
+#include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <type_traits>
 
@@ -49,6 +51,19 @@ struct MessageFloat {
 template <class T>
 using MessageArg = std::conditional_t<std::is_floating_point_v<std::remove_cvref_t<T>>,
                                       MessageFloat<std::remove_cvref_t<T>>, const std::remove_cvref_t<T>&>;
+// Appends text to a formatter's output. Grove's formatters write their literal parts so, not
+// through fmt::format_to, whose argument visitors (with a long double branch) nvcc would compile
+// for the device under --expt-relaxed-constexpr and warn about (#20208-D) in every .cu that
+// formats a grove type.
+template <class Out>
+Out appendText(Out out, std::string_view text) {
+  return std::copy(text.begin(), text.end(), out);
+}
+// One finite value written under fmt's format specification spec (the text between "{:" and
+// "}", e.g. ".3e"; empty: fmt's default). Compiled into grove (src/core/finite.cpp), see the
+// formatter below for why.
+std::string formatFiniteFloat(double value, std::string_view spec);
+std::string formatFiniteFloat(float value, std::string_view spec);
 template <class T>
 MessageArg<T> messageArg(const T& x) {
   if constexpr (std::is_floating_point_v<T>) return MessageFloat<T>{x};
@@ -59,11 +74,29 @@ MessageArg<T> messageArg(const T& x) {
 }  // namespace grove
 
 // Takes fmt's format specification for T ({:.3e}, {:>8}, ...); a non-finite value is written by
-// name (without the width) before fmt's own code can see it.
+// name (without the width) before fmt's own code can see it. fmt's parser checks the
+// specification (at compile time, with the format string); the digits are written by
+// formatFiniteFloat in grove's compiled library, not here: fmt 9's float writer, instantiated in
+// the user's translation unit through a formatter that calls formatter<double>::format, makes
+// GCC 13 warn (-Wstringop-overflow in fmt's bigint) in every file that reports a double through
+// grove::require, and nvcc warn about long double (#20208-D).
+// (Left out of the API reference: Doxygen cannot place a specialisation of fmt's formatter.)
+/// @cond
 template <class T>
-struct fmt::formatter<grove::detail::MessageFloat<T>> : fmt::formatter<T> {
-  auto format(grove::detail::MessageFloat<T> v, fmt::format_context& ctx) const {
-    if (!grove::isFiniteValue(v.value)) return fmt::format_to(ctx.out(), "{}", grove::nonFiniteName(v.value));
-    return fmt::formatter<T>::format(v.value, ctx);
+struct fmt::formatter<grove::detail::MessageFloat<T>> {
+  constexpr auto parse(fmt::format_parse_context& ctx) {
+    const char* begin = ctx.begin();
+    const auto end = checker_.parse(ctx);
+    spec_ = std::string_view(begin, static_cast<std::size_t>(end - begin));
+    return end;
   }
+  auto format(grove::detail::MessageFloat<T> v, fmt::format_context& ctx) const {
+    if (!grove::isFiniteValue(v.value)) return grove::detail::appendText(ctx.out(), grove::nonFiniteName(v.value));
+    return grove::detail::appendText(ctx.out(), grove::detail::formatFiniteFloat(v.value, spec_));
+  }
+
+ private:
+  fmt::formatter<T> checker_;  // parses (and so checks) the specification; never formats
+  std::string_view spec_;      // the specification's text, inside the format string
 };
+/// @endcond

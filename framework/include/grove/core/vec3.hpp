@@ -72,16 +72,19 @@ bool isFinite(const Vec3<T>& a) { return isFiniteValue(a.x) && isFiniteValue(a.y
 
 // "(x, y, z)" with T's format specification applied to each component; non-finite components by
 // name, whatever the translation unit's floating-point flags (grove/core/finite.hpp).
+// (Left out of the API reference: Doxygen cannot place a specialisation of fmt's formatter.)
+/// @cond
 template <class T>
 struct fmt::formatter<grove::Vec3<T>> : fmt::formatter<grove::detail::MessageFloat<T>> {
   auto format(const grove::Vec3<T>& v, fmt::format_context& ctx) const {
     using Component = fmt::formatter<grove::detail::MessageFloat<T>>;
-    auto out = fmt::format_to(ctx.out(), "(");
+    auto out = grove::detail::appendText(ctx.out(), "(");
     out = Component::format({v.x}, ctx);
-    out = fmt::format_to(out, ", ");
+    out = grove::detail::appendText(out, ", ");
     out = Component::format({v.y}, ctx);
-    out = fmt::format_to(out, ", ");
+    out = grove::detail::appendText(out, ", ");
     out = Component::format({v.z}, ctx);
-    return fmt::format_to(out, ")");
+    return grove::detail::appendText(out, ")");
   }
 };
+/// @endcond

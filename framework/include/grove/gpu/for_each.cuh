@@ -1,17 +1,18 @@
 #pragma once
-// forEach and transformReduce over device-resident particles (nvcc only): the user's integrator
-// and diagnostics on the GPU, written as a functor whose operator() is GROVE_HOST_DEVICE (or
-// __device__), e.g.
-//
-//   struct Drift {
-//     double dt;
-//     GROVE_HOST_DEVICE void operator()(Body& b) const { b.pos += dt * b.vel; }
-//   };
-//   grove::gpu::forEach(bodies.policy(), bodies, Drift{dt});
-//   const double kinetic = grove::gpu::transformReduce(bodies.policy(), bodies, 0.0, Sum{}, KineticOf{});
-//
-// The host forms with grove::Cpu (grove/particles/for_each.hpp) take the same functors, so one
-// integrator serves both paths.
+/// @file
+/// forEach and transformReduce over device-resident particles (nvcc only): the user's integrator
+/// and diagnostics on the GPU, written as a functor whose operator() is GROVE_HOST_DEVICE (or
+/// __device__), e.g.
+/// @code
+///   struct Drift {
+///     double dt;
+///     GROVE_HOST_DEVICE void operator()(Body& b) const { b.pos += dt * b.vel; }
+///   };
+///   grove::gpu::forEach(bodies.policy(), bodies, Drift{dt});
+///   const double kinetic = grove::gpu::transformReduce(bodies.policy(), bodies, 0.0, Sum{}, KineticOf{});
+/// @endcode
+/// The host forms with grove::Cpu (grove/particles/for_each.hpp) take the same functors, so one
+/// integrator serves both paths.
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -31,7 +32,12 @@ __global__ void forEachParticle(FP* __restrict__ particles, std::size_t n, F f) 
 }
 }  // namespace kernel
 
-// f(fp) for every particle, on the policy's stream (no wait).
+/// Calls f(fp) for every particle of psys on the device, one thread per particle, on
+/// policy.stream; returns without waiting.
+///
+/// Needs: F passed to the kernel by value (so: no host pointers it dereferences), with a device-callable
+/// operator()(FP&); no order between particles. Promises: stream order, so a later tree call
+/// or download on the same stream sees the changes. Throws grove::Error if the launch fails.
 template <class FP, class F>
 void forEach(Gpu policy, DeviceParticleSystem<FP>& psys, F f) {
   const std::size_t n = psys.size();
@@ -42,7 +48,12 @@ void forEach(Gpu policy, DeviceParticleSystem<FP>& psys, F f) {
   check(cudaGetLastError(), "forEach kernel launch");
 }
 
-// op-reduction of map(fp) over the particles, starting from init; waits for the result.
+/// op-reduction of map(fp) over the particles of psys, starting from init (CUB's
+/// TransformReduce); waits for the result and returns it (init when psys is empty).
+///
+/// Needs: Map and Op device-callable (Map: const FP& -> T, Op: (T, T) -> T, associative and
+/// commutative: the order of the sum is CUB's), T trivially copyable. Sums over ranks are the
+/// caller's (Comm::allreduceSum). Throws grove::Error on a CUDA failure.
 template <class FP, class T, class Op, class Map>
 T transformReduce(Gpu policy, const DeviceParticleSystem<FP>& psys, T init, Op op, Map map) {
   const std::size_t n = psys.size();

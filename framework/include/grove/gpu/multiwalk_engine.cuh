@@ -1,31 +1,34 @@
 #pragma once
-// grove::gpu::MultiwalkEngine: the index-form (and plain-form) dispatch/retrieve pair, written
-// once for any particle types. A user supplies only the pairwise interaction as a device functor
-//
-//   struct Gravity {
-//     float eps2;
-//     __device__ void operator()(const EPI& i, const EPJ& j, Force& f) const;   // adds j's effect
-//   };
-//
-// (and one taking the SPJ's device image for superparticles), and the engine does the rest:
-// packing walks into pinned host buffers, asynchronous copies on several streams, the force
-// kernel (multiwalk_kernel.cuh), device-resident EPJ/SPJ arrays for the index form, index lists
-// kept on the device and reused when grove says they are unchanged, buffers that grow as needed,
-// and a device-memory budget: a batch that does not fit runs in blocks of walks.
-//
-// nvcc only: include it from a .cu file that instantiates the engine for your types, and hand
-// the engine to host code through the Multiwalk interface (multiwalk.hpp), e.g.
-//
-//   // gravity_gpu.cu
-//   std::unique_ptr<grove::gpu::Multiwalk<EPI, EPJ, grove::SPJMonopole, Force>> makeGravityGpu(float eps2) {
-//     return std::make_unique<grove::gpu::MultiwalkEngine<EPI, EPJ, grove::SPJMonopole, Force,
-//                                                         EpGravity, SpGravity>>(EpGravity{eps2}, SpGravity{eps2});
-//   }
-//
-// Contracts: EPI, EPJ, SPJ trivially copyable (or with a DeviceForm, device_form.hpp, that maps
-// them to a trivially copyable image: the functors receive the images); Force trivially
-// copyable, value-initialisable on the device (Force{} is the cleared force) and addable on the
-// host (addForce, multiwalk.hpp). Short range: SPJ = NoSPJ and no SP functor.
+/// @file
+/// grove::gpu::MultiwalkEngine: the index-form (and plain-form) dispatch/retrieve pair, written
+/// @verbatim
+/// once for any particle types. A user supplies only the pairwise interaction as a device functor
+///
+///   struct Gravity {
+///     float eps2;
+///     __device__ void operator()(const EPI& i, const EPJ& j, Force& f) const;   // adds j's effect
+///   };
+///
+/// (and one taking the SPJ's device image for superparticles), and the engine does the rest:
+/// packing walks into pinned host buffers, asynchronous copies on several streams, the force
+/// kernel (multiwalk_kernel.cuh), device-resident EPJ/SPJ arrays for the index form, index lists
+/// kept on the device and reused when grove says they are unchanged, buffers that grow as needed,
+/// and a device-memory budget: a batch that does not fit runs in blocks of walks.
+///
+/// nvcc only: include it from a .cu file that instantiates the engine for your types, and hand
+/// the engine to host code through the Multiwalk interface (multiwalk.hpp), e.g.
+///
+///   // gravity_gpu.cu
+///   std::unique_ptr<grove::gpu::Multiwalk<EPI, EPJ, grove::SPJMonopole, Force>> makeGravityGpu(float eps2) {
+///     return std::make_unique<grove::gpu::MultiwalkEngine<EPI, EPJ, grove::SPJMonopole, Force,
+///                                                         EpGravity, SpGravity>>(EpGravity{eps2}, SpGravity{eps2});
+///   }
+///
+/// Contracts: EPI, EPJ, SPJ trivially copyable (or with a DeviceForm, device_form.hpp, that maps
+/// them to a trivially copyable image: the functors receive the images); Force trivially
+/// copyable, value-initialisable on the device (Force{} is the cleared force) and addable on the
+/// host (addForce, multiwalk.hpp). Short range: SPJ = NoSPJ and no SP functor.
+/// @endverbatim
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -46,20 +49,22 @@
 
 namespace grove::gpu {
 
-// The SpInteraction of a short-range engine.
+/// The SpInteraction of a short-range engine.
 struct NoInteraction {};
 
-// Threads per block and i-particles per thread of the force kernel. A block covers
-// kThreads * kIPerThread i-particles of one walk; a walk with more takes several blocks. 64 by
-// default: a walk's last block is partly idle, and groups hold a few hundred particles (at
-// n_group 512 about 300 on average), so 128-thread blocks left about a fifth of the threads idle.
+/// Threads per block and i-particles per thread of the force kernel. A block covers
+/// kThreads * kIPerThread i-particles of one walk; a walk with more takes several blocks. 64 by
+/// default: a walk's last block is partly idle, and groups hold a few hundred particles (at
+/// n_group 512 about 300 on average), so 128-thread blocks left about a fifth of the threads idle.
 template <int Threads = 64, int IPerThread = 1>
 struct KernelShape {
-  static constexpr int kThreads = Threads;
-  static constexpr int kIPerThread = IPerThread;
-  static constexpr int kChunk = Threads * IPerThread;
+  static constexpr int kThreads = Threads;             ///< threads per block
+  static constexpr int kIPerThread = IPerThread;       ///< i-particles per thread
+  static constexpr int kChunk = Threads * IPerThread;  ///< i-particles per block
 };
 
+/// The multiwalk dispatch/retrieve pair for any particle types, given the pairwise interactions
+/// (see the top of this file); host code holds it as a Multiwalk.
 template <class EPI, class EPJ, class SPJ, class Force, class EpInteraction, class SpInteraction = NoInteraction,
           class Shape = KernelShape<>>
 class MultiwalkEngine final : public Multiwalk<EPI, EPJ, SPJ, Force> {
@@ -83,11 +88,15 @@ class MultiwalkEngine final : public Multiwalk<EPI, EPJ, SPJ, Force> {
                 "takes none");
 
  public:
+  /// Long range: ep(const EPI&, const DeviceFormOf<EPJ>&, Force&) and
+  /// sp(const EPI&, const DeviceFormOf<SPJ>&, Force&), on MultiwalkOptions::device (default: the
+  /// device current now).
   MultiwalkEngine(EpInteraction ep, SpInteraction sp, const MultiwalkOptions& options = {})
     requires kLongRange
       : ep_(ep), sp_(sp), options_(options) {
     start();
   }
+  /// Short range (SPJ = NoSPJ): ep only; the device as for the long-range form.
   explicit MultiwalkEngine(EpInteraction ep, const MultiwalkOptions& options = {})
     requires(!kLongRange)
       : ep_(ep), options_(options) {
@@ -102,15 +111,20 @@ class MultiwalkEngine final : public Multiwalk<EPI, EPJ, SPJ, Force> {
     }
   }
 
+  /// The device the engine runs on.
   int device() const { return device_; }
+  /// The device memory it may use (MultiwalkOptions::device_memory_budget; default: 80 % of the
+  /// memory free when it was made).
   std::size_t deviceMemoryBudget() const { return budget_; }
-  // Device memory the engine holds now (resident arrays, kept lists, working buffers).
+  /// Device memory the engine holds now (resident arrays, kept lists, working buffers).
   std::size_t deviceBytesHeld() const {
     std::size_t bytes = residentBytes() + keptBytes(-1);
     for (const Lane& lane : lanes_) bytes += lane.buffer.bytes();
     return bytes;
   }
 
+  /// FDPS's plain dispatch (Multiwalk, multiwalk.hpp): packs the walks' EPI, EPJ and SPJ and
+  /// launches the force kernel on batch `tag`'s stream; returns 0 without waiting.
   int dispatchPlainWalks(int tag, int n_walk, const EPI** epi, const int* n_epi, const EPJ** epj, const int* n_epj,
                          const SPJ** spj, const int* n_spj) override {
     ScopedDevice guard(device_);
@@ -120,6 +134,10 @@ class MultiwalkEngine final : public Multiwalk<EPI, EPJ, SPJ, Force> {
     return 0;
   }
 
+  /// FDPS's index dispatch: with send_flag, the step's whole EPJ/SPJ arrays (kept on the device,
+  /// sent in slices as batches need them); then the walks' EPI and index lists (not resent when
+  /// lists_unchanged) and the kernel on batch `tag`'s stream; returns 0 without waiting. Throws
+  /// grove::Error for an index call before any send_flag call.
   int dispatchIndexWalks(int tag, int n_walk, const EPI** epi, const int* n_epi, const int** id_epj,
                          const int* n_epj, const int** id_spj, const int* n_spj, const EPJ* epj, int n_epj_total,
                          const SPJ* spj, int n_spj_total, bool send_flag, bool lists_unchanged) override {
@@ -136,6 +154,7 @@ class MultiwalkEngine final : public Multiwalk<EPI, EPJ, SPJ, Force> {
     return 0;
   }
 
+  /// FDPS's retrieve: waits for batch `tag` and adds its forces into force[w][0 .. n_epi[w]).
   int retrieveWalks(int tag, int n_walk, const int* n_epi, Force** force) override {
     ScopedDevice guard(device_);
     Batch& batch = takePending(tag);
@@ -155,8 +174,8 @@ class MultiwalkEngine final : public Multiwalk<EPI, EPJ, SPJ, Force> {
   }
 
  private:
-  // Where a batch's sources come from: packed per walk (plain form, or the index form gathered on
-  // the host when the whole arrays do not fit), or through index lists into device arrays.
+  /// Where a batch's sources come from: packed per walk (plain form, or the index form gathered on
+  /// the host when the whole arrays do not fit), or through index lists into device arrays.
   enum class SourceMode { Packed, Gathered, Indexed };
 
   struct Call {  // one dispatch's arguments, whatever the form
@@ -179,9 +198,9 @@ class MultiwalkEngine final : public Multiwalk<EPI, EPJ, SPJ, Force> {
     DeviceArray<std::byte> buffer;
   };
 
-  // One block's sections, at the same offsets in the device buffer and in the pinned input (from
-  // pinned_offset); the force section exists on the device only. Lists kept on the device hold
-  // the whole batch: a block's walks then index them from j_first and s_first.
+  /// One block's sections, at the same offsets in the device buffer and in the pinned input (from
+  /// pinned_offset); the force section exists on the device only. Lists kept on the device hold
+  /// the whole batch: a block's walks then index them from j_first and s_first.
   struct BlockLayout {
     WalkBlock walks;
     std::size_t n_tasks = 0, n_i = 0, n_j = 0, n_s = 0, j_first = 0, s_first = 0;
@@ -268,11 +287,11 @@ class MultiwalkEngine final : public Multiwalk<EPI, EPJ, SPJ, Force> {
     this->stats_.bytes_to_device += static_cast<std::int64_t>(need);
   }
 
-  // A step's whole array to the device on the upload stream: converted through the staging
-  // buffer, or, where the items are their own device images (no DeviceForm) and lie in page-locked
-  // memory (a grove tree's EPJ array: enablePageLockedTransfers), copied by DMA as they are. The
-  // batches of the step wait for the upload, and grove retrieves them all before it changes the
-  // array again.
+  /// A step's whole array to the device on the upload stream: converted through the staging
+  /// buffer, or, where the items are their own device images (no DeviceForm) and lie in page-locked
+  /// memory (a grove tree's EPJ array: enablePageLockedTransfers), copied by DMA as they are. The
+  /// batches of the step wait for the upload, and grove retrieves them all before it changes the
+  /// array again.
   template <class Image, class Item>
   void sendWhole(Image* to, PinnedArray<Image>& staging, const Item* from, std::size_t n) {
     if constexpr (std::is_same_v<Image, Item>) {
@@ -303,8 +322,8 @@ class MultiwalkEngine final : public Multiwalk<EPI, EPJ, SPJ, Force> {
     for (std::size_t k = from; k < kept_.size(); ++k) kept_[k].ids.release(), kept_[k].valid = false;
   }
 
-  // The lists of call k, kept by an earlier step, or nullptr. Throws when the caller says the
-  // lists are unchanged but their sizes say otherwise.
+  /// The lists of call k, kept by an earlier step, or nullptr. Throws when the caller says the
+  /// lists are unchanged but their sizes say otherwise.
   KeptLists* keptForReuse(const Call& call, int k) {
     if (k >= static_cast<int>(kept_.size()) || !kept_[k].valid) return nullptr;
     KeptLists& kept = kept_[k];
@@ -323,8 +342,8 @@ class MultiwalkEngine final : public Multiwalk<EPI, EPJ, SPJ, Force> {
     return &kept;
   }
 
-  // Makes room for call k's lists on the device if the budget allows: the rest of the batch must
-  // still fit unblocked on every stream. Returns nullptr when it does not.
+  /// Makes room for call k's lists on the device if the budget allows: the rest of the batch must
+  /// still fit unblocked on every stream. Returns nullptr when it does not.
   KeptLists* keepLists(const Call& call, int k, std::size_t n_j, std::size_t n_s, std::size_t batch_work) {
     const std::size_t need = (n_j + n_s) * sizeof(int);
     const auto streams = static_cast<std::size_t>(options_.streams);
@@ -390,7 +409,7 @@ class MultiwalkEngine final : public Multiwalk<EPI, EPJ, SPJ, Force> {
 
   static std::size_t tasksOf(int n_i) { return (static_cast<std::size_t>(n_i) + Shape::kChunk - 1) / Shape::kChunk; }
 
-  // Bytes a walk adds to a block (its lists only when they travel with the block).
+  /// Bytes a walk adds to a block (its lists only when they travel with the block).
   std::size_t walkBytes(const Call& call, int w, SourceMode mode, bool lists_in_block) const {
     std::size_t bytes = sizeof(WalkDesc) + tasksOf(call.n_epi[w]) * sizeof(WalkTask) +
                         static_cast<std::size_t>(call.n_epi[w]) * (sizeof(DI) + sizeof(Force));
@@ -538,14 +557,14 @@ class MultiwalkEngine final : public Multiwalk<EPI, EPJ, SPJ, Force> {
     return options_.max_block_bytes ? std::min(share, options_.max_block_bytes) : share;
   }
 
-  // The lane's buffer must hold the largest block and stay within the stream's share.
+  /// The lane's buffer must hold the largest block and stay within the stream's share.
   void reserveLaneBuffer(Lane& lane, std::size_t needed, std::size_t capacity) {
     if (lane.buffer.capacity() >= needed && lane.buffer.capacity() <= capacity) return;
     lane.stream.synchronize();  // earlier blocks on this stream may still use the buffer
     lane.buffer.allocate(std::min(capacity, needed + needed / 4));
   }
 
-  // All EPJ ids of the call, walk after walk, then all SPJ ids.
+  /// All EPJ ids of the call, walk after walk, then all SPJ ids.
   void packIds(const Call& call, int* j_ids, int* s_ids) const {
     std::vector<std::size_t> j_at(static_cast<std::size_t>(call.n_walk)), s_at(j_at.size());
     std::size_t nj = 0, ns = 0;

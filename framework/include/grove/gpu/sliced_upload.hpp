@@ -1,12 +1,15 @@
 #pragma once
-// SlicedUpload<Image, Item>: a whole host array (an index-form step's EPJ or SPJ array) sent to
-// the device in kSlices slices, each converted to its device image and copied the first time a
-// batch of walks needs it during the step, on one upload stream; a batch's stream then waits for
-// its own slices only. Arrays in key order are read in neighbourhoods: the first batch reads a
-// fraction of the slices, so its kernel starts once those have crossed the bus and the rest cross
-// while it runs. (Sent whole, the ~90 MB of a 4 M-particle step kept an H100 idle for about
-// 4 ms before every first kernel.) Needs the CUDA runtime headers, not nvcc; calls must be made
-// with the upload's device current.
+/// @file
+/// SlicedUpload<Image, Item>: a whole host array (an index-form step's EPJ or SPJ array) sent to
+/// @verbatim
+/// the device in kSlices slices, each converted to its device image and copied the first time a
+/// batch of walks needs it during the step, on one upload stream; a batch's stream then waits for
+/// its own slices only. Arrays in key order are read in neighbourhoods: the first batch reads a
+/// fraction of the slices, so its kernel starts once those have crossed the bus and the rest cross
+/// while it runs. (Sent whole, the ~90 MB of a 4 M-particle step kept an H100 idle for about
+/// 4 ms before every first kernel.) Needs the CUDA runtime headers, not nvcc; calls must be made
+/// with the upload's device current.
+/// @endverbatim
 #include <omp.h>
 
 #include <algorithm>
@@ -18,34 +21,36 @@
 
 namespace grove::gpu {
 
+/// A host array sent to the device slice by slice as batches need it (see the top of this file).
 template <class Image, class Item>
 class SlicedUpload {
  public:
-  static constexpr int kSlices = 64;  // the bits of a std::uint64_t mask
-  using Mask = std::uint64_t;
-  static constexpr Mask kAll = ~Mask{0};
+  static constexpr int kSlices = 64;  ///< the bits of a std::uint64_t mask
+  using Mask = std::uint64_t;         ///< one bit per slice
+  static constexpr Mask kAll = ~Mask{0};  ///< every slice
 
-  // A new step: the host array [from, from + n), nothing of it sent yet; each slice is converted
-  // into a page-locked staging buffer and copied from there. The device array and the staging
-  // buffer grow as needed: call it when no work in flight reads them.
+  /// A new step: the host array [from, from + n), nothing of it sent yet; each slice is converted
+  /// into a page-locked staging buffer and copied from there. The device array and the staging
+  /// buffer grow as needed: call it when no work in flight reads them.
   void start(const Item* from, std::size_t n) {
     restart(from, n, false);
     staging_.reserve(n);
   }
-  // The same, for an array in page-locked memory (isPageLocked) whose items are byte for byte
-  // their images (the caller vouches for the layout): slices go by DMA straight from it, with no
-  // conversion and no staging (most of the 3 ms of slice conversion in a 4 M-particle reuse step
-  // on the GPU machine).
-  // The array must stay unchanged until the streams that waited for it are done.
+  /// The same, for an array in page-locked memory (isPageLocked) whose items are byte for byte
+  /// their images (the caller vouches for the layout): slices go by DMA straight from it, with no
+  /// conversion and no staging (most of the 3 ms of slice conversion in a 4 M-particle reuse step
+  /// on the GPU machine).
+  /// The array must stay unchanged until the streams that waited for it are done.
   void startDirect(const Item* from, std::size_t n)
     requires(sizeof(Item) == sizeof(Image) && std::is_trivially_copyable_v<Item>)
   {
     restart(from, n, true);
   }
+  /// Whether this step's array goes by DMA straight from page-locked memory (startDirect).
   bool direct() const { return direct_; }
 
-  // The slices that the indices [ids, ids + n) read, for a later step of the same array size
-  // (sliceSize() tells whether it is still the same).
+  /// The slices that the indices [ids, ids + n) read, for a later step of the same array size
+  /// (sliceSize() tells whether it is still the same).
   Mask slicesOf(const int* ids, std::size_t n) const {
     Mask mask = 0;
     const auto count = static_cast<std::int64_t>(n);
@@ -54,13 +59,14 @@ class SlicedUpload {
     for (std::int64_t k = 0; k < count; ++k) mask |= Mask{1} << (ids[k] / slice);
     return mask;
   }
+  /// Items per slice (the last may hold fewer).
   std::size_t sliceSize() const { return slice_; }
 
-  // Sends the slices of `mask` that have not gone yet this step (convert(item) gives an item's
-  // image) on `upload`, and makes `stream` wait for every slice of `mask`. Every call of a step
-  // must pass the same `upload` stream: slices then complete in the order they were sent, and
-  // waiting for the last-sent slice of `mask` covers all of them (one wait per call, not one per
-  // slice).
+  /// Sends the slices of `mask` that have not gone yet this step (convert(item) gives an item's
+  /// image) on `upload`, and makes `stream` wait for every slice of `mask`. Every call of a step
+  /// must pass the same `upload` stream: slices then complete in the order they were sent, and
+  /// waiting for the last-sent slice of `mask` covers all of them (one wait per call, not one per
+  /// slice).
   template <class Convert>
   void sendAndWait(Mask mask, Convert&& convert, cudaStream_t upload, cudaStream_t stream) {
     int missing[kSlices], n_missing = 0;
@@ -95,7 +101,9 @@ class SlicedUpload {
     if (last_sent >= 0) check(cudaStreamWaitEvent(stream, sent_event_[last_sent]->get(), 0), "cudaStreamWaitEvent");
   }
 
+  /// The device array of images (valid where the slices have been sent).
   const Image* device() const { return device_.data(); }
+  /// The images' bytes this step.
   std::size_t bytes() const { return n_ * sizeof(Image); }
 
  private:
@@ -108,7 +116,7 @@ class SlicedUpload {
     sent_ = 0, next_order_ = 0;
   }
 
-  // Converts slices[0..count) into the staging buffer in one parallel loop over chunks of items.
+  /// Converts slices[0..count) into the staging buffer in one parallel loop over chunks of items.
   template <class Convert>
   void convertSlices(const int* slices, int count, Convert& convert) {
     constexpr std::size_t kChunk = 4096;

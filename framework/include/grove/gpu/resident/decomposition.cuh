@@ -1,21 +1,24 @@
 #pragma once
-// Domain decomposition from device-resident particles (nvcc only), two ways:
-//
-// - Samples (decomposeDomainAll): drawn as the host's DomainInfo draws them (the same
-//   stratified indices), gathered on the device, and only they cross PCIe (1000 positions per
-//   rank by default); the cut search then runs on the host as for host particles, so the domains
-//   equal those of dinfo.decomposeDomainAll(host particles). Weighted (e.g. by force time).
-// - Counting (decomposeDomainByCounting): every particle counts. Level by level of the cut tree
-//   (ORB: halves by rank count along the longest side; multisection: x slabs, y columns, z
-//   cells), each cut is found by histograms of the particles' coordinates on the device, summed
-//   over the ranks (the only messages: a few KB per round), each round narrowing the window to
-//   the bin that holds the target count; the particles then learn their child cell on the
-//   device. Domains hold equal particle counts to a particle or two per level, where samples
-//   leave a few per cent (1/sqrt(samples per domain)).
-//
-//   grove::gpu::decomposeDomainAll(dinfo, bodies);          // collective; or
-//   grove::gpu::decomposeDomainByCounting(dinfo, bodies);   // collective
-//   grove::gpu::exchangeParticles(bodies, dinfo);
+/// @file
+/// Domain decomposition from device-resident particles (nvcc only), two ways:
+///
+/// - Samples (decomposeDomainAll): drawn as the host's DomainInfo draws them (the same
+///   stratified indices), gathered on the device, and only they cross PCIe (1000 positions per
+///   rank by default); the cut search then runs on the host as for host particles, so the domains
+///   equal those of dinfo.decomposeDomainAll(host particles). Weighted (e.g. by force time).
+/// - Counting (decomposeDomainByCounting): every particle counts. Level by level of the cut tree
+///   (ORB: halves by rank count along the longest side; multisection: x slabs, y columns, z
+///   cells), each cut is found by histograms of the particles' coordinates on the device, summed
+///   over the ranks (the only messages: a few KB per round), each round narrowing the window to
+///   the bin that holds the target count; the particles then learn their child cell on the
+///   device. Domains hold equal particle counts to a particle or two per level, where samples
+///   leave a few per cent (1/sqrt(samples per domain)).
+///
+/// @code
+///   grove::gpu::decomposeDomainAll(dinfo, bodies);          // collective; or
+///   grove::gpu::decomposeDomainByCounting(dinfo, bodies);   // collective
+///   grove::gpu::exchangeParticles(bodies, dinfo);
+/// @endcode
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -33,11 +36,13 @@
 
 namespace grove::gpu {
 
-// One cut being searched: particles of `node` along `axis`, the window [low, high) known to
-// hold the cut.
+/// One cut being searched (decomposeDomainByCounting's device state): particles of `node` along
+/// `axis`, the window [low, high) known to hold the cut.
 struct CutSearch {
-  int node, axis;
-  double low, high;
+  int node;     ///< the cut tree's node whose particles are counted
+  int axis;     ///< 0, 1, 2: x, y, z
+  double low;   ///< the window known to hold the cut: from
+  double high;  ///< to (exclusive)
 };
 
 namespace kernel {
@@ -102,7 +107,10 @@ __global__ void gatherPositions(const FP* __restrict__ particles, const std::uin
 }
 }  // namespace kernel
 
-// Collective: DomainInfo::collectSampleParticle for device particles.
+/// DomainInfo::collectSampleParticle for device particles (collective over dinfo.comm()): the
+/// same stratified sample indices as for host particles, the positions gathered on the device and
+/// only they copied to the host. clear: forget earlier samples first; weight: this rank's work
+/// (e.g. its last force time), as the host form takes it.
 template <class FP>
 void collectSampleParticle(DomainInfo& dinfo, const DeviceParticleSystem<FP>& psys, bool clear = true,
                            std::optional<double> weight = std::nullopt) {
@@ -124,7 +132,9 @@ void collectSampleParticle(DomainInfo& dinfo, const DeviceParticleSystem<FP>& ps
       clear, weight);
 }
 
-// Collective: samples from the device particles, then the cuts (DomainInfo::decomposeDomainAll).
+/// The domains from samples of the device particles (collective): collectSampleParticle, then
+/// DomainInfo::decomposeDomain. The domains equal those of dinfo.decomposeDomainAll on the same
+/// particles on the host. Follow with exchangeParticles.
 template <class FP>
 void decomposeDomainAll(DomainInfo& dinfo, const DeviceParticleSystem<FP>& psys,
                         std::optional<double> weight = std::nullopt) {
@@ -132,28 +142,31 @@ void decomposeDomainAll(DomainInfo& dinfo, const DeviceParticleSystem<FP>& psys,
   dinfo.decomposeDomain();
 }
 
-// Options of the counting decomposition.
+/// Options of the counting decomposition (decomposeDomainByCounting).
 struct CountingOptions {
-  int bins = 256;   // histogram bins per search and round
-  int rounds = 5;   // windows shrink by `bins` per round: 256^5 = 2^40 of the first window
+  int bins = 256;  ///< histogram bins per search and round (at least 2)
+  int rounds = 5;  ///< at most; windows shrink by `bins` per round: 256^5 = 2^40 of the first window
 };
 
-// Device arrays a counting decomposition keeps between calls (a call that allocates and frees
-// them each time waits for the device at every free).
+/// Device arrays a counting decomposition keeps between calls (a call that allocates and frees
+/// them each time waits for the device at every free). The caller only keeps it.
 struct CountingScratch {
-  DeviceVector<int> node_of, first, count;
-  DeviceVector<CutSearch> searches;
-  DeviceVector<unsigned long long> hist;
-  DeviceVector<CutNode> nodes;
-  DeviceVector<double> cuts;
-  CubScratch cub;
+  DeviceVector<int> node_of;             ///< each particle's cut-tree node on the level searched
+  DeviceVector<int> first;               ///< per node, its first search
+  DeviceVector<int> count;               ///< per node, its number of searches
+  DeviceVector<CutSearch> searches;      ///< this round's cut searches
+  DeviceVector<unsigned long long> hist; ///< the searches' histograms (bins + 1 counts each)
+  DeviceVector<CutNode> nodes;           ///< the cut tree's nodes, for the particles' descent
+  DeviceVector<double> cuts;             ///< the cut tree's cut positions
+  CubScratch cub;                        ///< CUB's temporary storage
 };
 
-// Collective: the domains from counting every particle (see the top of this file), with
-// dinfo's method (ORB or multisection, its grid when one was set or chosen before), as
-// DomainInfo::adoptCuts. Every particle counts one; with `weight` (this rank's work, e.g. its
-// last force time, as the sampled form takes it: FDPS's balancing) each of this rank's particles
-// counts weight / (its particle count), so the domains hold equal work instead of equal numbers.
+/// The domains from counting every particle (collective; see the top of this file), with
+/// dinfo's method (ORB or multisection, its grid when one was set or chosen before), as
+/// DomainInfo::adoptCuts. Every particle counts one; with `weight` (this rank's work, e.g. its
+/// last force time, as the sampled form takes it: FDPS's balancing) each of this rank's particles
+/// counts weight / (its particle count), so the domains hold equal work instead of equal numbers.
+/// Throws grove::Error for options with bins < 2 or rounds < 1. Follow with exchangeParticles.
 template <class FP>
 void decomposeDomainByCounting(DomainInfo& dinfo, const DeviceParticleSystem<FP>& psys, CountingScratch& scratch,
                                CountingOptions options = {}, std::optional<double> weight = std::nullopt) {
@@ -368,7 +381,7 @@ void decomposeDomainByCounting(DomainInfo& dinfo, const DeviceParticleSystem<FP>
   dinfo.adoptCuts(std::move(tree), orb ? std::array<int, 3>{0, 0, 0} : grid);
 }
 
-// The same with scratch of its own (allocated and freed in the call).
+/// decomposeDomainByCounting with scratch of its own (allocated and freed in the call).
 template <class FP>
 void decomposeDomainByCounting(DomainInfo& dinfo, const DeviceParticleSystem<FP>& psys, CountingOptions options = {},
                                std::optional<double> weight = std::nullopt) {

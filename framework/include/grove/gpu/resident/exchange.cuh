@@ -1,16 +1,18 @@
 #pragma once
-// Particle exchange for device-resident particles (nvcc only): the grove::Gpu form of
-// ParticleSystem::exchangeParticle. Destinations are found on the device against the ranks'
-// domain boxes, the particles are reordered there (stayers first, in their order, then the
-// leavers bucketed by destination rank). Each rank tells only the ranks it sends to how many
-// follow (a sparse exchange: no all-to-all of counts), and the leavers travel device to device
-// (grove/gpu/device_transport.hpp: CUDA IPC within a node, CUDA-aware MPI, or pinned staging).
-// Arrivals are appended after the stayers in rank order, as on the host.
-//
-//   grove::gpu::exchangeParticles(bodies, dinfo);   // collective, like bodies.exchangeParticle(dinfo)
-//
-// A particle that no rank can own (non-finite position, outside a fixed root domain) makes every
-// rank throw grove::Error naming it, with nothing moved.
+/// @file
+/// Particle exchange for device-resident particles (nvcc only): the grove::Gpu form of
+/// ParticleSystem::exchangeParticle. Destinations are found on the device against the ranks'
+/// domain boxes, the particles are reordered there (stayers first, in their order, then the
+/// leavers bucketed by destination rank). Each rank tells only the ranks it sends to how many
+/// follow (a sparse exchange: no all-to-all of counts), and the leavers travel device to device
+/// (grove/gpu/device_transport.hpp: CUDA IPC within a node, CUDA-aware MPI, or pinned staging).
+/// Arrivals are appended after the stayers in rank order, as on the host.
+/// @code
+///   grove::gpu::ExchangeScratch scratch;                     // kept across steps
+///   grove::gpu::exchangeParticles(bodies, dinfo, scratch);   // collective, like bodies.exchangeParticle(dinfo)
+/// @endcode
+/// A particle that no rank can own (non-finite position, outside a fixed root domain) makes every
+/// rank throw grove::Error naming it, with nothing moved.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -62,19 +64,35 @@ __global__ void gatherByIndex(const FP* __restrict__ in, const std::uint32_t* __
 
 }  // namespace kernel
 
-// Scratch a device exchange keeps between calls.
+/// What exchangeParticles keeps between calls: its device buffers and the transport between
+/// ranks (set up collectively by the first exchange over a communicator, with CUDA IPC handles
+/// exchanged). Keep one per DeviceParticleSystem across a time loop; a fresh one per call
+/// allocates and sets the transport up again. Only transport_choice is the caller's to set.
 struct ExchangeScratch {
-  DeviceVector<Boxd> boxes;
-  DeviceVector<std::uint32_t> bucket, bucket_alt, index, index_alt;
-  DeviceVector<int> histogram;
-  DeviceVector<unsigned long long> first_bad;
-  CubScratch cub;
-  TransportChoice transport_choice = TransportChoice::kAuto;  // read when the transport is made
-  std::unique_ptr<DeviceTransport> transport;  // made by the first exchange over a communicator
-  std::optional<Comm> transport_comm;
-  std::optional<Event> packed;  // made with the transport, on the device in use then
+  DeviceVector<Boxd> boxes;                ///< every rank's domain box
+  DeviceVector<std::uint32_t> bucket;      ///< each particle's bucket: 0 stays, 1 + r leaves for rank r
+  DeviceVector<std::uint32_t> bucket_alt;  ///< the radix sort's second buffer for bucket
+  DeviceVector<std::uint32_t> index;       ///< the gather order (stayers, then leavers by rank)
+  DeviceVector<std::uint32_t> index_alt;   ///< the radix sort's second buffer for index
+  DeviceVector<int> histogram;             ///< particles per bucket
+  DeviceVector<unsigned long long> first_bad;  ///< the first particle no rank can own, if any
+  CubScratch cub;                          ///< CUB's temporary storage
+  TransportChoice transport_choice = TransportChoice::kAuto;  ///< how payloads travel; read when the transport is made
+  std::unique_ptr<DeviceTransport> transport;  ///< made by the first exchange over a communicator
+  std::optional<Comm> transport_comm;          ///< the communicator the transport was made for
+  std::optional<Event> packed;  ///< "leavers packed": made with the transport, on the device in use then
 };
 
+/// Moves each particle of psys to the rank whose domain (dinfo.getPosDomain) holds it, from
+/// device memory: the device form of ParticleSystem::exchangeParticle. Collective over
+/// dinfo.comm().
+///
+/// Needs: dinfo decomposed (every rank the same domains); fewer than 2^32 particles on a rank.
+/// Promises: afterwards every particle of every rank lies in its rank's domain, none lost or
+/// duplicated; the stayers keep their order and the arrivals follow in rank order; on several
+/// ranks psys.orderGeneration() is incremented (one rank: only the check, nothing moves). A
+/// particle no rank can own (non-finite, outside a fixed root) makes every rank throw
+/// grove::Error naming it, with nothing moved.
 template <class FP>
 void exchangeParticles(DeviceParticleSystem<FP>& psys, const DomainInfo& dinfo, ExchangeScratch& scratch) {
   const Comm& comm = dinfo.comm();
@@ -176,6 +194,8 @@ void exchangeParticles(DeviceParticleSystem<FP>& psys, const DomainInfo& dinfo, 
   scratch.transport->finish(stream);
 }
 
+/// exchangeParticles with a scratch of its own: allocates, and on several ranks sets the
+/// transport up, at every call (see ExchangeScratch).
 template <class FP>
 void exchangeParticles(DeviceParticleSystem<FP>& psys, const DomainInfo& dinfo) {
   ExchangeScratch scratch;

@@ -1,61 +1,64 @@
 #pragma once
-// grove::gpu::ResidentTreeLong: the long-range tree of the GPU-resident pipeline (nvcc only).
-// The particles stay in device memory (DeviceParticleSystem); the tree is built, walked and
-// evaluated on the device with the user's own pairwise interaction, the functor form of the
-// multiwalk engine (grove/gpu/multiwalk_engine.cuh), so one interaction serves both:
-//
-//   struct EpGravity { float eps2; __device__ void operator()(const EPI&, const EPJ&, Force&) const; };
-//   struct SpGravity { float eps2; __device__ void operator()(const EPI&, const DeviceMonopole&, Force&) const; };
-//
-//   grove::gpu::ResidentTreeLong<Force, EPI, EPJ> tree(theta, n_leaf, n_group, bodies.policy());
-//   tree.calcForceAllAndWriteBack(bodies, EpGravity{eps2}, SpGravity{eps2}, grove::MAKE_LIST);
-//
-// One step: root box (CUB reduce) -> Morton keys -> CUB radix sort -> the particles gathered
-// into key order in place, with their EPI/EPJ -> cells linked level by level -> moments
-// bottom-up -> groups -> walk and force -> write-back (FP::copyFromForce) in place.
-//   MAKE_LIST            lists written to device memory, then the list kernel (or, with
-//                        ResidentTreeOptions::fused_walk, the fused walk: interactions
-//                        evaluated as the walk finds them, no lists)
-//   MAKE_LIST_FOR_REUSE  the same lists and kernel; all kept
-//   REUSE_LIST           same particles (no reorder, upload or build since): EPI/EPJ refreshed
-//                        from FP, moments recomputed on the kept cells, the list kernel again
-//
-// Several ranks (calcForceAllAndWriteBack(psys, ep, sp, dinfo, mode), collective): the root cell
-// is every rank's common cube. After the local tree, the ranks allgather their particle boxes and
-// root superparticles, and each decides, alike on both sides of every pair, which ranks it sends a
-// LET to and which send it one (ResidentTreeOptions::let_mode: by default only ranks whose
-// particles the opening criterion cannot accept whole; the others' root superparticles stand in).
-// The LET decision runs on the device against the peers' boxes (selectLet), the payloads are
-// packed on the device and travel device to device (let_exchange.cuh, device_transport.hpp).
-// ResidentTreeOptions::let_overlap orders the rest:
-//   kReuseSteps (default)  the received EPJs and SPJs are merged with the local EPJs into one
-//       global tree, in the host's order (received particles after local ones of the same key,
-//       received superparticles in leaves), which the groups walk once: the host's lists and
-//       errors exactly. The lists of a MAKE_LIST_FOR_REUSE step are split, group by group, into
-//       the entries that need nothing from other ranks (local particles, cells of local particles
-//       only) and the rest; a REUSE_LIST step evaluates the first part while the fresh payloads
-//       travel, the second once they are in.
-//   kNone       the same tree and lists, nothing overlapped (FDPS's order).
-//   kLetTree    Bonsai's order: the local groups walk the local tree while the payloads travel,
-//       then a tree of what arrived (the LET tree), their forces adding up. Every step overlaps,
-//       but the cells that the two trees split on a domain edge must be opened more
-//       (split_cell_theta) to keep the errors: more interactions (see the option).
-// REUSE_LIST resends the payloads along the kept selections and refreshes the global (or LET)
-// tree's particles and moments.
-//
-// Search trees (kSearch: FDPS's SEARCH_MODE_LONG_SCATTER / LONG_SYMMETRY; spelled
-// ResidentTreeForForceLong<Force, EPI, EPJ>::MonopoleWithScatterSearch etc.): the walks also open
-// every cell that may hold a particle within search reach of the target (EPJ::getRSearch, and
-// for SYMMETRY EPI::getRSearch), as the host's walkTreeWithSearch, so such particles reach the
-// kernel one by one and never inside a superparticle (P3T-style splittings rely on it). The
-// cells' search boxes are computed on the device after the moments (the tree's own, so any moment
-// type serves); across ranks the LET decision applies the same test against the other ranks'
-// reach (positions; search spheres for SYMMETRY), as the host's planSearchLet. Open boundaries
-// only: the device long-range tree has no nearest-image distances (CALC_DISTANCE_TYPE_NEAREST_*).
-//
-// User types read on the device: FP::getPos, FP::copyFromForce, EPI/EPJ::copyFromFP,
-// EPJ::getPos/getCharge, Force's value-initialisation as its cleared state, and the moment and
-// SPJ contracts (grove's moment types qualify) — all GROVE_HOST_DEVICE (grove/core/execution.hpp).
+/// @file
+/// grove::gpu::ResidentTreeLong: the long-range tree of the GPU-resident pipeline (nvcc only).
+/// @verbatim
+/// The particles stay in device memory (DeviceParticleSystem); the tree is built, walked and
+/// evaluated on the device with the user's own pairwise interaction, the functor form of the
+/// multiwalk engine (grove/gpu/multiwalk_engine.cuh), so one interaction serves both:
+///
+///   struct EpGravity { float eps2; __device__ void operator()(const EPI&, const EPJ&, Force&) const; };
+///   struct SpGravity { float eps2; __device__ void operator()(const EPI&, const DeviceMonopole&, Force&) const; };
+///
+///   grove::gpu::ResidentTreeLong<Force, EPI, EPJ> tree(theta, n_leaf, n_group, bodies.policy());
+///   tree.calcForceAllAndWriteBack(bodies, EpGravity{eps2}, SpGravity{eps2}, grove::MAKE_LIST);
+///
+/// One step: root box (CUB reduce) -> Morton keys -> CUB radix sort -> the particles gathered
+/// into key order in place, with their EPI/EPJ -> cells linked level by level -> moments
+/// bottom-up -> groups -> walk and force -> write-back (FP::copyFromForce) in place.
+///   MAKE_LIST            lists written to device memory, then the list kernel (or, with
+///                        ResidentTreeOptions::fused_walk, the fused walk: interactions
+///                        evaluated as the walk finds them, no lists)
+///   MAKE_LIST_FOR_REUSE  the same lists and kernel; all kept
+///   REUSE_LIST           same particles (no reorder, upload or build since): EPI/EPJ refreshed
+///                        from FP, moments recomputed on the kept cells, the list kernel again
+///
+/// Several ranks (calcForceAllAndWriteBack(psys, ep, sp, dinfo, mode), collective): the root cell
+/// is every rank's common cube. After the local tree, the ranks allgather their particle boxes and
+/// root superparticles, and each decides, alike on both sides of every pair, which ranks it sends a
+/// LET to and which send it one (ResidentTreeOptions::let_mode: by default only ranks whose
+/// particles the opening criterion cannot accept whole; the others' root superparticles stand in).
+/// The LET decision runs on the device against the peers' boxes (selectLet), the payloads are
+/// packed on the device and travel device to device (let_exchange.cuh, device_transport.hpp).
+/// ResidentTreeOptions::let_overlap orders the rest:
+///   kReuseSteps (default)  the received EPJs and SPJs are merged with the local EPJs into one
+///       global tree, in the host's order (received particles after local ones of the same key,
+///       received superparticles in leaves), which the groups walk once: the host's lists and
+///       errors exactly. The lists of a MAKE_LIST_FOR_REUSE step are split, group by group, into
+///       the entries that need nothing from other ranks (local particles, cells of local particles
+///       only) and the rest; a REUSE_LIST step evaluates the first part while the fresh payloads
+///       travel, the second once they are in.
+///   kNone       the same tree and lists, nothing overlapped (FDPS's order).
+///   kLetTree    Bonsai's order: the local groups walk the local tree while the payloads travel,
+///       then a tree of what arrived (the LET tree), their forces adding up. Every step overlaps,
+///       but the cells that the two trees split on a domain edge must be opened more
+///       (split_cell_theta) to keep the errors: more interactions (see the option).
+/// REUSE_LIST resends the payloads along the kept selections and refreshes the global (or LET)
+/// tree's particles and moments.
+///
+/// Search trees (kSearch: FDPS's SEARCH_MODE_LONG_SCATTER / LONG_SYMMETRY; spelled
+/// ResidentTreeForForceLong<Force, EPI, EPJ>::MonopoleWithScatterSearch etc.): the walks also open
+/// every cell that may hold a particle within search reach of the target (EPJ::getRSearch, and
+/// for SYMMETRY EPI::getRSearch), as the host's walkTreeWithSearch, so such particles reach the
+/// kernel one by one and never inside a superparticle (P3T-style splittings rely on it). The
+/// cells' search boxes are computed on the device after the moments (the tree's own, so any moment
+/// type serves); across ranks the LET decision applies the same test against the other ranks'
+/// reach (positions; search spheres for SYMMETRY), as the host's planSearchLet. Open boundaries
+/// only: the device long-range tree has no nearest-image distances (CALC_DISTANCE_TYPE_NEAREST_*).
+///
+/// User types read on the device: FP::getPos, FP::copyFromForce, EPI/EPJ::copyFromFP,
+/// EPJ::getPos/getCharge, Force's value-initialisation as its cleared state, and the moment and
+/// SPJ contracts (grove's moment types qualify) — all GROVE_HOST_DEVICE (grove/core/execution.hpp).
+/// @endverbatim
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -90,43 +93,49 @@
 
 namespace grove::gpu {
 
+/// The options of a ResidentTreeLong (its constructor's last argument); the defaults are the
+/// measured best on one H100 (doc/gpu_resident.md).
 struct ResidentTreeOptions {
-  OpeningRule opening = OpeningRule::kFdps;
-  // Several ranks: how the LET's travel overlaps the walk (see the top of this file).
-  enum class LetOverlap { kNone, kReuseSteps, kLetTree };
-  LetOverlap let_overlap = LetOverlap::kReuseSteps;
-  // Several ranks: which ranks exchange LETs. POINT_TO_POINT_FAST (default): a rank whose
-  // particles the criterion accepts whole from my box (OpeningCriterion::opensExtent, decided
-  // alike on both sides) sends me nothing; its allgathered root superparticle stands in. So a
-  // rank talks to the ranks near it, a number that does not grow with the rank count.
-  // POINT_TO_POINT or ALL_TO_ALL: every rank with particles sends every other a LET (the host's
-  // arrays exactly). Search trees always exchange with every rank (particles within search
-  // reach must travel).
+  OpeningRule opening = OpeningRule::kFdps;  ///< the opening criterion (grove/walk/opening_criterion.hpp)
+  /// Several ranks: how the LET's travel overlaps the walk (see the top of this file).
+  enum class LetOverlap {
+    kNone,        ///< the merged global tree, nothing overlapped (FDPS's order)
+    kReuseSteps,  ///< the merged global tree; REUSE_LIST steps evaluate the local part while the LET travels
+    kLetTree      ///< Bonsai's order: the local tree walked while the LET travels, then a tree of what arrived
+  };
+  LetOverlap let_overlap = LetOverlap::kReuseSteps;  ///< see LetOverlap
+  /// Several ranks: which ranks exchange LETs. POINT_TO_POINT_FAST (default): a rank whose
+  /// particles the criterion accepts whole from my box (OpeningCriterion::opensExtent, decided
+  /// alike on both sides) sends me nothing; its allgathered root superparticle stands in. So a
+  /// rank talks to the ranks near it, a number that does not grow with the rank count.
+  /// POINT_TO_POINT or ALL_TO_ALL: every rank with particles sends every other a LET (the host's
+  /// arrays exactly). Search trees always exchange with every rank (particles within search
+  /// reach must travel).
   LetExchangeMode let_mode = LetExchangeMode::POINT_TO_POINT_FAST;
-  // kLetTree: a cell whose cube the local tree and the LET tree share (on a domain edge) holds
-  // only one side's particles in each. Such half cells, lined up along the edge and all lopsided
-  // the same way, make monopole errors that add up instead of cancelling. They are accepted only
-  // at split_cell_theta times theta (with Nakasato's offset s; walk.cuh, finishCells); the cells
-  // wholly in one tree keep FDPS's criterion. 1: theta itself (with the offset); 0: FDPS's
-  // criterion for them too. Measured on the H100 (60 000 Plummer bodies, theta 0.5, monopole,
-  // 2 ranks; the merged tree: median error 3.62e-4, 3544 interactions per body): 0 gives 1.18e-3
-  // (3799), 1 gives 1.00e-3 (3960), 0.5 gives 4.48e-4 (5542), 0.35 gives 3.77e-4 (6699).
+  /// kLetTree: a cell whose cube the local tree and the LET tree share (on a domain edge) holds
+  /// only one side's particles in each. Such half cells, lined up along the edge and all lopsided
+  /// the same way, make monopole errors that add up instead of cancelling. They are accepted only
+  /// at split_cell_theta times theta (with Nakasato's offset s; walk.cuh, finishCells); the cells
+  /// wholly in one tree keep FDPS's criterion. 1: theta itself (with the offset); 0: FDPS's
+  /// criterion for them too. Measured on the H100 (60 000 Plummer bodies, theta 0.5, monopole,
+  /// 2 ranks; the merged tree: median error 3.62e-4, 3544 interactions per body): 0 gives 1.18e-3
+  /// (3799), 1 gives 1.00e-3 (3960), 0.5 gives 4.48e-4 (5542), 0.35 gives 3.77e-4 (6699).
   double split_cell_theta = 0.35;
-  // How LET payloads travel between ranks (device_transport.hpp); rank 0's choice holds.
+  /// How LET payloads travel between ranks (device_transport.hpp); rank 0's choice holds.
   TransportChoice transport = TransportChoice::kAuto;
-  // Groups of more than group_target particles are cut into runs of equal length in key order
-  // (0: FDPS's groups, the cells of at most n_group_limit particles). FDPS's groups hold between
-  // an eighth of n_group_limit and all of it, depending on where cell boundaries fall for this
-  // N, and the interactions per particle follow (+35 % from 2^22 to 2^23 bodies at 512);
-  // cutting at a target keeps a group's size, and so its cost, near the target at every N.
+  /// Groups of more than group_target particles are cut into runs of equal length in key order
+  /// (0: FDPS's groups, the cells of at most n_group_limit particles). FDPS's groups hold between
+  /// an eighth of n_group_limit and all of it, depending on where cell boundaries fall for this
+  /// N, and the interactions per particle follow (+35 % from 2^22 to 2^23 bodies at 512);
+  /// cutting at a target keeps a group's size, and so its cost, near the target at every N.
   int group_target = 0;
-  // MAKE_LIST steps: false (default) builds the groups' lists and runs the list kernel, as
-  // MAKE_LIST_FOR_REUSE does; true walks and evaluates in one kernel (no lists in memory). The
-  // lists are faster on the H100 (cold sphere, theta 0.5, leaf 16, group 512: 15.8 against 18.1
-  // ms per rebuilt step at 2^22, 61.7 against 92.2 at 2^24; doc/gpu_resident.md): the fused
-  // kernel holds 512 i-slots per block, which groups of 120-230 particles leave mostly idle.
+  /// MAKE_LIST steps: false (default) builds the groups' lists and runs the list kernel, as
+  /// MAKE_LIST_FOR_REUSE does; true walks and evaluates in one kernel (no lists in memory). The
+  /// lists are faster on the H100 (cold sphere, theta 0.5, leaf 16, group 512: 15.8 against 18.1
+  /// ms per rebuilt step at 2^22, 61.7 against 92.2 at 2^24; doc/gpu_resident.md): the fused
+  /// kernel holds 512 i-slots per block, which groups of 120-230 particles leave mostly idle.
   bool fused_walk = false;
-  int stack_capacity = 1 << 15;  // cells per walking block (overflow: a clear error naming the group)
+  int stack_capacity = 1 << 15;  ///< cells per walking block (overflow: a clear error naming the group)
 };
 
 namespace kernel {
@@ -151,19 +160,23 @@ __global__ void superparticleImages(const SPJ* __restrict__ spj, std::size_t n, 
   if (k < n) images[k] = DeviceForm<SPJ>::make(spj[k]);
 }
 
-__global__ inline void sequence(std::uint32_t* __restrict__ index, std::size_t n) {
+// Non-template kernels in a header are static: each .cu that includes it compiles its own copy
+// (its device code is its own anyway) and no host stub is defined twice at link time. `inline`
+// did that too, but nvcc ignores it on __global__ functions and warns (#20050-D) in user code.
+
+static __global__ void sequence(std::uint32_t* __restrict__ index, std::size_t n) {
   const std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (k < n) index[k] = static_cast<std::uint32_t>(k);
 }
 
-__global__ inline void splitListCounts(const int* __restrict__ counts, std::uint32_t n_groups,
+static __global__ void splitListCounts(const int* __restrict__ counts, std::uint32_t n_groups,
                                        std::int64_t* __restrict__ j_counts, std::int64_t* __restrict__ s_counts) {
   const std::uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
   if (g < n_groups) j_counts[g] = counts[2 * g], s_counts[g] = counts[2 * g + 1];
   if (g == n_groups) j_counts[g] = 0, s_counts[g] = 0;
 }
 
-__global__ inline void countInteractions(const WalkDesc* __restrict__ walks, std::uint32_t n_walks,
+static __global__ void countInteractions(const WalkDesc* __restrict__ walks, std::uint32_t n_walks,
                                          unsigned long long* __restrict__ counters) {
   const std::uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;
   unsigned long long ep = 0, sp = 0;
@@ -184,7 +197,7 @@ __global__ inline void countInteractions(const WalkDesc* __restrict__ walks, std
 // Cells of the global tree that hold this rank's particles alone (level by level, deepest first):
 // a leaf whose EPJs all come from below n_local and that holds no received superparticle, or a
 // cell whose children all are such.
-__global__ inline void localOnlyCells(const TreeCell* __restrict__ cells, std::uint32_t begin, std::uint32_t n,
+static __global__ void localOnlyCells(const TreeCell* __restrict__ cells, std::uint32_t begin, std::uint32_t n,
                                       const std::uint32_t* __restrict__ ep_source, std::uint32_t n_local,
                                       std::uint8_t* __restrict__ flags) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -261,20 +274,30 @@ __global__ void splitListsByOrigin(std::uint32_t n_groups, const std::int64_t* _
 
 }  // namespace kernel
 
+/// The long-range tree of the GPU-resident pipeline: build, walk and the user's interactions on
+/// the device, over a DeviceParticleSystem (see the top of this file for the step and the modes).
+///
+/// Needs: Force, EPI, EPJ, the moment and the SPJ trivially copyable, their members that the
+/// device calls GROVE_HOST_DEVICE; interactions ep(const EPI&, const DeviceFormOf<EPJ>&, Force&)
+/// and sp(const EPI&, const DeviceFormOf<SPJ>&, Force&) callable on the device; a CUDA device
+/// current when it is made. Promises: forces as the host's TreeForForceLong computes them (the
+/// same criterion and, with POINT_TO_POINT on several ranks, the same lists); every body's own
+/// EPJ reaches ep once (doc/gpu_resident.md, "Self pairs"); bad arguments and misuse (a
+/// REUSE_LIST after a reorder) throw grove::Error naming them.
 template <class Force, class EPI, class EPJ, class Moment = MomentMonopole, class SPJ = SPJMonopole,
           LongSearchMode kSearch = LongSearchMode::NONE>
 class ResidentTreeLong {
  public:
-  using DI = DeviceFormOf<EPI>;
-  using DJ = DeviceFormOf<EPJ>;
-  using DS = DeviceFormOf<SPJ>;
-  static constexpr int kWalkThreads = 128;   // fused and list walks: threads per block
-  static constexpr int kIPerThread = 4;      // fused walk: i-particles per thread (512 per pass)
-  static constexpr int kJCapacity = 2048;    // fused walk: shared-memory index buffers
-  static constexpr int kSCapacity = 1024;
-  static constexpr int kListThreads = 64;    // the list kernel: the multiwalk engine's shape
-  static constexpr int kListIPerThread = 1;
-  static constexpr int kListChunk = kListThreads * kListIPerThread;
+  using DI = DeviceFormOf<EPI>;  ///< what the device stores for an EPI
+  using DJ = DeviceFormOf<EPJ>;  ///< for an EPJ: what ep receives
+  using DS = DeviceFormOf<SPJ>;  ///< for an SPJ: what sp receives (DeviceMonopole, DeviceQuadrupole)
+  static constexpr int kWalkThreads = 128;   ///< fused and list walks: threads per block
+  static constexpr int kIPerThread = 4;      ///< fused walk: i-particles per thread (512 per pass)
+  static constexpr int kJCapacity = 2048;    ///< fused walk: shared-memory EPJ index buffer
+  static constexpr int kSCapacity = 1024;    ///< fused walk: shared-memory SPJ index buffer
+  static constexpr int kListThreads = 64;    ///< the list kernel: the multiwalk engine's shape
+  static constexpr int kListIPerThread = 1;  ///< the list kernel: i-particles per thread
+  static constexpr int kListChunk = kListThreads * kListIPerThread;  ///< the list kernel: i-particles per block
 
   static_assert(std::is_trivially_copyable_v<EPI> && std::is_trivially_copyable_v<EPJ> &&
                     std::is_trivially_copyable_v<Force> && std::is_trivially_copyable_v<Moment>,
@@ -283,8 +306,12 @@ class ResidentTreeLong {
                 "grove::gpu::ResidentTreeLong: a search tree needs EPJ::getRSearch() (GROVE_HOST_DEVICE)");
   static_assert(kSearch != LongSearchMode::SYMMETRY || HasRSearch<EPI>,
                 "grove::gpu::ResidentTreeLong: a symmetry search tree needs EPI::getRSearch() (GROVE_HOST_DEVICE)");
-  static constexpr bool kSearches = kSearch != LongSearchMode::NONE;
+  static constexpr bool kSearches = kSearch != LongSearchMode::NONE;  ///< a search tree (SCATTER, SYMMETRY)
 
+  /// theta: the opening angle (>= 0; 0 opens every cell: direct summation); n_leaf_limit: the
+  /// most particles in a leaf; n_group_limit: the most in a group (both > 0); policy: the stream
+  /// every stage runs on (use the particles' policy()). Throws grove::Error for values out of
+  /// range, naming them.
   ResidentTreeLong(double theta, int n_leaf_limit, int n_group_limit, Gpu policy = {},
                    ResidentTreeOptions options = {})
       : theta_(theta), n_leaf_limit_(n_leaf_limit), n_group_limit_(n_group_limit), policy_(policy),
@@ -304,14 +331,17 @@ class ResidentTreeLong {
   }
 
   // ---- the whole step ------------------------------------------------------------------------------
-  // One rank: the particles of psys are all there are.
+  /// One rank: the forces on the particles of psys from all of them; psys is reordered into key
+  /// order on build steps and written back (FP::copyFromForce) in place. mode: MAKE_LIST,
+  /// MAKE_LIST_FOR_REUSE (lists kept), REUSE_LIST (the kept lists, the moved particles; refused
+  /// after anything reordered or uploaded psys since).
   template <class FP, class Ep, class Sp>
   void calcForceAllAndWriteBack(DeviceParticleSystem<FP>& psys, Ep ep, Sp sp, InteractionListMode mode = MAKE_LIST) {
     calculate(psys, ep, sp, nullptr, mode);
   }
-  // Every rank of dinfo.comm() (collective): psys holds this rank's particles, and the forces on
-  // them come from all ranks' particles, through the LET and the global tree. (The domains play
-  // no part here: the particles may lie anywhere, a rank may hold none.)
+  /// Every rank of dinfo.comm() (collective): psys holds this rank's particles, and the forces on
+  /// them come from all ranks' particles, through the LET and the global tree. (The domains play
+  /// no part here: the particles may lie anywhere, a rank may hold none.)
   template <class FP, class Ep, class Sp>
   void calcForceAllAndWriteBack(DeviceParticleSystem<FP>& psys, Ep ep, Sp sp, const DomainInfo& dinfo,
                                 InteractionListMode mode = MAKE_LIST) {
@@ -320,20 +350,21 @@ class ResidentTreeLong {
 
   // ---- stages (public: tests compare them with the host's, callers may split the step) ------------
 
-  // Root box, keys, sort, particles into key order (psys is reordered), cells, moments, groups.
+  /// Stage: root box, keys, sort, particles into key order (psys is reordered), cells, moments,
+  /// groups.
   template <class FP>
   void buildTree(DeviceParticleSystem<FP>& psys) {
     buildLocalTree(psys, nullptr);
   }
 
-  // Walk and force in one kernel (no lists), forces in key order.
+  /// Stage: walk and force in one kernel (no lists), forces in key order; waits for it.
   template <class Ep, class Sp>
   void computeForceFused(Ep ep, Sp sp) {
     launchFusedWalk(ep, sp);
     checkOverflow();
   }
 
-  // The fused walk, enqueued (checkOverflow() waits for it).
+  /// The fused walk, enqueued without waiting (computeForceFused waits and checks the stacks).
   template <class Ep, class Sp>
   void launchFusedWalk(Ep ep, Sp sp) {
     const std::size_t n = epi_.size();
@@ -350,8 +381,8 @@ class ResidentTreeLong {
     marks_.mark(stream(), Stage::kForce);
   }
 
-  // The list-building walk: every group's EPJ and SPJ index lists in device memory (over the
-  // tree the groups walk: the local tree, or the global tree of a merged multi-rank step).
+  /// Stage: the list-building walk: every group's EPJ and SPJ index lists in device memory (over
+  /// the tree the groups walk: the local tree, or the global tree of a merged multi-rank step).
   void buildLists() {
     resetCounters();
     buildListsOver(walked(), group_lists_, "interaction lists");
@@ -359,7 +390,7 @@ class ResidentTreeLong {
     marks_.mark(stream(), Stage::kLists);
   }
 
-  // The engine's list kernel over the kept lists: forces in key order.
+  /// Stage: the engine's list kernel over the kept lists: forces in key order.
   template <class Ep, class Sp>
   void computeForceFromLists(Ep ep, Sp sp) {
     forceFromLists(ep, sp, group_lists_, walked(), walkedEpjImages(), false);
@@ -368,12 +399,12 @@ class ResidentTreeLong {
     countListInteractions(group_lists_);
   }
 
-  // The LET decision on the device: for each target box (another rank's particle box, not
-  // empty), the cells whose superparticles it needs (letCells()) and the particles of the leaves
-  // it opens (letParticles()), as the host's planLet walks: the same criterion, the root not
-  // forced open. Offsets per target in letCellOffsets() / letParticleOffsets() (one past the end
-  // last). Uses the tree of the last build. Search trees open cells within search reach too:
-  // target_search_boxes holds each target's box of search spheres (SYMMETRY; ignored otherwise).
+  /// Stage: the LET decision on the device: for each target box (another rank's particle box, not
+  /// empty), the cells whose superparticles it needs (letCells()) and the particles of the leaves
+  /// it opens (letParticles()), as the host's planLet walks: the same criterion, the root not
+  /// forced open. Offsets per target in letCellOffsets() / letParticleOffsets() (one past the end
+  /// last). Uses the tree of the last build. Search trees open cells within search reach too:
+  /// target_search_boxes holds each target's box of search spheres (SYMMETRY; ignored otherwise).
   void selectLet(const std::vector<Boxd>& targets, const std::vector<Boxd>& target_search_boxes = {}) {
     for (std::size_t t = 0; t < targets.size(); ++t)
       require(!targets[t].isEmpty(), "ResidentTreeLong::selectLet", "target box {} is empty", t);
@@ -386,12 +417,17 @@ class ResidentTreeLong {
     writeIndexLists(local_, let_boxes_.data(), symmetry ? let_search_boxes_.data() : nullptr,
                     static_cast<std::uint32_t>(targets.size()), false, "LET selections", let_lists_);
   }
+  /// selectLet's particles (local EPJ indices), target after target.
   const DeviceVector<int>& letParticles() const { return let_lists_.j; }
+  /// selectLet's cells (local cell indices), target after target.
   const DeviceVector<int>& letCells() const { return let_lists_.s; }
+  /// Where each target's particles start in letParticles() (targets + 1 entries).
   const DeviceVector<std::int64_t>& letParticleOffsets() const { return let_lists_.j_offsets; }
+  /// Where each target's cells start in letCells() (targets + 1 entries).
   const DeviceVector<std::int64_t>& letCellOffsets() const { return let_lists_.s_offsets; }
 
-  // FP::copyFromForce for every particle (psys is in key order, as the forces).
+  /// Stage: FP::copyFromForce for every particle (psys is in key order, as the forces). Throws
+  /// grove::Error when psys is not the system the tree was built from (another size).
   template <class FP>
   void writeBack(DeviceParticleSystem<FP>& psys) {
     require(psys.size() == force_.size(), "ResidentTreeLong::writeBack",
@@ -402,37 +438,55 @@ class ResidentTreeLong {
   }
 
   // ---- results and the tree, for tests and diagnostics ------------------------------------------------
+  /// The last step's stage times and counts.
   const ResidentProfile& profile() const { return profile_; }
+  /// The root cell of the last build.
   const RootCell& rootCell() const { return root_; }
+  /// The opening criterion (theta and the rule).
   const OpeningCriterion& criterion() const { return criterion_; }
+  /// The stream every stage runs on.
   Gpu policy() const { return policy_; }
+  /// The particles' Morton keys, in key order.
   const DeviceVector<MortonKey>& keys() const { return order_.keys; }
-  // sortedIndex()[k]: where the particle now at key position k was before the build's reorder.
+  /// sortedIndex()[k]: where the particle now at key position k was before the build's reorder.
   const DeviceVector<std::uint32_t>& sortedIndex() const { return order_.index; }
-  // The local tree (of this rank's particles).
+  /// The local tree's cells (of this rank's particles).
   const DeviceTreeShape& shape() const { return local_.shape; }
+  /// The local tree's moments, one per cell.
   const DeviceVector<Moment>& moments() const { return local_.moments; }
-  // The global tree of the last multi-rank step (empty on one rank): its cells, and its
-  // particles' and superparticles' sources (global EPJ k is local EPJ globalEpSource()[k] when
-  // that is below the local count, else received EPJ globalEpSource()[k] - local count).
+  /// Whether the last multi-rank step built a global tree (false on one rank). Its particles'
+  /// sources: global EPJ k is local EPJ globalEpSource()[k] when that is below the local count,
+  /// else received EPJ globalEpSource()[k] - local count.
   bool globalTreeBuilt() const { return global_built_; }
-  // Whether the last multi-rank step walked a LET tree after the local one (not merged).
+  /// Whether the last multi-rank step walked a LET tree after the local one (not merged).
   bool letTreeBuilt() const { return let_tree_built_; }
-  // How LET payloads travel (null before the first multi-rank step).
+  /// How LET payloads travel (null before the first multi-rank step).
   const DeviceTransport* letTransport() const { return let_exchange_.transport(); }
+  /// The global tree's cells (see globalTreeBuilt()).
   const DeviceTreeShape& globalShape() const { return global_.shape; }
+  /// The global tree's EPJ sources (see globalTreeBuilt()).
   const DeviceVector<std::uint32_t>& globalEpSource() const { return global_particles_.ep_source; }
+  /// The groups: (first particle << 32 | particle count), in key order.
   const DeviceVector<std::uint64_t>& groups() const { return groups_; }
+  /// Each group's box of positions.
   const DeviceVector<Boxd>& groupBoxes() const { return group_boxes_; }
-  // Search trees: each cell's boxes of the walked tree (positions, search spheres).
+  /// Search trees: each cell's boxes of the walked tree (positions, search spheres).
   const DeviceVector<DeviceCellBoxes>& searchBoxes() const { return walked().search_boxes; }
+  /// The last step's forces, in key order.
   const DeviceVector<Force>& forces() const { return force_; }
+  /// List forms: per group, its EPJ and SPJ list lengths (two ints per group).
   const DeviceVector<int>& listCounts() const { return group_lists_.lists.counts; }
+  /// List forms: the groups' EPJ indices, group after group.
   const DeviceVector<int>& epjLists() const { return group_lists_.lists.j; }
+  /// List forms: the groups' SPJ indices, group after group.
   const DeviceVector<int>& spjLists() const { return group_lists_.lists.s; }
+  /// Where each group's EPJ indices start in epjLists().
   const DeviceVector<std::int64_t>& epjListOffsets() const { return group_lists_.lists.j_offsets; }
+  /// Where each group's SPJ indices start in spjLists().
   const DeviceVector<std::int64_t>& spjListOffsets() const { return group_lists_.lists.s_offsets; }
+  /// Whether lists are kept for REUSE_LIST (the last build was MAKE_LIST_FOR_REUSE).
   bool listsKept() const { return lists_kept_; }
+  /// Device memory the tree holds now (all its buffers).
   std::size_t deviceBytes() const {
     return order_.bytes() + epi_.bytes() +
            epj_.bytes() + di_.bytes() + dj_.bytes() + local_.bytes() + global_.bytes() + global_particles_.bytes() +
@@ -1244,21 +1298,28 @@ class ResidentTreeLong {
   ResidentProfile profile_;
 };
 
-// FDPS's spelling (TreeForForceLong's names): ResidentTreeForForceLong<Force, EPI, EPJ>::Monopole,
-// ::Quadrupole, ::MonopoleWithScatterSearch, ... The search trees take the ordinary moments: the
-// tree keeps its own search boxes (the CPU's MomentMonopoleScatter boxes are host-only).
+/// FDPS's spelling (TreeForForceLong's names): ResidentTreeForForceLong<Force, EPI, EPJ> holds
+/// Monopole, Quadrupole, MonopoleWithScatterSearch, ... The search trees take the ordinary
+/// moments: the tree keeps its own search boxes (the CPU's MomentMonopoleScatter boxes are
+/// host-only).
 template <class Force, class EPI, class EPJ>
 struct ResidentTreeForForceLong {
-  using Monopole = ResidentTreeLong<Force, EPI, EPJ>;
+  using Monopole = ResidentTreeLong<Force, EPI, EPJ>;  ///< monopole moments (DeviceMonopole cells)
+  /// quadrupole moments (DeviceQuadrupole cells)
   using Quadrupole = ResidentTreeLong<Force, EPI, EPJ, MomentQuadrupole, SPJQuadrupole>;
+  /// a user moment and superparticle (grove/tree/moments.hpp's contracts)
   template <class Moment, class SPJ>
   using WithMoment = ResidentTreeLong<Force, EPI, EPJ, Moment, SPJ>;
+  /// FDPS's SEARCH_MODE_LONG_SCATTER, monopole
   using MonopoleWithScatterSearch =
       ResidentTreeLong<Force, EPI, EPJ, MomentMonopole, SPJMonopole, LongSearchMode::SCATTER>;
+  /// FDPS's SEARCH_MODE_LONG_SCATTER, quadrupole
   using QuadrupoleWithScatterSearch =
       ResidentTreeLong<Force, EPI, EPJ, MomentQuadrupole, SPJQuadrupole, LongSearchMode::SCATTER>;
+  /// FDPS's SEARCH_MODE_LONG_SYMMETRY, monopole
   using MonopoleWithSymmetrySearch =
       ResidentTreeLong<Force, EPI, EPJ, MomentMonopole, SPJMonopole, LongSearchMode::SYMMETRY>;
+  /// FDPS's SEARCH_MODE_LONG_SYMMETRY, quadrupole
   using QuadrupoleWithSymmetrySearch =
       ResidentTreeLong<Force, EPI, EPJ, MomentQuadrupole, SPJQuadrupole, LongSearchMode::SYMMETRY>;
 };

@@ -1,48 +1,51 @@
 #pragma once
-// grove::gpu::ResidentTreeShort: the short-range tree of the GPU-resident pipeline (nvcc only),
-// for SPH, molecular dynamics and contacts. The particles stay in device memory
-// (DeviceParticleSystem); the tree, the neighbour lists and the user's interaction run on the
-// device. FDPS's names: ResidentTreeForForceShort<Force, EPI, EPJ>::{Gather, Scatter, Symmetry}.
-//
-//   using DensityTree = grove::gpu::ResidentTreeForForceShort<Result, EPI, EPJ>::Gather;
-//   DensityTree tree(n_leaf, gas.policy());
-//   tree.calcForceAllAndWriteBack(gas, PairTerm{...}, dinfo);                       // pairwise
-//   tree.calcForceAllAndWriteBack(gas, grove::gpu::withNeighbourSets(Solver{...}), dinfo);
-//
-// Two kinds of user kernel, both __device__ (or GROVE_HOST_DEVICE) functors:
-//   pairwise          f(const EPI&, const EPJ&, Force&) for each neighbour of each particle,
-//                     Force value-initialised first (the multiwalk engine's functor form)
-//   neighbour sets    k(const EPI&, const NeighbourSet<EPJ>&, Force&) once per particle; the set
-//                     may be walked as often as the kernel likes (an h iteration: sums at one
-//                     h, a Newton step, sums again), by size() and operator[], or folded by
-//                     set.reduce(identity, map, combine)
-//   cooperative sets  withCooperativeNeighbourSets(k): the same form, but the kernel's sums all go
-//                     through set.reduce, so the tree may run each particle's kernel on 1-8
-//                     threads (as many as its search uses): every thread runs the kernel, each
-//                     folds its share of the set, reduce combines the shares, and the first
-//                     thread stores the Force. Fills the GPU when particles are few (10^5) and
-//                     kernels walk long sets; the sums' order differs from one thread's (rounding)
-// Each particle's list holds exactly its neighbours (neighbour_search.cuh states the three
-// modes' tests) in tree order, itself included; with periodic axes the EPJ it hands over is the
-// image nearest the i-particle (EPJ::setPos), so kernels use plain position differences.
-//
-// One step: root box (CUB reduce) -> Morton keys -> CUB radix sort -> the particles into key
-// order in place, with their EPI and EPJ -> cells linked level by level (the long-range tree's
-// stages, tree_build.cuh) -> cell search boxes bottom-up -> neighbour counts, scan, lists ->
-// the kernel over the lists -> FP::copyFromForce in place.
-//   MAKE_LIST, MAKE_LIST_FOR_REUSE   all of it (lists kept either way)
-//   REUSE_LIST   same particles, no reorder since: EPI/EPJ refreshed from FP, the kept lists
-//                (made with the positions and radii of their build) evaluated again
-//
-// Several ranks (dinfo of more than one rank; collective): the particles may lie anywhere, a rank
-// may hold none. After the local order, each rank allgathers the others' position and search
-// boxes, selects on the device the EPJs (and periodic images) each needs, swaps them through
-// pinned buffers (short_range_let.cuh), and builds a global j-tree of its own EPJs, its own
-// periodic images and the received ones, which its particles walk; periodic images are then
-// explicit particles. REUSE_LIST resends fresh payloads along the kept selections.
-// User types read on the device: FP::getPos, FP::copyFromForce, EPI/EPJ::copyFromFP,
-// getPos, getRSearch (EPI for GATHER and SYMMETRY, EPJ for SCATTER and SYMMETRY), EPJ::setPos
-// (periodic), Force's value-initialisation: all GROVE_HOST_DEVICE.
+/// @file
+/// grove::gpu::ResidentTreeShort: the short-range tree of the GPU-resident pipeline (nvcc only),
+/// @verbatim
+/// for SPH, molecular dynamics and contacts. The particles stay in device memory
+/// (DeviceParticleSystem); the tree, the neighbour lists and the user's interaction run on the
+/// device. FDPS's names: ResidentTreeForForceShort<Force, EPI, EPJ>::{Gather, Scatter, Symmetry}.
+///
+///   using DensityTree = grove::gpu::ResidentTreeForForceShort<Result, EPI, EPJ>::Gather;
+///   DensityTree tree(n_leaf, gas.policy());
+///   tree.calcForceAllAndWriteBack(gas, PairTerm{...}, dinfo);                       // pairwise
+///   tree.calcForceAllAndWriteBack(gas, grove::gpu::withNeighbourSets(Solver{...}), dinfo);
+///
+/// Two kinds of user kernel, both __device__ (or GROVE_HOST_DEVICE) functors:
+///   pairwise          f(const EPI&, const EPJ&, Force&) for each neighbour of each particle,
+///                     Force value-initialised first (the multiwalk engine's functor form)
+///   neighbour sets    k(const EPI&, const NeighbourSet<EPJ>&, Force&) once per particle; the set
+///                     may be walked as often as the kernel likes (an h iteration: sums at one
+///                     h, a Newton step, sums again), by size() and operator[], or folded by
+///                     set.reduce(identity, map, combine)
+///   cooperative sets  withCooperativeNeighbourSets(k): the same form, but the kernel's sums all go
+///                     through set.reduce, so the tree may run each particle's kernel on 1-8
+///                     threads (as many as its search uses): every thread runs the kernel, each
+///                     folds its share of the set, reduce combines the shares, and the first
+///                     thread stores the Force. Fills the GPU when particles are few (10^5) and
+///                     kernels walk long sets; the sums' order differs from one thread's (rounding)
+/// Each particle's list holds exactly its neighbours (neighbour_search.cuh states the three
+/// modes' tests) in tree order, itself included; with periodic axes the EPJ it hands over is the
+/// image nearest the i-particle (EPJ::setPos), so kernels use plain position differences.
+///
+/// One step: root box (CUB reduce) -> Morton keys -> CUB radix sort -> the particles into key
+/// order in place, with their EPI and EPJ -> cells linked level by level (the long-range tree's
+/// stages, tree_build.cuh) -> cell search boxes bottom-up -> neighbour counts, scan, lists ->
+/// the kernel over the lists -> FP::copyFromForce in place.
+///   MAKE_LIST, MAKE_LIST_FOR_REUSE   all of it (lists kept either way)
+///   REUSE_LIST   same particles, no reorder since: EPI/EPJ refreshed from FP, the kept lists
+///                (made with the positions and radii of their build) evaluated again
+///
+/// Several ranks (dinfo of more than one rank; collective): the particles may lie anywhere, a rank
+/// may hold none. After the local order, each rank allgathers the others' position and search
+/// boxes, selects on the device the EPJs (and periodic images) each needs, swaps them through
+/// pinned buffers (short_range_let.cuh), and builds a global j-tree of its own EPJs, its own
+/// periodic images and the received ones, which its particles walk; periodic images are then
+/// explicit particles. REUSE_LIST resends fresh payloads along the kept selections.
+/// User types read on the device: FP::getPos, FP::copyFromForce, EPI/EPJ::copyFromFP,
+/// getPos, getRSearch (EPI for GATHER and SYMMETRY, EPJ for SCATTER and SYMMETRY), EPJ::setPos
+/// (periodic), Force's value-initialisation: all GROVE_HOST_DEVICE.
+/// @endverbatim
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -73,24 +76,25 @@
 
 namespace grove::gpu {
 
-// A particle's neighbours as its kernel sees them: size() EPJs, each the image nearest the
-// i-particle on periodic axes (with a skin, also particles up to the skin beyond reach).
+/// A particle's neighbours as its kernel sees them: size() EPJs, each the image nearest the
+/// i-particle on periodic axes (with a skin, also particles up to the skin beyond reach).
 template <class EPJ>
 class NeighbourSet {
  public:
-  // lanes: the threads (neighbouring lanes of a warp, `mask`) that share the particle; sub: this
-  // thread's rank among them.
+  /// lanes: the threads (neighbouring lanes of a warp, `mask`) that share the particle; sub: this
+  /// thread's rank among them.
   __device__ NeighbourSet(const EPJ* epj, const int* index, int count, Vec3d xi, Periods periods, int lanes = 1,
                           int sub = 0, unsigned mask = 0xffffffffu)
       : epj_(epj), index_(index), count_(count), xi_(xi), periods_(periods), lanes_(lanes), sub_(sub), mask_(mask) {}
+  /// The number of neighbours (the particle itself included).
   __device__ int size() const { return count_; }
-  // combine over every neighbour of map(neighbour), from `identity`. Each of the particle's
-  // threads folds every lanes-th neighbour in order, then the shares are combined pairwise, so
-  // combine must be associative and commutative (sums, maxima) and `identity` must leave it
-  // unchanged (zeros for sums); T is identity's type (reduce(0, ...) sums ints). Every thread
-  // returns the first thread's value, so all take the same branches after it; every thread of
-  // the particle must call reduce alike, and side effects of the kernel run on each thread. On
-  // one thread: the plain loop, in its order. T must be trivially copyable.
+  /// combine over every neighbour of map(neighbour), from `identity`. Each of the particle's
+  /// threads folds every lanes-th neighbour in order, then the shares are combined pairwise, so
+  /// combine must be associative and commutative (sums, maxima) and `identity` must leave it
+  /// unchanged (zeros for sums); T is identity's type (reduce(0, ...) sums ints). Every thread
+  /// returns the first thread's value, so all take the same branches after it; every thread of
+  /// the particle must call reduce alike, and side effects of the kernel run on each thread. On
+  /// one thread: the plain loop, in its order. T must be trivially copyable.
   template <class T, class Map, class Combine>
   __device__ T reduce(T identity, Map map, Combine combine) const {
     T acc = identity;
@@ -99,8 +103,9 @@ class NeighbourSet {
     for (int offset = lanes_ / 2; offset > 0; offset /= 2) acc = combine(acc, shuffle(acc, offset, true));
     return shuffle(acc, static_cast<int>(threadIdx.x % 32) - sub_, false);
   }
-  // The k-th neighbour's index in the tree's EPJ array (tree order).
+  /// The k-th neighbour's index in the tree's EPJ array (tree order).
   __device__ int index(int k) const { return index_[k]; }
+  /// The k-th neighbour (0 <= k < size()), moved to its image nearest the i-particle on periodic axes.
   __device__ EPJ operator[](int k) const {
     EPJ pj = epj_[index_[k]];
     if constexpr (HasSetPos<EPJ>) {
@@ -114,7 +119,7 @@ class NeighbourSet {
   }
 
  private:
-  // v from lane `lane ^ offset` (xor) or from lane `offset`, word by word.
+  /// v from lane `lane ^ offset` (xor) or from lane `offset`, word by word.
   template <class T>
   __device__ T shuffle(const T& v, int offset, bool xor_lane) const {
     static_assert(std::is_trivially_copyable_v<T>, "NeighbourSet::reduce: T must be trivially copyable");
@@ -138,17 +143,20 @@ class NeighbourSet {
   unsigned mask_;
 };
 
-// Marks a kernel of the neighbour-set form for calcForceAllAndWriteBack.
-// kCooperative: the kernel's sums go through NeighbourSet::reduce only, so it may run on several
-// threads per particle (a compile-time mark: other kernels are built for one thread only).
+/// Marks a kernel of the neighbour-set form for calcForceAllAndWriteBack.
+/// kCooperative: the kernel's sums go through NeighbourSet::reduce only, so it may run on several
+/// threads per particle (a compile-time mark: other kernels are built for one thread only).
 template <class Kernel, bool kCooperative = false>
 struct NeighbourSetKernel {
-  Kernel kernel;
+  Kernel kernel;  ///< k(const EPI&, const NeighbourSet<EPJ>&, Force&)
 };
+/// kernel, marked as a neighbour-set kernel: run once per particle, on one thread.
 template <class Kernel>
 NeighbourSetKernel<Kernel> withNeighbourSets(Kernel kernel) {
   return {kernel};
 }
+/// kernel, marked as a cooperative neighbour-set kernel: its sums all go through
+/// NeighbourSet::reduce, so each particle may run it on several threads.
 template <class Kernel>
 NeighbourSetKernel<Kernel, true> withCooperativeNeighbourSets(Kernel kernel) {
   return {kernel};
@@ -176,21 +184,31 @@ __global__ void kernelOverNeighbourSets(const EPI* __restrict__ epi, std::uint32
 
 }  // namespace kernel
 
-// A pairwise kernel as a neighbour-set kernel: pair(epi, epj, force) for each neighbour in turn.
+/// A pairwise kernel as a neighbour-set kernel: pair(epi, epj, force) for each neighbour in turn.
 template <class Pair>
 struct EachNeighbour {
-  Pair pair;
+  Pair pair;  ///< the pairwise kernel
+  /// pair(i, set[k], f) for k = 0 .. set.size() - 1, in order.
   template <class EPI, class EPJ, class Force>
   __device__ void operator()(const EPI& i, const NeighbourSet<EPJ>& set, Force& f) const {
     for (int k = 0; k < set.size(); ++k) pair(i, set[k], f);
   }
 };
 
+/// The short-range tree of the GPU-resident pipeline: exact neighbour lists and the user's kernel
+/// on the device, over a DeviceParticleSystem (see the top of this file for the step, the kernel
+/// forms and several ranks).
+///
+/// Needs: Force, EPI, EPJ trivially copyable, their members that the device calls
+/// GROVE_HOST_DEVICE, getRSearch where the mode reads it; a CUDA device current when it is made.
+/// Promises: each particle's list holds exactly its neighbours by the mode's test (itself
+/// included), in tree order; bad input (positions outside a periodic root, radii of half a
+/// period or more) throws grove::Error on every rank.
 template <class Force, class EPI, class EPJ, SearchMode M>
 class ResidentTreeShort {
  public:
-  static constexpr SearchMode kMode = M;
-  static constexpr int kThreads = 128;
+  static constexpr SearchMode kMode = M;  ///< GATHER, SCATTER or SYMMETRY
+  static constexpr int kThreads = 128;    ///< threads per block of the search and kernel launches
   static_assert(std::is_trivially_copyable_v<EPI> && std::is_trivially_copyable_v<EPJ> &&
                     std::is_trivially_copyable_v<Force>,
                 "grove::gpu::ResidentTreeShort: EPI, EPJ and Force must be trivially copyable");
@@ -200,8 +218,8 @@ class ResidentTreeShort {
                 "grove::gpu::ResidentTreeShort: the EPJ type needs `getRSearch() const` (Scatter and Symmetry "
                 "search)");
 
-  // search_lanes: threads per particle in the neighbour search (1, 2, 4 or 8; 0 chooses by the
-  // particle count).
+  /// search_lanes: threads per particle in the neighbour search (1, 2, 4 or 8; 0 chooses by the
+  /// particle count).
   explicit ResidentTreeShort(int n_leaf_limit = 16, Gpu policy = {}, int search_lanes = 0)
       : n_leaf_limit_(n_leaf_limit), search_lanes_(search_lanes), policy_(policy) {
     require(n_leaf_limit > 0, "ResidentTreeShort", "n_leaf_limit must be positive (got {})", n_leaf_limit);
@@ -209,23 +227,24 @@ class ResidentTreeShort {
             "ResidentTreeShort", "search_lanes must be 0 (automatic), 1, 2, 4 or 8 (got {})", search_lanes);
   }
 
-  // Lists kept over steps (Verlet lists): with a skin s > 0 every pair's radius is taken s larger
-  // in the search (and the LET), so the lists hold every neighbour and possibly particles up to s
-  // farther (kernels then test the distance themselves). A REUSE_LIST step measures how far the
-  // particles moved (d, the largest displacement) and their radii grew (g) since the search; while
-  // 2 d + g <= s the kept lists still hold every neighbour and are used, else the tree rebuilds
-  // and searches again (profile().rebuilt_for_skin). 0 (the default): exact sets, and
-  // REUSE_LIST trusts the caller (FDPS's meaning).
+  /// Lists kept over steps (Verlet lists): with a skin s > 0 every pair's radius is taken s larger
+  /// in the search (and the LET), so the lists hold every neighbour and possibly particles up to s
+  /// farther (kernels then test the distance themselves). A REUSE_LIST step measures how far the
+  /// particles moved (d, the largest displacement) and their radii grew (g) since the search; while
+  /// 2 d + g <= s the kept lists still hold every neighbour and are used, else the tree rebuilds
+  /// and searches again (profile().rebuilt_for_skin). 0 (the default): exact sets, and
+  /// REUSE_LIST trusts the caller (FDPS's meaning).
   void setSkin(double skin) {
     require(skin >= 0.0, "ResidentTreeShort::setSkin", "the skin must not be negative (got {})", skin);
     skin_ = skin;
   }
+  /// The skin (setSkin); 0 by default.
   double skin() const { return skin_; }
 
   // ---- the whole step ------------------------------------------------------------------------------
-  // kernel: pairwise, pair(epi, epj, force) over every particle's neighbours, or
-  // withNeighbourSets(k), k(epi, neighbour_set, force) once per particle. dinfo gives the periodic
-  // axes (its root domain) and the ranks (several: collective, see the header).
+  /// kernel: pairwise, pair(epi, epj, force) over every particle's neighbours, or
+  /// withNeighbourSets(k), k(epi, neighbour_set, force) once per particle. dinfo gives the periodic
+  /// axes (its root domain) and the ranks (several: collective, see the header).
   template <class FP, class Kernel>
   void calcForceAllAndWriteBack(DeviceParticleSystem<FP>& psys, Kernel kernel, const DomainInfo& dinfo,
                                 InteractionListMode mode = MAKE_LIST) {
@@ -234,10 +253,10 @@ class ResidentTreeShort {
     writeBack(psys);
     finishProfile();
   }
-  // The same on the cells and order of `built`, another short-range tree (of any types) built from
-  // these particles whose positions have not changed since (the SPH hydro pass after the density
-  // pass): no root, keys, sort, reorder or link; the search boxes and the lists are this tree's.
-  // One rank.
+  /// The same on the cells and order of `built`, another short-range tree (of any types) built from
+  /// these particles whose positions have not changed since (the SPH hydro pass after the density
+  /// pass): no root, keys, sort, reorder or link; the search boxes and the lists are this tree's.
+  /// One rank.
   template <class FP, class Kernel, class Built>
   void calcForceAllAndWriteBackOnTreeOf(const Built& built, DeviceParticleSystem<FP>& psys, Kernel kernel,
                                         const DomainInfo& dinfo) {
@@ -251,11 +270,11 @@ class ResidentTreeShort {
 
   // ---- stages (public: tests compare them with brute force, callers may split the step) -----------
 
-  // Root box, keys, sort, particles into key order (psys is reordered), cells, search boxes.
-  // Periodic axes (periods.length > 0) need the positions inside `root` (the root domain) and
-  // radii below L/2. With comm (several ranks; collective: a problem found on one rank stops all)
-  // the local cells are not needed (the walks run on the global j-tree, and a rank may hold no
-  // particles): only the order, for i-particles that walk close together.
+  /// Root box, keys, sort, particles into key order (psys is reordered), cells, search boxes.
+  /// Periodic axes (periods.length > 0) need the positions inside `root` (the root domain) and
+  /// radii below L/2. With comm (several ranks; collective: a problem found on one rank stops all)
+  /// the local cells are not needed (the walks run on the global j-tree, and a rank may hold no
+  /// particles): only the order, for i-particles that walk close together.
   template <class FP>
   void buildTree(DeviceParticleSystem<FP>& psys, const Periods& periods = {}, const Boxd& root = Boxd::empty(),
                  const Comm* comm = nullptr) {
@@ -291,9 +310,9 @@ class ResidentTreeShort {
     marks_.mark(stream(), Stage::kBoxes);
   }
 
-  // Several ranks (collective, after buildTree(..., true)): the LET (short_range_let.cuh), then
-  // the global j-tree of the local EPJs, the own periodic images and the received ones, on the
-  // device: keys, sort, gather, link, search boxes. The local i-particles walk it.
+  /// Several ranks (collective, after buildTree(..., true)): the LET (short_range_let.cuh), then
+  /// the global j-tree of the local EPJs, the own periodic images and the received ones, on the
+  /// device: keys, sort, gather, link, search boxes. The local i-particles walk it.
   void buildGlobalTree(const Comm& comm) {
     const std::size_t n = epj_.size();
     let_.select(comm, policy_, epj_.data(), n, localReach(), periods_, skin_);
@@ -323,8 +342,8 @@ class ResidentTreeShort {
     marks_.mark(stream(), Stage::kGlobalTree);
   }
 
-  // The cells, order and periods of `built` (see calcForceAllAndWriteBackOnTreeOf), this tree's
-  // EPI, EPJ and search boxes from psys.
+  /// The cells, order and periods of `built` (see calcForceAllAndWriteBackOnTreeOf), this tree's
+  /// EPI, EPJ and search boxes from psys.
   template <class FP, class Built>
   void buildTreeLike(const Built& built, DeviceParticleSystem<FP>& psys) {
     require(built.builtGeneration() == psys.orderGeneration() && built.epi().size() == psys.size() &&
@@ -353,10 +372,10 @@ class ResidentTreeShort {
     lists_kept_ = false;
   }
 
-  // Every particle's neighbours: one walk into fixed slots of the capacity the last search
-  // needed (its largest count plus an eighth), or, on the first search, on overflow beyond the
-  // memory the slots may take, or when slots would cost more than three times the lists, a
-  // counting walk, a scan and a writing walk.
+  /// Every particle's neighbours: one walk into fixed slots of the capacity the last search
+  /// needed (its largest count plus an eighth), or, on the first search, on overflow beyond the
+  /// memory the slots may take, or when slots would cost more than three times the lists, a
+  /// counting walk, a scan and a writing walk.
   void findNeighbours() {
     const auto n = static_cast<std::uint32_t>(epi_.size());
     counts_.resize(n);
@@ -402,24 +421,25 @@ class ResidentTreeShort {
     marks_.mark(stream(), Stage::kSearch);
   }
 
+  /// Stage: pair(epi, epj, force) over every particle's neighbours, Force value-initialised first.
   template <class Pair>
   void computePairwise(Pair pair) {
     computeOverNeighbourSets(EachNeighbour<Pair>{pair});
   }
 
-  // k once per particle, on one thread.
+  /// k once per particle, on one thread.
   template <class Kernel>
   void computeOverNeighbourSets(Kernel k) {
     launchOverNeighbourSets<1>(k);
   }
-  // k once per particle on as many threads as the search gives it (k's sums through reduce).
+  /// k once per particle on as many threads as the search gives it (k's sums through reduce).
   template <class Kernel>
   void computeOverCooperativeNeighbourSets(Kernel k) {
     withLanes(searchLanes(static_cast<std::uint32_t>(epi_.size())),
               [&](auto lanes) { launchOverNeighbourSets<decltype(lanes)::value>(k); });
   }
 
-  // FP::copyFromForce for every particle (psys in the tree's order, as the forces).
+  /// FP::copyFromForce for every particle (psys in the tree's order, as the forces).
   template <class FP>
   void writeBack(DeviceParticleSystem<FP>& psys) {
     require(psys.size() == force_.size() && psys.orderGeneration() == built_generation_, "ResidentTreeShort::writeBack",
@@ -430,28 +450,41 @@ class ResidentTreeShort {
   }
 
   // ---- results and the tree, for tests and diagnostics ------------------------------------------------
+  /// The last step's stage times and counts.
   const ResidentShortProfile& profile() const { return profile_; }
+  /// The stream every stage runs on.
   Gpu policy() const { return policy_; }
+  /// The root cell of the last build.
   const RootCell& rootCell() const { return root_; }
+  /// The periodic lengths of the last build (none: open boundaries).
   const Periods& periods() const { return periods_; }
-  // The particle system's order generation at the last build (DeviceParticleSystem::orderGeneration).
+  /// The particle system's order generation at the last build (DeviceParticleSystem::orderGeneration).
   std::uint64_t builtGeneration() const { return built_generation_; }
+  /// The local tree's cells.
   const DeviceTreeShape& shape() const { return shape_; }
+  /// The i-particles, in tree order.
   const DeviceVector<EPI>& epi() const { return epi_; }
+  /// This rank's j-particles, in tree order.
   const DeviceVector<EPJ>& epj() const { return epj_; }
-  // Several ranks: whether the last step built a global j-tree, and its particles (tree order:
-  // the lists index them): local EPJs, own periodic images and received ones, images shifted.
+  /// Several ranks: whether the last step built a global j-tree, and its particles (tree order:
+  /// the lists index them): local EPJs, own periodic images and received ones, images shifted.
   bool globalTreeBuilt() const { return global_built_; }
+  /// Several ranks: the global j-tree's particles (see globalTreeBuilt()).
   const DeviceVector<EPJ>& globalEpj() const { return global_.epj; }
-  // The j-particles the lists index: globalEpj() on several ranks, else epj().
+  /// The j-particles the lists index: globalEpj() on several ranks, else epj().
   const DeviceVector<EPJ>& walkedEpjArray() const { return global_built_ ? global_.epj : epj_; }
-  // i's neighbours (EPJ indices, tree order) are neighbourList()[neighbourFirst()[i] + k] for k
-  // below neighbourCounts()[i] (fixed slots or packed lists: entries between lists are unused).
+  /// i's neighbours (EPJ indices, tree order) are neighbourList()[neighbourFirst()[i] + k] for k
+  /// below neighbourCounts()[i] (fixed slots or packed lists: entries between lists are unused).
   const DeviceVector<std::int64_t>& neighbourFirst() const { return first_; }
+  /// Each particle's neighbour count (see neighbourFirst()).
   const DeviceVector<int>& neighbourCounts() const { return counts_; }
+  /// The neighbour lists (see neighbourFirst()).
   const DeviceVector<int>& neighbourList() const { return list_; }
+  /// The last step's results, in tree order.
   const DeviceVector<Force>& forces() const { return force_; }
+  /// Whether lists are kept for REUSE_LIST.
   bool listsKept() const { return lists_kept_; }
+  /// Device memory the tree holds now (all its buffers).
   std::size_t deviceBytes() const {
     return global_.bytes() + let_.deviceBytes() + order_.bytes() +
            skin_record_.bytes() + epi_.bytes() +
@@ -464,7 +497,7 @@ class ResidentTreeShort {
     kRoot, kKeys, kSort, kReorder, kLink, kBoxes, kLet, kGlobalTree, kSearch, kForce, kWriteBack, kCount
   };
 
-  // Several ranks: the global j-tree (buildGlobalTree).
+  /// Several ranks: the global j-tree (buildGlobalTree).
   struct GlobalTree {
     DeviceVector<EPJ> staged;  // local EPJs, own images, received ones
     RootCell root;
@@ -480,15 +513,15 @@ class ResidentTreeShort {
   };
 
   const EPJ* walkedEpj() const { return global_built_ ? global_.epj.data() : epj_.data(); }
-  // The global j-tree holds explicit images: its walks use no nearest-image arithmetic (an image
-  // and its original would both pass). The kernels still get each neighbour's image nearest the
-  // i-particle (NeighbourSet, with periods_): a particle wrapped by its owner since the search
-  // arrives one period off along a kept selection, and is put back.
+  /// The global j-tree holds explicit images: its walks use no nearest-image arithmetic (an image
+  /// and its original would both pass). The kernels still get each neighbour's image nearest the
+  /// i-particle (NeighbourSet, with periods_): a particle wrapped by its owner since the search
+  /// arrives one period off along a kept selection, and is put back.
   Periods walkedPeriods() const { return global_built_ ? Periods{} : periods_; }
   const DeviceTreeShape& walkedShape() const { return global_built_ ? global_.shape : shape_; }
   const DeviceVector<DeviceCellBoxes>& walkedBoxes() const { return global_built_ ? global_.boxes : boxes_; }
 
-  // This rank's boxes for the LET: positions, and the unions of the search boxes.
+  /// This rank's boxes for the LET: positions, and the unions of the search boxes.
   ShortRangeReach localReach() {
     ShortRangeReach r;
     const std::size_t n = epj_.size();
@@ -503,7 +536,7 @@ class ResidentTreeShort {
     return boundingBox(policy_, items, n, cub_, search::SearchBoxOf{skin_});
   }
 
-  // The global tree's particles in staging order (collective: the LET exchange); returns how many.
+  /// The global tree's particles in staging order (collective: the LET exchange); returns how many.
   std::size_t stageGlobalParticles(const Comm& comm) {
     const std::size_t n = epj_.size();
     global_.staged.resize(n);
@@ -603,7 +636,7 @@ class ResidentTreeShort {
     findNeighbours();
   }
 
-  // What the particles were at this search (skin > 0).
+  /// What the particles were at this search (skin > 0).
   void recordForSkin() {
     const std::size_t n = epi_.size();
     if (skin_ <= 0.0 || n == 0) return;
@@ -611,8 +644,8 @@ class ResidentTreeShort {
     kernel::recordForSkin<<<blocksFor(n, 256), 256, 0, stream()>>>(epi_.data(), epj_.data(), n, skin_record_.data());
     check(cudaGetLastError(), "recordForSkin kernel launch");
   }
-  // Whether the kept lists still hold every neighbour: 2 d + g <= skin over every rank (comm:
-  // several ranks, collective). Sets profile().skin_drift.
+  /// Whether the kept lists still hold every neighbour: 2 d + g <= skin over every rank (comm:
+  /// several ranks, collective). Sets profile().skin_drift.
   bool listsStillHold(const Comm* comm) {
     const std::size_t n = epi_.size();
     search::SkinDrift drift;
@@ -643,13 +676,13 @@ class ResidentTreeShort {
     return {p, root};
   }
 
-  // A problem throws on this rank, or (comm: several ranks, collective) on every rank.
+  /// A problem throws on this rank, or (comm: several ranks, collective) on every rank.
   static void raise(const std::optional<std::string>& problem, const Comm* comm) {
     if (comm) comm->throwIfAnyFailed(problem, "ResidentTreeShort");
     else if (problem) throw Error("ResidentTreeShort", *problem);
   }
 
-  // Positions outside the root domain on a periodic axis (the wrap's own interval [low, high)).
+  /// Positions outside the root domain on a periodic axis (the wrap's own interval [low, high)).
   std::optional<std::string> outsidePeriodicBox(const Boxd& bounds, const Boxd& root) const {
     for (int a = 0; a < 3; ++a) {
       if (periods_.length[a] <= 0.0) continue;
@@ -677,7 +710,7 @@ class ResidentTreeShort {
     computeCellSearchBoxes<M>(policy_, shape, epj, skin_, boxes);
   }
 
-  // Periodic search needs every radius below half of each periodic length (one image per pair).
+  /// Periodic search needs every radius below half of each periodic length (one image per pair).
   std::optional<std::string> radiusBeyondHalfPeriod() {
     const double r_max = std::max(maxRadius(epi_.data()), maxRadius(epj_.data())) + skin_;
     for (int a = 0; a < 3; ++a)
@@ -712,7 +745,7 @@ class ResidentTreeShort {
     withLanes(lanes, [&](auto k) { launchSearchWith<decltype(k)::value>(n, list, stride, capacity); });
     ++profile_.search_walks;
   }
-  // f(std::integral_constant<int, lanes>) for lanes 1, 2, 4 or 8 (searchLanes' values).
+  /// f(std::integral_constant<int, lanes>) for lanes 1, 2, 4 or 8 (searchLanes' values).
   template <class F>
   static void withLanes(int lanes, F&& f) {
     switch (lanes) {
@@ -730,8 +763,8 @@ class ResidentTreeShort {
             counts_.data(), first_.data(), list, stride, capacity, skin_);
     check(cudaGetLastError(), "findNeighbours kernel launch");
   }
-  // Threads per particle in the search: the option, or enough for about 2^20 threads (the H100
-  // holds 270 000 resident threads; fewer leave the walks' memory latency uncovered).
+  /// Threads per particle in the search: the option, or enough for about 2^20 threads (the H100
+  /// holds 270 000 resident threads; fewer leave the walks' memory latency uncovered).
   int searchLanes(std::uint32_t n) const {
     if (search_lanes_ > 0) return search_lanes_;
     int lanes = 1;
@@ -740,12 +773,12 @@ class ResidentTreeShort {
   }
 
   static int slotCapacityFor(int largest) { return largest + largest / 8 + 8; }
-  // Slots for n particles at this capacity: within three times the last lists (and 64 MB).
+  /// Slots for n particles at this capacity: within three times the last lists (and 64 MB).
   bool slotsAffordable(std::size_t n, int capacity) const {
     return n * static_cast<std::size_t>(capacity) <= 3 * static_cast<std::size_t>(last_total_) + (std::size_t{16} << 20);
   }
 
-  // op-reduction of the neighbour counts (waits).
+  /// op-reduction of the neighbour counts (waits).
   template <class Op, class T>
   T reduceCounts(Op op, T init) {
     const std::size_t n = counts_.size();
@@ -819,12 +852,12 @@ class ResidentTreeShort {
   StageMarks<Stage> marks_;
 };
 
-// FDPS's spelling: ResidentTreeForForceShort<Force, EPI, EPJ>::Gather (and Scatter, Symmetry).
+/// FDPS's spelling: ResidentTreeForForceShort<Force, EPI, EPJ>::Gather (and Scatter, Symmetry).
 template <class Force, class EPI, class EPJ>
 struct ResidentTreeForForceShort {
-  using Gather = ResidentTreeShort<Force, EPI, EPJ, SearchMode::GATHER>;
-  using Scatter = ResidentTreeShort<Force, EPI, EPJ, SearchMode::SCATTER>;
-  using Symmetry = ResidentTreeShort<Force, EPI, EPJ, SearchMode::SYMMETRY>;
+  using Gather = ResidentTreeShort<Force, EPI, EPJ, SearchMode::GATHER>;      ///< neighbours: |x_i - x_j| < r_i (EPI::getRSearch)
+  using Scatter = ResidentTreeShort<Force, EPI, EPJ, SearchMode::SCATTER>;    ///< neighbours: |x_i - x_j| < r_j (EPJ::getRSearch)
+  using Symmetry = ResidentTreeShort<Force, EPI, EPJ, SearchMode::SYMMETRY>;  ///< neighbours: |x_i - x_j| < max(r_i, r_j)
 };
 
 }  // namespace grove::gpu

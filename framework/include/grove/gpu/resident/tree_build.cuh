@@ -89,7 +89,11 @@ __global__ void mortonKeys(RootCell root, const P* __restrict__ items, std::size
   index[i] = first_index + static_cast<std::uint32_t>(i);
 }
 
-__global__ inline void countChildren(const TreeCell* __restrict__ cells, std::uint32_t begin, std::uint32_t n,
+// Non-template kernels in a header are static: each .cu that includes it compiles its own copy
+// (its device code is its own anyway) and no host stub is defined twice at link time. `inline`
+// did that too, but nvcc ignores it on __global__ functions and warns (#20050-D) in user code.
+
+static __global__ void countChildren(const TreeCell* __restrict__ cells, std::uint32_t begin, std::uint32_t n,
                                      const MortonKey* __restrict__ ep_keys, const MortonKey* __restrict__ sp_keys,
                                      int n_leaf_limit, std::uint32_t* __restrict__ counts) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -97,7 +101,7 @@ __global__ inline void countChildren(const TreeCell* __restrict__ cells, std::ui
   if (i == n) counts[n] = 0;  // the exclusive scan's total lands here
 }
 
-__global__ inline void writeChildren(TreeCell* __restrict__ cells, std::uint32_t begin, std::uint32_t end,
+static __global__ void writeChildren(TreeCell* __restrict__ cells, std::uint32_t begin, std::uint32_t end,
                                      std::uint32_t n, const std::uint32_t* __restrict__ offsets,
                                      const MortonKey* __restrict__ ep_keys, const MortonKey* __restrict__ sp_keys) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -117,7 +121,7 @@ __global__ void momentsOfLevel(int pass, const TreeCell* __restrict__ cells, std
 // Group cells, as the host's depth-first makeGroups chooses them: a cell with particles that is
 // a leaf or holds at most n_group_limit of them, whose parent was opened (the root: always
 // considered). Written as (ep_first << 32 | ep_count), so that sorting sorts by ep_first.
-__global__ inline void flagGroups(const TreeCell* __restrict__ cells, std::uint32_t n_cells, int n_group_limit,
+static __global__ void flagGroups(const TreeCell* __restrict__ cells, std::uint32_t n_cells, int n_group_limit,
                                   std::uint8_t* __restrict__ flags) {
   const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= n_cells) return;
@@ -135,14 +139,14 @@ __global__ inline void flagGroups(const TreeCell* __restrict__ cells, std::uint3
 }
 
 // Groups of more than `target` particles cut into ceil(count / target) runs of equal length.
-__global__ inline void countGroupPieces(const std::uint64_t* __restrict__ groups, std::uint32_t n, std::uint32_t target,
+static __global__ void countGroupPieces(const std::uint64_t* __restrict__ groups, std::uint32_t n, std::uint32_t target,
                                         std::uint32_t* __restrict__ pieces) {
   const std::uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
   if (g < n) pieces[g] = (static_cast<std::uint32_t>(groups[g]) + target - 1) / target;
   if (g == n) pieces[n] = 0;  // the exclusive scan's total lands here
 }
 
-__global__ inline void writeGroupPieces(const std::uint64_t* __restrict__ groups, std::uint32_t n,
+static __global__ void writeGroupPieces(const std::uint64_t* __restrict__ groups, std::uint32_t n,
                                         const std::uint32_t* __restrict__ offsets, std::uint64_t* __restrict__ out) {
   const std::uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
   if (g >= n) return;
@@ -154,7 +158,7 @@ __global__ inline void writeGroupPieces(const std::uint64_t* __restrict__ groups
   }
 }
 
-__global__ inline void packGroupCells(const TreeCell* __restrict__ cells, std::uint32_t n_cells,
+static __global__ void packGroupCells(const TreeCell* __restrict__ cells, std::uint32_t n_cells,
                                       std::uint64_t* __restrict__ packed) {
   const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c < n_cells) packed[c] = (std::uint64_t{cells[c].ep_first} << 32) | cells[c].ep_count;

@@ -284,8 +284,12 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// Non-template kernels in a header are static: each .cu that includes it compiles its own copy
+// (its device code is its own anyway) and no host stub is defined twice at link time. `inline`
+// did that too, but nvcc ignores it on __global__ functions and warns (#20050-D) in user code.
+
 // The list kernel's walk descriptors and tasks (chunks of kChunk i-particles) of every group.
-__global__ inline void describeWalks(const std::uint64_t* __restrict__ groups, std::uint32_t n_groups,
+static __global__ void describeWalks(const std::uint64_t* __restrict__ groups, std::uint32_t n_groups,
                                      const int* __restrict__ counts, const std::int64_t* __restrict__ j_offsets,
                                      const std::int64_t* __restrict__ s_offsets, WalkDesc* __restrict__ walks) {
   const std::uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
@@ -294,14 +298,14 @@ __global__ inline void describeWalks(const std::uint64_t* __restrict__ groups, s
               static_cast<int>(j_offsets[g]), counts[2 * g], static_cast<int>(s_offsets[g]), counts[2 * g + 1]};
 }
 
-__global__ inline void countTasks(const std::uint64_t* __restrict__ groups, std::uint32_t n_groups, int chunk,
+static __global__ void countTasks(const std::uint64_t* __restrict__ groups, std::uint32_t n_groups, int chunk,
                                   int* __restrict__ tasks_per_group) {
   const std::uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
   if (g < n_groups) tasks_per_group[g] = (static_cast<int>(static_cast<std::uint32_t>(groups[g])) + chunk - 1) / chunk;
   if (g == n_groups) tasks_per_group[g] = 0;
 }
 
-__global__ inline void writeTasks(std::uint32_t n_groups, const int* __restrict__ task_offsets,
+static __global__ void writeTasks(std::uint32_t n_groups, const int* __restrict__ task_offsets,
                                   WalkTask* __restrict__ tasks, int chunk) {
   const std::uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
   if (g >= n_groups) return;
