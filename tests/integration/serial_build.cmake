@@ -44,6 +44,10 @@ endif()
 if(DEFINED BUILD_TYPE AND NOT BUILD_TYPE STREQUAL "")
   list(APPEND configure_args "-DCMAKE_BUILD_TYPE=${BUILD_TYPE}")
 endif()
+# What this build checks is that the single-process Grove compiles and passes its suites, not its
+# speed: -O1 compiles the template-heavy suites about 30% faster than -O3 (CI's budget), and the
+# suites still run in seconds. NDEBUG as in an ordinary release build.
+list(APPEND configure_args "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG")
 
 run_step(configure 300 "${CMAKE_COMMAND}" ${configure_args})
 run_step(build 1200 "${CMAKE_COMMAND}" --build "${BUILD_DIR}" -j2)
