@@ -7,9 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # libhdf5-openmpi-dev: grove::io's parallel HDF5 snapshots; python3-h5py: the test that reads a
-# sample's snapshot as users do; doxygen: the API reference, built with warnings as errors (doc/Doxyfile).
+# sample's snapshot as users do. (tools/run_tests.sh adds doxygen, for the API reference's check.)
 packages=(g++ cmake make libopenmpi-dev openmpi-bin libfmt-dev libgtest-dev libcli11-dev libfftw3-dev libfftw3-mpi-dev
-          libhdf5-openmpi-dev python3-h5py doxygen ${GROVE_EXTRA_PACKAGES:-})
+          libhdf5-openmpi-dev python3-h5py ${GROVE_EXTRA_PACKAGES:-})
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
