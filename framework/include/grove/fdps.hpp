@@ -126,6 +126,11 @@ template <class T>
 std::istream& operator>>(std::istream& is, Vec3<T>& v) {
   return is >> v.x >> v.y >> v.z;
 }
+// DomainInfo's boxes print as FDPS's F64ort does (low, then high), for programs that print them.
+template <class T>
+std::ostream& operator<<(std::ostream& os, const Box<T>& b) {
+  return os << std::setprecision(15) << b.low << "   " << b.high;
+}
 
 }  // namespace grove
 

@@ -27,11 +27,15 @@ struct SlabFft::Impl {
   fftw_plan backward = nullptr;
 
   ~Impl() {
-    if (forward) fftw_destroy_plan(forward);
-    if (backward) fftw_destroy_plan(backward);
+    // FDPS programs declare the mesh in main and call PS::Finalize() before it goes out of
+    // scope. After MPI_Finalize nothing may be freed: an FFTW-MPI plan frees the communicator it
+    // holds when destroyed (MPI aborts the run for it), so the plans are left to the process's end.
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (!finalized && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+    if (finalized) return;
+    if (forward) fftw_destroy_plan(forward);
+    if (backward) fftw_destroy_plan(backward);
+    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
   }
 };
 

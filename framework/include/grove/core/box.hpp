@@ -26,6 +26,9 @@ struct Box {
   constexpr bool contains(const Vec3<T>& p) const {
     return low.x <= p.x && p.x < high.x && low.y <= p.y && p.y < high.y && low.z <= p.z && p.z < high.z;
   }
+  // FDPS's name for the same test (F64ort::contained): FDPS programs call it on the boxes
+  // DomainInfo returns, which are Boxes here.
+  constexpr bool contained(const Vec3<T>& p) const { return contains(p); }
   // Closed-box test: used for bounding boxes of points, where the maximum itself belongs.
   constexpr bool containsClosed(const Vec3<T>& p) const {
     return low.x <= p.x && p.x <= high.x && low.y <= p.y && p.y <= high.y && low.z <= p.z && p.z <= high.z;

@@ -7,6 +7,8 @@
 // Unscoped, as in FDPS, so that grove::MAKE_LIST and PS::MAKE_LIST both read naturally.
 #include <string_view>
 
+#include "grove/core/error.hpp"
+
 namespace grove {
 
 enum InteractionListMode : int {
@@ -22,6 +24,13 @@ constexpr std::string_view toString(InteractionListMode mode) {
     case REUSE_LIST: return "REUSE_LIST";
   }
   return "invalid";
+}
+
+// FDPS 7.1's force calls end with `bool flag_serialize = false` (serialize the LET, for particle
+// types with variable-size data). FDPS does not implement it either; a program that spells the
+// default out compiles, one that asks for it is refused, naming the call.
+inline void refuseLetSerialization(bool flag_serialize, const char* where) {
+  require(!flag_serialize, where, "LET serialization (flag_serialize = true) is not supported (nor in FDPS 7.1)");
 }
 
 }  // namespace grove

@@ -1,11 +1,13 @@
 #pragma once
 // FDPS's small utilities that application programs use beside the main classes:
 // ReallocatableArray (FDPS's growable array), MemoryPool (accepted; grove allocates with the
-// standard allocator), and AllGatherParticle (every rank's particles on every rank).
+// standard allocator), AllGatherParticle (every rank's particles on every rank), and the
+// traits my_is_char / my_is_string that FDPS programs use to overload on file-name arguments.
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <span>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -13,6 +15,16 @@
 #include "grove/core/error.hpp"
 
 namespace grove::fdps {
+
+// FDPS's traits telling a C string (char*, const char*, const char* const) and a std::string
+// (const or not) from other arguments; FDPS programs (the planetary-ring sample's utilities)
+// enable overloads with them. Exactly FDPS's sets: a `char* const` is not counted as a C string.
+template <class T>
+struct my_is_char
+    : std::bool_constant<std::is_same_v<T, char*> || std::is_same_v<T, const char*> ||
+                         std::is_same_v<T, const char* const>> {};
+template <class T>
+struct my_is_string : std::bool_constant<std::is_same_v<std::remove_const_t<T>, std::string>> {};
 
 // FDPS's growable array, over std::vector. resizeNoInitialize leaves new elements
 // value-initialised (std::vector cannot leave them uninitialised); the rest keeps FDPS's names.
@@ -63,6 +75,9 @@ class MemoryPool {
   static void initialize(std::size_t /*bytes*/) {}
   static void reInitialize(std::size_t /*bytes*/) {}
   static std::size_t getSize() { return 0; }
+  // FDPS asserts that nothing is left in its pool between steps; nothing ever is in this one.
+  static void checkEmpty() {}
+  static std::size_t getNSegment() { return 0; }
 };
 
 // Every rank's n_loc particles on every rank, in rank order, with each rank's count (n_ptcl)

@@ -186,7 +186,9 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   // kernels add to the forces of the previous call (same particles, any order).
   template <class EpKernel, class SpKernel, class PSys>
   void calcForceAllAndWriteBack(EpKernel&& kernel_ep, SpKernel&& kernel_sp, PSys& psys, const DomainInfo& dinfo,
-                                bool clear = true, InteractionListMode list_mode = MAKE_LIST) {
+                                bool clear = true, InteractionListMode list_mode = MAKE_LIST,
+                                bool flag_serialize = false) {
+    refuseLetSerialization(flag_serialize, "calcForceAllAndWriteBack");
     if constexpr (checkLongRangeContracts<typename PSys::value_type, Force, EPI, EPJ>()) {
       prepare(psys, dinfo, forceStartFor(clear), list_mode, list_mode != MAKE_LIST, reorderTarget(&psys));
       computeOnHost(kernel_ep, kernel_sp, list_mode != MAKE_LIST);
@@ -197,7 +199,8 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   // Forces kept in the tree: getForce(i) for psys[i].
   template <class EpKernel, class SpKernel, class PSys>
   void calcForceAll(EpKernel&& kernel_ep, SpKernel&& kernel_sp, const PSys& psys, const DomainInfo& dinfo,
-                    bool clear = true, InteractionListMode list_mode = MAKE_LIST) {
+                    bool clear = true, InteractionListMode list_mode = MAKE_LIST, bool flag_serialize = false) {
+    refuseLetSerialization(flag_serialize, "calcForceAll");
     if constexpr (checkLongRangeContracts<typename PSys::value_type, Force, EPI, EPJ>()) {
       prepare(psys, dinfo, forceStartFor(clear), list_mode, list_mode != MAKE_LIST);
       computeOnHost(kernel_ep, kernel_sp, list_mode != MAKE_LIST);
@@ -224,7 +227,7 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   template <class EpKernel, class SpKernel>
   void calcForceMakingTree(EpKernel&& kernel_ep, SpKernel&& kernel_sp, const DomainInfo& dinfo, bool clear = true,
                            InteractionListMode list_mode = MAKE_LIST, bool flag_serialize = false) {
-    refuseSerialization(flag_serialize, "calcForceMakingTree");
+    refuseLetSerialization(flag_serialize, "calcForceMakingTree");
     prepare(staged_, dinfo, forceStartFor(clear), list_mode, list_mode != MAKE_LIST);
     computeOnHost(kernel_ep, kernel_sp, list_mode != MAKE_LIST);
   }
@@ -233,7 +236,7 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   template <class EpKernel, class SpKernel, class PSys>
   void calcForceAndWriteBack(EpKernel&& kernel_ep, SpKernel&& kernel_sp, PSys& psys, bool clear = true,
                              bool flag_serialize = false) {
-    refuseSerialization(flag_serialize, "calcForceAndWriteBack");
+    refuseLetSerialization(flag_serialize, "calcForceAndWriteBack");
     require(sorted_.order.size() == psys.size(), "TreeForForceLong::calcForceAndWriteBack",
             "the tree was made from {} particles, psys holds {}", sorted_.order.size(), psys.size());
     calcForce(kernel_ep, kernel_sp, clear);
@@ -335,9 +338,6 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
     buildLocalTree(staged_, comm_, start, static_cast<StagedParticles<EPI, EPJ>*>(nullptr), given_root);
     reuse_.guard.forget();
     groups_.clear();
-  }
-  static void refuseSerialization(bool flag_serialize, const char* where) {
-    require(!flag_serialize, where, "LET serialization (flag_serialize = true) is not supported (nor in FDPS 7.1)");
   }
   void buildGlobalTree(const Comm& comm, bool keep_plan);
   // Cutoff trees: r_cut, the image shifts and the boundary, from the EPJs and dinfo (collective).

@@ -90,7 +90,8 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
 
   template <class Kernel, class PSys>
   void calcForceAllAndWriteBack(Kernel&& kernel, PSys& psys, const DomainInfo& dinfo, bool clear = true,
-                                InteractionListMode list_mode = MAKE_LIST) {
+                                InteractionListMode list_mode = MAKE_LIST, bool flag_serialize = false) {
+    refuseLetSerialization(flag_serialize, "calcForceAllAndWriteBack");
     if constexpr (checkShortRangeContracts<typename PSys::value_type, Force, EPI, EPJ, M>()) {
       prepare(psys, dinfo, forceStartFor(clear), list_mode, list_mode != MAKE_LIST, reorderTarget(&psys));
       computeOnHost(kernel, list_mode != MAKE_LIST);
@@ -100,7 +101,8 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
 
   template <class Kernel, class PSys>
   void calcForceAll(Kernel&& kernel, const PSys& psys, const DomainInfo& dinfo, bool clear = true,
-                    InteractionListMode list_mode = MAKE_LIST) {
+                    InteractionListMode list_mode = MAKE_LIST, bool flag_serialize = false) {
+    refuseLetSerialization(flag_serialize, "calcForceAll");
     if constexpr (checkShortRangeContracts<typename PSys::value_type, Force, EPI, EPJ, M>()) {
       prepare(psys, dinfo, forceStartFor(clear), list_mode, list_mode != MAKE_LIST);
       computeOnHost(kernel, list_mode != MAKE_LIST);
@@ -116,8 +118,7 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
   template <class Kernel>
   void calcForceMakingTree(Kernel&& kernel, const DomainInfo& dinfo, bool clear = true,
                            InteractionListMode list_mode = MAKE_LIST, bool flag_serialize = false) {
-    require(!flag_serialize, "TreeForForceShort::calcForceMakingTree",
-            "LET serialization (flag_serialize = true) is not supported (nor in FDPS 7.1)");
+    refuseLetSerialization(flag_serialize, "TreeForForceShort::calcForceMakingTree");
     prepare(staged_, dinfo, forceStartFor(clear), list_mode, list_mode != MAKE_LIST);
     computeOnHost(kernel, list_mode != MAKE_LIST);
   }

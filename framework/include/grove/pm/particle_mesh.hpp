@@ -36,8 +36,13 @@
 #include "grove/core/vec3.hpp"
 #include "grove/core/particle_traits.hpp"
 
-// FDPS's compile-time mesh size (per axis), overridable with -DSIZE_OF_MESH=...; a ParticleMesh
-// may also be given its size at construction.
+// FDPS's compile-time mesh size (per axis). As in FDPS it comes from param_fdps.h in the PM folder
+// on the include path (grove's is grove/pm/fdps_root, for FDPS Makefiles' PM_ROOT), read here
+// whatever order the program includes things in, so the mesh and the program agree on it; else
+// -DSIZE_OF_MESH=..., else 128. A ParticleMesh may also be given its size at construction.
+#if __has_include(<param_fdps.h>)
+#include <param_fdps.h>
+#endif
 #ifndef SIZE_OF_MESH
 #define SIZE_OF_MESH 128
 #endif

@@ -24,8 +24,15 @@ GROVE_HD_TEMPLATE Moment momentOfCell(int pass, const TreeCell& cell, const EPJ*
   else m = previous;
   if (cell.isLeaf()) {
     for (std::uint32_t i = cell.ep_first; i < cell.ep_first + cell.ep_count; ++i) {
-      if (pass == 1) m.accumulateAtLeaf(epj[i]);
-      else m.accumulateAtLeaf2(epj[i]);
+      if constexpr (requires { m.accumulateAtLeaf(epj[i]); m.accumulateAtLeaf2(epj[i]); }) {
+        if (pass == 1) m.accumulateAtLeaf(epj[i]);
+        else m.accumulateAtLeaf2(epj[i]);
+      } else {
+        // An FDPS-style moment taking `EPJ&`: it gets a copy, so the tree's particle stays as it is.
+        EPJ particle = epj[i];
+        if (pass == 1) m.accumulateAtLeaf(particle);
+        else m.accumulateAtLeaf2(particle);
+      }
     }
     for (std::uint32_t i = cell.sp_first; i < cell.sp_first + cell.sp_count; ++i) {
       if (pass == 1) m.accumulate(spj[i].convertToMoment());

@@ -264,8 +264,14 @@ using SPJMonopoleCutoff = SPJMonopoleOf<MomentMonopoleCutoff>;
 
 // ---- contracts ------------------------------------------------------------------------------------
 
+// What FDPS 7.1 calls, in the argument forms it calls them with: FDPS hands accumulateAtLeaf the
+// tree's particle as a non-const lvalue, so a moment may take `EPJ&` as well as `const EPJ&` (grove
+// then hands it a copy: momentOfCell). Moments stay in the rank that makes them (superparticles
+// carry them across ranks), so a moment need not be trivially copyable: FDPS accepts members with
+// user-written copy constructors. It must copy and must own nothing a copy would share.
 template <class M, class EPJ>
-concept MomentType = std::is_trivially_copyable_v<M> && requires(M m, const M& c, const EPJ& p) {
+concept MomentType = std::copyable<M> && std::is_trivially_destructible_v<M> &&
+                     requires(M m, const M& c, EPJ& p) {
   m.init();
   m.accumulateAtLeaf(p);
   m.accumulate(c);

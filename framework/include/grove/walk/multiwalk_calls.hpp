@@ -19,13 +19,15 @@ class MultiWalkCalls {
   template <class Dispatch, class Retrieve, class PSys>
   void calcForceAllAndWriteBackMultiWalk(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, PSys& psys,
                                          const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
-                                         InteractionListMode list_mode = MAKE_LIST) {
+                                         InteractionListMode list_mode = MAKE_LIST, bool flag_serialize = false) {
+    refuseLetSerialization(flag_serialize, "calcForceAllAndWriteBackMultiWalk");
     tree().template multiWalk<false>(dispatch, retrieve, tag_max, psys, dinfo, n_walk_limit, clear, list_mode, &psys);
   }
   template <class Dispatch, class Retrieve, class PSys>
   void calcForceAllMultiWalk(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, const PSys& psys,
                              const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
-                             InteractionListMode list_mode = MAKE_LIST) {
+                             InteractionListMode list_mode = MAKE_LIST, bool flag_serialize = false) {
+    refuseLetSerialization(flag_serialize, "calcForceAllMultiWalk");
     tree().template multiWalk<false>(dispatch, retrieve, tag_max, psys, dinfo, n_walk_limit, clear, list_mode,
                                      static_cast<PSys*>(nullptr));
   }
@@ -33,13 +35,15 @@ class MultiWalkCalls {
   template <class Dispatch, class Retrieve, class PSys>
   void calcForceAllAndWriteBackMultiWalkIndex(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, PSys& psys,
                                               const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
-                                              InteractionListMode list_mode = MAKE_LIST) {
+                                              InteractionListMode list_mode = MAKE_LIST, bool flag_serialize = false) {
+    refuseLetSerialization(flag_serialize, "calcForceAllAndWriteBackMultiWalkIndex");
     tree().template multiWalk<true>(dispatch, retrieve, tag_max, psys, dinfo, n_walk_limit, clear, list_mode, &psys);
   }
   template <class Dispatch, class Retrieve, class PSys>
   void calcForceAllMultiWalkIndex(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, const PSys& psys,
                                   const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
-                                  InteractionListMode list_mode = MAKE_LIST) {
+                                  InteractionListMode list_mode = MAKE_LIST, bool flag_serialize = false) {
+    refuseLetSerialization(flag_serialize, "calcForceAllMultiWalkIndex");
     tree().template multiWalk<true>(dispatch, retrieve, tag_max, psys, dinfo, n_walk_limit, clear, list_mode,
                                     static_cast<PSys*>(nullptr));
   }
