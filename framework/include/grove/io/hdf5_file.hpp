@@ -38,7 +38,7 @@ enum class Scalar : std::uint8_t {
 struct DatasetShape {
   std::int64_t rows = 0;  ///< rows of the table
   int components = 0;  ///< scalars per row (1 for a one-dimensional table)
-  std::optional<Scalar> type;  ///< the file's type, when it is one of Scalar's (signed integers, floats of 4 or 8 bytes)
+  std::optional<Scalar> type;  ///< the file's type, when one of Scalar's (signed integers, 4- or 8-byte floats)
 };
 
 /// One HDF5 file opened in one Mode, closed on destruction; neither copyable nor movable. Every

@@ -65,11 +65,13 @@ class ParticleSystem {
   FP& at(std::size_t i) { return checkedAt(i); }
   /// Particle i, read only; throws grove::Error when i >= size().
   const FP& at(std::size_t i) const { return const_cast<ParticleSystem*>(this)->checkedAt(i); }
-  /// Pointer to the first of size() contiguous particles; invalidated by calls that change the layout.
+  /// Pointer to the first of size() contiguous particles; invalid once particles are added,
+  /// removed, reserved for, reordered or exchanged.
   FP* data() { return particles_.data(); }
   /// Pointer to the first of size() contiguous particles (read only).
   const FP* data() const { return particles_.data(); }
-  /// The size() particles of this rank; invalidated by calls that change the layout.
+  /// The size() particles of this rank; invalid once particles are added, removed, reserved for,
+  /// reordered or exchanged.
   std::span<FP> particles() { return particles_; }
   /// The size() particles of this rank (read only).
   std::span<const FP> particles() const { return particles_; }
