@@ -365,9 +365,10 @@ void writeSnapshot(const std::string& path, const ParticleSystem<FP>& psys, cons
 /// parameters and units as the file holds them). Redistribute by position afterwards
 /// (DomainInfo::decomposeDomainAll, ParticleSystem::exchangeParticle).
 ///
-/// Throws grove::Error when the file cannot be opened, has no such particle type, lacks a field's
-/// table or holds one of another shape, or when a table's GroveChecksum does not match its rows
-/// (checked where present); psys is then unchanged.
+/// Throws grove::Error when the file cannot be opened, lacks /Header's Time, BoxSize or
+/// NumPart_Total, has no such particle type, lacks a field's table or holds one of another shape,
+/// or when a table's GroveChecksum does not match its rows (checked where present); psys is then
+/// unchanged.
 template <class FP>
 SnapshotHeader readSnapshot(const std::string& path, ParticleSystem<FP>& psys, const Comm& comm, int part_type = 0) {
   static_assert(HasSnapshotFields<FP>, "grove::io::readSnapshot: FP needs `static constexpr auto snapshotFields()` "
