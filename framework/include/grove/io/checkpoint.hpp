@@ -1,38 +1,42 @@
 #pragma once
-// grove::io::Checkpoint: the whole state a run needs to go on, in one file written by all ranks
-// (grove::SharedFile: MPI-IO, no gather), so that a run stopped after step k and restarted gives
-// bitwise the particles of the run that never stopped. The program names its state once; the
-// same list writes and restores, so the two cannot drift apart:
-//
-//   grove::io::Checkpoint checkpoint("out/restart");          // files out/restart_<step>.ckpt
-//   checkpoint.particles("bodies", bodies).domain("domain", dinfo)
-//             .value("time", time).value("step", step).perRankValue("rng", engine);
-//   if (auto from = checkpoint.restoreLatest()) grove::log("restarted from {}", from->path);
-//   ...
-//   if (step % 100 == 0) checkpoint.write(step);               // collective
-//
-// What is saved, and what comes back at another rank count:
-//   particles     each rank's particles, raw bytes, in its order (FP trivially copyable). At the
-//                 writer's rank count each rank gets its own back, in order; at another, each
-//                 rank a contiguous share of all of them in rank order (then decompose and
-//                 exchange, as after reading a snapshot).
-//   domain        DomainInfo's decomposition state (DomainState: cuts, sampling draws, grid,
-//                 samples). Restored at the writer's rank count only; elsewhere left as is.
-//   value         a value that every rank holds alike (checked when writing): time, step, dt,
-//                 energies; trivially copyable, std::string, a std::vector of trivially copyable,
-//                 or a type with stream operators. Restored at any rank count.
-//   perRankValue  each rank's own value (a random engine per rank). Restored at the writer's
-//                 rank count only; RestartInfo::same_rank_count says whether that happened.
-//
-// Files are binary, for restarting on the same kind of machine with the same program (the byte
-// order and each record's type and size are checked, not converted). A checkpoint is written to
-// "<file>.tmp", synced, read back (its size and every checksum) and only then renamed, so a crash
-// or a full disk while writing leaves the previous ones; older ones beyond the last `keep` (2) are
-// removed only after that. A write that fails on any rank (a full disk) throws the same
-// grove::Error on every rank, naming the file and the system's reason. Every block carries a
-// checksum, checked at any rank count; a truncated, damaged, foreign or mismatched file is
-// refused with the file and the reason named, and nothing is changed. For snapshots that other
-// tools read, see grove/io/snapshot.hpp.
+/// @file
+/// grove::io::Checkpoint: the whole state a run needs to go on, in one file written by all ranks
+/// (grove::SharedFile: MPI-IO, no gather), so that a run stopped after step k and restarted gives
+/// bitwise the particles of the run that never stopped. The program names its state once; the
+/// same list writes and restores, so the two cannot drift apart:
+/// @code
+///   grove::io::Checkpoint checkpoint("out/restart");          // files out/restart_<step>.ckpt
+///   checkpoint.particles("bodies", bodies).domain("domain", dinfo)
+///             .value("time", time).value("step", step).perRankValue("rng", engine);
+///   if (auto from = checkpoint.restoreLatest()) grove::log("restarted from {}", from->path);
+///   ...
+///   if (step % 100 == 0) checkpoint.write(step);               // collective
+/// @endcode
+///
+/// What is saved, and what comes back at another rank count:
+/// @verbatim
+///   particles     each rank's particles, raw bytes, in its order (FP trivially copyable). At the
+///                 writer's rank count each rank gets its own back, in order; at another, each
+///                 rank a contiguous share of all of them in rank order (then decompose and
+///                 exchange, as after reading a snapshot).
+///   domain        DomainInfo's decomposition state (DomainState: cuts, sampling draws, grid,
+///                 samples). Restored at the writer's rank count only; elsewhere left as is.
+///   value         a value that every rank holds alike (checked when writing): time, step, dt,
+///                 energies; trivially copyable, std::string, a std::vector of trivially copyable,
+///                 or a type with stream operators. Restored at any rank count.
+///   perRankValue  each rank's own value (a random engine per rank). Restored at the writer's
+///                 rank count only; RestartInfo::same_rank_count says whether that happened.
+/// @endverbatim
+///
+/// Files are binary, for restarting on the same kind of machine with the same program (the byte
+/// order and each record's type and size are checked, not converted). A checkpoint is written to
+/// "<file>.tmp", synced, read back (its size and every checksum) and only then renamed, so a crash
+/// or a full disk while writing leaves the previous ones; older ones beyond the last `keep` (2) are
+/// removed only after that. A write that fails on any rank (a full disk) throws the same
+/// grove::Error on every rank, naming the file and the system's reason. Every block carries a
+/// checksum, checked at any rank count; a truncated, damaged, foreign or mismatched file is
+/// refused with the file and the reason named, and nothing is changed. For snapshots that other
+/// tools read, see grove/io/snapshot.hpp.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -53,12 +57,12 @@
 
 namespace grove::io {
 
-// Where a restore came from.
+/// Where a restore came from: what Checkpoint::restore and Checkpoint::restoreLatest return.
 struct RestartInfo {
-  std::string path;
-  std::int64_t step = 0;
-  int writer_ranks = 0;
-  bool same_rank_count = true;  // false: the domain and per-rank values were left as they were
+  std::string path;  ///< the checkpoint file restored
+  std::int64_t step = 0;  ///< the step it was written at (Checkpoint::write's argument)
+  int writer_ranks = 0;  ///< the rank count that wrote it
+  bool same_rank_count = true;  ///< false: the domain and per-rank values were left as they were
 };
 
 namespace detail {
@@ -191,25 +195,33 @@ constexpr bool kCheckpointable = std::is_trivially_copyable_v<T> || IsVectorOfTr
 
 }  // namespace detail
 
-// Collective: one checksum of every rank's particles, their bytes in rank order. Runs whose
-// checksums agree hold (but for a 2^-64 chance) bitwise the same particles in the same order on
-// the same ranks: how a program shows that its restart reproduced the run that never stopped.
-// Padding bytes inside FP count too: compare types without padding, as the samples' are.
+/// Collective over psys.comm(): one checksum of every rank's particles, their bytes in rank order.
+/// Runs whose checksums agree hold (but for a 2^-64 chance) bitwise the same particles in the same
+/// order on the same ranks: how a program shows that its restart reproduced the run that never
+/// stopped. Padding bytes inside FP count too: compare types without padding, as the samples' are.
 template <class FP>
 std::uint64_t particleChecksum(const ParticleSystem<FP>& psys) {
   const std::vector<std::uint64_t> each = psys.comm().allgather(detail::checksum64(std::as_bytes(psys.particles())));
   return detail::checksum64(std::as_bytes(std::span<const std::uint64_t>(each)));
 }
 
+/// A run's named state (particles, domain, values), written to and restored from one checkpoint
+/// file per step by every rank of its communicator (see the file's description). Records are
+/// named once, by reference: the objects must outlive the Checkpoint. write, restore,
+/// restoreLatest and list are collective over the communicator; failures throw grove::Error (the
+/// same on every rank for the collective calls).
 class Checkpoint {
  public:
-  static constexpr int kDefaultKeep = 2;
+  static constexpr int kDefaultKeep = 2;  ///< checkpoints kept by default
 
-  // Checkpoints are the files <prefix>_<step, 9 digits>.ckpt; prefix's directory is created when
-  // the first is written. keep: how many to keep (the newest by step; at least 1).
+  /// Checkpoints are the files `<prefix>_<step, 9 digits>.ckpt`; prefix's directory is created when
+  /// the first is written. keep: how many to keep (the newest by step; at least 1). Not collective;
+  /// nothing is touched on disk. Throws grove::Error for an empty prefix or keep < 1.
   explicit Checkpoint(std::string prefix, Comm comm = Comm::world(), int keep = kDefaultKeep);
 
-  // The state, named once (names are unique; see the header comment for what each restores).
+  /// The state, named once (names are unique and not empty, else grove::Error; see the file's
+  /// description for what each restores). particles: psys's particles as raw bytes (FP trivially
+  /// copyable); restored at any rank count. Returns *this, for chaining.
   template <class FP>
   Checkpoint& particles(std::string name, ParticleSystem<FP>& psys) {
     static_assert(std::is_trivially_copyable_v<FP>, "grove::io::Checkpoint: particles are saved as their bytes, so FP "
@@ -228,30 +240,44 @@ class Checkpoint {
     };
     return add(std::move(e));
   }
+  /// dinfo's decomposition state (DomainState), restored at the writer's rank count only. Names as
+  /// for particles(); returns *this.
   Checkpoint& domain(std::string name, DomainInfo& dinfo);
+  /// A value that every rank holds alike (write checks it): trivially copyable, std::string, a
+  /// std::vector of trivially copyable, or a type with stream operators. Restored at any rank count.
+  /// Names as for particles(); returns *this.
   template <class T>
   Checkpoint& value(std::string name, T& v) {
     return addValue(std::move(name), v, Kind::kSame);
   }
+  /// Each rank's own value (a random engine per rank), of the types value() takes. Restored at the
+  /// writer's rank count only. Names as for particles(); returns *this.
   template <class T>
   Checkpoint& perRankValue(std::string name, T& v) {
     return addValue(std::move(name), v, Kind::kPerRank);
   }
 
-  // Collective: writes the named state as the checkpoint of `step` (atomically: under a temporary
-  // name, synced, verified, renamed; then older ones beyond `keep` are removed). Returns its path.
-  // On failure every rank throws the same grove::Error and the checkpoints on disk are as before.
+  /// Collective: writes the named state as the checkpoint of `step` (atomically: under a temporary
+  /// name, synced, verified, renamed; then older ones beyond `keep` are removed). Returns its path.
+  /// Needs the same step >= 0 on every rank and every value() alike on every rank. On failure every
+  /// rank throws the same grove::Error and the checkpoints on disk are as before.
   std::string write(std::int64_t step);
-  // Collective: restores the named state from a checkpoint. Throws on every rank, changing
-  // nothing, when the file is missing, truncated, damaged (a checksum of any block of a named
-  // record, at any rank count), foreign, or lacks or mistypes a named record.
+  /// Collective: restores the named state from a checkpoint. Throws on every rank, changing
+  /// nothing, when the file is missing, truncated, damaged (a checksum of any block of a named
+  /// record, at any rank count), foreign, or lacks or mistypes a named record. Records in the file
+  /// that are not named are ignored.
   RestartInfo restore(const std::string& path);
-  // Collective: restores from the newest checkpoint of this prefix; one that is refused is named
-  // in a warning and the one before it is tried. Nothing found: nullopt (a fresh start).
+  /// Collective: restores from the newest checkpoint of this prefix; one that is refused is named
+  /// in a warning and the one before it is tried. Nothing found: nullopt (a fresh start). Throws
+  /// grove::Error when checkpoints exist but every one is refused.
   std::optional<RestartInfo> restoreLatest();
-  // Collective: the checkpoints of this prefix on disk, oldest first.
+  /// Collective: the checkpoints of this prefix on disk (as rank 0 lists them), oldest first by
+  /// step.
   std::vector<std::string> list() const;
+  /// The file of the checkpoint of `step`: `<prefix>_<step, 9 digits>.ckpt`. Not collective; throws
+  /// grove::Error for a negative step.
   std::string pathFor(std::int64_t step) const;
+  /// The file prefix given to the constructor.
   const std::string& prefix() const { return prefix_; }
 
  private:

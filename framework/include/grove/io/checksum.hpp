@@ -1,8 +1,9 @@
 #pragma once
-// What grove's files share (compiled in grove, checkpoint.cpp): the 64-bit checksum (word-wise
-// multiply-xor; it detects truncation and flipped bits, not an adversary) of every block of a
-// checkpoint (grove/io/checkpoint.hpp) and, row by row, of every table of a snapshot
-// (grove/io/snapshot.hpp); and the rename that publishes a file written under a temporary name.
+/// @file
+/// What grove's files share (compiled in grove, checkpoint.cpp): the 64-bit checksum (word-wise
+/// multiply-xor; it detects truncation and flipped bits, not an adversary) of every block of a
+/// checkpoint (grove/io/checkpoint.hpp) and, row by row, of every table of a snapshot
+/// (grove/io/snapshot.hpp); and the rename that publishes a file written under a temporary name.
 #include <cstddef>
 #include <cstdint>
 #include <optional>

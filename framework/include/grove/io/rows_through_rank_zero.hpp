@@ -1,11 +1,12 @@
 #pragma once
-// A snapshot's rows written by rank 0 alone, every other rank's rows sent to it: how grove writes
-// one HDF5 file from several ranks when its HDF5 library is the serial one (the GPU machine's),
-// which only one process may open for writing (grove/io/snapshot.hpp picks it). The rows reach
-// rank 0 in pieces of at most rowPieceBytes(), one source rank and one table at a time, so rank 0
-// holds one piece beside its own particles, never the whole snapshot, and no message outgrows an
-// MPI count. The file and its rows are byte for byte those of a parallel write (the same layout,
-// made before, and the same rows at the same places).
+/// @file
+/// A snapshot's rows written by rank 0 alone, every other rank's rows sent to it: how grove writes
+/// one HDF5 file from several ranks when its HDF5 library is the serial one (the GPU machine's),
+/// which only one process may open for writing (grove/io/snapshot.hpp picks it). The rows reach
+/// rank 0 in pieces of at most rowPieceBytes(), one source rank and one table at a time, so rank 0
+/// holds one piece beside its own particles, never the whole snapshot, and no message outgrows an
+/// MPI count. The file and its rows are byte for byte those of a parallel write (the same layout,
+/// made before, and the same rows at the same places).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>

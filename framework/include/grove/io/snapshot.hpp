@@ -1,44 +1,47 @@
 #pragma once
-// HDF5 snapshots of a ParticleSystem, written by all ranks into one file (collectively, through
-// parallel HDF5) in the layout of GADGET-4 and SWIFT, which h5py and yt read (doc/io.md):
-//
-//   /Header      Time, Step, BoxSize (one length for a cube or an open box, else three),
-//                NumPart_ThisFile[6], NumPart_Total[6],
-//                NumPart_Total_HighWord[6], MassTable[6], NumFilesPerSnapshot, Redshift, Code
-//   /Units       SWIFT's "Unit length in cgs (U_L)", "Unit mass in cgs (U_M)",
-//                "Unit time in cgs (U_t)", "Unit current in cgs (U_I)", "Unit temperature in cgs (U_T)"
-//   /Parameters  "Text": the parameter file the run used (SnapshotHeader::parameters)
-//   /PartTypeN/<field>   one row per particle, in rank order (N: the particle type, 0 for gas)
-//
-// The user names the particle's fields once, by a static member of FP:
-//
-//   struct Body {
-//     std::int64_t id; double mass; grove::Vec3d pos, vel; ...
-//     static constexpr auto snapshotFields() {
-//       return std::tuple{grove::io::field("Coordinates", &Body::pos), grove::io::field("Velocities", &Body::vel),
-//                         grove::io::field("Masses", &Body::mass), grove::io::field("ParticleIDs", &Body::id)};
-//     }
-//   };
-//   grove::io::writeSnapshot("snap_000.hdf5", psys, {.time = t, .box = {1, 1, 1}});
-//   grove::io::readSnapshot("snap_000.hdf5", psys);      // then decomposeDomainAll + exchangeParticle
-//
-// Fields may be double, float, std::int64_t, std::int32_t, grove::Vec3d or grove::Vec3f members.
-// Reading gives each rank a contiguous share of the rows (any rank count, not the writer's), and
-// sets the named fields of value-initialised FPs; the caller redistributes them by position
-// (DomainInfo::decomposeDomainAll, ParticleSystem::exchangeParticle). Collective (every rank of
-// comm). Needs grove built with HDF5 (GROVE_HAS_HDF5, grove/config.hpp), parallel or serial: with
-// the parallel library every rank writes its own rows (MPI-IO); with the serial one, at several
-// ranks, rank 0 writes them all, the others sending theirs (grove/io/rows_through_rank_zero.hpp),
-// and every rank reads on its own. Both give the same file, byte for byte in every table.
-//
-// A snapshot is written as "<path>.tmp" (its layout by rank 0, then every rank its rows), synced,
-// read back by every rank against its rows' checksums, and renamed over path only then: a full
-// disk or a kill while writing leaves a file already at path as it was. A failure on any rank
-// throws the same grove::Error on every rank, naming the file and the reason. Every table carries
-// GroveChecksum (doc/io.md), which readSnapshot checks at any rank count.
-//
-// Beside the snapshot, rank 0 then writes "<path without .hdf5>.xdmf" for ParaView and VisIt
-// (grove/io/xdmf.hpp; SnapshotHeader::xdmf = false writes none).
+/// @file
+/// HDF5 snapshots of a ParticleSystem, written by all ranks into one file (collectively, through
+/// parallel HDF5) in the layout of GADGET-4 and SWIFT, which h5py and yt read (doc/io.md):
+/// @verbatim
+///   /Header      Time, Step, BoxSize (one length for a cube or an open box, else three),
+///                NumPart_ThisFile[6], NumPart_Total[6],
+///                NumPart_Total_HighWord[6], MassTable[6], NumFilesPerSnapshot, Redshift, Code
+///   /Units       SWIFT's "Unit length in cgs (U_L)", "Unit mass in cgs (U_M)",
+///                "Unit time in cgs (U_t)", "Unit current in cgs (U_I)", "Unit temperature in cgs (U_T)"
+///   /Parameters  "Text": the parameter file the run used (SnapshotHeader::parameters)
+///   /PartTypeN/<field>   one row per particle, in rank order (N: the particle type, 0 for gas)
+/// @endverbatim
+///
+/// The user names the particle's fields once, by a static member of FP:
+/// @code
+///   struct Body {
+///     std::int64_t id; double mass; grove::Vec3d pos, vel; ...
+///     static constexpr auto snapshotFields() {
+///       return std::tuple{grove::io::field("Coordinates", &Body::pos), grove::io::field("Velocities", &Body::vel),
+///                         grove::io::field("Masses", &Body::mass), grove::io::field("ParticleIDs", &Body::id)};
+///     }
+///   };
+///   grove::io::writeSnapshot("snap_000.hdf5", psys, {.time = t, .box = {1, 1, 1}});
+///   grove::io::readSnapshot("snap_000.hdf5", psys);      // then decomposeDomainAll + exchangeParticle
+/// @endcode
+///
+/// Fields may be double, float, std::int64_t, std::int32_t, grove::Vec3d or grove::Vec3f members.
+/// Reading gives each rank a contiguous share of the rows (any rank count, not the writer's), and
+/// sets the named fields of value-initialised FPs; the caller redistributes them by position
+/// (DomainInfo::decomposeDomainAll, ParticleSystem::exchangeParticle). Collective (every rank of
+/// comm). Needs grove built with HDF5 (GROVE_HAS_HDF5, grove/config.hpp), parallel or serial: with
+/// the parallel library every rank writes its own rows (MPI-IO); with the serial one, at several
+/// ranks, rank 0 writes them all, the others sending theirs (grove/io/rows_through_rank_zero.hpp),
+/// and every rank reads on its own. Both give the same file, byte for byte in every table.
+///
+/// A snapshot is written as "<path>.tmp" (its layout by rank 0, then every rank its rows), synced,
+/// read back by every rank against its rows' checksums, and renamed over path only then: a full
+/// disk or a kill while writing leaves a file already at path as it was. A failure on any rank
+/// throws the same grove::Error on every rank, naming the file and the reason. Every table carries
+/// GroveChecksum (doc/io.md), which readSnapshot checks at any rank count.
+///
+/// Beside the snapshot, rank 0 then writes "<path without .hdf5>.xdmf" for ParaView and VisIt
+/// (grove/io/xdmf.hpp; SnapshotHeader::xdmf = false writes none).
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -65,20 +68,30 @@
 
 namespace grove::io {
 
-// What a snapshot records beside the particles.
+/// What a snapshot records beside the particles: written by writeSnapshot, returned by
+/// readSnapshot.
 struct SnapshotHeader {
-  double time = 0.0;
-  std::int64_t step = 0;
-  Vec3d box{};             // the periodic box's lengths (0: open)
-  double unit_length_cgs = 1.0, unit_mass_cgs = 1.0, unit_time_cgs = 1.0;
-  std::string parameters;  // the parameter file's text (echoed into /Parameters)
-  int part_type = 0;       // /PartTypeN
-  bool xdmf = true;        // writeSnapshot: an XDMF description beside the file (grove/io/xdmf.hpp)
+  double time = 0.0;       ///< /Header/Time: the simulation time
+  std::int64_t step = 0;   ///< /Header/Step: the step number (0 when a file has none)
+  Vec3d box{};             ///< the periodic box's lengths (0: open); /Header/BoxSize, one length for a cube
+  double unit_length_cgs = 1.0,  ///< the code's unit of length in cgs (/Units U_L; 1 when a file has none)
+      unit_mass_cgs = 1.0,       ///< the code's unit of mass in cgs (/Units U_M)
+      unit_time_cgs = 1.0;       ///< the code's unit of time in cgs (/Units U_t)
+  std::string parameters;  ///< the parameter file's text (echoed into /Parameters)
+  int part_type = 0;       ///< /PartTypeN: the particles' type N, 0 to 5 (0 for gas)
+  bool xdmf = true;        ///< writeSnapshot: an XDMF description beside the file (grove/io/xdmf.hpp)
 };
 
-// Who writes a snapshot's rows. kAuto: every rank where the HDF5 library is parallel, else rank 0.
-// kRankZero also serves where MPI-IO is slow or broken (some network file systems).
-enum class SnapshotWriters { kAuto, kEveryRank, kRankZero };
+/// Who writes a snapshot's rows. The file is the same, byte for byte in every table, either way.
+enum class SnapshotWriters {
+  kAuto,       ///< every rank where the HDF5 library is parallel, else rank 0
+  /// every rank its own rows (MPI-IO); at several ranks needs the parallel library, else
+  /// writeSnapshot throws grove::Error
+  kEveryRank,
+  /// rank 0 all rows, the others sending theirs; also serves where MPI-IO is slow or broken (some
+  /// network file systems)
+  kRankZero
+};
 
 namespace detail {
 
@@ -205,7 +218,14 @@ void writeSnapshotLayout(const std::string& path, const SnapshotHeader& header, 
 
 }  // namespace detail
 
-// Writes every rank's `particles` into one file, in rank order (collective).
+/// Collective over comm: writes every rank's `particles` into one file at `path`, in rank order,
+/// with `header`; then, unless header.xdmf is false or there is no particle, rank 0 writes the
+/// XDMF description beside it (grove/io/xdmf.hpp).
+///
+/// Needs: FP::snapshotFields() (grove/io/fields.hpp); header.part_type in 0-5; grove built with
+/// HDF5. Written as "<path>.tmp", read back and checked by every rank, then renamed over path. A
+/// failure on any rank throws the same grove::Error on every rank; a file already at path is then
+/// left as it was (unless only the XDMF description failed: the snapshot is written then).
 template <class FP>
 void writeSnapshot(const std::string& path, std::span<const FP> particles, const SnapshotHeader& header,
                    const Comm& comm = Comm::world(), SnapshotWriters writers = SnapshotWriters::kAuto) {
@@ -330,14 +350,25 @@ void writeSnapshot(const std::string& path, std::span<const FP> particles, const
   }
 }
 
+/// Collective over psys.comm(): writeSnapshot of psys's particles over the particle system's own
+/// communicator.
 template <class FP>
 void writeSnapshot(const std::string& path, const ParticleSystem<FP>& psys, const SnapshotHeader& header,
                    SnapshotWriters writers = SnapshotWriters::kAuto) {
   writeSnapshot(path, psys.particles(), header, psys.comm(), writers);
 }
 
-// Reads a snapshot's particles of header.part_type's group: each rank gets a contiguous share of
-// the rows, whatever the rank count that wrote it (collective). Returns the header.
+/// Collective over comm: reads a snapshot's particles of type `part_type` into psys (replacing
+/// its particles): each rank gets a contiguous share of the rows, whatever the rank count that
+/// wrote it (rank r: rows [total*r/p, total*(r+1)/p)), with the fields of FP::snapshotFields() set
+/// and the others value-initialised. Returns the header (part_type as asked; time, step, box,
+/// parameters and units as the file holds them). Redistribute by position afterwards
+/// (DomainInfo::decomposeDomainAll, ParticleSystem::exchangeParticle).
+///
+/// Throws grove::Error when the file cannot be opened, lacks /Header's Time, BoxSize or
+/// NumPart_Total, has no such particle type, lacks a field's table or holds one of another shape,
+/// or when a table's GroveChecksum does not match its rows (checked where present); psys is then
+/// unchanged.
 template <class FP>
 SnapshotHeader readSnapshot(const std::string& path, ParticleSystem<FP>& psys, const Comm& comm, int part_type = 0) {
   static_assert(HasSnapshotFields<FP>, "grove::io::readSnapshot: FP needs `static constexpr auto snapshotFields()` "
@@ -410,7 +441,8 @@ SnapshotHeader readSnapshot(const std::string& path, ParticleSystem<FP>& psys, c
   psys.add(std::span<const FP>(particles));
   return header;
 }
-// The particle system's own communicator (as writeSnapshot's ParticleSystem form).
+/// Collective over psys.comm(): readSnapshot over the particle system's own communicator (as
+/// writeSnapshot's ParticleSystem form).
 template <class FP>
 SnapshotHeader readSnapshot(const std::string& path, ParticleSystem<FP>& psys, int part_type = 0) {
   return readSnapshot(path, psys, psys.comm(), part_type);

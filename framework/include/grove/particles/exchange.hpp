@@ -1,8 +1,11 @@
 #pragma once
-// Particle exchange: every particle moves to the rank whose domain box holds it. A rank tells
-// each rank it sends to how many particles follow (a sparse exchange: no message between ranks
-// with nothing for each other, no all-to-all of counts), then payloads travel point-to-point.
-// Particles that stay keep their order; arrivals follow in rank order.
+/// @file
+/// Particle exchange on the host: every particle moves to the rank whose domain box holds it. A
+/// rank tells each rank it sends to how many particles follow (a sparse exchange: no message
+/// between ranks with nothing for each other, no all-to-all of counts), then payloads travel
+/// point-to-point. Particles that stay keep their order; arrivals follow in rank order.
+/// ParticleSystem::exchangeParticle calls exchangeParticles; the device form is in
+/// grove/gpu/resident/exchange.cuh.
 #include <optional>
 #include <span>
 #include <string>
@@ -52,8 +55,12 @@ std::vector<int> destinationRanks(std::span<const FP> particles, const DomainInf
 
 }  // namespace detail
 
-// Collective: how many items each rank sends this one (result[r]), given how many this rank sends
-// each (send_counts[r]): one message per non-empty pair (Comm::exchangeSparse), not an all-to-all.
+/// Collective over comm: how many items each rank sends this one (result[r]), given how many this
+/// rank sends each (send_counts[r]): one message per non-empty pair (Comm::exchangeSparse), not
+/// an all-to-all.
+///
+/// Needs: send_counts.size() == comm.size(); send_counts[comm.rank()] is ignored (result[me] is 0).
+/// Promises: a vector of comm.size() counts.
 inline std::vector<int> receiveCounts(const Comm& comm, std::span<const int> send_counts) {
   std::vector<SparseMessage<int>> to;
   for (std::size_t r = 0; r < send_counts.size(); ++r)
@@ -63,10 +70,15 @@ inline std::vector<int> receiveCounts(const Comm& comm, std::span<const int> sen
   return counts;
 }
 
-// Collective: sends bucket r of `send` (send_counts[r] items, buckets in rank order, none for this
-// rank) to rank r, and receives recv_counts[r] items from each rank r into `into`, in rank order.
-// Point-to-point between the ranks that have something for each other. The host exchange below
-// and the device one (grove/gpu/resident/exchange.cuh, through pinned buffers) share it.
+/// Collective over comm: sends bucket r of `send` (send_counts[r] items, buckets in rank order,
+/// none for this rank) to rank r, and receives recv_counts[r] items from each rank r into `into`,
+/// in rank order. Point-to-point between the ranks that have something for each other; returns
+/// when every send and receive has completed. The host exchange below and the device one
+/// (grove/gpu/resident/exchange.cuh, through pinned buffers) share it.
+///
+/// Needs: send_counts and recv_counts of comm.size() entries each, recv_counts as returned by
+/// receiveCounts for these send_counts; `send` holding the sum of send_counts items and `into`
+/// room for the sum of recv_counts; T trivially copyable.
 template <class T>
 void swapBuckets(const Comm& comm, const T* send, std::span<const int> send_counts, T* into,
                  std::span<const int> recv_counts) {
@@ -89,9 +101,13 @@ void swapBuckets(const Comm& comm, const T* send, std::span<const int> send_coun
   waitAll(requests);
 }
 
-// Collective. On return every particle of every rank lies in its rank's domain, and the union of
-// particles is unchanged. Throws grove::Error on every rank, with nothing moved, when any rank
-// holds a particle that no rank can own (non-finite position, outside a fixed root domain).
+/// Collective over dinfo.comm(). On return every particle of every rank lies in its rank's
+/// domain, and the union of particles is unchanged: particles that stay keep their order, arrivals
+/// follow in rank order. Throws grove::Error on every rank, with nothing moved, when any rank holds
+/// a particle that no rank can own (non-finite position, outside a fixed root domain).
+///
+/// Needs: FP trivially copyable, with a position (grove/core/particle_traits.hpp); every rank
+/// calling with the same decomposition (as after DomainInfo::decomposeDomainAll).
 template <class FP, class Alloc>
 void exchangeParticles(std::vector<FP, Alloc>& particles, const DomainInfo& dinfo) {
   static_assert(std::is_trivially_copyable_v<FP>,

@@ -1,35 +1,38 @@
 #pragma once
-// Particle files, as FDPS 7.1 reads and writes them (ParticleSystem::readParticleAscii,
-// writeParticleAscii, readParticleBinary, writeParticleBinary).
-//
-// The user's particle type formats one record: `void writeAscii(FILE*) const` and
-// `void readAscii(FILE*)` (Binary likewise). An optional header type formats the file's head:
-// `writeAscii(FILE*) const` and `readAscii(FILE*)`, which returns the number of particle records
-// that follow, or a negative number when it does not know them. Then the records are counted:
-// one per non-blank line (ascii), or the bytes after the header divided by the size of one
-// record (binary, measured by reading the first record).
-//
-// Two layouts, as in FDPS:
-//   one file   (no format)  write: the particles of all ranks are gathered to rank 0 in rank
-//                           order, and rank 0 writes the header (its own copy) and every record.
-//                           read: every rank opens the file and reads the header into its own
-//                           copy; rank 0 reads the records and hands them out in file order, the
-//                           first n/p + n%p to rank 0 and n/p to each later rank. (Rank 0
-//                           holds all records at once, as it does when writing.)
-//   one file per rank (format, e.g. "%s_%03d_%03d.dat", filled with (filename, number of ranks,
-//                           rank))   each rank writes or reads its own file, header included.
-//
-// Beyond FDPS: every failure (a file that cannot be opened, a read or write error, a file that
-// ends before its last record, a binary file with a partial record at its end, a bad format)
-// throws the same grove::Error on every rank (grove/comm/agree.hpp), naming the file and the
-// system's reason, so ranks leave the call together, and a failed read leaves the particles as
-// they were. Files are written in place, as FDPS writes them (a failed write leaves a partial
-// file; checkpoints and snapshots are the formats that never do). Each file written counts as one
-// write for GROVE_FAULT_INJECT (grove/core/fault_injection.hpp). A damaged file never crashes or hangs a read:
-// a record that the user's reader cannot consume is an error, so a read takes at most one step
-// per byte whatever count a header announces (tests/fdps/particle_file_fuzz_test.cpp). Reading
-// keeps what the header announces; a file holding more records than announced is read up to the
-// announced count, as in FDPS.
+/// @file
+/// Particle files, as FDPS 7.1 reads and writes them (ParticleSystem::readParticleAscii,
+/// writeParticleAscii, readParticleBinary, writeParticleBinary).
+///
+/// The user's particle type formats one record: `void writeAscii(FILE*) const` and
+/// `void readAscii(FILE*)` (Binary likewise). An optional header type formats the file's head:
+/// `writeAscii(FILE*) const` and `readAscii(FILE*)`, which returns the number of particle records
+/// that follow, or a negative number when it does not know them. Then the records are counted:
+/// one per non-blank line (ascii), or the bytes after the header divided by the size of one
+/// record (binary, measured by reading the first record).
+///
+/// Two layouts, as in FDPS:
+/// @verbatim
+///   one file   (no format)  write: the particles of all ranks are gathered to rank 0 in rank
+///                           order, and rank 0 writes the header (its own copy) and every record.
+///                           read: every rank opens the file and reads the header into its own
+///                           copy; rank 0 reads the records and hands them out in file order, the
+///                           first n/p + n%p to rank 0 and n/p to each later rank. (Rank 0
+///                           holds all records at once, as it does when writing.)
+///   one file per rank (format, e.g. "%s_%03d_%03d.dat", filled with (filename, number of ranks,
+///                           rank))   each rank writes or reads its own file, header included.
+/// @endverbatim
+///
+/// Beyond FDPS: every failure (a file that cannot be opened, a read or write error, a file that
+/// ends before its last record, a binary file with a partial record at its end, a bad format)
+/// throws the same grove::Error on every rank (grove/comm/agree.hpp), naming the file and the
+/// system's reason, so ranks leave the call together, and a failed read leaves the particles as
+/// they were. Files are written in place, as FDPS writes them (a failed write leaves a partial
+/// file; checkpoints and snapshots are the formats that never do). Each file written counts as one
+/// write for GROVE_FAULT_INJECT (grove/core/fault_injection.hpp). A damaged file never crashes or hangs a read:
+/// a record that the user's reader cannot consume is an error, so a read takes at most one step
+/// per byte whatever count a header announces (tests/fdps/particle_file_fuzz_test.cpp). Reading
+/// keeps what the header announces; a file holding more records than announced is read up to the
+/// announced count, as in FDPS.
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -54,35 +57,50 @@
 namespace grove {
 
 // ---- contracts ------------------------------------------------------------------------------------
+/// Particle types that read one ascii record: `p.readAscii(FILE*)`.
 template <class P>
 concept HasReadAscii = requires(P& p, std::FILE* fp) { p.readAscii(fp); };
+/// Particle types that write one ascii record: `p.writeAscii(FILE*)` on a const particle.
 template <class P>
 concept HasWriteAscii = requires(const P& p, std::FILE* fp) { p.writeAscii(fp); };
+/// Particle types that read one binary record: `p.readBinary(FILE*)`.
 template <class P>
 concept HasReadBinary = requires(P& p, std::FILE* fp) { p.readBinary(fp); };
+/// Particle types that write one binary record: `p.writeBinary(FILE*)` on a const particle.
 template <class P>
 concept HasWriteBinary = requires(const P& p, std::FILE* fp) { p.writeBinary(fp); };
 
-// A header's read member returns the record count (negative: unknown). H may be const-qualified
-// for the write concepts, so that const and non-const headers both work.
+/// Header types whose `readAscii(FILE*)` returns the record count (negative: unknown), as
+/// something convertible to long long.
 template <class H>
 concept HeaderReadsAscii = requires(H& h, std::FILE* fp) { { h.readAscii(fp) } -> std::convertible_to<long long>; };
+/// Header types whose `readBinary(FILE*)` returns the record count (negative: unknown), as
+/// something convertible to long long.
 template <class H>
 concept HeaderReadsBinary = requires(H& h, std::FILE* fp) { { h.readBinary(fp) } -> std::convertible_to<long long>; };
+/// Header types with `writeAscii(FILE*)`. H may be const-qualified, so that const and non-const
+/// headers both work.
 template <class H>
 concept HeaderWritesAscii = requires(H& h, std::FILE* fp) { h.writeAscii(fp); };
+/// Header types with `writeBinary(FILE*)`. H may be const-qualified, so that const and non-const
+/// headers both work.
 template <class H>
 concept HeaderWritesBinary = requires(H& h, std::FILE* fp) { h.writeBinary(fp); };
 
-// The header of a file without one (FDPS's DummyHeader): nothing written, count unknown.
+/// The header of a file without one (FDPS's DummyHeader): nothing written, count unknown.
 struct NoFileHeader {
-  int readAscii(std::FILE*) { return -1; }
-  void writeAscii(std::FILE*) const {}
-  int readBinary(std::FILE*) { return -1; }
-  void writeBinary(std::FILE*) const {}
+  int readAscii(std::FILE*) { return -1; }  ///< reads nothing; -1: the records are counted
+  void writeAscii(std::FILE*) const {}  ///< writes nothing
+  int readBinary(std::FILE*) { return -1; }  ///< reads nothing; -1: the records are counted
+  void writeBinary(std::FILE*) const {}  ///< writes nothing
 };
 
-enum class FileEncoding { Ascii, Binary };
+/// How a particle file's records are written: the ascii or the binary members of the particle
+/// and header types, files opened in text or binary mode.
+enum class FileEncoding {
+  Ascii,  ///< readAscii/writeAscii; one record per non-blank line when counted
+  Binary  ///< readBinary/writeBinary; records of one size when counted
+};
 
 namespace io {
 
@@ -288,8 +306,15 @@ void writeFile(const std::string& name, const char* mode, std::span<const FP> pa
 
 }  // namespace detail
 
-// Collective. Returns this rank's particles from the file(s), or throws grove::Error on every
-// rank. read_header(FILE*) returns the announced count; read_record(FP&, FILE*) reads one.
+/// Collective over comm. Returns this rank's particles from the file(s), or throws grove::Error
+/// on every rank. read_header(FILE*) returns the announced count (negative: count the records);
+/// read_record(FP&, FILE*) reads one.
+///
+/// With a format (one file per rank, "%s_%03d_%03d.dat" taking filename, rank count and rank),
+/// each rank reads its own file. Without one, every rank opens `filename` and calls read_header
+/// on it; rank 0 reads the records and hands them out in file order, the first n/p + n%p to rank 0
+/// and n/p to each later rank. `stage` names the call in error messages. A file announcing more
+/// than INT_MAX records is an error.
 template <FileEncoding E, class FP, class ReadHeader, class ReadRecord>
 std::vector<FP> readParticles(const Comm& comm, const std::string& filename, const std::optional<std::string>& format,
                               ReadHeader&& read_header, ReadRecord&& read_record, std::string_view stage) {
@@ -334,8 +359,13 @@ std::vector<FP> readParticles(const Comm& comm, const std::string& filename, con
   return comm.alltoallv(std::span<const FP>(all), std::span<const int>(send_counts));
 }
 
-// Collective. Writes the particles of all ranks to the file(s), or throws grove::Error on every
-// rank. write_header(FILE*) writes the head; write_record(const FP&, FILE*) one record.
+/// Collective over comm. Writes the particles of all ranks to the file(s), or throws grove::Error
+/// on every rank. write_header(FILE*) writes the head; write_record(const FP&, FILE*) one record.
+///
+/// With a format (as for readParticles), each rank writes its own file, header included. Without
+/// one, the particles are gathered to rank 0 in rank order and rank 0 writes the header and every
+/// record. Files are written in place: a failed write may leave a partial file. `stage` names the
+/// call in error messages.
 template <FileEncoding E, class FP, class WriteHeader, class WriteRecord>
 void writeParticles(const Comm& comm, std::span<const FP> particles, const std::string& filename,
                     const std::optional<std::string>& format, WriteHeader&& write_header, WriteRecord&& write_record,
@@ -512,7 +542,11 @@ auto headerWriter(H& header) {
 
 }  // namespace detail
 
-// The FDPS entry points behind ParticleSystem's members. args: [format] [header] [&FP::member].
+/// The FDPS entry point behind ParticleSystem::readParticleAscii and readParticleBinary; collective
+/// over comm, as readParticles. args: [format] [header] [&FP::member], each optional, in this order
+/// (checked at compile time): a file-name format (a null `const char*` means one file), a header
+/// object read into (a NoFileHeader when absent), and a `void (FP::*)(FILE*)` reading one record
+/// instead of FP::readAscii/readBinary.
 template <FileEncoding E, class FP, class... Args>
 std::vector<FP> readParticlesFdps(const Comm& comm, const std::string& filename, std::string_view stage,
                                   Args&... args) {
@@ -535,6 +569,9 @@ std::vector<FP> readParticlesFdps(const Comm& comm, const std::string& filename,
   }
 }
 
+/// The FDPS entry point behind ParticleSystem::writeParticleAscii and writeParticleBinary;
+/// collective over comm, as writeParticles. args as for readParticlesFdps; the member, if given,
+/// is a `void (FP::*)(FILE*) const` writing one record instead of FP::writeAscii/writeBinary.
 template <FileEncoding E, class FP, class... Args>
 void writeParticlesFdps(const Comm& comm, std::span<const FP> particles, const std::string& filename,
                         std::string_view stage, Args&... args) {
