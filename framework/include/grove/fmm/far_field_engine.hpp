@@ -1,10 +1,11 @@
 #pragma once
-// Where grove's fast multipole method runs its traversal and far field: on the host's threads
-// (HostFarField, the default) or on a GPU (grove::fmm::DeviceFarField, grove/fmm/device_far_field_gpu.h,
-// in grove::gpu). FmmForce calls start() once the tree, its multipoles and the LET are ready, runs
-// the near field (the user's kernel, on the host or through the multiwalk hooks) while the far field
-// may still be running, then finish() for phi and its gradient. That split is pfalcON's overlap of
-// the far field with the P2P work.
+/// @file
+/// Where grove's fast multipole method runs its traversal and far field: on the host's threads
+/// (HostFarField, the default) or on a GPU (grove::fmm::DeviceFarField, grove/fmm/device_far_field_gpu.h,
+/// in grove::gpu). FmmForce calls start() once the tree, its multipoles and the LET are ready, runs
+/// the near field (the user's kernel, on the host or through the multiwalk hooks) while the far field
+/// may still be running, then finish() for phi and its gradient. That split is pfalcON's overlap of
+/// the far field with the P2P work.
 #include <chrono>
 #include <future>
 #include <span>
@@ -19,62 +20,75 @@
 
 namespace grove::fmm {
 
-// What start() gives the near field: the P2P lists and what the traversal found.
+/// What start() gives the near field: the P2P lists and what the traversal found.
 struct TraversalSummary {
-  CsrList p2p;  // per target leaf: its source leaves (grove/fmm/dual_traversal.hpp)
+  CsrList p2p;  ///< per target leaf: its source leaves (grove/fmm/dual_traversal.hpp)
+  /// @var m2l
+  /// The number of M2L interactions (cell pairs) the traversal listed.
+  /// @var m2p
+  /// The number of M2P interactions (leaf, received cell) the traversal listed.
   std::int64_t m2l = 0, m2p = 0;
-  double seconds = 0.0;  // the traversal, as the caller waited for it
+  double seconds = 0.0;  ///< the traversal, as the caller waited for it
 };
 
-// An engine serves one calculation at a time: FmmForce objects may share one when they take turns,
-// never at once.
+/// An engine serves one calculation at a time: FmmForce objects may share one when they take turns,
+/// never at once.
 class FarFieldEngine {
  public:
   virtual ~FarFieldEngine() = default;
-  // "host" or "device": reported in FmmForce's statistics.
+  /// "host" or "device": reported in FmmForce's statistics.
   virtual const char* name() const = 0;
-  // Whether the far field always runs beside the caller's work (a device's), with or without
-  // `overlap`.
+  /// Whether the far field always runs beside the caller's work (a device's), with or without
+  /// `overlap`.
   virtual bool asynchronous() const = 0;
-  // Traverses targets = the cells of `tree` against `sources` and starts the far field into phi and
-  // gradient (one entry per particle of the tree, key order), which hold it once finish() returns.
-  // With `overlap` the far field may go on after the call returns (the caller then runs other
-  // work until finish()); the arguments must then stay unchanged until finish().
+  /// Traverses targets = the cells of `tree` against `sources` and starts the far field into phi and
+  /// gradient (one entry per particle of the tree, key order), which hold it once finish() returns.
+  /// With `overlap` the far field may go on after the call returns (the caller then runs other
+  /// work until finish()); the arguments must then stay unchanged until finish(). Not collective.
   virtual TraversalSummary start(const FmmTree& tree, const SourceCells& sources, double theta,
                                  const MultiIndexSet& expansion, std::span<double> phi, std::span<Vec3d> gradient,
                                  bool overlap) = 0;
-  // Waits for the far field. Returns how long each part ran (the far field's own time, overlapped
-  // or not).
+  /// Waits for the far field. Returns how long each part ran (the far field's own time, overlapped
+  /// or not).
   virtual FarFieldSeconds finish() = 0;
-  // Waits for a started far field and drops it, if there is one: for a caller unwinding from an
-  // exception between start() and finish(), so that nothing writes into its arrays afterwards.
+  /// Waits for a started far field and drops it, if there is one: for a caller unwinding from an
+  /// exception between start() and finish(), so that nothing writes into its arrays afterwards.
   virtual void abandon() noexcept = 0;
 };
 
-// Abandons the engine's far field unless finish() was reached (release()): start() and finish()
-// bracket the caller's near field, which may throw.
+/// Abandons the engine's far field unless finish() was reached (release()): start() and finish()
+/// bracket the caller's near field, which may throw.
 class FarFieldInFlight {
  public:
+  /// Guards `engine`, which must outlive the guard; on destruction it calls engine.abandon()
+  /// unless release() was called.
   explicit FarFieldInFlight(FarFieldEngine& engine) : engine_(&engine) {}
   FarFieldInFlight(const FarFieldInFlight&) = delete;
   FarFieldInFlight& operator=(const FarFieldInFlight&) = delete;
   ~FarFieldInFlight() {
     if (engine_) engine_->abandon();
   }
+  /// Disarms the guard (call it once finish() has returned).
   void release() { engine_ = nullptr; }
 
  private:
   FarFieldEngine* engine_;
 };
 
-// The host's traversal and far field (grove/fmm/dual_traversal.hpp, grove/fmm/far_field.hpp). With
-// overlap the far field runs on a thread of its own (an OpenMP team of its own) while the caller
-// works, as when a device runs the near field.
+/// The host's traversal and far field (grove/fmm/dual_traversal.hpp, grove/fmm/far_field.hpp). With
+/// overlap the far field runs on a thread of its own (an OpenMP team of its own) while the caller
+/// works, as when a device runs the near field.
 class HostFarField final : public FarFieldEngine {
  public:
+  /// Waits for a far field still running (abandon()).
   ~HostFarField() override { abandon(); }
+  /// "host".
   const char* name() const override { return "host"; }
+  /// false: without `overlap` the far field runs inside finish().
   bool asynchronous() const override { return false; }
+  /// The traversal on the calling thread; the far field then on a thread of its own with
+  /// `overlap`, else deferred to finish(). Throws grove::Error while a far field started earlier
+  /// was neither finished nor abandoned, and as traverse() does.
   TraversalSummary start(const FmmTree& tree, const SourceCells& sources, double theta, const MultiIndexSet& expansion,
                          std::span<double> phi, std::span<Vec3d> gradient, bool overlap) override {
     require(!running_.valid(), "fmm::HostFarField::start",
@@ -89,10 +103,13 @@ class HostFarField final : public FarFieldEngine {
     running_ = std::async(overlap ? std::launch::async : std::launch::deferred, evaluate);
     return summary;
   }
+  /// Runs or waits for the far field and returns its seconds. Throws grove::Error when none was
+  /// started, and passes on the far field's own exceptions (checkFarField()).
   FarFieldSeconds finish() override {
     require(running_.valid(), "fmm::HostFarField::finish", "no far field was started");
     return running_.get();
   }
+  /// Drops a far field not begun (without overlap) or waits for a running one.
   void abandon() noexcept override {
     if (!running_.valid()) return;
     // A deferred far field has not begun: dropping it is enough. A running one is waited for.

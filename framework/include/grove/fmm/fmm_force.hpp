@@ -1,39 +1,40 @@
 #pragma once
-// grove::FmmForce<Force, EPI, EPJ>: the fast multipole method for 1/r forces (gravity, Coulomb),
-// the sibling of TreeForForceLong with the same calling form. The user supplies the near-field
-// kernel, in FDPS's form, exactly as for a tree; the far field is grove's: Cartesian multipole and
-// local expansions of order p (1 ... 8) about each cell's centre of charge, Dehnen's dual tree
-// traversal and acceptance criterion, across ranks through a local essential tree that carries
-// multipoles.
-//
-//   grove::FmmForce<Force, EPI, EPJ> fmm(n_hint, /*theta*/ 0.5, /*n_leaf*/ 32, /*order*/ 6);
-//   fmm.calcForceAllAndWriteBack(kernel_ep_ep, psys, dinfo);               // gravity, G = 1
-//   fmm.calcForceAllAndWriteBack(kernel_ep_ep, psys, dinfo, GravityFarField{G});
-//   fmm.calcForceAllAndWriteBack(kernel_ep_ep, psys, dinfo,                // anything else
-//       [](Force& f, const EPI& i, double phi, const grove::Vec3d& grad_phi) { ... });
-//   fmm.calcForceAllAndWriteBackMultiWalkIndex(dispatch, retrieve, tag_max, psys, dinfo, n_walk);
-//                                                  // the near field on an accelerator (FDPS's hooks)
-//   fmm.calcForceAllAndWriteBack(kernel_ep_ep, psys, dinfo, true, PS::MAKE_LIST);  // FDPS's trailing
-//                                                  // arguments (clear, list_mode) are taken too
-//
-// - Near field: kernel(const EPI* epi, int n_i, const EPJ* epj, int n_j, Force* force), called
-//   once per leaf from OpenMP threads with the particles of the leaf itself and of the leaves near
-//   it (the leaf's own particles among the EPJ, as FDPS's ep-ep kernels get them: the kernel must
-//   give no force from a particle on itself, by softening or by skipping r = 0). It must add to
-//   force[0 .. n_i). Plummer (or any) softening belongs there. A pairwise interaction
-//   interaction(const EPI&, const EPJ&, Force&), the GPU engine's form (a GROVE_HOST_DEVICE
-//   functor serves both), is accepted too and called for every pair of the same lists.
-// - Far field: for each particle, phi = sum_j q_j / |x - x_j| and grad_phi = its gradient over the
-//   far particles j (q = EPJ::getCharge()), handed to the far-field functor, which adds them to the
-//   particle's Force. GravityFarField (the default) needs Force members `acc` and `pot` and adds
-//   acc += G grad_phi, pot -= G phi. A Coulomb user passes a functor that applies q_i and the sign.
-// - Accuracy: theta and the order p. A pair of cells interacts by expansion when r_A + r_B <
-//   theta |z_A - z_B|; the error falls as theta^(p+1). doc/fmm.md has the measured errors and
-//   costs against the Barnes-Hut tree.
-// - Momentum: within a rank both directions of every pair come from the same (mutual) visit with
-//   exactly opposite Taylor coefficients, and the kernel sees both directions of a leaf pair, so
-//   the forces are equal and opposite to rounding (for a kernel that is antisymmetric itself).
-// - Not supported: periodic boundaries (refused with an error; use the tree with PM for those).
+/// @file
+/// grove::FmmForce<Force, EPI, EPJ>: the fast multipole method for 1/r forces (gravity, Coulomb),
+/// the sibling of TreeForForceLong with the same calling form. The user supplies the near-field
+/// kernel, in FDPS's form, exactly as for a tree; the far field is grove's: Cartesian multipole and
+/// local expansions of order p (1 ... 8) about each cell's centre of charge, Dehnen's dual tree
+/// traversal and acceptance criterion, across ranks through a local essential tree that carries
+/// multipoles.
+///
+///     grove::FmmForce<Force, EPI, EPJ> fmm(n_hint, /*theta*/ 0.5, /*n_leaf*/ 32, /*order*/ 6);
+///     fmm.calcForceAllAndWriteBack(kernel_ep_ep, psys, dinfo);               // gravity, G = 1
+///     fmm.calcForceAllAndWriteBack(kernel_ep_ep, psys, dinfo, GravityFarField{G});
+///     fmm.calcForceAllAndWriteBack(kernel_ep_ep, psys, dinfo,                // anything else
+///         [](Force& f, const EPI& i, double phi, const grove::Vec3d& grad_phi) { ... });
+///     fmm.calcForceAllAndWriteBackMultiWalkIndex(dispatch, retrieve, tag_max, psys, dinfo, n_walk);
+///                                                    // the near field on an accelerator (FDPS's hooks)
+///     fmm.calcForceAllAndWriteBack(kernel_ep_ep, psys, dinfo, true, PS::MAKE_LIST);  // FDPS's trailing
+///                                                    // arguments (clear, list_mode) are taken too
+///
+/// - Near field: kernel(const EPI* epi, int n_i, const EPJ* epj, int n_j, Force* force), called
+///   once per leaf from OpenMP threads with the particles of the leaf itself and of the leaves near
+///   it (the leaf's own particles among the EPJ, as FDPS's ep-ep kernels get them: the kernel must
+///   give no force from a particle on itself, by softening or by skipping r = 0). It must add to
+///   force[0 .. n_i). Plummer (or any) softening belongs there. A pairwise interaction
+///   interaction(const EPI&, const EPJ&, Force&), the GPU engine's form (a GROVE_HOST_DEVICE
+///   functor serves both), is accepted too and called for every pair of the same lists.
+/// - Far field: for each particle, phi = sum_j q_j / |x - x_j| and grad_phi = its gradient over the
+///   far particles j (q = EPJ::getCharge()), handed to the far-field functor, which adds them to the
+///   particle's Force. GravityFarField (the default) needs Force members `acc` and `pot` and adds
+///   acc += G grad_phi, pot -= G phi. A Coulomb user passes a functor that applies q_i and the sign.
+/// - Accuracy: theta and the order p. A pair of cells interacts by expansion when r_A + r_B <
+///   theta |z_A - z_B|; the error falls as theta^(p+1). doc/fmm.md has the measured errors and
+///   costs against the Barnes-Hut tree.
+/// - Momentum: within a rank both directions of every pair come from the same (mutual) visit with
+///   exactly opposite Taylor coefficients, and the kernel sees both directions of a leaf pair, so
+///   the forces are equal and opposite to rounding (for a kernel that is antisymmetric itself).
+/// - Not supported: periodic boundaries (refused with an error; use the tree with PM for those).
 #include <algorithm>
 #include <concepts>
 #include <memory>
@@ -67,9 +68,11 @@
 
 namespace grove {
 
-// The far field of gravity, G grad(sum m / r) into acc and -G sum m / r into pot.
+/// The far field of gravity, G grad(sum m / r) into acc and -G sum m / r into pot.
 struct GravityFarField {
-  double G = 1.0;
+  double G = 1.0;  ///< the gravitational constant
+  /// Adds G grad_phi to f.acc and -G phi to f.pot. Needs Force members `acc` (a 3-vector with
+  /// x, y, z) and `pot` (a compile-time error otherwise).
   template <class Force, class EPI>
   void operator()(Force& f, const EPI&, double phi, const Vec3d& grad_phi) const {
     static_assert(requires { f.acc.x; f.pot; },
@@ -83,48 +86,87 @@ struct GravityFarField {
   }
 };
 
-// A far-field functor: far(force, epi, phi, grad_phi) adds the far field to a particle's Force.
+/// A far-field functor: far(force, epi, phi, grad_phi) adds the far field to a particle's Force.
 template <class F, class Force, class EPI>
 concept FarFieldOf = std::invocable<F&, Force&, const EPI&, double, const Vec3d&>;
 
 namespace fmm {
 
-// What one force calculation did on this rank, and how long each part took (seconds, this rank).
+/// What one force calculation did on this rank, and how long each part took (seconds, this rank).
 struct FmmStatistics {
+  /// @var particles
+  /// This rank's particles.
+  /// @var cells
+  /// Cells of this rank's tree.
+  /// @var leaves
+  /// Leaf cells of this rank's tree.
   std::int64_t particles = 0, cells = 0, leaves = 0;
-  std::int64_t m2l = 0;               // directed multipole-to-local expansions
-  std::int64_t m2p = 0;               // received contents-less cells evaluated at a leaf's particles
-  std::int64_t p2p_leaf_pairs = 0;    // directed (target leaf, source leaf) pairs, a leaf with itself too
-  std::int64_t p2p_interactions = 0;  // particle pairs given to the kernel (i, j ordered; i = j included)
-  LetCounts let;
+  std::int64_t m2l = 0;               ///< directed multipole-to-local expansions
+  std::int64_t m2p = 0;               ///< received contents-less cells evaluated at a leaf's particles
+  std::int64_t p2p_leaf_pairs = 0;    ///< directed (target leaf, source leaf) pairs, a leaf with itself too
+  std::int64_t p2p_interactions = 0;  ///< particle pairs given to the kernel (i, j ordered; i = j included)
+  LetCounts let;  ///< the local essential tree's cells and particles sent and received
   // Where the traversal and the far field ran ("host" or "device"), and whether the far field ran
   // beside the near field. m2l and downward are the far field's own time; overlapped, the step
   // waited only far_field_wait for it after the near field.
-  const char* far_field_engine = "host";
+  const char* far_field_engine = "host";  ///< where the traversal and the far field ran: "host" or "device"
+  /// Whether the far field ran beside the near field (then the step waited only
+  /// far_field_wait_seconds for it after the near field).
   bool overlapped = false;
+  /// @var copy_seconds
+  /// Copying the particles into EPI and EPJ, with the input checks.
+  /// @var tree_seconds
+  /// Building the tree with its multipoles.
+  /// @var let_seconds
+  /// The local essential tree exchange.
+  /// @var traversal_seconds
+  /// The dual traversal, as the caller waited for it.
+  /// @var m2l_seconds
+  /// The far field's M2L work (its own time, overlapped or not).
+  /// @var downward_seconds
+  /// The far field's L2L, L2P and M2P work (its own time, overlapped or not).
+  /// @var p2p_seconds
+  /// The near field (the user's kernel or the multiwalk hooks).
+  /// @var far_field_wait_seconds
+  /// Waiting for the far field after the near field.
+  /// @var write_back_seconds
+  /// Applying the far-field functor, restoring psys's order and, for the WriteBack calls,
+  /// copying the forces into psys.
   double copy_seconds = 0, tree_seconds = 0, let_seconds = 0, traversal_seconds = 0, m2l_seconds = 0,
          downward_seconds = 0, p2p_seconds = 0, far_field_wait_seconds = 0, write_back_seconds = 0;
+  /// The step's wall time: the parts summed, with far_field_wait_seconds in place of the far
+  /// field's own time when overlapped.
   double total() const {
     return copy_seconds + tree_seconds + let_seconds + traversal_seconds +
            (overlapped ? far_field_wait_seconds : m2l_seconds + downward_seconds) + p2p_seconds + write_back_seconds;
   }
+  /// The statistics as one JSON object: far_field_engine, overlapped, "seconds" (each part and
+  /// total) and "counts".
   std::string json() const;
 };
 
 }  // namespace fmm
 
+/// The fast multipole method for 1/r forces, with TreeForForceLong's calling form (see the file's
+/// description). Open boundaries only. The force calls are collective over the particle system's
+/// communicator; input errors are found on every rank together and throw grove::Error on all.
+/// Not thread-safe: one calculation at a time per object (and per far-field engine).
 template <class Force, class EPI, class EPJ>
 class FmmForce {
   static_assert(checkLongRangeTypeContracts<Force, EPI, EPJ>());
 
  public:
+  /// theta 0.5, leaves of at most 32 particles, order 4, the far field on the host.
   FmmForce() : expansion_(4), engine_(std::make_shared<fmm::HostFarField>()) {}
+  /// Same as initialize(n_hint, theta, n_leaf_limit, order), the far field on the host.
   FmmForce(std::size_t n_hint, double theta, int n_leaf_limit, int order)
       : expansion_(order), engine_(std::make_shared<fmm::HostFarField>()) {
     initialize(n_hint, theta, n_leaf_limit, order);
   }
 
-  // theta in (0, 1); n_leaf_limit >= 1; order 1 ... 8.
+  /// Sets the acceptance parameter theta, the leaf size n_leaf_limit and the expansion order,
+  /// and reserves room for n_hint particles. theta in (0, 1); n_leaf_limit >= 1; order 1 ... 8:
+  /// otherwise throws grove::Error. Not collective.
   void initialize(std::size_t n_hint, double theta = 0.5, int n_leaf_limit = 32, int order = 4) {
     require(theta > 0.0 && theta < 1.0, "FmmForce::initialize",
             "theta {} is outside (0, 1): the expansions converge only for r_A + r_B < theta |z_A - z_B| with theta < 1",
@@ -139,17 +181,21 @@ class FmmForce {
     epj_.reserve(n_hint);
   }
 
-  // Where the traversal and the far field run: the host's threads (fmm::HostFarField, the default)
-  // or a GPU (fmm::DeviceFarField, grove/fmm/device_far_field_gpu.h, in grove::gpu). The near field
-  // runs beside the far field when either the far field or the near field is on a device. An
-  // engine serves one calculation at a time (FmmForce objects may share one in turns).
+  /// Where the traversal and the far field run: the host's threads (fmm::HostFarField, the default)
+  /// or a GPU (fmm::DeviceFarField, grove/fmm/device_far_field_gpu.h, in grove::gpu). The near field
+  /// runs beside the far field when either the far field or the near field is on a device. An
+  /// engine serves one calculation at a time (FmmForce objects may share one in turns). Throws
+  /// grove::Error when engine is null.
   void setFarFieldEngine(std::shared_ptr<fmm::FarFieldEngine> engine) {
     require(engine != nullptr, "FmmForce::setFarFieldEngine", "no engine given");
     engine_ = std::move(engine);
   }
 
+  /// The acceptance parameter theta.
   double theta() const { return theta_; }
+  /// The expansion order p.
   int order() const { return expansion_.order(); }
+  /// The most particles a leaf holds.
   int leafLimit() const { return n_leaf_; }
 
   // Each call comes in FDPS's form, (..., bool clear = true, InteractionListMode list_mode =
@@ -158,22 +204,32 @@ class FmmForce {
   // builds its tree and lists at every call: list_mode is taken so that FDPS programs port
   // unchanged, and every mode computes with lists made for the particles as they are.
 
-  // Collective. Forces on the particles of psys (held in psys's order: getForce(i)).
+  /// Collective. Forces on the particles of psys (held in psys's order: getForce(i)), the far
+  /// field as gravity with G = 1 (GravityFarField). clear = false adds to the forces of the
+  /// previous call (same particles, same order). The list mode is accepted for FDPS's form and
+  /// ignored: the tree and lists are made at every call. Throws grove::Error, on every rank,
+  /// with periodic boundaries, a particle of non-finite position or charge, 2^31 particles or
+  /// more on a rank, or clear = false after a call with another particle count.
   template <class NearKernel, class PSys>
   void calcForceAll(NearKernel&& near, const PSys& psys, const DomainInfo& dinfo, bool clear = true,
                     InteractionListMode = MAKE_LIST) {
     nearFieldOnHost(near, psys, dinfo, GravityFarField{}, clear);
   }
+  /// As calcForceAll() above, with the far field handed to the functor `far`.
   template <class NearKernel, class PSys, FarFieldOf<Force, EPI> FarField>
   void calcForceAll(NearKernel&& near, const PSys& psys, const DomainInfo& dinfo, FarField far, bool clear = true) {
     nearFieldOnHost(near, psys, dinfo, far, clear);
   }
+  /// calcForceAll() with gravity's far field, then each force written to psys with
+  /// FP::copyFromForce. Collective.
   template <class NearKernel, class PSys>
   void calcForceAllAndWriteBack(NearKernel&& near, PSys& psys, const DomainInfo& dinfo, bool clear = true,
                                 InteractionListMode = MAKE_LIST) {
     nearFieldOnHost(near, std::as_const(psys), dinfo, GravityFarField{}, clear);
     writeBack(psys);
   }
+  /// calcForceAll() with the far-field functor `far`, then each force written to psys with
+  /// FP::copyFromForce. Collective.
   template <class NearKernel, class PSys, FarFieldOf<Force, EPI> FarField>
   void calcForceAllAndWriteBack(NearKernel&& near, PSys& psys, const DomainInfo& dinfo, FarField far,
                                 bool clear = true) {
@@ -181,23 +237,28 @@ class FmmForce {
     writeBack(psys);
   }
 
-  // The near field on an accelerator, through FDPS 7.1's index-form multiwalk (pfalcON's split):
-  // every leaf is one walk; its index list holds the particles of its P2P sources in the step's
-  // whole EPJ array (this rank's, then the received), handed over by the send-only call first.
-  // The far field is the host's. dispatch has the long-range index form, whose superparticle
-  // arguments (type SPJ, e.g. the dispatch's grove::SPJMonopole) get none (n_spj = 0), or the
-  // short-range one; retrieve adds each walk's forces. Collective.
+  /// The near field on an accelerator, through FDPS 7.1's index-form multiwalk (pfalcON's split):
+  /// every leaf is one walk; its index list holds the particles of its P2P sources in the step's
+  /// whole EPJ array (this rank's, then the received), handed over by the send-only call first.
+  /// The far field is the host's. dispatch has the long-range index form, whose superparticle
+  /// arguments (type SPJ, e.g. the dispatch's grove::SPJMonopole) get none (n_spj = 0), or the
+  /// short-range one; retrieve adds each walk's forces. Collective. The far field (gravity's,
+  /// G = 1) runs beside the near field. tag_max and n_walk_limit as for the trees' multiwalk
+  /// calls; otherwise as calcForceAll(), whose errors it shares.
   template <class SPJ = SPJMonopole, class Dispatch, class Retrieve, class PSys>
   void calcForceAllMultiWalkIndex(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, const PSys& psys,
                                   const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
                                   InteractionListMode = MAKE_LIST) {
     nearFieldByMultiWalk<SPJ>(dispatch, retrieve, tag_max, psys, dinfo, n_walk_limit, GravityFarField{}, clear);
   }
+  /// As calcForceAllMultiWalkIndex() above, with the far field handed to the functor `far`.
   template <class SPJ = SPJMonopole, class Dispatch, class Retrieve, class PSys, FarFieldOf<Force, EPI> FarField>
   void calcForceAllMultiWalkIndex(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, const PSys& psys,
                                   const DomainInfo& dinfo, int n_walk_limit, FarField far, bool clear = true) {
     nearFieldByMultiWalk<SPJ>(dispatch, retrieve, tag_max, psys, dinfo, n_walk_limit, far, clear);
   }
+  /// calcForceAllMultiWalkIndex() with gravity's far field, then each force written to psys
+  /// with FP::copyFromForce. Collective.
   template <class SPJ = SPJMonopole, class Dispatch, class Retrieve, class PSys>
   void calcForceAllAndWriteBackMultiWalkIndex(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, PSys& psys,
                                               const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
@@ -206,6 +267,8 @@ class FmmForce {
                               GravityFarField{}, clear);
     writeBack(psys);
   }
+  /// calcForceAllMultiWalkIndex() with the far-field functor `far`, then each force written to
+  /// psys with FP::copyFromForce. Collective.
   template <class SPJ = SPJMonopole, class Dispatch, class Retrieve, class PSys, FarFieldOf<Force, EPI> FarField>
   void calcForceAllAndWriteBackMultiWalkIndex(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, PSys& psys,
                                               const DomainInfo& dinfo, int n_walk_limit, FarField far,
@@ -214,8 +277,10 @@ class FmmForce {
     writeBack(psys);
   }
 
-  // The force on psys[i] from the last calcForceAll.
+  /// The force on psys[i] from the last calcForceAll; needs i below that call's particle
+  /// count (unchecked).
   const Force& getForce(std::size_t i) const { return forces_[i]; }
+  /// What the last calculation did on this rank (fmm::FmmStatistics).
   const fmm::FmmStatistics& statistics() const { return stats_; }
 
  private:

@@ -1,14 +1,15 @@
 #pragma once
-// The local essential tree of grove's fast multipole method: what each rank needs of another's
-// tree. Every rank allgathers the bounding box of its particles; for each other rank, a rank walks
-// its tree from the root and sends
-//   - a cell without its contents (its multipole only) when r_c < theta * dist(z_c, box): its
-//     expansion then converges at every particle of the receiver, as an accepted pair would;
-//   - a leaf's particles (EPJ) when the leaf is nearer;
-//   - otherwise the cell's multipole and, recursively, its children.
-// The receiver adds the cells after its own (grove/fmm/dual_traversal.hpp: SourceCells) and the
-// particles after its own, and the traversal meets them as sources only: the criterion is the
-// same, so the forces from other ranks are as accurate as those from the rank's own particles.
+/// @file
+/// The local essential tree of grove's fast multipole method: what each rank needs of another's
+/// tree. Every rank allgathers the bounding box of its particles; for each other rank, a rank walks
+/// its tree from the root and sends
+///   - a cell without its contents (its multipole only) when r_c < theta * dist(z_c, box): its
+///     expansion then converges at every particle of the receiver, as an accepted pair would;
+///   - a leaf's particles (EPJ) when the leaf is nearer;
+///   - otherwise the cell's multipole and, recursively, its children.
+/// The receiver adds the cells after its own (grove/fmm/dual_traversal.hpp: SourceCells) and the
+/// particles after its own, and the traversal meets them as sources only: the criterion is the
+/// same, so the forces from other ranks are as accurate as those from the rank's own particles.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -24,11 +25,20 @@
 
 namespace grove::fmm {
 
+/// What exchangeLet() sent and received on this rank, over all other ranks.
 struct LetCounts {
+  /// @var cells_sent
+  /// Cells sent.
+  /// @var particles_sent
+  /// Particles (EPJ) sent.
+  /// @var cells_received
+  /// Cells received.
+  /// @var particles_received
+  /// Particles (EPJ) received.
   std::int64_t cells_sent = 0, particles_sent = 0, cells_received = 0, particles_received = 0;
 };
 
-// The distance from p to the closed box (0 inside).
+/// The distance from p to the closed box (0 inside).
 inline double distanceToBox(const Vec3d& p, const Boxd& box) {
   double d2 = 0.0;
   for (std::size_t a = 0; a < 3; ++a) {
@@ -39,8 +49,9 @@ inline double distanceToBox(const Vec3d& p, const Boxd& box) {
   return std::sqrt(d2);
 }
 
-// The cells (indices relative to the selection: children contiguous, breadth first) and particles
-// of `tree` that a rank whose particles lie in `box` needs; epj in the tree's key order.
+/// The cells (indices relative to the selection: children contiguous, breadth first) and particles
+/// of `tree` that a rank whose particles lie in `box` needs; epj in the tree's key order. Appended
+/// to cells_out, multipoles_out (tree.stride() per cell) and epj_out. Not collective.
 template <class EPJ>
 void selectLetFor(const FmmTree& tree, std::span<const EPJ> epj, const Boxd& box, double theta,
                   std::vector<FmmCell>& cells_out, std::vector<double>& multipoles_out, std::vector<EPJ>& epj_out) {
@@ -79,10 +90,12 @@ void selectLetFor(const FmmTree& tree, std::span<const EPJ> epj, const Boxd& box
   }
 }
 
-// Collective. Sends every other rank what it needs of `tree` (epj in the tree's key order) and
-// appends what this rank receives to sources (cells, remote_multipoles, remote_roots) and remote_epj.
-// sources.cells must hold the local tree's cells only; the received particles' ranges start after
-// the local_particle_count local ones.
+/// Collective. Sends every other rank what it needs of `tree` (epj in the tree's key order) and
+/// appends what this rank receives to sources (cells, remote_multipoles, remote_roots) and remote_epj.
+/// sources.cells must hold the local tree's cells only; the received particles' ranges start after
+/// the epj.size() local ones. Returns the counts sent and received. Throws grove::Error, on every
+/// rank, when a rank would send 2^31 multipole coefficients or particles or more, and when the
+/// multipoles received do not match the cells received.
 template <class EPJ>
 LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ> epj, double theta,
                       SourceCells& sources, std::vector<EPJ>& remote_epj) {

@@ -1,10 +1,11 @@
 #pragma once
-// grove::fmm::FmmTree: the octree of the fast multipole method, with each cell's centre of mass,
-// expansion radius and multipole (grove/fmm/cartesian_expansion.hpp). Built from positions and
-// charges (masses): Morton keys, a radix sort, then cells split breadth first into their occupied
-// octants until a cell holds at most n_leaf particles. The same cell record describes the cells a
-// rank receives in a local essential tree (grove/fmm/fmm_let.hpp), where a cell may come without
-// its contents (far from the receiver: its multipole stands for them).
+/// @file
+/// grove::fmm::FmmTree: the octree of the fast multipole method, with each cell's centre of mass,
+/// expansion radius and multipole (grove/fmm/cartesian_expansion.hpp). Built from positions and
+/// charges (masses): Morton keys, a radix sort, then cells split breadth first into their occupied
+/// octants until a cell holds at most n_leaf particles. The same cell record describes the cells a
+/// rank receives in a local essential tree (grove/fmm/fmm_let.hpp), where a cell may come without
+/// its contents (far from the receiver: its multipole stands for them).
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -15,40 +16,60 @@
 
 namespace grove::fmm {
 
+/// One cell of an FmmTree, or of the cells a rank receives (SourceCells).
 struct FmmCell {
-  Vec3d center;         // centre of charge (mass): the expansions' centre
-  double radius = 0.0;  // expansion radius: the largest distance from the centre to a particle
-  double charge = 0.0;
+  Vec3d center;         ///< centre of |charge| (of mass, for masses): the expansions' centre
+  double radius = 0.0;  ///< expansion radius: the largest distance from the centre to a particle
+  double charge = 0.0;  ///< the summed charge (mass) of the cell's particles
+  /// @var begin
+  /// First particle of the cell, in the tree's (key) order.
+  /// @var end
+  /// One past the cell's last particle: particles [begin, end).
   int begin = 0, end = 0;  // particles [begin, end), in the tree's (key) order
+  /// @var first_child
+  /// Index of the first child cell (children are contiguous); -1 without children.
+  /// @var child_count
+  /// Number of children; 0 for a leaf.
   int first_child = -1, child_count = 0;
-  int parent = -1;
-  // A received cell whose particles and children were not sent: the sender found it far enough
-  // from every particle of the receiver for its multipole to stand for them (grove/fmm/fmm_let.hpp).
+  int parent = -1;  ///< index of the parent cell; -1 for a root and for received cells
+  /// A received cell whose particles and children were not sent: the sender found it far enough
+  /// from every particle of the receiver for its multipole to stand for them (grove/fmm/fmm_let.hpp).
+  /// Non-zero for such a cell.
   int multipole_only = 0;
+  /// Whether the cell has no children.
   bool leaf() const { return child_count == 0; }
 };
 
+/// The octree of one rank's particles, built by build(); not collective.
 class FmmTree {
  public:
-  // Builds the cells over the particles and computes their centres, radii and multipoles with
-  // `expansion`'s order. Threads: OpenMP. The particles' key order is order()[k] -> input index.
+  /// Builds the cells over the particles and computes their centres, radii and multipoles with
+  /// `expansion`'s order. Threads: OpenMP. The particles' key order is order()[k] -> input index.
+  /// Throws grove::Error when positions and charges differ in length, n_leaf < 1, or there are
+  /// 2^31 particles or more.
   void build(std::span<const Vec3d> positions, std::span<const double> charges, int n_leaf,
              const MultiIndexSet& expansion);
 
+  /// The cells, breadth first (see generation()).
   std::span<const FmmCell> cells() const { return cells_; }
+  /// order()[k]: the input index of the k-th particle in key order.
   std::span<const int> order() const { return order_; }
-  // Positions and charges in key order.
+  /// Positions in key order.
   std::span<const Vec3d> positions() const { return pos_; }
+  /// Charges in key order.
   std::span<const double> charges() const { return charge_; }
-  // The cells' multipoles, stride expansion.size() each, cell-major.
+  /// The cells' multipoles, stride expansion.size() each, cell-major.
   std::span<const double> multipoles() const { return multipoles_; }
+  /// Doubles per cell in multipoles() (the expansion's size()).
   std::size_t stride() const { return stride_; }
-  // Breadth-first generations: cells [generation(g), generation(g + 1)) are g splits below the
-  // root. A cell's children lie in the next generation, contiguous.
+  /// Breadth-first generations: cells [generation(g), generation(g + 1)) are g splits below the
+  /// root. A cell's children lie in the next generation, contiguous. The number of generations.
   int generationCount() const { return static_cast<int>(generation_begin_.size()) - 1; }
+  /// The first cell of generation g; needs 0 <= g <= generationCount() (unchecked).
   int generation(int g) const { return generation_begin_[static_cast<std::size_t>(g)]; }
+  /// The number of leaf cells.
   std::int64_t leafCount() const { return leaves_; }
-  // The bounding box of the particles (empty without particles).
+  /// The bounding box of the particles (empty without particles).
   const Boxd& bounds() const { return bounds_; }
 
  private:

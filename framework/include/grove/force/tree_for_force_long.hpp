@@ -1,36 +1,37 @@
 #pragma once
-// TreeForForceLong<Force, EPI, EPJ>::{Monopole, Quadrupole, MonopoleGeometricCenter,
-// DipoleGeometricCenter, QuadrupoleGeometricCenter, MonopoleWithCutoff} and
-// TreeForForceLong<Force, EPI, EPJ, Moment, SPJ>::WithCutoff: long-range forces (gravity, Coulomb) by
-// Barnes-Hut trees with group walks, across ranks through local essential trees.
-//
-//   grove::TreeForForceLong<Force, EPI, EPJ>::Monopole tree(n_hint, theta, n_leaf, n_group);
-//   tree.calcForceAllAndWriteBack(kernel_ep_ep, kernel_ep_sp, psys, dinfo);
-//   tree.calcForceAllAndWriteBackMultiWalkIndex(dispatch, retrieve, tag_max, psys, dinfo,
-//                                               n_walk_limit, true, grove::MAKE_LIST_FOR_REUSE);
-//   tree.setParticleOrder(grove::ParticleOrder::TREE_ORDER);  // optional: core/particle_order.hpp
-//
-// One call runs the stages of DESIGN.md: root cell, keys, sort, reorder, link, local moments,
-// LET, global tree and moments, groups, walk + kernel, write back. CPU kernels have FDPS's form
-//   void(const EPI* epi, int n_i, const EPJ* epj, int n_j, Force* force)   (and SPJ for ep-sp)
-// and are called once per group from OpenMP threads; they must add to force[0 .. n_i).
-// Multiwalk hooks (dispatch/retrieve) have FDPS 7.1's signatures; see calcForceAllMultiWalk.
-//
-// Cutoff trees (kCutoff, FDPS's SEARCH_MODE_LONG_CUTOFF) are for forces that vanish beyond
-// r_cut = EPJ::getRSearch(): the walks skip cells out of reach (walk/cutoff.hpp), the LET is
-// sized by r_cut and carries periodic images as shifted copies (let/cutoff_let.hpp), and the
-// kernel applies the cutoff itself. doc/tree.md has the semantics and limits.
-//
-// Search trees (kSearch, FDPS's SEARCH_MODE_LONG_SCATTER / LONG_SYMMETRY, optionally with
-// CALC_DISTANCE_TYPE_NEAREST_*) open every cell that may hold a particle within search reach of a
-// group, so such particles reach the ep-ep kernel individually (walk/long_search.hpp,
-// let/search_let.hpp); getNeighborListOneParticle lists them. doc/tree.md "Search trees".
-//
-// list_mode: MAKE_LIST builds everything and keeps nothing; MAKE_LIST_FOR_REUSE also keeps the
-// tree shape, LET plan, groups and interaction lists; REUSE_LIST then skips the root, keys,
-// sort, linking, LET decision, groups and walk: it refreshes EPI/EPJ from the particles (same
-// order), recomputes moments, resends LET payloads along the kept plan and computes forces with
-// the kept lists. Particles must not be added, removed, reordered or exchanged in between.
+/// @file
+/// TreeForForceLong<Force, EPI, EPJ>::{Monopole, Quadrupole, MonopoleGeometricCenter,
+/// DipoleGeometricCenter, QuadrupoleGeometricCenter, MonopoleWithCutoff} and
+/// TreeForForceLong<Force, EPI, EPJ, Moment, SPJ>::WithCutoff: long-range forces (gravity, Coulomb) by
+/// Barnes-Hut trees with group walks, across ranks through local essential trees.
+///
+///     grove::TreeForForceLong<Force, EPI, EPJ>::Monopole tree(n_hint, theta, n_leaf, n_group);
+///     tree.calcForceAllAndWriteBack(kernel_ep_ep, kernel_ep_sp, psys, dinfo);
+///     tree.calcForceAllAndWriteBackMultiWalkIndex(dispatch, retrieve, tag_max, psys, dinfo,
+///                                                 n_walk_limit, true, grove::MAKE_LIST_FOR_REUSE);
+///     tree.setParticleOrder(grove::ParticleOrder::TREE_ORDER);  // optional: core/particle_order.hpp
+///
+/// One call runs the stages of DESIGN.md: root cell, keys, sort, reorder, link, local moments,
+/// LET, global tree and moments, groups, walk + kernel, write back. CPU kernels have FDPS's form
+///     void(const EPI* epi, int n_i, const EPJ* epj, int n_j, Force* force)   (and SPJ for ep-sp)
+/// and are called once per group from OpenMP threads; they must add to force[0 .. n_i).
+/// Multiwalk hooks (dispatch/retrieve) have FDPS 7.1's signatures; see calcForceAllMultiWalk.
+///
+/// Cutoff trees (kCutoff, FDPS's SEARCH_MODE_LONG_CUTOFF) are for forces that vanish beyond
+/// r_cut = EPJ::getRSearch(): the walks skip cells out of reach (walk/cutoff.hpp), the LET is
+/// sized by r_cut and carries periodic images as shifted copies (let/cutoff_let.hpp), and the
+/// kernel applies the cutoff itself. doc/tree.md has the semantics and limits.
+///
+/// Search trees (kSearch, FDPS's SEARCH_MODE_LONG_SCATTER / LONG_SYMMETRY, optionally with
+/// CALC_DISTANCE_TYPE_NEAREST_*) open every cell that may hold a particle within search reach of a
+/// group, so such particles reach the ep-ep kernel individually (walk/long_search.hpp,
+/// let/search_let.hpp); getNeighborListOneParticle lists them. doc/tree.md "Search trees".
+///
+/// list_mode: MAKE_LIST builds everything and keeps nothing; MAKE_LIST_FOR_REUSE also keeps the
+/// tree shape, LET plan, groups and interaction lists; REUSE_LIST then skips the root, keys,
+/// sort, linking, LET decision, groups and walk: it refreshes EPI/EPJ from the particles (same
+/// order), recomputes moments, resends LET payloads along the kept plan and computes forces with
+/// the kept lists. Particles must not be added, removed, reordered or exchanged in between.
 #include <omp.h>
 
 #include <algorithm>
@@ -120,10 +121,14 @@ struct ReuseRecord {
 
 }  // namespace detail
 
-// kCutoff: FDPS's SEARCH_MODE_LONG_CUTOFF (walk/cutoff.hpp, let/cutoff_let.hpp); the spellings are
-// TreeForForceLong<Force, EPI, EPJ>::MonopoleWithCutoff and TreeForForceLong<..., Moment, SPJ>::WithCutoff.
-// kSearch: FDPS's SEARCH_MODE_LONG_SCATTER / LONG_SYMMETRY and CALC_DISTANCE_TYPE_NEAREST_*
-// (walk/long_search.hpp, let/search_let.hpp); spelled TreeForForceLong<...>::MonopoleWithScatterSearch etc.
+/// The long-range tree (spelled through TreeForForceLong): Barnes-Hut with group walks, the
+/// multipole Moment of each cell sent as an SPJ, across ranks through local essential trees.
+/// The force calls taking a DomainInfo are collective over its communicator; misuse throws
+/// grove::Error. The particle, moment and SPJ types are checked at compile time.
+/// kCutoff: FDPS's SEARCH_MODE_LONG_CUTOFF (walk/cutoff.hpp, let/cutoff_let.hpp); the spellings are
+/// TreeForForceLong<Force, EPI, EPJ>::MonopoleWithCutoff and TreeForForceLong<..., Moment, SPJ>::WithCutoff.
+/// kSearch: FDPS's SEARCH_MODE_LONG_SCATTER / LONG_SYMMETRY and CALC_DISTANCE_TYPE_NEAREST_*
+/// (walk/long_search.hpp, let/search_let.hpp); spelled TreeForForceLong<...>::MonopoleWithScatterSearch etc.
 template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff = false,
           LongSearch kSearch = LongSearch{}>
 class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>>,
@@ -148,19 +153,26 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
                 "SEARCH_MODE_LONG_CUTOFF_SCATTER is not implemented there either)");
 
  public:
-  using ForceType = Force;
-  using EpiType = EPI;
-  using EpjType = EPJ;
-  using SpjType = SPJ;
-  using MomentType = Moment;
+  using ForceType = Force;    ///< the force (result) type
+  using EpiType = EPI;        ///< the i-particle (receiver) type
+  using EpjType = EPJ;        ///< the j-particle (source) type
+  using SpjType = SPJ;        ///< the superparticle type (a cell's moment as a source)
+  using MomentType = Moment;  ///< the cell moment type
 
+  /// Not usable until initialize() is called.
   TreeForForceLongWith() = default;
-  // FDPS defaults: theta 0.7, leaves of 8, groups of 64.
+  /// Same as initialize(n_hint, theta, n_leaf_limit, n_group_limit). FDPS defaults: theta 0.7,
+  /// leaves of 8, groups of 64.
   explicit TreeForForceLongWith(std::size_t n_hint, double theta = 0.7, int n_leaf_limit = 8,
                                 int n_group_limit = 64) {
     initialize(n_hint, theta, n_leaf_limit, n_group_limit);
   }
 
+  /// Sets the opening angle theta (0 opens every cell: direct summation), the leaf size
+  /// (at most n_leaf_limit particles per leaf) and the group size (at most n_group_limit
+  /// i-particles share an interaction list), reserves room for n_hint particles and forgets
+  /// kept lists. Needed before the first force call; not collective. Throws grove::Error when
+  /// theta is negative or not finite, or a limit is not positive.
   void initialize(std::size_t n_hint, double theta = 0.7, int n_leaf_limit = 8, int n_group_limit = 64) {
     require(theta >= 0.0 && isFiniteValue(theta), "TreeForForceLong::initialize", "theta must be >= 0, got {}", theta);
     require(n_leaf_limit > 0, "TreeForForceLong::initialize", "n_leaf_limit must be positive, got {}", n_leaf_limit);
@@ -174,16 +186,31 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
     initialized_ = true;
   }
 
+  /// How the next force calls exchange LETs (let/let_exchange_mode.hpp); POINT_TO_POINT unless
+  /// set.
   void setLetExchangeMode(LetExchangeMode mode) { let_mode_ = mode; }
+  /// Same as setLetExchangeMode() (FDPS's spelling).
   void setExchangeLETMode(LetExchangeMode mode) { let_mode_ = mode; }  // FDPS's spelling
+  /// The LET exchange mode in use.
   LetExchangeMode getLetExchangeMode() const { return let_mode_; }
+  /// The opening angle given to initialize().
   double getTheta() const { return theta_; }
+  /// The leaf size given to initialize().
   int getNLeafLimit() const { return n_leaf_limit_; }
+  /// The group size given to initialize().
   int getNGroupLimit() const { return n_group_limit_; }
 
   // ---- CPU kernels ------------------------------------------------------------------------------
-  // Forces on psys's particles, written back with FP::copyFromForce. With clear = false the
-  // kernels add to the forces of the previous call (same particles, any order).
+  /// Forces on psys's particles, written back with FP::copyFromForce. With clear = false the
+  /// kernels add to the forces of the previous call (same particles, any order). Collective
+  /// over dinfo.comm(). kernel_ep(epi, n_i, epj, n_j, force) and kernel_sp(epi, n_i, spj, n_j,
+  /// force) are called once per group, from OpenMP threads, and must add to force[0 .. n_i).
+  /// list_mode: MAKE_LIST, MAKE_LIST_FOR_REUSE or REUSE_LIST (see the file's description; a
+  /// REUSE_LIST after the particles changed throws grove::Error on every rank). Under
+  /// ParticleOrder::TREE_ORDER the list-building calls reorder psys into key order.
+  /// flag_serialize = true is refused. Throws grove::Error before initialize(); cutoff trees
+  /// also when the cutoff radius is not positive and finite, or (periodic) EPJ or SPJ lacks
+  /// setPos(); nearest-image search trees when the root domain gives no finite period.
   template <class EpKernel, class SpKernel, class PSys>
   void calcForceAllAndWriteBack(EpKernel&& kernel_ep, SpKernel&& kernel_sp, PSys& psys, const DomainInfo& dinfo,
                                 bool clear = true, InteractionListMode list_mode = MAKE_LIST,
@@ -196,7 +223,8 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
     }
   }
 
-  // Forces kept in the tree: getForce(i) for psys[i].
+  /// As calcForceAllAndWriteBack() without the write-back (nor reordering psys): forces kept
+  /// in the tree, getForce(i) for psys[i]. Collective over dinfo.comm().
   template <class EpKernel, class SpKernel, class PSys>
   void calcForceAll(EpKernel&& kernel_ep, SpKernel&& kernel_sp, const PSys& psys, const DomainInfo& dinfo,
                     bool clear = true, InteractionListMode list_mode = MAKE_LIST, bool flag_serialize = false) {
@@ -218,12 +246,14 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   // walk's index lists equal those of the preceding MAKE_LIST_FOR_REUSE step.
 
   // ---- FDPS's split stages -------------------------------------------------------------------------
-  // setParticleLocalTree loads particles (several systems in turn with clear = false, e.g. dark
-  // matter then gas); calcForceMakingTree builds the trees from them and computes the forces;
-  // getForce(i) is the force on the i-th particle loaded. makeLocalTree, makeGlobalTree,
-  // calcMomentGlobalTree and calcForce are the same steps one at a time. LET serialization
-  // (flag_serialize), unimplemented in FDPS too, is refused.
-  // setParticleLocalTree(psys[, clear]) comes from StagedInput (tree/staged_particles.hpp).
+  /// FDPS's split stages: setParticleLocalTree loads particles (several systems in turn with
+  /// clear = false, e.g. dark matter then gas); calcForceMakingTree builds the trees from them
+  /// and computes the forces; getForce(i) is the force on the i-th particle loaded.
+  /// makeLocalTree, makeGlobalTree, calcMomentGlobalTree and calcForce are the same steps one at
+  /// a time. LET serialization (flag_serialize), unimplemented in FDPS too, is refused.
+  /// setParticleLocalTree(psys[, clear]) comes from StagedInput (tree/staged_particles.hpp).
+  /// calcForceMakingTree is collective over dinfo.comm(); its other arguments are as in
+  /// calcForceAllAndWriteBack().
   template <class EpKernel, class SpKernel>
   void calcForceMakingTree(EpKernel&& kernel_ep, SpKernel&& kernel_sp, const DomainInfo& dinfo, bool clear = true,
                            InteractionListMode list_mode = MAKE_LIST, bool flag_serialize = false) {
@@ -231,8 +261,9 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
     prepare(staged_, dinfo, forceStartFor(clear), list_mode, list_mode != MAKE_LIST);
     computeOnHost(kernel_ep, kernel_sp, list_mode != MAKE_LIST);
   }
-  // The forces of the tree made last (by any call), written back to psys: its particles must be
-  // those the tree was made from, in the same order (FDPS: without reading psys or remaking trees).
+  /// The forces of the tree made last (by any call), written back to psys: its particles must be
+  /// those the tree was made from, in the same order (FDPS: without reading psys or remaking trees).
+  /// Not collective. Throws grove::Error when psys's size differs from the tree's.
   template <class EpKernel, class SpKernel, class PSys>
   void calcForceAndWriteBack(EpKernel&& kernel_ep, SpKernel&& kernel_sp, PSys& psys, bool clear = true,
                              bool flag_serialize = false) {
@@ -242,9 +273,14 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
     calcForce(kernel_ep, kernel_sp, clear);
     sorted_.writeBack(psys, profile_);
   }
+  /// The local tree of the particles loaded by setParticleLocalTree, its root cell the bounding
+  /// cube of every rank's particles. Collective over dinfo.comm(). Throws grove::Error before
+  /// initialize() (and, for cutoff and search trees, as calcForceAllAndWriteBack() does).
   void makeLocalTree(const DomainInfo& dinfo) { makeLocalTreeFromStaged(dinfo.comm(), &dinfo, nullptr); }
-  // The local tree in the cube of side l centred on c (the same on every rank; it must hold every
-  // particle loaded), on the communicator of the tree's last DomainInfo.
+  /// The local tree in the cube of side l centred on c (the same on every rank; it must hold every
+  /// particle loaded), on the communicator of the tree's last DomainInfo (collective over it).
+  /// Plain trees only (a compile-time error for cutoff and search trees). Throws grove::Error
+  /// when l is not positive and finite, c not finite, or the cube misses a particle.
   void makeLocalTree(float l, const Vec3f& c = Vec3f(0.0f)) {
     static_assert(!kCutoff && !kSearch.active(),
                   "grove: cutoff and search trees read their boundary and images from the DomainInfo: use "
@@ -254,14 +290,20 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
     const RootCell root{Vec3d(c) - Vec3d(0.5 * static_cast<double>(l)), static_cast<double>(l)};
     makeLocalTreeFromStaged(comm_, nullptr, &root);
   }
+  /// After makeLocalTree: exchanges LETs (on several ranks, or with a periodic cutoff tree's
+  /// images), makes the global tree with its moments, and the interaction groups. Collective
+  /// over dinfo.comm(). Throws grove::Error when the local tree does not hold as many particles
+  /// as are loaded (makeLocalTree not called since loading).
   void makeGlobalTree(const DomainInfo& dinfo) {
     require(sorted_.order.size() == staged_.size(), "TreeForForceLong::makeGlobalTree", "call makeLocalTree first");
     // Periodic cutoff trees need a global tree on one rank too: it holds the images.
     if (dinfo.comm().size() > 1 || image_shifts_.size() > 1) buildGlobalTree(dinfo.comm(), false);
     makeInteractionGroups();
   }
-  // Grove computes the global tree's moments as it makes it (makeGlobalTree).
+  /// Does nothing: Grove computes the global tree's moments as it makes it (makeGlobalTree).
   void calcMomentGlobalTree() {}
+  /// The forces on the trees and groups made last (by any call), kept in the tree (read with
+  /// getForce()); clear = false adds to the kept forces. Not collective.
   template <class EpKernel, class SpKernel>
   void calcForce(EpKernel&& kernel_ep, SpKernel&& kernel_sp, bool clear = true) {
     // A new calculation for the counters; the tree is the one made before.
@@ -274,21 +316,29 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   }
 
   // ---- results ------------------------------------------------------------------------------------
+  /// The force on the i-th particle of the last calculation's input (psys order, or the order
+  /// loaded by setParticleLocalTree). Throws std::out_of_range when i is not below size().
   const Force& getForce(std::size_t i) const { return sorted_.forceOf(i); }
+  /// The number of this rank's particles the tree was made from.
   std::size_t size() const { return sorted_.order.size(); }
   // profile(), the interaction and walk counts (accumulated, FDPS's) and getTimeProfile() come
   // from TreeStatistics (tree/tree_statistics.hpp).
+  /// Same as memoryBytes() (FDPS's spelling).
   std::size_t getMemSizeUsed() const { return memoryBytes(); }  // FDPS's spelling
+  /// Same as memoryBytes().
   std::size_t getUsedMemorySize() const { return memoryBytes(); }
+  /// The root cell of the tree made last (the same on every rank).
   const RootCell& rootCell() const { return root_; }
-  // Cutoff trees: the cutoff radius of the last calculation (the largest EPJ::getRSearch()).
+  /// Cutoff trees: the cutoff radius of the last calculation (the largest EPJ::getRSearch() over
+  /// every rank). 0 for other trees.
   double getRCut() const { return r_cut_; }
 
-  // Search trees: the EPJs within the search radius of `particle` (strictly closer than the
-  // EPJ's radius for SCATTER, than the larger of the particle's and the EPJ's for SYMMETRY;
-  // nearest-image distances where the tree measures them), from the tree of the last
-  // calculation: this rank's particles and those received, so complete for particles of this
-  // rank. Thread-safe; the list stays valid until this thread's next call.
+  /// Search trees: the EPJs within the search radius of `particle` (strictly closer than the
+  /// EPJ's radius for SCATTER, than the larger of the particle's and the EPJ's for SYMMETRY;
+  /// nearest-image distances where the tree measures them), from the tree of the last
+  /// calculation: this rank's particles and those received, so complete for particles of this
+  /// rank. Sets list to them and returns their count. Not collective. Thread-safe; the list
+  /// stays valid until this thread's next call.
   template <class P>
   int getNeighborListOneParticle(const P& particle, EPJ*& list) const
     requires(kSearch.searches())
@@ -310,7 +360,7 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
     list = found.data();
     return static_cast<int>(found.size());
   }
-  // Bytes held by the tree's arrays (capacity), for memory accounting.
+  /// Bytes held by the tree's arrays (capacity), for memory accounting. This rank only.
   std::size_t memoryBytes() const;
 
  private:
@@ -811,41 +861,58 @@ struct SearchTreeOf<Force, EPI, EPJ, void, void, kSearch> {
 };
 }  // namespace detail
 
-// FDPS's spelling: TreeForForceLong<Force, EPI, EPJ>::Monopole and friends;
-// TreeForForceLong<Force, EPI, EPJ>::MonopoleWithCutoff and
-// TreeForForceLong<Force, EPI, EPJ, Moment, SPJ>::WithCutoff for FDPS's SEARCH_MODE_LONG_CUTOFF
-// (the 4th and 5th arguments matter only to WithCutoff, WithScatterSearch and WithSymmetrySearch, as in FDPS).
+/// FDPS's spelling: TreeForForceLong<Force, EPI, EPJ>::Monopole and friends;
+/// TreeForForceLong<Force, EPI, EPJ>::MonopoleWithCutoff and
+/// TreeForForceLong<Force, EPI, EPJ, Moment, SPJ>::WithCutoff for FDPS's SEARCH_MODE_LONG_CUTOFF
+/// (the 4th and 5th arguments matter only to WithCutoff, WithScatterSearch and WithSymmetrySearch, as in FDPS).
 template <class Force, class EPI, class EPJ, class MomentForCutoff = void, class SPJForCutoff = void>
 struct TreeForForceLong {
+  /// Monopole moments about the centre of mass (MomentMonopole, SPJMonopole).
   using Monopole = TreeForForceLongWith<Force, EPI, EPJ, MomentMonopole, SPJMonopole>;
+  /// Quadrupole moments about the centre of mass (MomentQuadrupole, SPJQuadrupole).
   using Quadrupole = TreeForForceLongWith<Force, EPI, EPJ, MomentQuadrupole, SPJQuadrupole>;
+  /// Monopole moments about the mean position of the cell's particles (charges of both signs).
   using MonopoleGeometricCenter =
       TreeForForceLongWith<Force, EPI, EPJ, MomentMonopoleGeometricCenter, SPJMonopoleGeometricCenter>;
+  /// Dipole moments about the mean position of the cell's particles.
   using DipoleGeometricCenter =
       TreeForForceLongWith<Force, EPI, EPJ, MomentDipoleGeometricCenter, SPJDipoleGeometricCenter>;
+  /// Quadrupole moments about the mean position of the cell's particles.
   using QuadrupoleGeometricCenter =
       TreeForForceLongWith<Force, EPI, EPJ, MomentQuadrupoleGeometricCenter, SPJQuadrupoleGeometricCenter>;
-  // A user's own moment and superparticle pair.
+  /// A user's own moment and superparticle pair.
   template <class Moment, class SPJ>
   using WithMoment = TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>;
-  // Cutoff trees: forces that vanish beyond EPJ::getRSearch(), open or periodic boundaries.
+  /// Cutoff trees: forces that vanish beyond EPJ::getRSearch(), open or periodic boundaries.
   using MonopoleWithCutoff = TreeForForceLongWith<Force, EPI, EPJ, MomentMonopoleCutoff, SPJMonopoleCutoff, true>;
+  /// A cutoff tree with the 4th and 5th arguments as moment and SPJ (a compile-time error
+  /// without them).
   using WithCutoff = typename detail::CutoffTreeOf<Force, EPI, EPJ, MomentForCutoff, SPJForCutoff>::type;
+  /// A cutoff tree with a user's own moment and superparticle pair.
   template <class Moment, class SPJ>
   using WithMomentAndCutoff = TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, true>;
-  // Search trees (FDPS's SEARCH_MODE_LONG_SCATTER / LONG_SYMMETRY): particles within search
-  // reach of a group reach its kernel one by one, never inside a superparticle.
+  /// Search trees (FDPS's SEARCH_MODE_LONG_SCATTER / LONG_SYMMETRY): particles within search
+  /// reach of a group reach its kernel one by one, never inside a superparticle. This one:
+  /// monopole, by the EPJ's search radius.
   using MonopoleWithScatterSearch =
       TreeForForceLongWith<Force, EPI, EPJ, MomentMonopoleScatter, SPJMonopoleScatter, false, kScatterSearch>;
+  /// Search tree: quadrupole, by the EPJ's search radius.
   using QuadrupoleWithScatterSearch =
       TreeForForceLongWith<Force, EPI, EPJ, MomentQuadrupoleScatter, SPJQuadrupoleScatter, false, kScatterSearch>;
+  /// Search tree: monopole, by the larger of the EPI's and the EPJ's search radii.
   using MonopoleWithSymmetrySearch =
       TreeForForceLongWith<Force, EPI, EPJ, MomentMonopoleSymmetry, SPJMonopoleSymmetry, false, kSymmetrySearch>;
+  /// Search tree: quadrupole, by the larger of the EPI's and the EPJ's search radii.
   using QuadrupoleWithSymmetrySearch =
       TreeForForceLongWith<Force, EPI, EPJ, MomentQuadrupoleSymmetry, SPJQuadrupoleSymmetry, false, kSymmetrySearch>;
+  /// Scatter search tree with the 4th and 5th arguments as moment and SPJ (a compile-time
+  /// error without them).
   using WithScatterSearch =
       typename detail::SearchTreeOf<Force, EPI, EPJ, MomentForCutoff, SPJForCutoff, kScatterSearch>::type;
+  /// Symmetry search tree with the 4th and 5th arguments as moment and SPJ (a compile-time
+  /// error without them).
   using WithSymmetrySearch =
+
       typename detail::SearchTreeOf<Force, EPI, EPJ, MomentForCutoff, SPJForCutoff, kSymmetrySearch>::type;
 };
 

@@ -1,14 +1,15 @@
 #pragma once
-// TreeForForceShort<Force, EPI, EPJ>::{Gather, Scatter, Symmetry}: short-range interactions
-// (SPH, molecular dynamics, contacts). A group's interaction list holds every EPJ within the
-// search radius (of the i-particle for Gather, of the j-particle for Scatter, of either for
-// Symmetry), and possibly a few more: kernels test the distance themselves. With periodic
-// boundaries the list holds shifted images, so kernels use plain position differences.
-//
-//   grove::TreeForForceShort<Force, EPI, EPJ>::Gather tree(n_hint, 0.0, n_leaf, n_group);
-//   tree.calcForceAllAndWriteBack(kernel, psys, dinfo);   // kernel(epi, n_i, epj, n_j, force)
-//   EPJ* neighbours; int n = tree.getNeighborListOneParticle(particle, neighbours);
-//   tree.setParticleOrder(grove::ParticleOrder::TREE_ORDER);  // optional: core/particle_order.hpp
+/// @file
+/// TreeForForceShort<Force, EPI, EPJ>::{Gather, Scatter, Symmetry}: short-range interactions
+/// (SPH, molecular dynamics, contacts). A group's interaction list holds every EPJ within the
+/// search radius (of the i-particle for Gather, of the j-particle for Scatter, of either for
+/// Symmetry), and possibly a few more: kernels test the distance themselves. With periodic
+/// boundaries the list holds shifted images, so kernels use plain position differences.
+///
+///     grove::TreeForForceShort<Force, EPI, EPJ>::Gather tree(n_hint, 0.0, n_leaf, n_group);
+///     tree.calcForceAllAndWriteBack(kernel, psys, dinfo);   // kernel(epi, n_i, epj, n_j, force)
+///     EPJ* neighbours; int n = tree.getNeighborListOneParticle(particle, neighbours);
+///     tree.setParticleOrder(grove::ParticleOrder::TREE_ORDER);  // optional: core/particle_order.hpp
 #include <omp.h>
 
 #include <algorithm>
@@ -40,6 +41,10 @@
 
 namespace grove {
 
+/// Compile-time check of the particle types a short-range tree of mode M needs: FP with getPos()
+/// and copyFromForce(Force); EPI and EPJ with getPos() and copyFromFP(FP); getRSearch() on EPI
+/// (Gather, Symmetry) and on EPJ (Scatter, Symmetry); Force with clear(); EPJ trivially
+/// copyable. A missing member fails with a static_assert naming it; otherwise returns true.
 template <class FP, class Force, class EPI, class EPJ, SearchMode M>
 consteval bool checkShortRangeContracts() {
   static_assert(HasGetPos<FP>, "grove: the FP (full particle) type needs `getPos() const` returning a 3-vector");
@@ -59,6 +64,12 @@ consteval bool checkShortRangeContracts() {
          (M == SearchMode::GATHER || HasRSearch<EPJ>) && HasClear<Force> && std::is_trivially_copyable_v<EPJ>;
 }
 
+/// The short-range tree of search mode M (spelled TreeForForceShort<Force, EPI, EPJ>::Gather,
+/// Scatter or Symmetry). Each force call makes a local tree of this rank's particles and,
+/// on several ranks or with periodic boundaries, a global tree that adds the EPJs (and periodic
+/// images) other ranks send within reach of this rank's particles; kernels then get, per group
+/// of at most n_group_limit particles, every EPJ within reach. The force calls taking a
+/// DomainInfo are collective over its communicator. Misuse throws grove::Error.
 template <class Force, class EPI, class EPJ, SearchMode M>
 class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force, EPI, EPJ, M>>,
                               public ParticleOrderOption,
@@ -66,18 +77,24 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
                               public StagedInput<EPI, EPJ> {
   friend class MultiWalkCalls<TreeForForceShortWith>;
  public:
-  using ForceType = Force;
-  using EpiType = EPI;
-  using EpjType = EPJ;
-  static constexpr SearchMode kMode = M;
+  using ForceType = Force;  ///< the force (result) type
+  using EpiType = EPI;      ///< the i-particle (receiver) type
+  using EpjType = EPJ;      ///< the j-particle (source) type
+  static constexpr SearchMode kMode = M;  ///< the search mode: GATHER, SCATTER or SYMMETRY
 
+  /// Not usable until initialize() is called.
   TreeForForceShortWith() = default;
-  // theta is accepted for FDPS's signature and unused by short-range search.
+  /// Same as initialize(n_hint, theta, n_leaf_limit, n_group_limit). theta is accepted for
+  /// FDPS's signature and unused by short-range search.
   explicit TreeForForceShortWith(std::size_t n_hint, double theta = 0.0, int n_leaf_limit = 8,
                                  int n_group_limit = 64) {
     initialize(n_hint, theta, n_leaf_limit, n_group_limit);
   }
 
+  /// Sets the leaf size (at most n_leaf_limit particles per leaf cell) and the group size (at
+  /// most n_group_limit i-particles share an interaction list), and reserves room for n_hint
+  /// particles. Needed before the first force call; not collective. Throws grove::Error when
+  /// either limit is not positive. The theta argument is unused.
   void initialize(std::size_t n_hint, double /*theta*/ = 0.0, int n_leaf_limit = 8, int n_group_limit = 64) {
     require(n_leaf_limit > 0, "TreeForForceShort::initialize", "n_leaf_limit must be positive, got {}", n_leaf_limit);
     require(n_group_limit > 0, "TreeForForceShort::initialize", "n_group_limit must be positive, got {}",
@@ -88,6 +105,16 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
     initialized_ = true;
   }
 
+  /// Makes the trees from psys's particles, calls kernel(epi, n_i, epj, n_j, force) once per
+  /// group, and writes each particle's force back with copyFromForce. Collective over
+  /// dinfo.comm(). clear = false adds to the forces of the previous call (kept with their
+  /// particles). list_mode: MAKE_LIST (default), MAKE_LIST_FOR_REUSE (keep the lists) or
+  /// REUSE_LIST (the kept lists with refreshed particle data; throws grove::Error, on every rank,
+  /// when the particles were added, removed, reordered or exchanged since). Under
+  /// ParticleOrder::TREE_ORDER the list-building calls reorder psys into key order.
+  /// flag_serialize = true is refused (grove::Error). The particle types are checked at compile
+  /// time (checkShortRangeContracts). Throws grove::Error before initialize(), and with periodic
+  /// boundaries when a search radius reaches half a period or EPJ has no setPos().
   template <class Kernel, class PSys>
   void calcForceAllAndWriteBack(Kernel&& kernel, PSys& psys, const DomainInfo& dinfo, bool clear = true,
                                 InteractionListMode list_mode = MAKE_LIST, bool flag_serialize = false) {
@@ -99,6 +126,8 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
     }
   }
 
+  /// As calcForceAllAndWriteBack() without the write-back (and without reordering psys): read
+  /// the forces with getForce(i). Collective over dinfo.comm().
   template <class Kernel, class PSys>
   void calcForceAll(Kernel&& kernel, const PSys& psys, const DomainInfo& dinfo, bool clear = true,
                     InteractionListMode list_mode = MAKE_LIST, bool flag_serialize = false) {
@@ -109,12 +138,14 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
     }
   }
 
-  // FDPS's split stages: setParticleLocalTree loads particles (several systems in turn with
-  // clear = false); calcForceMakingTree makes the trees from them and computes the forces;
-  // getForce(i) is the force on the i-th particle loaded. calcForce and calcForceAndWriteBack
-  // compute again on the trees made last (calcForceAndWriteBack writes to psys, which must hold
-  // the particles the trees were made from, in the same order).
-  // setParticleLocalTree(psys[, clear]) comes from StagedInput (tree/staged_particles.hpp).
+  /// FDPS's split stages: setParticleLocalTree loads particles (several systems in turn with
+  /// clear = false); calcForceMakingTree makes the trees from them and computes the forces;
+  /// getForce(i) is the force on the i-th particle loaded. calcForce and calcForceAndWriteBack
+  /// compute again on the trees made last (calcForceAndWriteBack writes to psys, which must hold
+  /// the particles the trees were made from, in the same order).
+  /// setParticleLocalTree(psys[, clear]) comes from StagedInput (tree/staged_particles.hpp).
+  /// calcForceMakingTree is collective over dinfo.comm(); its other arguments are as in
+  /// calcForceAllAndWriteBack().
   template <class Kernel>
   void calcForceMakingTree(Kernel&& kernel, const DomainInfo& dinfo, bool clear = true,
                            InteractionListMode list_mode = MAKE_LIST, bool flag_serialize = false) {
@@ -122,6 +153,9 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
     prepare(staged_, dinfo, forceStartFor(clear), list_mode, list_mode != MAKE_LIST);
     computeOnHost(kernel, list_mode != MAKE_LIST);
   }
+  /// Computes the forces again on the trees and groups made last, without exchanging anything
+  /// (particle data as they were then). Not collective. Throws grove::Error when no trees
+  /// were made yet.
   template <class Kernel>
   void calcForce(Kernel&& kernel, bool clear = true) {
     require(!groups_.empty() || sorted_.order.empty(), "TreeForForceShort::calcForce", "make the trees first");
@@ -132,6 +166,9 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
     profile_.n_groups = static_cast<std::int64_t>(groups_.size());
     computeOnHost(kernel, false);
   }
+  /// calcForce(), then the forces written to psys with copyFromForce. Needs psys to hold the
+  /// particles the trees were made from, in the same order; throws grove::Error when its size
+  /// differs.
   template <class Kernel, class PSys>
   void calcForceAndWriteBack(Kernel&& kernel, PSys& psys, bool clear = true) {
     require(sorted_.order.size() == psys.size(), "TreeForForceShort::calcForceAndWriteBack",
@@ -145,14 +182,16 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
   //   dispatch(tag, n_walk, epi**, n_epi*, epj**, n_epj*)
   //   dispatch(tag, n_walk, epi**, n_epi*, id_epj**, n_epj*, epj*, n_epj_total, send_flag [, lists_unchanged])
 
+  /// The force on the i-th particle of the last calculation's input (psys order, or the order
+  /// loaded by setParticleLocalTree). Throws std::out_of_range when i is not below that count.
   const Force& getForce(std::size_t i) const { return sorted_.forceOf(i); }
   // profile(), the interaction and walk counts (accumulated, FDPS's) and getTimeProfile() come
   // from TreeStatistics (tree/tree_statistics.hpp).
 
-  // The EPJs within the search radius of `particle` (by this tree's mode: the particle's radius
-  // for Gather, the EPJ's for Scatter, the larger for Symmetry; strictly closer than it), from
-  // the last force calculation's tree, periodic images included. Thread-safe; the list stays
-  // valid until this thread's next call.
+  /// The EPJs within the search radius of `particle` (by this tree's mode: the particle's radius
+  /// for Gather, the EPJ's for Scatter, the larger for Symmetry; strictly closer than it), from
+  /// the last force calculation's tree, periodic images included. Sets list to them and returns
+  /// their count. Not collective. Thread-safe; the list stays valid until this thread's next call.
   template <class P>
   int getNeighborListOneParticle(const P& particle, EPJ*& list) const {
     thread_local std::vector<EPJ> found;
@@ -173,9 +212,10 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
     return static_cast<int>(found.size());
   }
 
-  // The k EPJs nearest to pos among those the last calculation's tree holds (on several ranks:
-  // this rank's particles and every particle within its particles' search reach), nearest
-  // first; fewer if the tree holds fewer. Thread-safe.
+  /// The k EPJs nearest to pos among those the last calculation's tree holds (on several ranks:
+  /// this rank's particles and every particle within its particles' search reach), nearest
+  /// first; fewer if the tree holds fewer (none when k <= 0). Sets list to them and returns their
+  /// count; the list stays valid until this thread's next call. Not collective. Thread-safe.
   int getNeighborListKNearest(const Vec3d& pos, int k, EPJ*& list) const {
     thread_local std::vector<EPJ> found;
     found.clear();
@@ -216,10 +256,10 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
     return static_cast<int>(found.size());
   }
 
-  // FDPS's getEpjFromId: the EPJ with this id (EPJ::getId()) among those the last calculation's
-  // tree holds (this rank's and those received from other ranks), or null when it holds none.
-  // A particle held more than once (periodic images) gives the first copy in key order. The
-  // id -> index table is built on the first call after each calculation; not thread-safe.
+  /// FDPS's getEpjFromId: the EPJ with this id (EPJ::getId()) among those the last calculation's
+  /// tree holds (this rank's and those received from other ranks), or null when it holds none.
+  /// A particle held more than once (periodic images) gives the first copy in key order. The
+  /// id -> index table is built on the first call after each calculation; not thread-safe.
   EPJ* getEpjFromId(std::int64_t id) {
     static_assert(requires(const EPJ& e) { { e.getId() } -> std::convertible_to<std::int64_t>; },
                   "grove: getEpjFromId needs `getId() const` on the EPJ type");
@@ -235,7 +275,7 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
     return found == id_table_.end() ? nullptr : &t.epj[found->second];
   }
 
-  // Bytes held by the tree's arrays (capacity), FDPS's getMemSizeUsed.
+  /// Bytes held by the tree's arrays (capacity), FDPS's getMemSizeUsed. This rank only.
   std::size_t getMemSizeUsed() const {
     auto bytes = [](const auto& v) { return v.capacity() * sizeof(typename std::decay_t<decltype(v)>::value_type); };
     auto built = [&](const Built& b) {
@@ -243,6 +283,7 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
     };
     return sorted_.memoryBytes() + built(local_) + built(global_) + bytes(groups_) + lists_.memoryBytes();
   }
+  /// Same as getMemSizeUsed() (FDPS's other spelling).
   std::size_t getUsedMemorySize() const { return getMemSizeUsed(); }
 
  private:
@@ -518,12 +559,16 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::computeOnHost(Kernel& kernel, bo
   profile_.n_ep_ep = totals.n_ep_ep;
 }
 
-// FDPS's spelling: TreeForForceShort<Force, EPI, EPJ>::Gather and friends.
+/// FDPS's spelling: TreeForForceShort<Force, EPI, EPJ>::Gather and friends.
 template <class Force, class EPI, class EPJ>
 struct TreeForForceShort {
+  /// Lists by the i-particle's search radius (EPI::getRSearch()).
   using Gather = TreeForForceShortWith<Force, EPI, EPJ, SearchMode::GATHER>;
+  /// Lists by the j-particle's search radius (EPJ::getRSearch()).
   using Scatter = TreeForForceShortWith<Force, EPI, EPJ, SearchMode::SCATTER>;
+  /// Lists by either particle's search radius (both types need getRSearch()).
   using Symmetry = TreeForForceShortWith<Force, EPI, EPJ, SearchMode::SYMMETRY>;
+
 };
 
 }  // namespace grove
