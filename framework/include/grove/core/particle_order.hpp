@@ -2,8 +2,8 @@
 /// @file
 /// grove::ParticleOrder: what a tree's write-back calls do with the order of the particles.
 ///
-/// Why TREE_ORDER: a tree copies each particle into its key-ordered arrays and writes each force back. With
-/// the particles already in key order both passes stream through memory instead of gathering and
+/// Why TREE_ORDER: a tree copies each particle into its key-ordered arrays and writes each force
+/// back. With the particles already in key order both passes stream through memory instead of gathering and
 /// scattering through a permutation (measured in doc/performance.md: the refresh of a REUSE_LIST
 /// step at 4 M particles takes about 40 % less). The cost: the particle system keeps a second
 /// array of its particles to reorder into, and indices into it do not survive a list-building call
