@@ -1,7 +1,8 @@
 #pragma once
-// The only interface between grove and a message-passing library. Two implementations exist:
-// src/comm/mpi_backend.cpp and src/comm/serial_backend.cpp; CMake compiles exactly one. Element
-// types are reduced to (bytes per element) or (scalar kind, count), so no header needs mpi.h.
+/// @file
+/// The only interface between grove and a message-passing library. Two implementations exist:
+/// src/comm/mpi_backend.cpp and src/comm/serial_backend.cpp; CMake compiles exactly one. Element
+/// types are reduced to (bytes per element) or (scalar kind, count), so no header needs mpi.h.
 #include <cstddef>
 #include <cstdint>
 #include <memory>

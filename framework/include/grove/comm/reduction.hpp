@@ -1,7 +1,8 @@
 #pragma once
-// How a value is reduced by grove::Comm: as `count` scalars of one arithmetic type. Arithmetic
-// types and Vec3 are covered; a user type made of N scalars of one type can specialise
-// grove::ReductionLayout to be summed, minimised or maximised element by element.
+/// @file
+/// How a value is reduced by grove::Comm: as `count` scalars of one arithmetic type. Arithmetic
+/// types and Vec3 are covered; a user type made of N scalars of one type can specialise
+/// grove::ReductionLayout to be summed, minimised or maximised element by element.
 #include <concepts>
 #include <cstdint>
 #include <type_traits>
@@ -11,22 +12,28 @@
 
 namespace grove {
 
+/// How T is reduced: `using Scalar = ...; static constexpr std::size_t count = ...;`, T being
+/// `count` Scalars laid out contiguously. Specialise it for a user type to reduce it element by
+/// element.
 template <class T>
 struct ReductionLayout;  // { using Scalar = ...; static constexpr std::size_t count = ...; }
 
+/// An arithmetic type: one scalar.
 template <class T>
   requires std::is_arithmetic_v<T>
 struct ReductionLayout<T> {
-  using Scalar = T;
-  static constexpr std::size_t count = 1;
+  using Scalar = T;                        ///< T itself
+  static constexpr std::size_t count = 1;  ///< one scalar
 };
 
+/// A Vec3: three scalars, x, y, z, reduced one by one.
 template <class T>
 struct ReductionLayout<Vec3<T>> {
-  using Scalar = T;
-  static constexpr std::size_t count = 3;
+  using Scalar = T;                        ///< the component type
+  static constexpr std::size_t count = 3;  ///< x, y, z
 };
 
+/// A type whose ReductionLayout is defined and whose size is exactly `count` Scalars.
 template <class T>
 concept Reducible = requires {
   typename ReductionLayout<T>::Scalar;

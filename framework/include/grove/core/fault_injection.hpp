@@ -1,19 +1,20 @@
 #pragma once
-// GROVE_FAULT_INJECT: grove's file layer failing on purpose, so that tests can show what a full
-// disk or a killed process does to checkpoints, snapshots and particle files, on machines where
-// no small disk can be mounted (doc/io.md, "Fault injection"):
-//
-//   GROVE_FAULT_INJECT=enospc:N      from its N-th write on, every write of each process fails
-//                                    with ENOSPC ("No space left on device"), as on a disk that
-//                                    filled: nothing of that write reaches the file
-//   GROVE_FAULT_INJECT=enospc:N@R    the same on world rank R alone
-//   GROVE_FAULT_INJECT=kill:N[@R]    the process kills itself (SIGKILL) at its N-th write
-//
-// A write is one call that puts bytes into a file on this process: a SharedFile write (a
-// checkpoint's block of one record, or rank 0's preamble, directory or end mark), an HDF5
-// snapshot's layout (rank 0) or its rows of one dataset, one particle file. Unset or empty: off.
-// A malformed value makes every write fail with a message saying so, rather than being ignored.
-// Header-only so that grove_io (HDF5) and the communication backends share one count.
+/// @file
+/// GROVE_FAULT_INJECT: grove's file layer failing on purpose, so that tests can show what a full
+/// disk or a killed process does to checkpoints, snapshots and particle files, on machines where
+/// no small disk can be mounted (doc/io.md, "Fault injection"):
+///
+///     GROVE_FAULT_INJECT=enospc:N      from its N-th write on, every write of each process fails
+///                                      with ENOSPC ("No space left on device"), as on a disk that
+///                                      filled: nothing of that write reaches the file
+///     GROVE_FAULT_INJECT=enospc:N@R    the same on world rank R alone
+///     GROVE_FAULT_INJECT=kill:N[@R]    the process kills itself (SIGKILL) at its N-th write
+///
+/// A write is one call that puts bytes into a file on this process: a SharedFile write (a
+/// checkpoint's block of one record, or rank 0's preamble, directory or end mark), an HDF5
+/// snapshot's layout (rank 0) or its rows of one dataset, one particle file. Unset or empty: off.
+/// A malformed value makes every write fail with a message saying so, rather than being ignored.
+/// Header-only so that grove_io (HDF5) and the communication backends share one count.
 #include <cerrno>
 #include <csignal>
 #include <cstdint>

@@ -1,11 +1,12 @@
 #pragma once
-// Finite and NaN tests, and the formatting of non-finite values, that hold under -ffast-math.
-// With -ffinite-math-only (part of -ffast-math, which many simulation codes compile with) the
-// compiler assumes no value is NaN or infinite: std::isfinite folds to true, and fmt, compiled
-// into the same translation unit, takes a NaN for a finite number and fails an assertion while
-// formatting it. Grove's checks of user input and its messages about the values they find run in
-// the user's translation units, with the user's flags, so they look at the bits instead: the
-// compiler does not reason about integer bit patterns.
+/// @file
+/// Finite and NaN tests, and the formatting of non-finite values, that hold under -ffast-math.
+/// With -ffinite-math-only (part of -ffast-math, which many simulation codes compile with) the
+/// compiler assumes no value is NaN or infinite: std::isfinite folds to true, and fmt, compiled
+/// into the same translation unit, takes a NaN for a finite number and fails an assertion while
+/// formatting it. Grove's checks of user input and its messages about the values they find run in
+/// the user's translation units, with the user's flags, so they look at the bits instead: the
+/// compiler does not reason about integer bit patterns.
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -17,22 +18,29 @@
 
 namespace grove {
 
+/// Whether x is neither infinite nor NaN, read from its bits (holds under -ffast-math).
 constexpr bool isFiniteValue(double x) {
   constexpr std::uint64_t kExponent = 0x7ff0000000000000ull;
   return (std::bit_cast<std::uint64_t>(x) & kExponent) != kExponent;
 }
+/// Whether x is neither infinite nor NaN, read from its bits (holds under -ffast-math).
 constexpr bool isFiniteValue(float x) {
   constexpr std::uint32_t kExponent = 0x7f800000u;
   return (std::bit_cast<std::uint32_t>(x) & kExponent) != kExponent;
 }
+/// Whether x is a NaN (either sign), read from its bits (holds under -ffast-math).
 constexpr bool isNanValue(double x) {
   return !isFiniteValue(x) && (std::bit_cast<std::uint64_t>(x) & 0x000fffffffffffffull) != 0;
 }
+/// Whether x is a NaN (either sign), read from its bits (holds under -ffast-math).
 constexpr bool isNanValue(float x) { return !isFiniteValue(x) && (std::bit_cast<std::uint32_t>(x) & 0x007fffffu) != 0; }
+/// Whether x's sign bit is set (true for -0.0 and negative NaNs too).
 constexpr bool signBit(double x) { return (std::bit_cast<std::uint64_t>(x) >> 63) != 0; }
+/// Whether x's sign bit is set (true for -0.0f and negative NaNs too).
 constexpr bool signBit(float x) { return (std::bit_cast<std::uint32_t>(x) >> 31) != 0; }
 
-// "nan", "-nan", "inf" or "-inf", as fmt writes them; only for a value that is not finite.
+/// "nan", "-nan", "inf" or "-inf", as fmt writes them. Needs: x not finite (a finite x gets
+/// "inf" or "-inf").
 template <class T>
   requires std::is_floating_point_v<T>
 constexpr std::string_view nonFiniteName(T x) {

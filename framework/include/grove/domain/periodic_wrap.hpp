@@ -1,10 +1,11 @@
 #pragma once
-// Periodic positions back into the root domain, host and device: one arithmetic for
-// DomainInfo::wrapIntoRoot (ParticleSystem::adjustPositionIntoRootDomain) and the GPU-resident
-// path, so both put a particle at the same place bit for bit.
-//
-//   grove::gpu::forEach(gas.policy(), gas, grove::WrapIntoRootDomain::of(dinfo));   // device
-//   grove::forEach(grove::Cpu{}, psys, grove::WrapIntoRootDomain::of(dinfo));       // host
+/// @file
+/// Periodic positions back into the root domain, host and device: one arithmetic for
+/// DomainInfo::wrapIntoRoot (ParticleSystem::adjustPositionIntoRootDomain) and the GPU-resident
+/// path, so both put a particle at the same place bit for bit.
+///
+///     grove::gpu::forEach(gas.policy(), gas, grove::WrapIntoRootDomain::of(dinfo));   // device
+///     grove::forEach(grove::Cpu{}, psys, grove::WrapIntoRootDomain::of(dinfo));       // host
 #include <math.h>
 
 #include "grove/core/box.hpp"
@@ -15,7 +16,8 @@
 
 namespace grove {
 
-// x wrapped into [low, high) (the period high - low); x unchanged when already inside.
+/// x wrapped into [low, high) (the period high - low); x unchanged when already inside. Host and
+/// device. Needs: low < high, both finite.
 GROVE_HOST_DEVICE inline double wrapIntoPeriod(double x, double low, double high) {
   if (x >= low && x < high) return x;
   const double length = high - low;
@@ -26,11 +28,13 @@ GROVE_HOST_DEVICE inline double wrapIntoPeriod(double x, double low, double high
   return x;
 }
 
-// The wrap of a particle's position on the periodic axes (FP::getPos and FP::setPos).
+/// The wrap of a particle's position on the periodic axes (FP::getPos and FP::setPos).
 struct WrapIntoRootDomain {
-  Boxd root;
-  BoundaryCondition boundary = BoundaryCondition::OPEN;
+  Boxd root;                                             ///< the root domain
+  BoundaryCondition boundary = BoundaryCondition::OPEN;  ///< the axes to wrap along
 
+  /// The wrap of a DomainInfo's root domain and boundary. Throws grove::Error when the boundary
+  /// is periodic but no root domain was set (setPosRootDomain).
   template <class DomainInfoT>
   static WrapIntoRootDomain of(const DomainInfoT& dinfo) {
     require(!isAnyPeriodic(dinfo.getBoundaryCondition()) || dinfo.isRootDomainFixed(), "WrapIntoRootDomain::of",
@@ -38,12 +42,14 @@ struct WrapIntoRootDomain {
     return {dinfo.getPosRootDomain(), dinfo.getBoundaryCondition()};
   }
 
+  /// pos wrapped into the root along each periodic axis (wrapIntoPeriod()); other axes unchanged.
   GROVE_HOST_DEVICE Vec3d operator()(Vec3d pos) const {
     if (isPeriodic(boundary, 0)) pos.x = wrapIntoPeriod(pos.x, root.low.x, root.high.x);
     if (isPeriodic(boundary, 1)) pos.y = wrapIntoPeriod(pos.y, root.low.y, root.high.y);
     if (isPeriodic(boundary, 2)) pos.z = wrapIntoPeriod(pos.z, root.low.z, root.high.z);
     return pos;
   }
+  /// Wraps p's position; calls p.setPos only when it changes.
   template <class FP>
   GROVE_HD_TEMPLATE void operator()(FP& p) const {
     const Vec3d pos = positionOf(p);

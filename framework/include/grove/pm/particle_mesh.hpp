@@ -1,26 +1,27 @@
 #pragma once
-// The particle-mesh (PM) stage: FDPS 7.1's PS::PM::ParticleMesh. It gives the long-range part of
-// periodic 1/r^2 gravity in a cubic box, split from the short-range part by Hockney & Eastwood's
-// S2 shape with cutoff radius r_cut = CUTOFF_RADIUS mesh cells (3 cells, as FDPS):
-//
-//   total force = PM force (this class)  +  PP force, summed over pairs closer than r_cut:
-//                 -m_j cutoffForceFactor(r, r_cut) (x_i - x_j) / r^3   (nearest periodic image)
-//   total potential = PM potential  +  PP: -m_j cutoffPotentialFactor(r, r_cut) / r,
-//                 plus longRangeSelfPotential(r_cut) m_i, removing the particle's own long-range
-//                 potential that the mesh includes
-//
-// Signs are gravity's (G = 1): getForce(x) = -sum_j m_j f_long(r) (x - x_j) / r^3, attractive, and
-// getPotential(x) = -sum_j m_j p_long(r) / r, each with a uniform neutralising background (the
-// mean density does not pull), as FDPS. Charges of either sign work (FDPS's P3M sample subtracts
-// both to get Coulomb's sign).
-//
-//   PS::PM::ParticleMesh pm;                            // SIZE_OF_MESH^3 mesh
-//   pm.calcForceAllAndWriteBack(psys, dinfo);           // FP::copyFromForceParticleMesh(F32vec)
-//
-// Method (doc/pm.md): triangular-shaped-cloud (TSC) assignment and interpolation, as FDPS; FFT
-// Poisson solve with Hockney & Eastwood's optimal influence function for the S2 reference force
-// and spectral (ik) differentiation; the FFT is distributed over ranks by FFTW-MPI's slabs. The
-// mesh work is compiled (grove_pm), so this header pulls in neither fftw3.h nor mpi.h.
+/// @file
+/// The particle-mesh (PM) stage: FDPS 7.1's PS::PM::ParticleMesh. It gives the long-range part of
+/// periodic 1/r^2 gravity in a cubic box, split from the short-range part by Hockney & Eastwood's
+/// S2 shape with cutoff radius r_cut = CUTOFF_RADIUS mesh cells (3 cells, as FDPS):
+///
+///     total force = PM force (this class)  +  PP force, summed over pairs closer than r_cut:
+///                   -m_j cutoffForceFactor(r, r_cut) (x_i - x_j) / r^3   (nearest periodic image)
+///     total potential = PM potential  +  PP: -m_j cutoffPotentialFactor(r, r_cut) / r,
+///                   plus longRangeSelfPotential(r_cut) m_i, removing the particle's own long-range
+///                   potential that the mesh includes
+///
+/// Signs are gravity's (G = 1): getForce(x) = -sum_j m_j f_long(r) (x - x_j) / r^3, attractive, and
+/// getPotential(x) = -sum_j m_j p_long(r) / r, each with a uniform neutralising background (the
+/// mean density does not pull), as FDPS. Charges of either sign work (FDPS's P3M sample subtracts
+/// both to get Coulomb's sign).
+///
+///     PS::PM::ParticleMesh pm;                            // SIZE_OF_MESH^3 mesh
+///     pm.calcForceAllAndWriteBack(psys, dinfo);           // FP::copyFromForceParticleMesh(F32vec)
+///
+/// Method (doc/pm.md): triangular-shaped-cloud (TSC) assignment and interpolation, as FDPS; FFT
+/// Poisson solve with Hockney & Eastwood's optimal influence function for the S2 reference force
+/// and spectral (ik) differentiation; the FFT is distributed over ranks by FFTW-MPI's slabs. The
+/// mesh work is compiled (grove_pm), so this header pulls in neither fftw3.h nor mpi.h.
 #include <cmath>
 #include <concepts>
 #include <cstddef>
@@ -36,10 +37,11 @@
 #include "grove/core/vec3.hpp"
 #include "grove/core/particle_traits.hpp"
 
-// FDPS's compile-time mesh size (per axis). As in FDPS it comes from param_fdps.h in the PM folder
-// on the include path (grove's is grove/pm/fdps_root, for FDPS Makefiles' PM_ROOT), read here
-// whatever order the program includes things in, so the mesh and the program agree on it; else
-// -DSIZE_OF_MESH=..., else 128. A ParticleMesh may also be given its size at construction.
+/// @def SIZE_OF_MESH
+/// FDPS's compile-time mesh size (per axis). As in FDPS it comes from param_fdps.h in the PM folder
+/// on the include path (grove's is grove/pm/fdps_root, for FDPS Makefiles' PM_ROOT), read here
+/// whatever order the program includes things in, so the mesh and the program agree on it; else
+/// -DSIZE_OF_MESH=..., else 128. A ParticleMesh may also be given its size at construction.
 #if __has_include(<param_fdps.h>)
 #include <param_fdps.h>
 #endif
@@ -47,18 +49,19 @@
 #define SIZE_OF_MESH 128
 #endif
 
+/// The particle-mesh stage (FDPS's PS::PM): grove::pm::ParticleMesh and the S2 force split.
 namespace grove::pm {
 
-// The cutoff radius in mesh cells (FDPS: PS::ParticleMesh::CUTOFF_RADIUS, "three times the mesh
-// size"): r_cut = CUTOFF_RADIUS * box side / mesh size. PP pairs farther than r_cut need nothing.
+/// The cutoff radius in mesh cells (FDPS: PS::ParticleMesh::CUTOFF_RADIUS, "three times the mesh
+/// size"): r_cut = CUTOFF_RADIUS * box side / mesh size. PP pairs farther than r_cut need nothing.
 inline constexpr double CUTOFF_RADIUS = 3.0;
 
 // ---- the S2 force split (Hockney & Eastwood 1988, sec. 8-3), for the PP kernel ----------------
 // With xi = 2 r / r_cut: the long-range (mesh) part of a point mass's force is the force between
 // two S2 spheres of radius r_cut / 2, exactly Newtonian for r >= r_cut. These give what remains.
 
-// The fraction of the Newtonian force m / r^2 that the short-range (PP) part must supply at
-// separation r: 1 at r = 0, falling to 0 at r = r_cut and beyond.
+/// The fraction of the Newtonian force m / r^2 that the short-range (PP) part must supply at
+/// separation r: 1 at r = 0, falling to 0 at r = r_cut and beyond. Needs r >= 0, r_cut > 0.
 inline double cutoffForceFactor(double r, double r_cut) {
   const double xi = 2.0 * r / r_cut;
   if (xi >= 2.0) return 0.0;
@@ -68,8 +71,8 @@ inline double cutoffForceFactor(double r, double r_cut) {
                    / 140.0;
 }
 
-// The fraction of the Newtonian potential m / r that the PP part must supply at separation r
-// (1 at r = 0, 0 from r_cut on). cutoffForceFactor is -r^2 d/dr (cutoffPotentialFactor / r).
+/// The fraction of the Newtonian potential m / r that the PP part must supply at separation r
+/// (1 at r = 0, 0 from r_cut on). cutoffForceFactor is -r^2 d/dr (cutoffPotentialFactor / r).
 inline double cutoffPotentialFactor(double r, double r_cut) {
   const double xi = 2.0 * r / r_cut;
   if (xi >= 2.0) return 0.0;
@@ -79,38 +82,45 @@ inline double cutoffPotentialFactor(double r, double r_cut) {
                    / 140.0;
 }
 
-// The long-range potential of a unit mass at its own position, lim_{r->0} (1 - cutoffPotentialFactor) / r
-// = 208 / (70 r_cut): the mesh potential at a particle includes -m_i times this, which a PP
-// kernel adds back (+m_i * this) to get the potential of the others only.
+/// The long-range potential of a unit mass at its own position, lim_{r->0} (1 - cutoffPotentialFactor) / r
+/// = 208 / (70 r_cut): the mesh potential at a particle includes -m_i times this, which a PP
+/// kernel adds back (+m_i * this) to get the potential of the others only.
 inline double longRangeSelfPotential(double r_cut) { return 208.0 / (70.0 * r_cut); }
 
 // ---- what the particle types must provide ------------------------------------------------------
+/// A particle the mesh reads: getPos() and getChargeParticleMesh() (a number).
 template <class FP>
 concept ParticleMeshSource = HasGetPos<FP> && requires(const FP& p) {
   { p.getChargeParticleMesh() } -> std::convertible_to<double>;
 };
+/// A particle the mesh writes to: copyFromForceParticleMesh(const Vec3f&) (FDPS's F32vec).
 template <class FP>
 concept ParticleMeshTarget = requires(FP& p, const Vec3f& force) { p.copyFromForceParticleMesh(force); };
 
 // ---- the compiled mesh solver (grove_pm) -------------------------------------------------------
-// Holds the mesh for one periodic cube; solve is collective over the communicator it was made
-// with; force/potential read this rank's full copy of the mesh fields (thread-safe).
+/// Holds the mesh for one periodic cube; solve is collective over the communicator it was made
+/// with; force/potential read this rank's full copy of the mesh fields (thread-safe). Not copyable.
 class MeshSolver {
  public:
-  // native_comm: pointer to an MPI_Comm (grove::detail::nativeComm), copied; null: the world
-  // (or nothing, without MPI).
+  /// A mesh of mesh_size points per axis. native_comm: pointer to an MPI_Comm
+  /// (grove::detail::nativeComm), copied; null: the world (or nothing, without MPI).
   MeshSolver(int mesh_size, const void* native_comm);
-  ~MeshSolver();
-  MeshSolver(const MeshSolver&) = delete;
-  MeshSolver& operator=(const MeshSolver&) = delete;
+  ~MeshSolver();  ///< frees the mesh
+  MeshSolver(const MeshSolver&) = delete;             ///< not copyable
+  MeshSolver& operator=(const MeshSolver&) = delete;  ///< not copyable
 
-  // Collective. The long-range (S2 split at r_cut) mesh force and potential of these charges
-  // (this rank's; every rank passes its own) in the periodic cube [low, low + side)^3. Positions
-  // outside are wrapped.
+  /// Collective. The long-range (S2 split at r_cut) mesh force and potential of these charges
+  /// (this rank's; every rank passes its own) in the periodic cube [low, low + side)^3. Positions
+  /// outside are wrapped. pos and charge have equal lengths.
   void solve(const Vec3d& low, double side, double r_cut, std::span<const Vec3d> pos,
              std::span<const double> charge);
+  /// The mesh force per unit charge at pos (TSC-interpolated), from the last solve(). Needs a
+  /// solve() first.
   Vec3d force(const Vec3d& pos) const;
+  /// The mesh potential per unit charge at pos (TSC-interpolated), from the last solve(). Needs a
+  /// solve() first.
   double potential(const Vec3d& pos) const;
+  /// Points per axis.
   int meshSize() const;
 
  private:
@@ -119,12 +129,15 @@ class MeshSolver {
 };
 
 // ---- FDPS's class ------------------------------------------------------------------------------
+/// FDPS 7.1's PS::PM::ParticleMesh: the long-range part of periodic gravity on a mesh (see the
+/// file). Not copyable.
 class ParticleMesh {
  public:
-  ParticleMesh() : ParticleMesh(SIZE_OF_MESH) {}
-  // mesh_size points per axis (any size >= 8; FFTs are fastest for products of small primes).
-  // cutoff_cells: the split radius in mesh cells (FDPS fixes it at CUTOFF_RADIUS = 3; larger is
-  // more accurate and leaves more pairs to the PP part).
+  ParticleMesh() : ParticleMesh(SIZE_OF_MESH) {}  ///< SIZE_OF_MESH points per axis, CUTOFF_RADIUS cells
+  /// mesh_size points per axis (any size >= 8; FFTs are fastest for products of small primes).
+  /// cutoff_cells: the split radius in mesh cells (FDPS fixes it at CUTOFF_RADIUS = 3; larger is
+  /// more accurate and leaves more pairs to the PP part). Throws grove::Error for mesh_size < 8 or
+  /// cutoff_cells outside [1, mesh_size / 2).
   explicit ParticleMesh(int mesh_size, double cutoff_cells = CUTOFF_RADIUS)
       : mesh_size_(mesh_size), cutoff_cells_(cutoff_cells) {
     require(mesh_size >= 8, "ParticleMesh", "the mesh needs at least 8 points per axis, got {}", mesh_size);
@@ -133,36 +146,45 @@ class ParticleMesh {
             cutoff_cells, mesh_size);
   }
 
-  // The periodic cube is DomainInfo's root domain when it is fixed (it must be cubic), else
-  // FDPS's [0, 1)^3. The mesh is solved over the DomainInfo's communicator.
+  /// The periodic cube is DomainInfo's root domain when it is fixed (it must be cubic, else
+  /// grove::Error), else FDPS's [0, 1)^3. The mesh is solved over the DomainInfo's communicator.
   template <class DInfo>
   void setDomainInfoParticleMesh(const DInfo& dinfo);
 
-  // Copies positions and charges (getPos, getChargeParticleMesh) of psys's local particles;
-  // clear = false adds them to those already held.
+  /// Copies positions and charges (getPos, getChargeParticleMesh) of psys's local particles;
+  /// clear = false adds them to those already held. Throws grove::Error (this rank alone) for a
+  /// position or charge that is not finite. The mesh must be solved again before it is read.
   template <class PSys>
   void setParticleParticleMesh(const PSys& psys, bool clear = true);
 
-  // Collective: the mesh force and potential of every rank's particles.
+  /// Collective (over the DomainInfo's communicator; the world when none was set): the mesh force
+  /// and potential of every rank's particles.
   void calcMeshForceOnly();
 
-  // The PM force (acceleration per unit charge) and potential at any position, from this rank's
-  // copy of the mesh. Thread-safe; valid after calcMeshForceOnly.
+  /// The PM force (acceleration per unit charge) at any position, from this rank's copy of the
+  /// mesh. Thread-safe; throws grove::Error unless calcMeshForceOnly ran after the particles were
+  /// set.
   Vec3f getForce(const Vec3f& pos) const { return Vec3f(solverAfterSolve().force(Vec3d(pos))); }
+  /// The PM potential per unit charge at any position; as getForce().
   float getPotential(const Vec3f& pos) const { return static_cast<float>(solverAfterSolve().potential(Vec3d(pos))); }
-  // Double-precision positions and results (grove's own spelling).
+  /// getForce() with double-precision position and result (grove's own spelling).
   Vec3d forceAt(const Vec3d& pos) const { return solverAfterSolve().force(pos); }
+  /// getPotential() with double-precision position and result.
   double potentialAt(const Vec3d& pos) const { return solverAfterSolve().potential(pos); }
 
-  // Collective: setDomainInfoParticleMesh, setParticleParticleMesh, calcMeshForceOnly, then
-  // psys[i].copyFromForceParticleMesh(getForce(psys[i].getPos())) for every local particle.
+  /// Collective: setDomainInfoParticleMesh, setParticleParticleMesh, calcMeshForceOnly, then
+  /// psys[i].copyFromForceParticleMesh(getForce(psys[i].getPos())) for every local particle.
   template <class PSys, class DInfo>
   void calcForceAllAndWriteBack(PSys& psys, const DInfo& dinfo);
 
+  /// Points per axis.
   int getMeshSize() const { return mesh_size_; }
-  // The box side and the cutoff radius the PP part must use with cutoffForceFactor.
+  /// The box side (the periodic cube's edge).
   double getBoxSize() const { return side_; }
+  /// The cutoff radius r_cut that the PP part must use with cutoffForceFactor: cutoff cells times
+  /// the box side over the mesh size.
   double getCutoffRadius() const { return cutoff_cells_ * side_ / mesh_size_; }
+  /// The periodic cube's lower corner.
   const Vec3d& getBoxLow() const { return low_; }
 
  private:
