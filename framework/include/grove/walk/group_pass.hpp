@@ -30,7 +30,6 @@ struct GroupPairs {
 /// Scratch is default-constructed once per thread and reused across its groups, so its vectors
 /// keep their capacity. collect and compute run concurrently on different groups: they must only
 /// write to the scratch and to the group's own outputs. Returns the summed seconds and pairs.
-/// Call outside any parallel region.
 template <class Scratch, class Collect, class Compute>
 GroupPassTotals forEachGroupOnThreads(std::size_t n_groups, Collect&& collect, Compute&& compute) {
   double walk = 0.0, kernel = 0.0;
