@@ -10,10 +10,10 @@ namespace grove {
 /// TreeStatistics::timeProfileOf maps them onto FDPS's). Seconds are wall clock (max over ranks
 /// where reduced); counts are this rank's.
 struct TreeProfile {
-  // seconds (wall clock; max over ranks where reduced)
+  // seconds (wall clock; max over ranks where reduced); each field is documented below the struct
   double root_cell = 0, keys = 0, sort = 0, reorder = 0, link = 0, local_moments = 0, let_build = 0,
          let_exchange = 0, global_tree = 0, global_moments = 0, groups = 0, walk = 0, kernel = 0, write_back = 0;
-  // counts on this rank (each field is documented below the struct)
+  // counts on this rank
   std::int64_t n_local = 0, n_groups = 0, n_cells = 0, n_ep_ep = 0, n_ep_sp = 0;
   std::int64_t let_ep_sent = 0, let_sp_sent = 0, let_ep_received = 0, let_sp_received = 0;
 
