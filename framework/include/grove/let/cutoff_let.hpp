@@ -1,18 +1,19 @@
 #pragma once
-// Local essential trees for cutoff trees (FDPS's SEARCH_MODE_LONG_CUTOFF). What rank t needs of
-// my tree is, for every image shift s, what a cutoff walk of my tree finds for t's particle box
-// moved by -s: particles and θ-accepted cells within r_cut of it. They travel with their
-// positions moved by +s, so the receiver's global tree holds each needed image as an ordinary
-// entry and its walks, kernels and interaction lists (index forms included) need no knowledge of
-// periodicity. My own images come back to me the same way (target = me, s != 0).
-//
-// The LET is sized by the cutoff alone: a rank whose box lies farther than r_cut from mine,
-// under every image, is sent nothing — not even a root superparticle, unlike the open-boundary
-// LET, because the kernel would give zero for it. Particles of an opened leaf are filtered one
-// by one, so at θ = 0 the LET holds exactly the images within r_cut of the target box.
-//
-// Payloads go by alltoallv whatever the tree's LetExchangeMode: every pair's counts are needed
-// anyway, and far pairs exchange zero entries.
+/// @file
+/// Local essential trees for cutoff trees (FDPS's SEARCH_MODE_LONG_CUTOFF). What rank t needs of
+/// my tree is, for every image shift s, what a cutoff walk of my tree finds for t's particle box
+/// moved by -s: particles and θ-accepted cells within r_cut of it. They travel with their
+/// positions moved by +s, so the receiver's global tree holds each needed image as an ordinary
+/// entry and its walks, kernels and interaction lists (index forms included) need no knowledge of
+/// periodicity. My own images come back to me the same way (target = me, s != 0).
+///
+/// The LET is sized by the cutoff alone: a rank whose box lies farther than r_cut from mine,
+/// under every image, is sent nothing — not even a root superparticle, unlike the open-boundary
+/// LET, because the kernel would give zero for it. Particles of an opened leaf are filtered one
+/// by one, so at θ = 0 the LET holds exactly the images within r_cut of the target box.
+///
+/// Payloads go by alltoallv whatever the tree's LetExchangeMode: every pair's counts are needed
+/// anyway, and far pairs exchange zero entries.
 #include <omp.h>
 
 #include <cstdint>
@@ -30,18 +31,26 @@
 
 namespace grove {
 
+/// The decision of a cutoff LET exchange: per target rank, which EPJs and cells of my tree are
+/// sent under which image shift.
 struct CutoffLetPlan {
+  /// One entry to send and its image.
   struct Pick {
-    std::uint32_t index;  // EPJ index, or cell index (whose superparticle is sent)
-    std::uint32_t shift;  // into shifts
+    std::uint32_t index;  ///< EPJ index, or cell index (whose superparticle is sent)
+    std::uint32_t shift;  ///< index into shifts
   };
-  std::vector<std::vector<Pick>> ep_to, cells_to;  // per target rank
-  std::vector<Vec3d> shifts;
+  std::vector<std::vector<Pick>> ep_to, cells_to;  ///< per target rank: the cells sent as superparticles
+  std::vector<Vec3d> shifts;  ///< the image shifts (cutoffImageShifts; zero shift first)
 };
 
-// Collective. my_box: bounding box of this rank's particles (empty if none); cell_pos, extent:
-// expansion centre and entry bounds of every cell of my local tree; shifts from
-// cutoffImageShifts (zero shift first).
+/// @var CutoffLetPlan::ep_to
+/// Per target rank: the EPJs sent.
+
+/// Which entries of my tree each rank needs, per image shift. Collective over comm (allgathers
+/// the particle boxes). my_box: bounding box of this rank's particles (empty if none); cell_pos,
+/// extent: expansion centre and entry bounds of every cell of my local tree; shifts from
+/// cutoffImageShifts (zero shift first). Nothing is planned for my own particles at the zero
+/// shift (they are in the global tree already).
 template <class EPJ>
 CutoffLetPlan planCutoffLet(const Comm& comm, const TreeShape& shape, std::span<const Vec3d> cell_pos,
                             std::span<const Boxd> extent, std::span<const EPJ> epj, const OpeningCriterion& criterion,
@@ -106,8 +115,9 @@ std::vector<T> gatherShifted(const std::vector<std::vector<CutoffLetPlan::Pick>>
 }
 }  // namespace detail
 
-// Collective. Sends the planned payloads (current values of epj and cell_spj, images moved) and
-// returns what arrives, in rank order.
+/// Collective over comm (alltoallv whatever the tree's LetExchangeMode). Sends the planned
+/// payloads (current values of epj and cell_spj, images moved by their `setPos` where the type
+/// has it) and returns what arrives, in rank order. Sets profile's LET counts.
 template <class EPJ, class SPJ>
 ReceivedLet<EPJ, SPJ> exchangeCutoffLet(const Comm& comm, const CutoffLetPlan& plan, std::span<const EPJ> epj,
                                         std::span<const SPJ> cell_spj, TreeProfile& profile) {

@@ -1,27 +1,29 @@
 #pragma once
-// Local essential trees (LET). Each rank works out, for every other rank's particle box, which
-// of its cells that rank may accept whole (sent as superparticles, SPJ) and which it must open
-// (their particles sent as EPJ), with the same opening criterion as the interaction walk. Since
-// every group of the other rank lies inside its box, and the distance to a box is never more
-// than the distance to a group inside it, the LET holds all that any group's walk will need.
-//
-// Three exchange modes:
-//  - ALL_TO_ALL: every pair exchanges (possibly empty) LETs with one alltoallv per type.
-//  - POINT_TO_POINT (FDPS's EXCHANGE_LET_P2P_EXACT): ranks allgather their particle boxes and
-//    root superparticles; a rank whose whole tree the criterion accepts from my box is "far",
-//    and its allgathered root superparticle stands for it without a message; detailed LETs
-//    travel only between near ranks. It gives the same received arrays as ALL_TO_ALL, in rank
-//    order. But the root cell is the common cube of all ranks, which the criterion (edge / theta)
-//    opens from anywhere inside it unless theta > 0.87: in practice every pair is near.
-//  - POINT_TO_POINT_FAST (FDPS's EXCHANGE_LET_P2P_FAST): the same, with "far" judged by the
-//    criterion for the other rank's particles as a whole, their box's longest side as the edge
-//    (OpeningCriterion::opensExtent). A rank then talks to the ranks within about
-//    (1 + 2 / theta) domain widths, a number that does not grow with the rank count; a far
-//    rank's root superparticle replaces cells of the common tree that would have held its
-//    particles, so forces differ from the exact modes by about the tree's own error.
-//
-// The decision (planLet) and the payloads (exchangeLet) are separate, so that a step that
-// reuses its interaction lists resends fresh payloads along the same plan.
+/// @file
+/// Local essential trees (LET). Each rank works out, for every other rank's particle box, which
+/// of its cells that rank may accept whole (sent as superparticles, SPJ) and which it must open
+/// (their particles sent as EPJ), with the same opening criterion as the interaction walk. Since
+/// every group of the other rank lies inside its box, and the distance to a box is never more
+/// than the distance to a group inside it, the LET holds all that any group's walk will need.
+///
+/// Three exchange modes:
+///
+///  - ALL_TO_ALL: every pair exchanges (possibly empty) LETs with one alltoallv per type.
+///  - POINT_TO_POINT (FDPS's EXCHANGE_LET_P2P_EXACT): ranks allgather their particle boxes and
+///    root superparticles; a rank whose whole tree the criterion accepts from my box is "far",
+///    and its allgathered root superparticle stands for it without a message; detailed LETs
+///    travel only between near ranks. It gives the same received arrays as ALL_TO_ALL, in rank
+///    order. But the root cell is the common cube of all ranks, which the criterion (edge / theta)
+///    opens from anywhere inside it unless theta > 0.87: in practice every pair is near.
+///  - POINT_TO_POINT_FAST (FDPS's EXCHANGE_LET_P2P_FAST): the same, with "far" judged by the
+///    criterion for the other rank's particles as a whole, their box's longest side as the edge
+///    (OpeningCriterion::opensExtent). A rank then talks to the ranks within about
+///    (1 + 2 / theta) domain widths, a number that does not grow with the rank count; a far
+///    rank's root superparticle replaces cells of the common tree that would have held its
+///    particles, so forces differ from the exact modes by about the tree's own error.
+///
+/// The decision (planLet) and the payloads (exchangeLet) are separate, so that a step that
+/// reuses its interaction lists resends fresh payloads along the same plan.
 #include <omp.h>
 
 #include <array>
@@ -38,31 +40,36 @@
 namespace grove {
 
 
+/// What a rank receives in a LET exchange, sources in rank order.
 template <class EPJ, class SPJ>
 struct ReceivedLet {
-  std::vector<EPJ> epj;
-  std::vector<SPJ> spj;
+  std::vector<EPJ> epj;  ///< received particles
+  std::vector<SPJ> spj;  ///< received superparticles (far ranks' root superparticles included)
 };
 
-// What one target needs of my tree: EPJ indices and cell indices (whose SPJs are sent).
+/// What one target needs of my tree: EPJ indices and cell indices (whose SPJs are sent).
 struct LetSelection {
-  std::vector<std::uint32_t> ep;
-  std::vector<std::int32_t> cells;
+  std::vector<std::uint32_t> ep;    ///< indices into my key-sorted EPJ array
+  std::vector<std::int32_t> cells;  ///< indices of my cells, sent as their superparticles
 };
 
+/// The decision of a LET exchange (planLet, planSearchLet), kept to resend fresh payloads along
+/// it (exchangeLet) on list-reusing steps.
 struct LetPlan {
-  LetExchangeMode mode = LetExchangeMode::POINT_TO_POINT;
-  std::vector<LetSelection> to;  // per target rank
-  std::vector<char> near_from;   // point-to-point: ranks that send me a detailed LET
-  std::vector<char> far_from;    // point-to-point: ranks whose root superparticle stands in
+  LetExchangeMode mode = LetExchangeMode::POINT_TO_POINT;  ///< the exchange mode it was made for
+  std::vector<LetSelection> to;  ///< per target rank (empty for me and for far targets)
+  std::vector<char> near_from;   ///< point-to-point: ranks that send me a detailed LET
+  std::vector<char> far_from;    ///< point-to-point: ranks whose root superparticle stands in
 };
 
 namespace detail {
 inline constexpr int kLetCountTag = 0x6702, kLetEpjTag = 0x6703, kLetSpjTag = 0x6704;
 }  // namespace detail
 
-// Collective. my_box: bounding box of this rank's particles (empty if none); cell_pos: the
-// expansion centre of every cell of my local tree.
+/// Which parts of my local tree each rank needs. Collective over comm (allgathers). my_box:
+/// bounding box of this rank's particles (empty if none); cell_pos: the expansion centre of every
+/// cell of my local tree; criterion: the walk's. Every rank must pass the same mode and
+/// criterion: the near/far decisions are made alike on both sides from allgathered data.
 inline LetPlan planLet(const Comm& comm, LetExchangeMode mode, const TreeShape& shape,
                        std::span<const Vec3d> cell_pos, const OpeningCriterion& criterion, const Boxd& my_box) {
   const int ranks = comm.size(), me = comm.rank();
@@ -108,8 +115,10 @@ inline LetPlan planLet(const Comm& comm, LetExchangeMode mode, const TreeShape& 
   return plan;
 }
 
-// Collective. Sends the planned payloads (current values of epj and cell_spj) and returns what
-// arrives, in rank order.
+/// Collective over comm. Sends the planned payloads (current values of epj and cell_spj, indexed
+/// as when the plan was made) and returns what arrives, in rank order; in the point-to-point
+/// modes a far rank's root superparticle (cell_spj[0]) comes in its place. Sets profile's LET
+/// counts. plan: this rank's planLet or planSearchLet result of the same step on every rank.
 template <class EPJ, class SPJ>
 ReceivedLet<EPJ, SPJ> exchangeLet(const Comm& comm, const LetPlan& plan, std::span<const EPJ> epj,
                                   std::span<const SPJ> cell_spj, TreeProfile& profile) {

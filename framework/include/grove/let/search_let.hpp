@@ -1,17 +1,18 @@
 #pragma once
-// Local essential trees for long-range trees with a neighbour search (FDPS's
-// SEARCH_MODE_LONG_SCATTER / LONG_SYMMETRY, walk/long_search.hpp). The decision is planLet's
-// (let/local_essential_tree.hpp) with the search test added: ranks allgather their i-particles'
-// reach (box of positions, box of search spheres), and a cell is sent whole only if the opening
-// criterion accepts it from the target's box and it cannot hold a particle within search reach
-// of the target; otherwise it is opened, down to leaves whose particles travel one by one. Every
-// group of the target lies in its reach, so its walk then finds each such particle in its global
-// tree. Distances are nearest-image ones where the tree asks for them.
-//
-// The result is an ordinary LetPlan: exchangeLet sends it (both exchange modes), and a
-// MAKE_LIST_FOR_REUSE step keeps it. In the point-to-point modes a rank stands in by its
-// allgathered root superparticle only when its whole tree passes both tests, decided alike on
-// both sides (POINT_TO_POINT_FAST is exact here: particles within search reach must travel).
+/// @file
+/// Local essential trees for long-range trees with a neighbour search (FDPS's
+/// SEARCH_MODE_LONG_SCATTER / LONG_SYMMETRY, walk/long_search.hpp). The decision is planLet's
+/// (let/local_essential_tree.hpp) with the search test added: ranks allgather their i-particles'
+/// reach (box of positions, box of search spheres), and a cell is sent whole only if the opening
+/// criterion accepts it from the target's box and it cannot hold a particle within search reach
+/// of the target; otherwise it is opened, down to leaves whose particles travel one by one. Every
+/// group of the target lies in its reach, so its walk then finds each such particle in its global
+/// tree. Distances are nearest-image ones where the tree asks for them.
+///
+/// The result is an ordinary LetPlan: exchangeLet sends it (both exchange modes), and a
+/// MAKE_LIST_FOR_REUSE step keeps it. In the point-to-point modes a rank stands in by its
+/// allgathered root superparticle only when its whole tree passes both tests, decided alike on
+/// both sides (POINT_TO_POINT_FAST is exact here: particles within search reach must travel).
 #include <omp.h>
 
 #include <cstdint>
@@ -24,8 +25,11 @@
 
 namespace grove {
 
-// Collective. my_reach: this rank's i-particles (inner: positions; outer: search spheres, used by
-// SYMMETRY); cell_pos, boxes: expansion centre and search boxes of every cell of my local tree.
+/// planLet with the search test: which parts of my local tree each rank needs. Collective over
+/// comm (allgathers). my_reach: this rank's i-particles (inner: positions; outer: search spheres,
+/// used by SYMMETRY); cell_pos, boxes: expansion centre and search boxes of every cell of my local
+/// tree; image: nearest-image distances (or none). Every rank must pass the same mode, criterion
+/// and kMode.
 template <LongSearchMode kMode>
 LetPlan planSearchLet(const Comm& comm, LetExchangeMode mode, const TreeShape& shape, std::span<const Vec3d> cell_pos,
                       std::span<const CellBoxes> boxes, const OpeningCriterion& criterion,

@@ -1,11 +1,12 @@
 #pragma once
-// Short-range local essential trees. Every rank allgathers its i-particles' reach (the box of
-// their positions and the box of their search spheres); each rank then selects, for every other
-// rank and every periodic image shift, exactly the EPJs that rank's particles may need, with the
-// same tests as the group search. Because the selection is made against every rank's actual
-// reach, a search radius spanning several domains needs no extra hops: the particles come
-// straight from wherever they are. Periodic images of a rank's own particles come to itself.
-// Search radii must stay below half the periodic length (checked by the tree).
+/// @file
+/// Short-range local essential trees. Every rank allgathers its i-particles' reach (the box of
+/// their positions and the box of their search spheres); each rank then selects, for every other
+/// rank and every periodic image shift, exactly the EPJs that rank's particles may need, with the
+/// same tests as the group search. Because the selection is made against every rank's actual
+/// reach, a search radius spanning several domains needs no extra hops: the particles come
+/// straight from wherever they are. Periodic images of a rank's own particles come to itself.
+/// Search radii must stay below half the periodic length (checked by the tree).
 #include <omp.h>
 
 #include <cstdint>
@@ -18,17 +19,21 @@
 
 namespace grove {
 
-// Which of my EPJs each rank gets, with which image shift.
+/// Which of my EPJs each rank gets, with which image shift.
 struct ShortRangeLetPlan {
+  /// One EPJ to send and its image.
   struct Pick {
-    std::uint32_t index;
-    std::uint32_t shift;
+    std::uint32_t index;  ///< index into my key-sorted EPJ array
+    std::uint32_t shift;  ///< index into shifts
   };
-  std::vector<std::vector<Pick>> to;  // per target rank
-  std::vector<Vec3d> shifts;
+  std::vector<std::vector<Pick>> to;  ///< per target rank
+  std::vector<Vec3d> shifts;          ///< the image shifts (a copy of image_shifts)
 };
 
-// Collective: allgathers every rank's reach and selects what each needs of my tree.
+/// Collective: allgathers every rank's reach and selects what each needs of my tree. boxes: from
+/// computeCellBoxes with the same M; my_reach: this rank's i-particles (inner: positions; outer:
+/// search boxes); image_shifts: the periodic image shifts to consider (the zero shift included).
+/// My own particles at the zero shift are not selected.
 template <SearchMode M, class EPJ>
 ShortRangeLetPlan planShortRangeLet(const Comm& comm, const TreeShape& shape, std::span<const CellBoxes> boxes,
                                     std::span<const EPJ> epj, const SearchReach& my_reach,
@@ -57,8 +62,9 @@ ShortRangeLetPlan planShortRangeLet(const Comm& comm, const TreeShape& shape, st
   return plan;
 }
 
-// Collective: sends the planned EPJs (current values, images shifted) and returns what arrives,
-// in rank order.
+/// Collective (one alltoallv): sends the planned EPJs (current values, images moved by
+/// `setPos` where the type has it) and returns what arrives, in rank order. Sets
+/// profile.let_ep_sent and let_ep_received.
 template <class EPJ>
 std::vector<EPJ> exchangeShortRangeLet(const Comm& comm, const ShortRangeLetPlan& plan, std::span<const EPJ> epj,
                                        TreeProfile& profile) {

@@ -1,6 +1,7 @@
 #pragma once
-// Key-sorting received particles and merging them into an already key-sorted local array: how
-// the global tree gets its particles without sorting the local ones again.
+/// @file
+/// Key-sorting received particles and merging them into an already key-sorted local array: how
+/// the global tree gets its particles without sorting the local ones again.
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -10,8 +11,10 @@
 
 namespace grove {
 
-// items in key order (keys relative to root), with their keys. source (optional) gets, for
-// each output position, the input index it came from, so the same order can be replayed.
+/// items in key order (keys relative to root), with their keys, stably (equal keys keep their
+/// input order): out and keys_out are resized to items.size(). source (optional) gets, for
+/// each output position, the input index it came from, so the same order can be replayed.
+/// P: a position readable by positionOf.
 template <class P, class Alloc>
 void sortByKey(const RootCell& root, std::span<const P> items, std::vector<MortonKey>& keys_out,
                std::vector<P, Alloc>& out, std::vector<std::uint32_t>* source = nullptr) {
@@ -29,9 +32,11 @@ void sortByKey(const RootCell& root, std::span<const P> items, std::vector<Morto
   }
 }
 
-// sorted (with sorted_keys) merged with `extra` (any order) into out / keys_out. Ties put the
-// sorted array's element first, so the result is deterministic. source (optional) gets, for each
-// output position, i < sorted.size() for sorted[i] or sorted.size() + k for extra[k].
+/// sorted (with sorted_keys) merged with `extra` (any order) into out / keys_out. Ties put the
+/// sorted array's element first, so the result is deterministic. source (optional) gets, for each
+/// output position, i < sorted.size() for sorted[i] or sorted.size() + k for extra[k].
+/// Needs sorted_keys the keys of sorted (relative to the same root), ascending, one per element;
+/// out must not alias sorted or extra.
 template <class P, class Alloc>
 void mergeIntoSorted(const RootCell& root, std::span<const MortonKey> sorted_keys, std::span<const P> sorted,
                      std::span<const P> extra, std::vector<MortonKey>& keys_out, std::vector<P, Alloc>& out,

@@ -1,8 +1,9 @@
 #pragma once
-// Bottom-up moments of every cell: pass 1 (charges and expansion centres) over all levels,
-// deepest first, then pass 2 (terms about those centres). Each level is a parallel loop. Moment
-// types without a second pass (momentHasSecondPass) take one sweep. on_final(c, moment) sees each
-// cell once its moment is complete, in the last sweep, while the moment is still in cache.
+/// @file
+/// Bottom-up moments of every cell: pass 1 (charges and expansion centres) over all levels,
+/// deepest first, then pass 2 (terms about those centres). Each level is a parallel loop. Moment
+/// types without a second pass (momentHasSecondPass) take one sweep. on_final(c, moment) sees each
+/// cell once its moment is complete, in the last sweep, while the moment is still in cache.
 #include <span>
 #include <utility>
 #include <vector>
@@ -12,10 +13,12 @@
 
 namespace grove {
 
-// One cell's moment in pass 1 or 2, from its particles (a leaf) or its children's moments: the
-// body of the bottom-up sweep, on the host (below) and on the device (grove/gpu/resident).
-// Accumulated in a local copy and returned: through a reference the compiler would store every
-// partial sum back to memory.
+/// One cell's moment in pass 1 or 2, from its particles (a leaf: its EPJ and SPJ) or its
+/// children's moments: the body of the bottom-up sweep, on the host (below) and on the device
+/// (grove/gpu/resident). Pass 1 starts from init() and ends with set(); pass 2 starts from
+/// `previous` (the cell's pass-1 moment). Needs the children's moments of this pass in
+/// moments[child_first, child_first + child_count). Accumulated in a local copy and returned:
+/// through a reference the compiler would store every partial sum back to memory.
 template <class Moment, class EPJ, class SPJ>
 GROVE_HD_TEMPLATE Moment momentOfCell(int pass, const TreeCell& cell, const EPJ* epj, const SPJ* spj,
                                       const Moment* moments, const Moment& previous) {
@@ -49,6 +52,9 @@ GROVE_HD_TEMPLATE Moment momentOfCell(int pass, const TreeCell& cell, const EPJ*
   return m;
 }
 
+/// The moments of every cell of shape into moments (resized to the cell count, indexed like
+/// shape.cells), from the key-sorted epj and spj the cells index; on_final(c, moment) is called
+/// for each cell in the last sweep, concurrently for the cells of one level.
 template <class Moment, class EPJ, class SPJ, class OnFinal>
 void computeMoments(const TreeShape& shape, std::span<const EPJ> epj, std::span<const SPJ> spj,
                     std::vector<Moment>& moments, OnFinal&& on_final) {
@@ -63,6 +69,7 @@ void computeMoments(const TreeShape& shape, std::span<const EPJ> epj, std::span<
   }
 }
 
+/// computeMoments without an on_final callback.
 template <class Moment, class EPJ, class SPJ>
 void computeMoments(const TreeShape& shape, std::span<const EPJ> epj, std::span<const SPJ> spj,
                     std::vector<Moment>& moments) {

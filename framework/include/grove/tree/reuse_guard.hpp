@@ -1,7 +1,8 @@
 #pragma once
-// What a tree remembers of the particles when it keeps interaction lists for reuse
-// (MAKE_LIST_FOR_REUSE), and the check a REUSE_LIST call makes against it. The check is
-// collective: a misuse found on one rank stops every rank with a clear error.
+/// @file
+/// What a tree remembers of the particles when it keeps interaction lists for reuse
+/// (MAKE_LIST_FOR_REUSE), and the check a REUSE_LIST call makes against it. The check is
+/// collective: a misuse found on one rank stops every rank with a clear error.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,14 +13,19 @@
 
 namespace grove {
 
+/// psys.layoutVersion() where PSys has it (a grove::ParticleSystem: it changes when particles are
+/// added, removed, reordered or exchanged), else 0.
 template <class PSys>
 std::uint64_t layoutVersionOf(const PSys& psys) {
   if constexpr (requires { psys.layoutVersion(); }) return psys.layoutVersion();
   return 0;
 }
 
+/// What a tree remembers of the particles for list reuse, and the check against it.
 class ReuseGuard {
  public:
+  /// Remembers psys (its address, layout version and size) and comm's size: called by a
+  /// MAKE_LIST_FOR_REUSE call. Not collective.
   template <class PSys>
   void record(const PSys& psys, const Comm& comm) {
     valid_ = true;
@@ -28,22 +34,27 @@ class ReuseGuard {
     n_local_ = psys.size();
     ranks_ = comm.size();
   }
-  // New lists: whatever an accelerator kept from earlier steps is stale as well.
+  /// Forgets the recorded particles (a later check fails until the next record). New lists:
+  /// whatever an accelerator kept from earlier steps is stale as well.
   void forget() {
     valid_ = false;
     device_batch_size_ = 0;
   }
 
-  // Multiwalk: whether an index dispatch may be told that its lists are those it was sent on
-  // the last list-building step (same batches, so the same n_walk_limit). A list-building
-  // multiwalk call records its batch size.
+  /// Multiwalk: whether an index dispatch may be told that its lists are those it was sent on
+  /// the last list-building step (same batches, so the same n_walk_limit): true for a REUSE_LIST
+  /// call whose n_walk_limit is the one noteDeviceBatches recorded.
   bool deviceListsUnchanged(InteractionListMode list_mode, int n_walk_limit) const {
     return list_mode == REUSE_LIST && device_batch_size_ == n_walk_limit;
   }
+  /// A list-building multiwalk call (any list_mode but REUSE_LIST) records its batch size.
   void noteDeviceBatches(InteractionListMode list_mode, int n_walk_limit) {
     if (list_mode != REUSE_LIST) device_batch_size_ = n_walk_limit;
   }
 
+  /// The check of a REUSE_LIST call: a preceding record() on this guard, the same particle system,
+  /// unchanged layout and size, a communicator of the same size. Collective over comm: every
+  /// rank calls it, and all throw grove::Error (naming `stage`) when any rank finds a problem.
   template <class PSys>
   void check(const PSys& psys, const Comm& comm, std::string_view stage) const {
     std::optional<std::string> problem;

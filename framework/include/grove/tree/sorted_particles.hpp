@@ -1,6 +1,7 @@
 #pragma once
-// The first stages every tree shares: Morton keys of the user's particles, a radix sort, and the
-// EPI / EPJ / Force arrays in key order; and, at the end, the write-back in the user's order.
+/// @file
+/// The first stages every tree shares: Morton keys of the user's particles, a radix sort, and the
+/// EPI / EPJ / Force arrays in key order; and, at the end, the write-back in the user's order.
 #include <omp.h>
 
 #include <cstdint>
@@ -16,27 +17,33 @@
 
 namespace grove {
 
-// What a build or refresh does with the key-ordered forces.
+/// What a build or refresh does with the key-ordered forces.
 enum class ForceStart {
-  kClear,         // clear them (clear = true, forces accumulated in place: CPU kernels)
-  kKeep,          // keep the previous call's, following their particles (clear = false)
-  kClearedLater,  // leave them: the multiwalk driver clears each batch's just before its retrieve,
-                  // while they are in cache and the accelerator is busy
+  kClear,         ///< clear them (clear = true, forces accumulated in place: CPU kernels)
+  kKeep,          ///< keep the previous call's, following their particles (clear = false)
+  kClearedLater,  ///< leave them: the multiwalk driver clears each batch's just before its retrieve,
+                  ///< while they are in cache and the accelerator is busy
 };
+/// kClear for clear = true, else kKeep (FDPS's `clear` argument).
 constexpr ForceStart forceStartFor(bool clear) { return clear ? ForceStart::kClear : ForceStart::kKeep; }
 
+/// A tree's local particles in Morton-key order: EPI and Force arrays (the EPJ array belongs to
+/// the tree), and the maps between key order and the particle system's order.
 template <class EPI, class EPJ, class Force>
 class SortedParticles {
  public:
-  LargeVector<EPI> epi;                            // key order
-  LargeVector<Force> force;                        // key order
-  LargeVector<std::uint32_t> order;                // key position -> psys index
-  LargeVector<std::uint32_t> sorted_of_original;   // psys index -> key position
+  LargeVector<EPI> epi;                            ///< i-particles, key order
+  LargeVector<Force> force;                        ///< forces, key order
+  LargeVector<std::uint32_t> order;                ///< key position -> psys index
+  LargeVector<std::uint32_t> sorted_of_original;   ///< psys index -> key position
 
-  // Keys relative to `root`, sort, then FP -> EPI and FP -> EPJ (into epj / ep_keys, which the
-  // caller's tree owns). With ForceStart::kKeep the previous forces follow their particles.
-  // reorder: psys itself (ParticleOrder::TREE_ORDER), whose particles are then moved into key
-  // order in the same pass, so that order becomes the identity; or null.
+  /// Keys relative to `root`, sort, then FP -> EPI and FP -> EPJ (into epj / ep_keys, which the
+  /// caller's tree owns). With ForceStart::kKeep the previous forces follow their particles.
+  /// reorder: psys itself (ParticleOrder::TREE_ORDER), whose particles are then moved into key
+  /// order in the same pass, so that order becomes the identity; or null. Not collective; sets
+  /// profile.keys, sort and reorder. Throws grove::Error for 2^32 particles or more, for kKeep
+  /// when the particle count changed since the last build, for a reorder other than &psys, and
+  /// for a reorder that must move particles but is not a grove::ParticleSystem.
   template <class PSys>
   void build(const PSys& psys, const RootCell& root, ForceStart start, LargeVector<EPJ>& epj,
              std::vector<MortonKey>& ep_keys, TreeProfile& profile, PSys* reorder = nullptr) {
@@ -105,7 +112,9 @@ class SortedParticles {
     profile.reorder = omp_get_wtime() - t;
   }
 
-  // The same particles, same order, new values (list reuse): FP -> EPI/EPJ again.
+  /// The same particles, same order, new values (list reuse): FP -> EPI/EPJ again, forces cleared
+  /// for ForceStart::kClear. Needs psys unchanged in size and order since the last build; sets
+  /// profile.reorder.
   template <class PSys>
   void refresh(const PSys& psys, ForceStart start, LargeVector<EPJ>& epj, TreeProfile& profile) {
     const double t = omp_get_wtime();
@@ -121,6 +130,8 @@ class SortedParticles {
     profile.reorder = omp_get_wtime() - t;
   }
 
+  /// Each particle of psys gets its force (FP::copyFromForce), in parallel; sets
+  /// profile.write_back. Needs psys in the order of the last build.
   template <class PSys>
   void writeBack(PSys& psys, TreeProfile& profile) const {
     const double start = omp_get_wtime();
@@ -131,8 +142,8 @@ class SortedParticles {
     profile.write_back = omp_get_wtime() - start;
   }
 
-  // The write-back of groups [g0, g1) (group_range(g) -> {first, count} in key order), in
-  // parallel over groups: the multiwalk driver's, batch by batch as each batch's forces return.
+  /// The write-back of groups [g0, g1) (group_range(g) -> {first, count} in key order), in
+  /// parallel over groups: the multiwalk driver's, batch by batch as each batch's forces return.
   template <class PSys, class GroupRange>
   void writeBackGroups(PSys& psys, std::size_t g0, std::size_t g1, GroupRange&& group_range) const {
 #pragma omp parallel for schedule(dynamic, 16)
@@ -142,8 +153,11 @@ class SortedParticles {
     }
   }
 
+  /// The force of psys particle `original` (index in the particle system's order; bounds checked:
+  /// std::out_of_range).
   const Force& forceOf(std::size_t original) const { return force[sorted_of_original.at(original)]; }
 
+  /// Bytes held by the arrays (capacities): keys, scratch, maps, EPI and forces.
   std::size_t memoryBytes() const {
     return keys_.capacity() * sizeof(KeyIndex) + scratch_.capacity() * sizeof(KeyIndex) +
            order.capacity() * 4 + sorted_of_original.capacity() * 4 + epi.capacity() * sizeof(EPI) +
@@ -154,7 +168,7 @@ class SortedParticles {
   LargeVector<KeyIndex> keys_, scratch_;
 };
 
-// The bounding box of items' positions (parallel).
+/// The bounding box of items' positions (parallel; Boxd::empty() for no items).
 template <class T>
 Boxd boundingBoxOfPositions(std::span<const T> items) {
   Boxd box = Boxd::empty();

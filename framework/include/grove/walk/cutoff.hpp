@@ -1,14 +1,15 @@
 #pragma once
-// Cutoff walks (FDPS's SEARCH_MODE_LONG_CUTOFF): forces that vanish beyond a radius r_cut, such
-// as the short-range part of a TreePM split or gravity/Coulomb in a periodic box by Ewald-like
-// splitting. A cell whose contents all lie farther than r_cut from the target box cannot
-// contribute (the user kernel gives zero there), so it is skipped: neither opened nor made a
-// superparticle. Cells within reach follow the usual opening criterion.
-//
-// Periodic boundaries enter as image shifts (whole periods along periodic axes). Because
-// r_cut < L/2 on each periodic axis, a pair within r_cut has exactly one image within r_cut,
-// so each interaction is counted once when the images are materialised as shifted copies
-// (see let/cutoff_let.hpp).
+/// @file
+/// Cutoff walks (FDPS's SEARCH_MODE_LONG_CUTOFF): forces that vanish beyond a radius r_cut, such
+/// as the short-range part of a TreePM split or gravity/Coulomb in a periodic box by Ewald-like
+/// splitting. A cell whose contents all lie farther than r_cut from the target box cannot
+/// contribute (the user kernel gives zero there), so it is skipped: neither opened nor made a
+/// superparticle. Cells within reach follow the usual opening criterion.
+///
+/// Periodic boundaries enter as image shifts (whole periods along periodic axes). Because
+/// r_cut < L/2 on each periodic axis, a pair within r_cut has exactly one image within r_cut,
+/// so each interaction is counted once when the images are materialised as shifted copies
+/// (see let/cutoff_let.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -24,12 +25,13 @@
 
 namespace grove {
 
+/// P has `getRSearch()` (convertible to double): the cutoff radius of a cutoff tree's EPJ.
 template <class P>
 concept HasCutoffRadius = requires(const P& p) {
   { p.getRSearch() } -> std::convertible_to<double>;
 };
 
-// Squared gap between two boxes (0 when they touch or overlap).
+/// Squared gap between two boxes (0 when they touch or overlap).
 inline double distanceSq(const Boxd& a, const Boxd& b) {
   double d2 = 0.0;
   for (std::size_t k = 0; k < 3; ++k) {
@@ -39,9 +41,10 @@ inline double distanceSq(const Boxd& a, const Boxd& b) {
   return d2;
 }
 
-// The image shifts a cutoff tree must consider: the zero shift first, then every combination of
-// -L, 0, +L along the periodic axes. Rejects r_cut >= L/2 on a periodic axis, where one image
-// per pair would no longer be enough.
+/// The image shifts a cutoff tree must consider: the zero shift first, then every combination of
+/// -L, 0, +L along the periodic axes (L: root_domain's length there; up to 27 shifts). Only the
+/// zero shift for an open boundary. Throws grove::Error when r_cut >= L/2 on a periodic axis,
+/// where one image per pair would no longer be enough, or when L there is not finite and positive.
 inline std::vector<Vec3d> cutoffImageShifts(BoundaryCondition bc, const Boxd& root_domain, double r_cut) {
   std::vector<Vec3d> shifts{Vec3d{}};
   if (!isAnyPeriodic(bc)) return shifts;
@@ -67,8 +70,8 @@ inline std::vector<Vec3d> cutoffImageShifts(BoundaryCondition bc, const Boxd& ro
   return shifts;
 }
 
-// Where a cutoff tree's entries can lie: the particles' bounds, and on periodic axes the root
-// domain widened by r_cut on both sides (the images that come within r_cut of some particle).
+/// Where a cutoff tree's entries can lie: the particles' bounds, and on periodic axes the root
+/// domain widened by r_cut on both sides (the images that come within r_cut of some particle).
 inline Boxd cutoffTreeBounds(Boxd particle_bounds, BoundaryCondition bc, const Boxd& root_domain, double r_cut) {
   for (int a = 0; a < 3; ++a) {
     if (!isPeriodic(bc, a)) continue;
@@ -79,9 +82,10 @@ inline Boxd cutoffTreeBounds(Boxd particle_bounds, BoundaryCondition bc, const B
   return particle_bounds;
 }
 
-// Bottom-up bounding boxes of every cell's entries (particles and received superparticles):
-// the reach test of a cutoff walk. Tight boxes, not the Morton cells, so that a cell whose
-// particles sit far from its faces is skipped as early as possible.
+/// Bottom-up bounding boxes of every cell's entries (particles and received superparticles):
+/// the reach test of a cutoff walk. Tight boxes, not the Morton cells, so that a cell whose
+/// particles sit far from its faces is skipped as early as possible. extent is resized to the
+/// cell count and indexed like shape.cells.
 template <class EPJ, class SPJ>
 void computeCellExtents(const TreeShape& shape, std::span<const EPJ> epj, std::span<const SPJ> spj,
                         std::vector<Boxd>& extent) {
@@ -97,9 +101,9 @@ void computeCellExtents(const TreeShape& shape, std::span<const EPJ> epj, std::s
   });
 }
 
-// walkTree (walk/opening_criterion.hpp) with the cutoff: cells whose extent lies farther than
-// r_cut from the target are dropped before the opening test. Cells at exactly r_cut are kept:
-// the kernel decides about the boundary itself.
+/// walkTree (walk/opening_criterion.hpp) with the cutoff: cells whose extent lies farther than
+/// r_cut from the target are dropped before the opening test. Cells at exactly r_cut are kept:
+/// the kernel decides about the boundary itself. extent: from computeCellExtents.
 template <class OnFar, class OnLeaf>
 void walkTreeWithinCutoff(const TreeShape& shape, std::span<const Vec3d> cell_pos, std::span<const Boxd> extent,
                           const OpeningCriterion& criterion, const Boxd& target, double r_cut, bool open_root,

@@ -1,9 +1,10 @@
 #pragma once
-// The host's pass over interaction groups, shared by the long- and short-range trees: OpenMP
-// threads take groups dynamically (chunks of 4, since list lengths vary a lot between groups),
-// each thread fills its own scratch lists for a group (the walk, or a copy of kept lists) and then
-// calls the user's kernel on them. The pass adds up each thread's walk and kernel seconds and the
-// pairs it computed, for the trees' profiles.
+/// @file
+/// The host's pass over interaction groups, shared by the long- and short-range trees: OpenMP
+/// threads take groups dynamically (chunks of 4, since list lengths vary a lot between groups),
+/// each thread fills its own scratch lists for a group (the walk, or a copy of kept lists) and then
+/// calls the user's kernel on them. The pass adds up each thread's walk and kernel seconds and the
+/// pairs it computed, for the trees' profiles.
 #include <cstddef>
 #include <cstdint>
 
@@ -11,23 +12,24 @@
 
 namespace grove {
 
+/// What a pass over the groups took and computed.
 struct GroupPassTotals {
-  double walk_thread_seconds = 0.0;    // summed over threads
-  double kernel_thread_seconds = 0.0;  // summed over threads
-  std::int64_t n_ep_ep = 0;            // i-particle x j-particle pairs
-  std::int64_t n_ep_sp = 0;            // i-particle x superparticle pairs
+  double walk_thread_seconds = 0.0;    ///< seconds in collect, summed over threads
+  double kernel_thread_seconds = 0.0;  ///< seconds in compute, summed over threads
+  std::int64_t n_ep_ep = 0;            ///< i-particle x j-particle pairs
+  std::int64_t n_ep_sp = 0;            ///< i-particle x superparticle pairs
 };
 
-// The pairs one group's kernel calls computed.
+/// The pairs one group's kernel calls computed.
 struct GroupPairs {
-  std::int64_t ep_ep = 0;
-  std::int64_t ep_sp = 0;
+  std::int64_t ep_ep = 0;  ///< i-particle x j-particle pairs
+  std::int64_t ep_sp = 0;  ///< i-particle x superparticle pairs
 };
 
-// For each group g in [0, n_groups): collect(g, scratch), then pairs = compute(g, scratch).
-// Scratch is default-constructed once per thread and reused across its groups, so its vectors
-// keep their capacity. collect and compute run concurrently on different groups: they must only
-// write to the scratch and to the group's own outputs.
+/// For each group g in [0, n_groups): collect(g, scratch), then pairs = compute(g, scratch).
+/// Scratch is default-constructed once per thread and reused across its groups, so its vectors
+/// keep their capacity. collect and compute run concurrently on different groups: they must only
+/// write to the scratch and to the group's own outputs. Returns the summed seconds and pairs.
 template <class Scratch, class Collect, class Compute>
 GroupPassTotals forEachGroupOnThreads(std::size_t n_groups, Collect&& collect, Compute&& compute) {
   double walk = 0.0, kernel = 0.0;

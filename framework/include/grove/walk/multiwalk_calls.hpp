@@ -1,21 +1,29 @@
 #pragma once
-// The four public multiwalk calls of a tree (FDPS 7.1's names), written once for every tree
-// kind: a tree derives from MultiWalkCalls<itself> and provides
-//   template <bool kIndexForm, ...> void multiWalk(dispatch, retrieve, tag_max, psys, dinfo,
-//                                                  n_walk_limit, clear, list_mode, write_back_to);
-// where write_back_to is the particle system to write forces back to (batch by batch, while the
-// accelerator computes the next batch), or null.
-// (see grove/walk/multiwalk_driver.hpp for the dispatch/retrieve signatures of each form).
+/// @file
+/// The four public multiwalk calls of a tree (FDPS 7.1's names), written once for every tree
+/// kind: a tree derives from MultiWalkCalls<itself> and provides
+///
+///     template <bool kIndexForm, ...> void multiWalk(dispatch, retrieve, tag_max, psys, dinfo,
+///                                                    n_walk_limit, clear, list_mode, write_back_to);
+///
+/// where write_back_to is the particle system to write forces back to (batch by batch, while the
+/// accelerator computes the next batch), or null.
+/// (see grove/walk/multiwalk_driver.hpp for the dispatch/retrieve signatures of each form).
 #include "grove/core/large_vector.hpp"
 #include "grove/core/list_mode.hpp"
 #include "grove/domain/domain_info.hpp"
 
 namespace grove {
 
+/// The multiwalk calls of tree type Tree (CRTP base). Each is a force calculation with the
+/// tree's usual preconditions (collective as the tree's calcForceAll is); clear and list_mode as
+/// in calcForceAll; tag_max >= 1 and n_walk_limit >= 1. flag_serialize = true (LET
+/// serialization) is refused with grove::Error, as FDPS 7.1 does not support it either.
 template <class Tree>
 class MultiWalkCalls {
  public:
-  // Plain form: per walk, contiguous copies of its EPJs (and SPJs).
+  /// Plain form: per walk, contiguous copies of its EPJs (and SPJs); the forces are written back
+  /// to psys, batch by batch.
   template <class Dispatch, class Retrieve, class PSys>
   void calcForceAllAndWriteBackMultiWalk(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, PSys& psys,
                                          const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
@@ -23,6 +31,7 @@ class MultiWalkCalls {
     refuseLetSerialization(flag_serialize, "calcForceAllAndWriteBackMultiWalk");
     tree().template multiWalk<false>(dispatch, retrieve, tag_max, psys, dinfo, n_walk_limit, clear, list_mode, &psys);
   }
+  /// Plain form, without write-back: the forces stay in the tree.
   template <class Dispatch, class Retrieve, class PSys>
   void calcForceAllMultiWalk(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, const PSys& psys,
                              const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
@@ -31,7 +40,8 @@ class MultiWalkCalls {
     tree().template multiWalk<false>(dispatch, retrieve, tag_max, psys, dinfo, n_walk_limit, clear, list_mode,
                                      static_cast<PSys*>(nullptr));
   }
-  // Index form: the whole EPJ (and SPJ) arrays once per step, then index lists per walk.
+  /// Index form: the whole EPJ (and SPJ) arrays once per step, then index lists per walk; the
+  /// forces are written back to psys, batch by batch.
   template <class Dispatch, class Retrieve, class PSys>
   void calcForceAllAndWriteBackMultiWalkIndex(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, PSys& psys,
                                               const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
@@ -39,6 +49,7 @@ class MultiWalkCalls {
     refuseLetSerialization(flag_serialize, "calcForceAllAndWriteBackMultiWalkIndex");
     tree().template multiWalk<true>(dispatch, retrieve, tag_max, psys, dinfo, n_walk_limit, clear, list_mode, &psys);
   }
+  /// Index form, without write-back: the forces stay in the tree.
   template <class Dispatch, class Retrieve, class PSys>
   void calcForceAllMultiWalkIndex(Dispatch&& dispatch, Retrieve&& retrieve, int tag_max, const PSys& psys,
                                   const DomainInfo& dinfo, int n_walk_limit, bool clear = true,
@@ -49,10 +60,11 @@ class MultiWalkCalls {
   }
 
  protected:
-  // The arrays dispatch reads from the tree (the EPI array; the whole EPJ arrays in the index
-  // form) move into page-locked memory once a GPU library has installed the hooks
-  // (grove/core/large_vector.hpp), so that the device copies them straight from the tree. Called
-  // before the tree is built: a fresh tree then allocates them locked and nothing is copied.
+  /// The arrays dispatch reads from the tree (the EPI array; the whole EPJ arrays in the index
+  /// form) move into page-locked memory once a GPU library has installed the hooks
+  /// (grove/core/large_vector.hpp), so that the device copies them straight from the tree. Called
+  /// before the tree is built: a fresh tree then allocates them locked and nothing is copied.
+  /// Does nothing without the hooks.
   template <bool kIndexForm, class EpiVector, class... EpjVectors>
   static void pageLockTransferArrays(EpiVector& epi, EpjVectors&... epj) {
     if (!pageLockingAvailable()) return;
@@ -60,11 +72,12 @@ class MultiWalkCalls {
     if constexpr (kIndexForm) (pageLock(epj), ...);
   }
 
-  // Hands the prepared tree's groups to the driver (runMultiWalkBatches). clear: the forces were
-  // left for the driver to clear batch by batch (ForceStart::kClearedLater). epj / spj: the arrays
-  // the lists index. walk_sources(g, ep, sp) appends group g's sources
-  // straight from a walk (the plain form's MAKE_LIST steps, which keep no index lists);
-  // otherwise the sources come through the kept lists.
+  /// Hands the prepared tree's groups to the driver (runMultiWalkBatches). clear: the forces were
+  /// left for the driver to clear batch by batch (ForceStart::kClearedLater). epj / spj: the arrays
+  /// the lists index. walk_sources(g, ep, sp) appends group g's sources
+  /// straight from a walk (the plain form's MAKE_LIST steps, which keep no index lists);
+  /// otherwise the sources come through the kept lists. write_back_to: the particle system the
+  /// forces go to, group range by group range, or null.
   template <bool kIndexForm, class EPJ, class SPJ, class Dispatch, class Retrieve, class PSys, class WalkSources>
   void runBatches(Dispatch& dispatch, Retrieve& retrieve, int tag_max, int n_walk_limit,
                   InteractionListMode list_mode, bool clear, PSys* write_back_to, std::span<const EPJ> epj,

@@ -1,31 +1,36 @@
 #pragma once
-// The multiwalk driver: hands groups to an accelerator's dispatch/retrieve pair (FDPS 7.1's
-// signatures) in batches of at most n_walk_limit walks, tags cycling through [0, tag_max).
-// With tag_max >= 2 up to tag_max batches are in flight, one per tag: batch k is dispatched
-// before batch k - tag_max + 1 is retrieved, so the accelerator always has queued work while the
-// host builds and packs the next lists and writes finished forces back. (One batch of ~1000
-// walks is about one wave of thread blocks on a large GPU; with only two in flight each batch's
-// last blocks left the device part idle.) Long-range trees pass superparticles (kWithSpj),
-// short-range trees do not.
-//
-// Plain form:  dispatch(tag, n_walk, epi**, n_epi*, epj**, n_epj* [, spj**, n_spj*])
-// Index form:  dispatch(tag, n_walk, epi**, n_epi*, id_epj**, n_epj* [, id_spj**, n_spj*],
-//                       epj*, n_epj_total [, spj*, n_spj_total], send_flag [, lists_unchanged])
-// retrieve(tag, n_walk, n_epi*, force**) adds (or writes, when forces were cleared) each walk's
-// forces. lists_unchanged (grove's addition, passed when dispatch takes it) is true when every
-// walk's index list equals that of the preceding MAKE_LIST_FOR_REUSE step, batch by batch and
-// tag by tag.
-//
-// The calling sequence is FDPS 7.1's, so that a dispatch written for FDPS works unchanged (its
-// samples and the Accelerated FDPS paper send the whole arrays and return when send_flag is set):
-//   index form, every list mode, also with no groups on this rank:
-//     dispatch(tag 0, n_walk 0, null walk arrays, epj, n_epj_total, spj, n_spj_total, send_flag true)
-//   then, both forms, for batches k = 0, 1, ...:
-//     [build batch k's lists]  retrieve(batch k - tag_max) when tag_max == 1 and k > 0
-//     dispatch(tag k % tag_max, batch k, send_flag false)
-//   and the batches still in flight, oldest first. With tag_max == 1 (FDPS's only behaviour:
-//   it ignores larger values) batch sizes and calls are exactly FDPS's; larger tag_max keep
-//   several batches in flight and taper the batch sizes at both ends (multiwalkBatchStarts).
+/// @file
+/// The multiwalk driver: hands groups to an accelerator's dispatch/retrieve pair (FDPS 7.1's
+/// signatures) in batches of at most n_walk_limit walks, tags cycling through [0, tag_max).
+/// With tag_max >= 2 up to tag_max batches are in flight, one per tag: batch k is dispatched
+/// before batch k - tag_max + 1 is retrieved, so the accelerator always has queued work while the
+/// host builds and packs the next lists and writes finished forces back. (One batch of ~1000
+/// walks is about one wave of thread blocks on a large GPU; with only two in flight each batch's
+/// last blocks left the device part idle.) Long-range trees pass superparticles (kWithSpj),
+/// short-range trees do not.
+///
+///     Plain form:  dispatch(tag, n_walk, epi**, n_epi*, epj**, n_epj* [, spj**, n_spj*])
+///     Index form:  dispatch(tag, n_walk, epi**, n_epi*, id_epj**, n_epj* [, id_spj**, n_spj*],
+///                           epj*, n_epj_total [, spj*, n_spj_total], send_flag [, lists_unchanged])
+///
+/// retrieve(tag, n_walk, n_epi*, force**) adds (or writes, when forces were cleared) each walk's
+/// forces. lists_unchanged (grove's addition, passed when dispatch takes it) is true when every
+/// walk's index list equals that of the preceding MAKE_LIST_FOR_REUSE step, batch by batch and
+/// tag by tag.
+///
+/// The calling sequence is FDPS 7.1's, so that a dispatch written for FDPS works unchanged (its
+/// samples and the Accelerated FDPS paper send the whole arrays and return when send_flag is set):
+///
+///       index form, every list mode, also with no groups on this rank:
+///         dispatch(tag 0, n_walk 0, null walk arrays, epj, n_epj_total, spj, n_spj_total, send_flag true)
+///       then, both forms, for batches k = 0, 1, ...:
+///         [build batch k's lists]  retrieve(batch k - tag_max) when tag_max == 1 and k > 0
+///         dispatch(tag k % tag_max, batch k, send_flag false)
+///       and the batches still in flight, oldest first.
+///
+/// With tag_max == 1 (FDPS's only behaviour:
+/// it ignores larger values) batch sizes and calls are exactly FDPS's; larger tag_max keep
+/// several batches in flight and taper the batch sizes at both ends (multiwalkBatchStarts).
 #include <omp.h>
 
 #include <algorithm>
@@ -41,36 +46,51 @@
 
 namespace grove {
 
+/// The SPJ type of trees without superparticles (short-range trees): the driver then passes no
+/// SPJ arguments.
 struct NoSuperParticle {};
 
-// What one batch hands to dispatch (pointer and count arrays, and the plain form's packed copies)
-// and what its retrieve needs later. One per batch in flight (at least two), kept by the tree
-// between steps so that their memory (tens of MB of copies at millions of particles) is reused
-// rather than faulted in anew.
+/// What one batch hands to dispatch (pointer and count arrays, and the plain form's packed copies)
+/// and what its retrieve needs later. One per batch in flight (at least two), kept by the tree
+/// between steps so that their memory (tens of MB of copies at millions of particles) is reused
+/// rather than faulted in anew.
 template <class EPI, class EPJ, class SPJ, class Force>
 struct MultiwalkBuffers {
+  /// One batch's arguments, per walk w (a group) unless noted.
   struct Batch {
-    int tag = 0, n_walk = 0;
-    std::size_t first_group = 0;
-    std::vector<const EPI*> epi;
-    std::vector<int> n_epi, n_epj, n_spj;
-    std::vector<Force*> force;
-    std::vector<const std::int32_t*> id_epj, id_spj;
-    std::vector<const EPJ*> epj;
-    std::vector<const SPJ*> spj;
-    GroupLists<EPJ, SPJ> packed;  // plain form: each walk's sources, walk w as group w
+    int tag = 0, n_walk = 0;  ///< the batch's number of walks (tag: documented below)
+    std::size_t first_group = 0;  ///< the group of walk 0
+    std::vector<const EPI*> epi;  ///< the walk's first EPI (in the tree's key-ordered array)
+    std::vector<int> n_epi, n_epj, n_spj;  ///< the walk's SPJ count
+    std::vector<Force*> force;  ///< the walk's first force
+    std::vector<const std::int32_t*> id_epj, id_spj;  ///< index form: the walk's SPJ index list
+    std::vector<const EPJ*> epj;  ///< plain form: the walk's packed EPJ
+    std::vector<const SPJ*> spj;  ///< plain form: the walk's packed SPJ
+    GroupLists<EPJ, SPJ> packed;  ///< plain form: each walk's sources, walk w as group w
   };
-  std::deque<Batch> batches;  // a deque: growing it leaves the existing batches where they are
+  std::deque<Batch> batches;  ///< a deque: growing it leaves the existing batches where they are
 };
 
-// Where each batch of a multiwalk step starts (and, last, n_groups). As FDPS 7.1 does: the
-// fewest batches of at most n_walk_limit groups, their sizes as equal as they can be (the first
-// n_groups % n_batches one larger). With several batches in flight (tag_max >= 2) and enough
-// groups the first and the last three batches are smaller, halving towards both ends (1/8, 1/4,
-// 1/2 of the limit): the first kernel then starts sooner (its data are fewer) and the last
-// batches, which come back together, leave less retrieve and write-back work after the device
-// has finished. The same arguments give the same batches, so the calls of a MAKE_LIST_FOR_REUSE
-// step and its REUSE_LIST steps match.
+/// @var MultiwalkBuffers::Batch::tag
+/// The batch's tag, in [0, tag_max).
+
+/// @var MultiwalkBuffers::Batch::n_epi
+/// The walk's EPI count.
+
+/// @var MultiwalkBuffers::Batch::n_epj
+/// The walk's EPJ count.
+
+/// @var MultiwalkBuffers::Batch::id_epj
+/// Index form: the walk's EPJ index list.
+
+/// Where each batch of a multiwalk step starts (and, last, n_groups). As FDPS 7.1 does: the
+/// fewest batches of at most n_walk_limit groups, their sizes as equal as they can be (the first
+/// n_groups % n_batches one larger). With several batches in flight (tag_max >= 2) and enough
+/// groups the first and the last three batches are smaller, halving towards both ends (1/8, 1/4,
+/// 1/2 of the limit): the first kernel then starts sooner (its data are fewer) and the last
+/// batches, which come back together, leave less retrieve and write-back work after the device
+/// has finished. The same arguments give the same batches, so the calls of a MAKE_LIST_FOR_REUSE
+/// step and its REUSE_LIST steps match.
 inline std::vector<std::size_t> multiwalkBatchStarts(std::size_t n_groups, std::size_t n_walk_limit, int tag_max) {
   std::vector<std::size_t> sizes;
   const bool taper = tag_max >= 2 && n_walk_limit >= 8 && n_groups >= 4 * n_walk_limit;
@@ -90,13 +110,14 @@ inline std::vector<std::size_t> multiwalkBatchStarts(std::size_t n_groups, std::
   return starts;
 }
 
+/// Throws grove::Error unless tag_max >= 1 and n_walk_limit >= 1.
 inline void checkMultiWalkArguments(int tag_max, int n_walk_limit) {
   require(tag_max >= 1, "calcForceAllMultiWalk", "tag_max must be at least 1, got {}", tag_max);
   require(n_walk_limit >= 1, "calcForceAllMultiWalk", "n_walk_limit must be at least 1, got {}", n_walk_limit);
 }
 
-// Calls an index-form dispatch with FDPS's arguments (ending with send_flag), adding grove's
-// trailing lists_unchanged when the dispatch takes it.
+/// Calls an index-form dispatch with FDPS's arguments (ending with send_flag), adding grove's
+/// trailing lists_unchanged when the dispatch takes it.
 template <class Dispatch, class... Args>
 void callIndexDispatch(Dispatch& dispatch, bool lists_unchanged, Args... args) {
   if constexpr (std::is_invocable_v<Dispatch&, Args..., bool>)
@@ -105,17 +126,19 @@ void callIndexDispatch(Dispatch& dispatch, bool lists_unchanged, Args... args) {
     dispatch(args...);
 }
 
-// group_range(g) -> {first, count} in epi/force. spj is ignored when SPJ is NoSuperParticle.
-// build_lists(g0, g1) makes the index lists of groups [g0, g1) that this call needs (a no-op when
-// they are kept from an earlier step or, in the plain form, not kept at all): it runs for batch
-// k + 1 while the accelerator computes batch k. Plain form only: collect_sources(g, ep, sp)
-// appends group g's EPJs and SPJs themselves (straight from a walk, or through kept lists).
-// forces_final(g0, g1) runs once the forces of groups [g0, g1) are complete (after their retrieve),
-// while the accelerator computes the next batch: the write-back goes there. clear_forces: the
-// forces were left uncleared (ForceStart::kClearedLater): each batch's are cleared just before its
-// retrieve adds to them.
-// Sets profile.walk (lists and packing), kernel (dispatch and retrieve: the accelerator's share),
-// write_back, and the interaction counts.
+/// Runs one multiwalk step over groups [0, n_groups) in the calling sequence described at the top
+/// of this file. group_range(g) -> {first, count} in epi/force. spj is ignored when SPJ is
+/// NoSuperParticle.
+/// build_lists(g0, g1) makes the index lists of groups [g0, g1) that this call needs (a no-op when
+/// they are kept from an earlier step or, in the plain form, not kept at all): it runs for batch
+/// k + 1 while the accelerator computes batch k. Plain form only: collect_sources(g, ep, sp)
+/// appends group g's EPJs and SPJs themselves (straight from a walk, or through kept lists).
+/// forces_final(g0, g1) runs once the forces of groups [g0, g1) are complete (after their retrieve),
+/// while the accelerator computes the next batch: the write-back goes there. clear_forces: the
+/// forces were left uncleared (ForceStart::kClearedLater): each batch's are cleared just before its
+/// retrieve adds to them. Needs tag_max >= 1 and n_walk_limit >= 1 (checkMultiWalkArguments).
+/// Adds to profile.walk (lists and packing) and write_back; sets kernel (dispatch and retrieve:
+/// the accelerator's share) and the interaction counts.
 template <bool kIndexForm, class EPI, class EPJ, class SPJ, class Force, class GroupRange, class BuildLists,
           class CollectSources, class ForcesFinal, class Dispatch, class Retrieve>
 void runMultiWalkBatches(std::size_t n_groups, GroupRange&& group_range, const InteractionLists& lists,

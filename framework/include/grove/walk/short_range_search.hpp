@@ -1,11 +1,14 @@
 #pragma once
-// Short-range search: which j-particles a target (a group of i-particles, or a whole rank) may
-// interact with, by mode:
-//   GATHER   j within the search radius of some i      (j position inside the i search boxes)
-//   SCATTER  i within the search radius of some j      (j search box overlaps the i positions)
-//   SYMMETRY either
-// Cells carry two boxes: `inner` bounds their particles' positions, `outer` their search boxes.
-// All tests use closed boxes, so the selection is a superset of the exact neighbours.
+/// @file
+/// Short-range search: which j-particles a target (a group of i-particles, or a whole rank) may
+/// interact with, by mode:
+///
+///     GATHER   j within the search radius of some i      (j position inside the i search boxes)
+///     SCATTER  i within the search radius of some j      (j search box overlaps the i positions)
+///     SYMMETRY either
+///
+/// Cells carry two boxes: `inner` bounds their particles' positions, `outer` their search boxes.
+/// All tests use closed boxes, so the selection is a superset of the exact neighbours.
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -17,23 +20,32 @@
 
 namespace grove {
 
-enum class SearchMode { GATHER, SCATTER, SYMMETRY };
-
-struct CellBoxes {
-  Boxd inner = Boxd::empty();  // positions
-  Boxd outer = Boxd::empty();  // positions +- search radius (SCATTER, SYMMETRY)
+/// Which pairs a short-range search selects.
+enum class SearchMode {
+  GATHER,   ///< j within the search radius of some i
+  SCATTER,  ///< i within the search radius of some j
+  SYMMETRY  ///< either
 };
 
-// The i-side of a search: positions and search boxes of the targets.
+/// The two boxes of a cell (or of a target).
+struct CellBoxes {
+  Boxd inner = Boxd::empty();  ///< bounds of the positions
+  Boxd outer = Boxd::empty();  ///< bounds of the search boxes, positions +- search radius (SCATTER, SYMMETRY)
+};
+
+/// The i-side of a search: positions and search boxes of the targets.
 using SearchReach = CellBoxes;
 
+/// Whether closed boxes a and b share a point (touching counts).
 GROVE_HOST_DEVICE inline bool overlapsClosed(const Boxd& a, const Boxd& b) {
   return a.low.x <= b.high.x && b.low.x <= a.high.x && a.low.y <= b.high.y && b.low.y <= a.high.y &&
          a.low.z <= b.high.z && b.low.z <= a.high.z;
 }
 
+/// b translated by s.
 GROVE_HOST_DEVICE inline Boxd shifted(const Boxd& b, const Vec3d& s) { return {b.low + s, b.high + s}; }
 
+/// Whether a cell, seen translated by shift, may hold a j-particle the target needs under mode M.
 template <SearchMode M>
 bool cellNeeded(const CellBoxes& cell, const SearchReach& target, const Vec3d& shift) {
   const bool gather = M != SearchMode::SCATTER && overlapsClosed(shifted(cell.inner, shift), target.outer);
@@ -41,6 +53,8 @@ bool cellNeeded(const CellBoxes& cell, const SearchReach& target, const Vec3d& s
   return M != SearchMode::GATHER && overlapsClosed(shifted(cell.outer, shift), target.inner);
 }
 
+/// Whether j, seen translated by shift, is selected for the target under mode M (a closed-box
+/// test: a superset of the exact neighbours).
 template <SearchMode M, class EPJ>
 bool particleNeeded(const EPJ& j, const SearchReach& target, const Vec3d& shift) {
   if constexpr (M != SearchMode::SCATTER)
@@ -49,7 +63,8 @@ bool particleNeeded(const EPJ& j, const SearchReach& target, const Vec3d& shift)
   return false;
 }
 
-// Bottom-up cell boxes over the tree's EPJs.
+/// Bottom-up cell boxes over the tree's EPJs (SPJs are not included), indexed like shape.cells;
+/// with GATHER the outer boxes stay empty.
 template <SearchMode M, class EPJ>
 void computeCellBoxes(const TreeShape& shape, std::span<const EPJ> epj, std::vector<CellBoxes>& boxes) {
   boxes.assign(shape.cells.size(), CellBoxes{});
@@ -70,7 +85,8 @@ void computeCellBoxes(const TreeShape& shape, std::span<const EPJ> epj, std::vec
   });
 }
 
-// Calls on_particle(index) for every EPJ the target may need, with the tree seen shifted by `shift`.
+/// Calls on_particle(index) for every EPJ the target may need, with the tree seen shifted by
+/// `shift`. boxes: from computeCellBoxes with the same M; stack is scratch (cleared first).
 template <SearchMode M, class EPJ, class OnParticle>
 void searchTree(const TreeShape& shape, std::span<const CellBoxes> boxes, std::span<const EPJ> epj,
                 const SearchReach& target, const Vec3d& shift, std::vector<std::int32_t>& stack,
