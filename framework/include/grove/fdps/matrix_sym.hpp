@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-//// FDPS 7.1's MatrixSym3 (PS::F64mat): the symmetric 3x3 matrix with FDPS's members, convertible to
+/// FDPS 7.1's MatrixSym3 (PS::F64mat): the symmetric 3x3 matrix with FDPS's members, convertible to
 /// grove::SymMat3, and its element-wise reduction. Part of grove/fdps.hpp.
 #include <cstddef>
 #include <ostream>
