@@ -2,12 +2,13 @@
 /// @file
 /// FDPS's generic spelling of a tree, PS::TreeForForce<SEARCH_MODE_*, Force, EPI, EPJ, MomentLocal,
 /// MomentGlobal, SPJ[, CALC_DISTANCE_TYPE]>, mapped onto grove's trees:
-///   SEARCH_MODE_LONG         -> TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>
-///   SEARCH_MODE_LONG_CUTOFF  -> the same with the cutoff walk
-///   SEARCH_MODE_LONG_SCATTER / LONG_SYMMETRY -> the same with the search walk (walk/long_search.hpp)
-///   CALC_DISTANCE_TYPE_NEAREST_* -> nearest-image distances, for SEARCH_MODE_LONG, LONG_SCATTER
-///                                   and LONG_SYMMETRY (not for the cutoff and short-range modes)
-///   SEARCH_MODE_GATHER / SCATTER / SYMMETRY -> TreeForForceShortWith<Force, EPI, EPJ, mode>
+///  - SEARCH_MODE_LONG         -> TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>
+///  - SEARCH_MODE_LONG_CUTOFF  -> the same with the cutoff walk
+///  - SEARCH_MODE_LONG_SCATTER / LONG_SYMMETRY -> the same with the search walk (walk/long_search.hpp)
+///  - CALC_DISTANCE_TYPE_NEAREST_* -> nearest-image distances, for SEARCH_MODE_LONG, LONG_SCATTER
+///    and LONG_SYMMETRY (not for the cutoff and short-range modes)
+///  - SEARCH_MODE_GATHER / SCATTER / SYMMETRY -> TreeForForceShortWith<Force, EPI, EPJ, mode>
+///
 /// Grove's long-range trees use one moment type for the local and the global tree, so the two
 /// must be the same; the short-range modes ignore the moment and superparticle types (FDPS's
 /// wrappers pass placeholders there). A mode or distance type grove lacks is a compile error
