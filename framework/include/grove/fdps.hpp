@@ -1,31 +1,36 @@
 #pragma once
-// FDPS 7.1 spellings of grove, in namespace grove::fdps, so that an FDPS program ports by
-// including <particle_simulator.hpp> (which says `namespace PS = grove::fdps;`):
-//
-//   PS::Initialize(argc, argv);                  // starts a grove::Runtime
-//   PS::ParticleSystem<FP> psys;  psys.initialize();
-//   PS::DomainInfo dinfo;         dinfo.initialize();
-//   dinfo.decomposeDomainAll(psys);  psys.exchangeParticle(dinfo);
-//   PS::F64 e = PS::Comm::getSum(e_local);
-//   PS::Finalize();
-//
-// What is grove's own is used directly: F64vec is grove::Vec3<double>, ParticleSystem and
-// DomainInfo are grove's, the enum values are grove's. What FDPS has and grove has not (the
-// Orthotope and symmetric-matrix value types with FDPS's member names, the static Comm class,
-// the Mersenne twisters) is defined here, over grove.
-//
-// Differences from FDPS that a port can meet (each a compile error, never a silent change):
-//  - 3-D only; no S32vec/U64vec (grove's vectors are floating point), no 2-D types.
-//  - FDPS's vectors' members getMax, getMin, applyEach, getDistanceSQ, isnan, isinf do not
-//    exist on grove::Vec3 (use grove::max/min/norm2/isFinite); narrowing F64vec -> F32vec must
-//    be written as a cast.
-//  - DomainInfo::getPosDomain/getPosRootDomain return grove::Box (members low, high); assign
-//    them to a PS::F64ort to use FDPS's low_/high_.
-//  - BOUNDARY_CONDITION_SHEARING_BOX and _USER_DEFINED do not exist; the enumerators' numeric
-//    values are grove's (one bit per periodic axis), not FDPS's.
-//  - Comm's CommInfo/MPI_Comm handles (getCommInfo, getCommunicator, split, create) are not
-//    offered: grove keeps mpi.h out of user code.
-//
+/// @file
+/// FDPS 7.1 spellings of grove, in namespace grove::fdps, so that an FDPS program ports by
+/// including `<particle_simulator.hpp>` (which makes them visible as `PS::`):
+///
+/// @code
+///   PS::Initialize(argc, argv);                  // starts a grove::Runtime
+///   PS::ParticleSystem<FP> psys;  psys.initialize();
+///   PS::DomainInfo dinfo;         dinfo.initialize();
+///   dinfo.decomposeDomainAll(psys);  psys.exchangeParticle(dinfo);
+///   PS::F64 e = PS::Comm::getSum(e_local);
+///   PS::Finalize();
+/// @endcode
+///
+/// What is grove's own is used directly: F64vec is grove::Vec3<double>, ParticleSystem and
+/// DomainInfo are grove's, the enum values are grove's. What FDPS has and grove has not (the
+/// Orthotope and symmetric-matrix value types with FDPS's member names, the static Comm class,
+/// the Mersenne twisters) is defined in grove/fdps/, over grove.
+///
+/// Differences from FDPS that a port can meet (each a compile error, never a silent change):
+///  - 3-D only; no S32vec/U64vec (grove's vectors are floating point), no 2-D types.
+///  - FDPS's vectors' members getMax, getMin, applyEach, getDistanceSQ, isnan, isinf do not
+///    exist on grove::Vec3 (use grove::max/min/norm2/isFinite); narrowing F64vec -> F32vec must
+///    be written as a cast.
+///  - DomainInfo::getPosDomain/getPosRootDomain return grove::Box (members low, high); assign
+///    them to a PS::F64ort to use FDPS's low_/high_.
+///  - `BOUNDARY_CONDITION_SHEARING_BOX` and `BOUNDARY_CONDITION_USER_DEFINED` do not exist; the
+///    enumerators' numeric values are grove's (one bit per periodic axis), not FDPS's.
+///  - getCommInfo is not offered (DomainInfo and ParticleSystem take one by setCommInfo).
+///    Without PARTICLE_SIMULATOR_MPI_PARALLEL no MPI handle is offered either (PS::CommInfo has
+///    no MPI_Comm constructor, PS::Comm no getCommunicator, PS::GetDataType does not exist):
+///    grove keeps mpi.h out of user code unless the program asks for it.
+///
 // The standard headers below are those FDPS's headers bring in; FDPS programs rely on them.
 #include <algorithm>
 #include <cassert>
@@ -89,6 +94,9 @@
 #if GROVE_HAS_PM
 #include "grove/pm/particle_mesh.hpp"
 namespace grove::fdps {
+/// FDPS's extension namespace ParticleMesh (alias PM): PS::PM::ParticleMesh and its cutoff
+/// functions, grove::pm's (grove/pm/particle_mesh.hpp). Only where grove was built with FFTW
+/// (GROVE_HAS_PM).
 namespace ParticleMesh {
 using ::grove::pm::CUTOFF_RADIUS;
 using ::grove::pm::ParticleMesh;

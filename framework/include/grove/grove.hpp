@@ -1,5 +1,9 @@
 #pragma once
-// The whole public API of grove.
+/// @file
+/// The whole public API of grove in one include: the runtime, core types, communication,
+/// domains, particle systems and their files, and the long- and short-range force trees. The
+/// GPU (grove/gpu/), I/O (grove/io/), FMM (grove/fmm/) and particle-mesh (grove/pm/) headers and
+/// FDPS's spellings (grove/fdps.hpp) are not listed here: include them by name.
 #include "grove/config.hpp"
 #include "grove/core/box.hpp"
 #include "grove/core/error.hpp"

@@ -1,8 +1,9 @@
 #pragma once
-// PS::GetDataType<T>(): the MPI datatype of T, for FDPS programs that call MPI themselves
-// (`MPI_Allreduce(&e, &e_sum, 1, PS::GetDataType<PS::F64>(), MPI_SUM, MPI_COMM_WORLD)`).
-// Only compiled where the program defines PARTICLE_SIMULATOR_MPI_PARALLEL, as in FDPS: grove's
-// own headers never include mpi.h (grove/fdps.hpp brings this file in).
+/// @file
+/// PS::GetDataType<T>(): the MPI datatype of T, for FDPS programs that call MPI themselves
+/// (`MPI_Allreduce(&e, &e_sum, 1, PS::GetDataType<PS::F64>(), MPI_SUM, MPI_COMM_WORLD)`).
+/// Only compiled where the program defines PARTICLE_SIMULATOR_MPI_PARALLEL, as in FDPS: grove's
+/// own headers never include mpi.h (grove/fdps.hpp brings this file in).
 #include <mpi.h>
 
 #include <type_traits>
@@ -24,6 +25,11 @@ MPI_Datatype contiguousBytesType() {
 }
 }  // namespace detail
 
+/// The MPI datatype of T (cv-qualifiers ignored): MPI's own name for the standard arithmetic
+/// types (char, short, int, long, long long and their unsigned forms, float, double,
+/// long double, bool); any other T travels as sizeof(T) bytes, a contiguous type made and
+/// committed on the first call for that T (MPI must be running: after PS::Initialize) and kept
+/// until MPI_Finalize. T must be trivially copyable (a compile error otherwise).
 template <class T>
 MPI_Datatype GetDataType() {
   static_assert(std::is_trivially_copyable_v<T>, "PS::GetDataType<T>: T must be trivially copyable");
@@ -46,7 +52,8 @@ MPI_Datatype GetDataType() {
   else return detail::contiguousBytesType<U>();
 }
 
-// The (value, index) pair types of MPI_MINLOC / MPI_MAXLOC.
+/// The (value, index) pair types of MPI_MINLOC / MPI_MAXLOC: MPI_FLOAT_INT for (float, int),
+/// MPI_DOUBLE_INT for (double, int); other pairs are a compile error.
 template <class Tfloat, class Tint>
 MPI_Datatype GetDataType() {
   static_assert(std::is_same_v<Tint, int> && (std::is_same_v<Tfloat, float> || std::is_same_v<Tfloat, double>),
@@ -55,10 +62,10 @@ MPI_Datatype GetDataType() {
   else return MPI_DOUBLE_INT;
 }
 
-// A pending nonblocking operation, as FDPS names it.
+/// A pending nonblocking operation, as FDPS names it (MPI_Request).
 using MpiRequest = MPI_Request;
 
-// FDPS's second spelling: the type of an object.
+/// FDPS's second spelling: the MPI datatype of the object's type, GetDataType<T>().
 template <class T>
 MPI_Datatype GetDataType(const T&) {
   return GetDataType<T>();

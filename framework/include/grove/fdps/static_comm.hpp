@@ -1,7 +1,8 @@
 #pragma once
-// FDPS 7.1's static class PS::Comm over the world grove::Comm (ranks, threads, reductions,
-// broadcasts, gathers). Part of grove/fdps.hpp, which opens mpi.h for programs built with
-// PARTICLE_SIMULATOR_MPI_PARALLEL.
+/// @file
+/// FDPS 7.1's static class PS::Comm over the world grove::Comm (ranks, threads, reductions,
+/// broadcasts, gathers). Part of grove/fdps.hpp, which opens mpi.h for programs built with
+/// PARTICLE_SIMULATOR_MPI_PARALLEL.
 #include <vector>
 
 #if defined(_OPENMP)
@@ -19,12 +20,21 @@
 namespace grove::fdps {
 
 // ---- Comm: FDPS's static communication class, over the world grove::Comm -------------------------------
+/// FDPS's static communication class, over the world grove::Comm (all ranks of the run). Needs
+/// a started runtime (PS::Initialize). The collective calls must be made by every rank, in the
+/// same order, with the same root (src / dst), from the master thread (grove::Runtime asks MPI
+/// for MPI_THREAD_FUNNELED).
+/// Buffers are raw pointers sized by the caller, as in FDPS; the value types of the data calls
+/// must be trivially copyable.
 class Comm {
  public:
   Comm() = delete;
 
+  /// This process's rank in the world (0 without MPI).
   static S32 getRank() { return world().rank(); }
+  /// The number of ranks in the world (1 without MPI).
   static S32 getNumberOfProc() { return world().size(); }
+  /// OpenMP threads per rank (omp_get_max_threads; 1 without OpenMP).
   static S32 getNumberOfThread() {
 #if defined(_OPENMP)
     return omp_get_max_threads();
@@ -32,7 +42,7 @@ class Comm {
     return 1;
 #endif
   }
-  // Threads in the current parallel region, and this thread's number in it.
+  /// Threads in the current parallel region (1 outside one, or without OpenMP).
   static S32 getNumThreads() {
 #if defined(_OPENMP)
     return omp_get_num_threads();
@@ -40,6 +50,7 @@ class Comm {
     return 1;
 #endif
   }
+  /// This thread's number in the current parallel region (0 outside one, or without OpenMP).
   static S32 getThreadNum() {
 #if defined(_OPENMP)
     return omp_get_thread_num();
@@ -48,53 +59,68 @@ class Comm {
 #endif
   }
 
+  /// Collective: returns when every rank has called it.
   static void barrier() { world().barrier(); }
 #if defined(PARTICLE_SIMULATOR_MPI_PARALLEL)
-  // The communicator the PS::Comm calls use (MPI_COMM_WORLD, as in FDPS).
+  /// The communicator the PS::Comm calls use (MPI_COMM_WORLD, as in FDPS). Only with
+  /// PARTICLE_SIMULATOR_MPI_PARALLEL.
   static MPI_Comm getCommunicator() {
     return *static_cast<const MPI_Comm*>(::grove::detail::nativeComm(world().handle()));
   }
 #endif
+  /// Collective: true on every rank when local is true on every rank.
   static bool synchronizeConditionalBranchAND(const bool& local) { return info().synchronizeConditionalBranchAND(local); }
+  /// Collective: true on every rank when local is true on any rank.
   static bool synchronizeConditionalBranchOR(const bool& local) { return info().synchronizeConditionalBranchOR(local); }
 
   // ---- reductions: arithmetic types, F32vec/F64vec, F32mat/F64mat (CommInfo's, over the world) ----
+  /// Collective: the sum of value over all ranks, on every rank (CommInfo::getSum: arithmetic
+  /// types, F32vec/F64vec and F32mat/F64mat element by element).
   template <class T>
   static T getSum(const T& value) {
     return info().getSum(value);
   }
+  /// Collective: the smallest value over all ranks (element by element), on every rank.
   template <class T>
   static T getMinValue(const T& value) {
     return info().getMinValue(value);
   }
+  /// Collective: the largest value over all ranks (element by element), on every rank.
   template <class T>
   static T getMaxValue(const T& value) {
     return info().getMaxValue(value);
   }
-  // MPI_MINLOC / MPI_MAXLOC: the extreme f_in of all ranks and the i_in that came with it (the
-  // smallest such i_in on a tie). Typically i_in is the rank.
+  /// Collective MPI_MINLOC: f_out is the smallest f_in of all ranks and i_out the i_in that came
+  /// with it (the smallest such i_in on a tie), on every rank. Typically i_in is the rank. Tfloat
+  /// floating point, Tint integral.
   template <class Tfloat, class Tint>
   static void getMinValue(const Tfloat& f_in, const Tint& i_in, Tfloat& f_out, Tint& i_out) {
     info().getMinValue(f_in, i_in, f_out, i_out);
   }
+  /// Collective MPI_MAXLOC: the largest f_in of all ranks and its i_in (the smallest on a tie).
   template <class Tfloat, class Tint>
   static void getMaxValue(const Tfloat& f_in, const Tint& i_in, Tfloat& f_out, Tint& i_out) {
     info().getMaxValue(f_in, i_in, f_out, i_out);
   }
 
   // ---- broadcast, gather, scatter, all-to-all (T trivially copyable) ------------------------------
+  /// Collective: rank src's n values arrive in values on every rank (every rank passes the same
+  /// n). Throws grove::Error on a rank whose n differs from src's.
   template <class T>
   static void broadcast(T* values, const int n, const int src = 0) {
     info().broadcast(values, n, src);
   }
-  // n values from every rank, in rank order, on dst.
+  /// Collective: n values from every rank, in rank order, at recv on dst (room for all of them
+  /// there; recv is not touched elsewhere).
   template <class T>
   static void gather(const T* send, const int n, T* recv, const int dst = 0) {
     std::vector<int> counts;
     const auto all = world().gatherv(std::span<const T>(send, static_cast<std::size_t>(n)), dst, &counts);
     if (getRank() == dst) std::copy(all.begin(), all.end(), recv);
   }
-  // n_send values from every rank; on dst, rank r's land at recv + n_recv_disp[r] (n_recv[r] of them).
+  /// Collective: n_send values from every rank; on dst, rank r's land at recv + n_recv_disp[r]
+  /// (n_recv[r] of them). recv, n_recv and n_recv_disp are read only on dst, which throws
+  /// grove::Error when a rank's n_send differs from its n_recv entry.
   template <class T>
   static void gatherV(const T* send, const int n_send, T* recv, const int* n_recv, const int* n_recv_disp,
                       const int dst = 0) {
@@ -102,18 +128,23 @@ class Comm {
     const auto all = world().gatherv(std::span<const T>(send, static_cast<std::size_t>(n_send)), dst, &counts);
     if (getRank() == dst) unpack(all, counts, recv, n_recv, n_recv_disp, "PS::Comm::gatherV");
   }
+  /// Collective: n values from every rank, in rank order, at recv on every rank (room for all).
   template <class T>
   static void allGather(const T* send, const int n, T* recv) {
     const auto all = world().allgatherv(std::span<const T>(send, static_cast<std::size_t>(n)));
     std::copy(all.begin(), all.end(), recv);
   }
+  /// Collective: n_send values from every rank; on every rank, rank r's land at
+  /// recv + n_recv_disp[r] (n_recv[r] of them). Throws grove::Error when a rank's n_send differs
+  /// from its n_recv entry.
   template <class T>
   static void allGatherV(const T* send, const int n_send, T* recv, const int* n_recv, const int* n_recv_disp) {
     std::vector<int> counts;
     const auto all = world().allgatherv(std::span<const T>(send, static_cast<std::size_t>(n_send)), &counts);
     unpack(all, counts, recv, n_recv, n_recv_disp, "PS::Comm::allGatherV");
   }
-  // src sends n values to each rank (rank r gets send[r n, (r+1) n)).
+  /// Collective: src sends n values to each rank (rank r gets send[r n, (r+1) n) at recv). send
+  /// (n times the rank count values) and n are read only on src.
   template <class T>
   static void scatter(const T* send, const int n, T* recv, const int src = 0) {
     const int ranks = getNumberOfProc();
@@ -122,7 +153,9 @@ class Comm {
     const auto mine = toEachRank(out, counts, src);
     std::copy(mine.begin(), mine.end(), recv);
   }
-  // src sends n_send[r] values from send + n_send_disp[r] to rank r; each receives n_recv.
+  /// Collective: src sends n_send[r] values from send + n_send_disp[r] to rank r; each receives
+  /// n_recv at recv. send, n_send and n_send_disp are read only on src; a rank that receives
+  /// another number than n_recv throws grove::Error.
   template <class T>
   static void scatterV(const T* send, const int* n_send, const int* n_send_disp, T* recv, const int n_recv,
                        const int src = 0) {
@@ -140,7 +173,8 @@ class Comm {
             mine.size(), n_recv);
     std::copy(mine.begin(), mine.end(), recv);
   }
-  // n values to every rank: send[r n, (r+1) n) goes to rank r; recv gets them in rank order.
+  /// Collective: n values to every rank: send[r n, (r+1) n) goes to rank r; recv gets n from
+  /// each rank, in rank order (n times the rank count values).
   template <class T>
   static void allToAll(const T* send, const int n, T* recv) {
     const int ranks = getNumberOfProc();
@@ -149,6 +183,9 @@ class Comm {
                                        std::span<const int>(counts));
     std::copy(all.begin(), all.end(), recv);
   }
+  /// Collective: n_send[r] values from send + n_send_disp[r] go to rank r; rank r's arrive at
+  /// recv + n_recv_disp[r]. Throws grove::Error when a rank sent a number other than the
+  /// receiver's n_recv entry for it.
   template <class T>
   static void allToAllV(const T* send, const int* n_send, const int* n_send_disp, T* recv, const int* n_recv,
                         const int* n_recv_disp) {
@@ -165,11 +202,15 @@ class Comm {
   }
 
   // ---- point to point (blocking) --------------------------------------------------------------
+  /// Blocking send of n values to rank dst with tag; returns 0 when values may be reused (which
+  /// may wait for the matching recv).
   template <class T>
   static int send(const T* values, const int n, const int dst = 0, const int tag = 0) {
     world().isend(std::span<const T>(values, static_cast<std::size_t>(n)), dst, tag).wait();
     return 0;
   }
+  /// Blocking receive of a message of at most n values from rank src with tag into values;
+  /// returns 0 once it has arrived.
   template <class T>
   static int recv(T* values, const int n, const int src = 0, const int tag = 0) {
     world().irecv(std::span<T>(values, static_cast<std::size_t>(n)), src, tag).wait();
