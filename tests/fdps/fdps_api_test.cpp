@@ -7,6 +7,7 @@
 #include <numeric>
 #include <random>
 #include <sstream>
+#include <string>
 #include <vector>
 
 #include "grove/fdps.hpp"
@@ -187,6 +188,27 @@ TEST(FdpsComm, GathersScattersAllToAll) {
     for (int i = 0; i <= r; ++i) vwant[k * (r + 1) + i] = k;
   PS::Comm::allToAllV(vsend.data(), vcount.data(), vdisp.data(), vrecv.data(), rcount.data(), rdisp.data());
   EXPECT_EQ(vrecv, vwant);
+}
+
+// A negative count on one rank (the last) stops every rank with that rank's message; no rank is
+// left waiting in the gather.
+TEST(FdpsUtilities, AllGatherParticleRefusesANegativeCountOnEveryRank) {
+  const int r = PS::Comm::getRank(), p = PS::Comm::getNumberOfProc();
+  const double mine[1] = {static_cast<double>(r)};
+  double* all = nullptr;
+  PS::S32 n_all = 0;
+  try {
+    PS::AllGatherParticle(all, n_all, mine, r == p - 1 ? -1 : 1);
+    ADD_FAILURE() << "no error on rank " << r;
+  } catch (const grove::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("n_loc must not be negative, got -1"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(all, nullptr);
+  // The world is still usable: a good call gathers every rank's value in rank order.
+  PS::AllGatherParticle(all, n_all, mine, 1);
+  ASSERT_EQ(n_all, p);
+  for (int k = 0; k < p; ++k) EXPECT_EQ(all[k], k);
+  delete[] all;
 }
 
 TEST(FdpsComm, SendAndReceiveAroundARing) {

@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "grove/comm/agree.hpp"
 #include "grove/comm/comm.hpp"
 #include "grove/core/error.hpp"
 
@@ -122,12 +124,17 @@ class MemoryPool {
 /// order, at ptcl, with each rank's count (n_ptcl, one entry per rank) and offset (n_ptcl_disp,
 /// ranks + 1 entries, the last the total): all allocated with new[] (the caller deletes them
 /// with delete[], as in FDPS). Tptcl must be trivially copyable (a compile error otherwise).
-/// Throws grove::Error on a rank whose n_loc is negative.
+/// Throws grove::Error on every rank when any rank's n_loc is negative (the message names the
+/// lowest such rank).
 template <class Tptcl>
 void AllGatherParticle(Tptcl*& ptcl, int*& n_ptcl, int*& n_ptcl_disp, const Tptcl ptcl_org[], const int n_loc) {
   static_assert(std::is_trivially_copyable_v<Tptcl>, "PS::AllGatherParticle: the particle type must be trivially copyable");
-  require(n_loc >= 0, "PS::AllGatherParticle", "n_loc must not be negative, got {}", n_loc);
   const ::grove::Comm comm = ::grove::Comm::world();
+  // Checked together, so that a bad count on one rank stops every rank instead of leaving the
+  // others waiting in the gather.
+  std::optional<std::string> problem;
+  if (n_loc < 0) problem = "n_loc must not be negative, got " + std::to_string(n_loc);
+  agreeOnFailure(comm, problem, "PS::AllGatherParticle");
   std::vector<int> counts;
   const std::vector<Tptcl> all = comm.allgatherv(std::span<const Tptcl>(ptcl_org, static_cast<std::size_t>(n_loc)), &counts);
   n_ptcl = new int[counts.size()];
