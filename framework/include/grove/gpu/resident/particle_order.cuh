@@ -1,9 +1,10 @@
 #pragma once
-// The particle stages that the resident long- and short-range trees share (nvcc only): the
-// particles' Morton keys and stable sort (tree_build.cuh's mortonKeys and sortByKey) put together
-// as one step, the gather of the particles into key order with their EPI and EPJ, and the
-// write-back of the forces. A tree keeps its keys and permutation in a KeyOrder; the cells are
-// then linked from its keys.
+/// @file
+/// The particle stages that the resident long- and short-range trees share (nvcc only): the
+/// particles' Morton keys and stable sort (tree_build.cuh's mortonKeys and sortByKey) put together
+/// as one step, the gather of the particles into key order with their EPI and EPJ, and the
+/// write-back of the forces. A tree keeps its keys and permutation in a KeyOrder; the cells are
+/// then linked from its keys.
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -51,18 +52,23 @@ __global__ void writeBackForces(FP* __restrict__ particles, const Force* __restr
 
 }  // namespace kernel
 
-// A tree's particles in key order: their keys and the permutation (index[k]: the particle that
-// went to place k), with the radix sort's second buffers.
+/// A tree's particles in key order: their keys and the permutation (index[k]: the particle that
+/// went to place k), with the radix sort's second buffers.
 struct KeyOrder {
-  DeviceVector<MortonKey> keys, keys_alt;
-  DeviceVector<std::uint32_t> index, index_alt;
+  /// keys: the particles' Morton keys, sorted ascending.
+  DeviceVector<MortonKey> keys, keys_alt;  ///< keys_alt: the radix sort's second key buffer
+  /// index: index[k] is the particle (its place before the sort) now at place k.
+  DeviceVector<std::uint32_t> index, index_alt;  ///< index_alt: the radix sort's second index buffer
 
+  /// Device bytes allocated by the four arrays.
   std::size_t bytes() const { return keys.bytes() + keys_alt.bytes() + index.bytes() + index_alt.bytes(); }
 };
 
-// Stages 2 and 3 of a build: the keys of psys's particles under root and their stable sort
-// (marks Stage::kKeys and Stage::kSort), then gather(psys, order.index, reorder buffer) and the
-// particles adopted in key order, in place (marks Stage::kReorder).
+/// Stages 2 and 3 of a build: the keys of psys's particles under root and their stable sort into
+/// `order` (its arrays resized to psys.size(); marks Stage::kKeys and Stage::kSort), then
+/// gather(psys, order.index.data(), psys.reorderBuffer()), which must write the particles in key
+/// order into that buffer, and the particles adopted in key order, in place (marks
+/// Stage::kReorder). All on the policy's stream, which marks should have begun; not waited for.
 template <class Stage, class FP, class Gather>
 void sortIntoKeyOrder(Gpu policy, const RootCell& root, DeviceParticleSystem<FP>& psys, KeyOrder& order,
                       CubScratch& cub, StageMarks<Stage>& marks, Gather&& gather) {
@@ -78,7 +84,8 @@ void sortIntoKeyOrder(Gpu policy, const RootCell& root, DeviceParticleSystem<FP>
   marks.mark(policy.stream, Stage::kReorder);
 }
 
-// FP::copyFromForce(force[k]) for each particle, on the policy's stream.
+/// particles[k].copyFromForce(force[k]) for each of the n particles (device arrays), on the
+/// policy's stream; not waited for.
 template <class FP, class Force>
 void writeBackForces(Gpu policy, FP* particles, const Force* force, std::size_t n) {
   if (n == 0) return;

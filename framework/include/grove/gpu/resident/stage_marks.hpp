@@ -1,8 +1,7 @@
 #pragma once
-// Per-stage device times of a resident tree's step (grove/gpu/resident/resident_tree*.cuh): an
-// event recorded on the stream at the end of each stage; a stage's time runs from the previous
-// mark (or begin()) to its own. Stages are a tree's enum, ending in kCount. Needs the CUDA
-// runtime headers, not nvcc.
+/// @file
+/// grove::gpu::StageMarks: per-stage device times of a resident tree's step
+/// (grove/gpu/resident/resident_tree*.cuh). Needs the CUDA runtime headers, not nvcc.
 #include <cstddef>
 #include <vector>
 
@@ -10,20 +9,29 @@
 
 namespace grove::gpu {
 
+/// Per-stage device times of a resident tree's step: an event recorded on the stream at the end of
+/// each stage; a stage's time runs from the previous mark (or begin()) to its own. Stage is a
+/// tree's enum, its stages numbered from 0 and ending in kCount (one timing event each, made at
+/// construction). CUDA failures throw grove::Error.
 template <class Stage>
 class StageMarks {
  public:
+  /// Starts a step: records the start event on `stream` and forgets the marks made before.
   void begin(cudaStream_t stream) {
     start_.record(stream);
     order_.clear();
   }
+  /// Ends `stage` (below Stage::kCount): records its event on `stream`, after the work queued
+  /// there. Needs begin() first; mark a stage at most once per step (a second mark re-records its
+  /// one event).
   void mark(cudaStream_t stream, Stage stage) {
     const auto s = static_cast<std::size_t>(stage);
     events_[s].record(stream);
     order_.push_back(static_cast<int>(s));
   }
-  // Calls set(stage, seconds) for each stage marked since begin() (waits for the last mark), and
-  // returns the whole span (0 when nothing was marked).
+  /// Calls set(stage, seconds) for each stage marked since begin(), in marking order (waits for
+  /// the last mark), and returns the whole span in seconds, begin() to the last mark (0 when
+  /// nothing was marked).
   template <class Set>
   double collect(Set&& set) {
     if (order_.empty()) return 0.0;

@@ -1,19 +1,21 @@
 #pragma once
-// The tree build's stages on the device (nvcc only), each the grove::Gpu form of a host stage:
-//
-//   boundingBox(Gpu, items, n[, box_of]) CUB reduce of the positions (or boxes) (host: boundingBoxOfPositions)
-//   mortonKeys(Gpu, root, items, n, ..)  RootCell::keyOf per item                (host: SortedParticles::build)
-//   sortByKey(Gpu, keys, index, ..)      CUB radix sort, stable                   (host: radixSortByKey)
-//   linkCells(Gpu, keys, .., shape)      grove::linking's per-cell steps by level (host: linkCells)
-//   computeMoments(Gpu, shape, ..)       momentOfCell, deepest level first        (host: computeMoments)
-//   makeGroups(Gpu, shape, ..)           cells the host's makeGroups picks, Morton order
-//
-// Host and device share the per-item bodies (RootCell::keyOf, grove/tree/cell_linking.hpp,
-// momentOfCell), so the device's keys, order, cells and groups equal the host's exactly, and its
-// moments equal them up to the order of floating-point sums (the same order here too: one
-// thread per cell, children and particles in index order). Work goes on the policy's stream;
-// the functions that return a host value (boundingBox, the level counts of linkCells, the group
-// count) wait for it.
+/// @file
+/// The tree build's stages on the device (nvcc only), each the grove::Gpu form of a host stage.
+/// @verbatim
+///   boundingBox(Gpu, items, n[, box_of]) CUB reduce of the positions (or boxes) (host: boundingBoxOfPositions)
+///   mortonKeys(Gpu, root, items, n, ..)  RootCell::keyOf per item                (host: SortedParticles::build)
+///   sortByKey(Gpu, keys, index, ..)      CUB radix sort, stable                   (host: radixSortByKey)
+///   linkCells(Gpu, keys, .., shape)      grove::linking's per-cell steps by level (host: linkCells)
+///   computeMoments(Gpu, shape, ..)       momentOfCell, deepest level first        (host: computeMoments)
+///   makeGroups(Gpu, shape, ..)           cells the host's makeGroups picks, Morton order
+/// @endverbatim
+///
+/// Host and device share the per-item bodies (RootCell::keyOf, grove/tree/cell_linking.hpp,
+/// momentOfCell), so the device's keys, order, cells and groups equal the host's exactly, and its
+/// moments equal them up to the order of floating-point sums (the same order here too: one
+/// thread per cell, children and particles in index order). Work goes on the policy's stream;
+/// the functions that return a host value (boundingBox, the level counts of linkCells, the group
+/// count) wait for it. CUDA failures throw grove::Error (grove::gpu::check).
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -36,22 +38,26 @@
 
 namespace grove::gpu {
 
-// Temporary storage for CUB calls on one stream, kept between calls. (Growing frees the old
-// buffer; cudaFree waits for the device, so work still reading it is done first.)
+/// Temporary storage for CUB calls on one stream, kept between calls. (Growing frees the old
+/// buffer; cudaFree waits for the device, so work still reading it is done first.)
 class CubScratch {
  public:
+  /// Device storage of at least `bytes` bytes, valid until the next get() that grows it (the
+  /// contents are not kept). Throws grove::Error when the allocation fails.
   void* get(std::size_t bytes) {
     if (storage_.size() < bytes) storage_.resize(bytes);
     return storage_.data();
   }
+  /// Bytes allocated.
   std::size_t bytes() const { return storage_.bytes(); }
 
  private:
   DeviceVector<std::byte> storage_;
 };
 
-// Exclusive prefix sum of `count` values (CUB, on `stream`), its temporary storage from
-// `scratch`; `in` and `out` may be the same array. `what` names the scan in an error.
+/// Exclusive prefix sum of `count` values (CUB, on `stream`, not waited for), its temporary
+/// storage from `scratch`; `in` and `out` (device arrays of `count` elements) may be the same
+/// array. `what` names the scan in the grove::Error thrown when CUDA fails.
 template <class In, class Out>
 void exclusiveSum(CubScratch& scratch, const In* in, Out* out, std::int64_t count, cudaStream_t stream,
                   const char* what) {
@@ -60,12 +66,14 @@ void exclusiveSum(CubScratch& scratch, const In* in, Out* out, std::int64_t coun
   check(cub::DeviceScan::ExclusiveSum(scratch.get(temp_bytes), temp_bytes, in, out, count, stream), what);
 }
 
-// The octree's shape on the device: the cells in the host's layout (grove/tree/tree_cells.hpp),
-// the level boundaries on the host (the link loop knows them as it goes).
+/// The octree's shape on the device: the cells in the host's layout (grove/tree/tree_cells.hpp),
+/// the level boundaries on the host (the link loop knows them as it goes).
 struct DeviceTreeShape {
-  DeviceVector<TreeCell> cells;
-  std::vector<std::uint32_t> level_begin;
+  DeviceVector<TreeCell> cells;            ///< cells[0] is the root (device memory)
+  std::vector<std::uint32_t> level_begin;  ///< cells of level l: [level_begin[l], level_begin[l + 1]) (host)
+  /// Number of levels (level_begin.size() - 1).
   int levels() const { return static_cast<int>(level_begin.size()) - 1; }
+  /// Number of cells.
   std::size_t size() const { return cells.size(); }
 };
 
@@ -166,28 +174,33 @@ static __global__ void packGroupCells(const TreeCell* __restrict__ cells, std::u
 
 }  // namespace kernel
 
+/// Blocks of `threads` threads (> 0) that cover n items: ceil(n / threads).
 inline unsigned blocksFor(std::size_t n, int threads) {
   return static_cast<unsigned>((n + static_cast<std::size_t>(threads) - 1) / static_cast<std::size_t>(threads));
 }
 
 // ---- stages ---------------------------------------------------------------------------------------
 
+/// boundingBox's default: the box of one point, a particle's position (positionOf).
 struct PositionBoxOf {
+  /// {positionOf(p), positionOf(p)}. Host and device.
   template <class P>
   GROVE_HD_TEMPLATE Boxd operator()(const P& p) const {
     const Vec3d x = positionOf(p);
     return {x, x};
   }
 };
+/// boundingBox's reduction: the union of two boxes.
 struct MergeBoxes {
+  /// a merged with b (Boxd::merge). Host and device.
   GROVE_HOST_DEVICE Boxd operator()(Boxd a, const Boxd& b) const {
     a.merge(b);
     return a;
   }
 };
 
-// The bounding box of n items' positions, or of another box of each (box_of: e.g. a search
-// sphere's), waits for it.
+/// The bounding box of n items' positions (a device array), or of another box of each (box_of,
+/// called on the device: e.g. a search sphere's); waits for it. Boxd::empty() for n = 0.
 template <class P, class BoxOf = PositionBoxOf>
 Boxd boundingBox(Gpu policy, const P* items, std::size_t n, CubScratch& scratch, BoxOf box_of = {}) {
   if (n == 0) return Boxd::empty();
@@ -208,7 +221,8 @@ Boxd boundingBox(Gpu policy, const P* items, std::size_t n, CubScratch& scratch,
   return box;
 }
 
-// keys[i] = root.keyOf(position of items[i]), index[i] = first_index + i.
+/// keys[i] = root.keyOf(position of items[i]), index[i] = first_index + i, for i < n (device
+/// arrays of n elements each); not waited for.
 template <class P>
 void mortonKeys(Gpu policy, const RootCell& root, const P* items, std::size_t n, MortonKey* keys,
                 std::uint32_t* index, std::uint32_t first_index = 0) {
@@ -217,8 +231,9 @@ void mortonKeys(Gpu policy, const RootCell& root, const P* items, std::size_t n,
   check(cudaGetLastError(), "mortonKeys kernel launch");
 }
 
-// Stable sort of (key, index) by key; keys_alt and index_alt are the radix sort's second buffers
-// (the sorted data end up in keys and index).
+/// Stable sort of (key, index) by key; keys_alt and index_alt are the radix sort's second buffers
+/// (resized to keys.size(); the sorted data end up in keys and index, possibly by swapping
+/// buffers). Needs index.size() == keys.size(). Not waited for.
 inline void sortByKey(Gpu policy, DeviceVector<MortonKey>& keys, DeviceVector<MortonKey>& keys_alt,
                       DeviceVector<std::uint32_t>& index, DeviceVector<std::uint32_t>& index_alt,
                       CubScratch& scratch) {
@@ -240,8 +255,10 @@ inline void sortByKey(Gpu policy, DeviceVector<MortonKey>& keys, DeviceVector<Mo
   if (v.Current() != index.data()) index.swap(index_alt);
 }
 
-// Links the cells of the sorted key arrays, level by level, as the host's linkCells does (the
-// same cells in the same order). `offsets` is scratch for the per-level child counts.
+/// Links the cells of the sorted key arrays (device arrays of n_ep and n_sp keys), level by level,
+/// as the host's linkCells does (the same cells in the same order), into `shape` (rebuilt, its
+/// memory reused). A cell holding more than n_leaf_limit entries splits. `offsets` is scratch
+/// for the per-level child counts; waits for each level's cell count.
 inline void linkCells(Gpu policy, const MortonKey* ep_keys, std::size_t n_ep, const MortonKey* sp_keys,
                       std::size_t n_sp, int n_leaf_limit, DeviceTreeShape& shape,
                       DeviceVector<std::uint32_t>& offsets, CubScratch& scratch) {
@@ -275,7 +292,9 @@ inline void linkCells(Gpu policy, const MortonKey* ep_keys, std::size_t n_ep, co
   shape.cells.resizeKeep(n_cells, stream);
 }
 
-// Moments of every cell, bottom-up, pass 1 then (if the moment type has one) pass 2.
+/// Moments of every cell, bottom-up, pass 1 then (if the moment type has one) pass 2, into
+/// `moments` (a device array of shape.size() elements, indexed like the cells), from the
+/// key-sorted epj and spj the cells index; not waited for.
 template <class Moment, class EPJ, class SPJ>
 void computeMoments(Gpu policy, const DeviceTreeShape& shape, const EPJ* epj, const SPJ* spj, Moment* moments) {
   constexpr int kPasses = momentHasSecondPass<Moment>() ? 2 : 1;
@@ -290,7 +309,9 @@ void computeMoments(Gpu policy, const DeviceTreeShape& shape, const EPJ* epj, co
   }
 }
 
-// The interaction groups, in Morton order, as (ep_first << 32 | ep_count) (waits for their count).
+/// The interaction groups, in Morton order, as (ep_first << 32 | ep_count) (waits for their count):
+/// the cells the host's makeGroups picks (cells with EPJ that are leaves or hold at most
+/// n_group_limit of them, whose parent was opened). scratch_keys and flags are scratch.
 inline void makeGroups(Gpu policy, const DeviceTreeShape& shape, int n_group_limit,
                        DeviceVector<std::uint64_t>& groups, DeviceVector<std::uint64_t>& scratch_keys,
                        DeviceVector<std::uint8_t>& flags, CubScratch& scratch) {
@@ -328,10 +349,11 @@ inline void makeGroups(Gpu policy, const DeviceTreeShape& shape, int n_group_lim
   groups.swap(scratch_keys);
 }
 
-// Cuts every group of more than `target` particles into ceil(count / target) runs of equal
-// length in key order (a run of a cell's particles is a union of its sub-cells: still compact),
-// so that groups hold between target / 2 and target particles, whatever size the cells have at
-// this N (waits for the new count).
+/// Cuts every group of more than `target` particles into ceil(count / target) runs of equal
+/// length in key order (a run of a cell's particles is a union of its sub-cells: still compact),
+/// so that the pieces hold between target / 2 and target particles, whatever size the cells have
+/// at this N (waits for the new count). target <= 0 or no groups: nothing changes.
+/// scratch_groups and offsets are scratch.
 inline void splitGroups(Gpu policy, DeviceVector<std::uint64_t>& groups, int target,
                         DeviceVector<std::uint64_t>& scratch_groups, DeviceVector<std::uint32_t>& offsets,
                         CubScratch& scratch) {

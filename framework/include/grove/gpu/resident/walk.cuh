@@ -1,24 +1,28 @@
 #pragma once
-// The device tree walks of the GPU-resident pipeline (nvcc only).
-//
-// One thread block walks the tree for one interaction group at a time (blocks take groups from
-// an atomic counter until none are left). The walk is breadth-first in chunks: the block pops up
-// to kThreads cells from its stack (global memory), each thread tests one against the group's
-// box with the host's opening criterion, and block-wide scans turn the outcomes into
-//   far cells        -> superparticle indices (the cell's own SPJ),
-//   opened leaves    -> particle index ranges (and the leaf's received superparticles),
-//   opened inner     -> children pushed on the stack.
-// What happens to the indices is the sink's business:
-//   FusedSink   gathers them in shared memory and, when a buffer fills, evaluates the user's
-//               interaction for them against the group's i-particles held in registers: no
-//               list reaches global memory (Bonsai's and Ryoanji's scheme; MAKE_LIST steps
-//               with ResidentTreeOptions::fused_walk);
-//   CountSink / WriteSink   count, then write, each group's lists to global memory, for the
-//               list kernel (the multiwalk engine's, kernel::multiwalkKernel) to evaluate now
-//               and again on REUSE_LIST steps (the default for every list mode: faster on the
-//               H100, see ResidentTreeOptions).
-// With OpeningRule::kFdps both visit the same cells as the host's walkTree for the same tree and
-// box, so the lists are the host's (in another order).
+/// @file
+/// The device tree walks of the GPU-resident pipeline (nvcc only).
+/// @verbatim
+/// One thread block walks the tree for one interaction group at a time (blocks take groups from
+/// an atomic counter until none are left). The walk is breadth-first in chunks: the block pops up
+/// to kThreads cells from its stack (global memory), each thread tests one against the group's
+/// box with the host's opening criterion, and block-wide scans turn the outcomes into
+///   far cells        -> superparticle indices (the cell's own SPJ),
+///   opened leaves    -> particle index ranges (and the leaf's received superparticles),
+///   opened inner     -> children pushed on the stack.
+/// What happens to the indices is the sink's business:
+///   FusedSink   gathers them in shared memory and, when a buffer fills, evaluates the user's
+///               interaction for them against the group's i-particles held in registers: no
+///               list reaches global memory (Bonsai's and Ryoanji's scheme; MAKE_LIST steps
+///               with ResidentTreeOptions::fused_walk);
+///   CountSink / WriteSink   count, then write, each group's lists to global memory, for the
+///               list kernel (the multiwalk engine's, kernel::multiwalkKernel) to evaluate now
+///               and again on REUSE_LIST steps (the default for every list mode: faster on the
+///               H100, see ResidentTreeOptions).
+/// With OpeningRule::kFdps both visit the same cells as the host's walkTree for the same tree and
+/// box, so the lists are the host's (in another order).
+/// @endverbatim
+/// The walk kernels and the sinks are in grove::gpu::kernel (internals of
+/// grove/gpu/resident/resident_tree.cuh).
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -33,21 +37,28 @@
 
 namespace grove::gpu {
 
-// What the walk reads of a cell besides its TreeCell: the expansion centre and the squared
-// distance within which a target opens it (the criterion, evaluated once per cell and step).
+/// What the walk reads of a cell besides its TreeCell: the expansion centre and the squared
+/// distance within which a target opens it (the criterion, evaluated once per cell and step).
 struct alignas(32) WalkCell {
-  double x, y, z, r2;
+  /// @var x
+  /// The expansion centre's x (positionOf the cell's moment).
+  /// @var y
+  /// The expansion centre's y.
+  /// @var z
+  /// The expansion centre's z.
+  double x, y, z, r2;  ///< r2: a target whose box comes within sqrt(r2) of the centre opens the cell
 };
 
-// Which opening criterion the device walk uses.
+/// Which opening criterion the device walk uses.
 enum class OpeningRule {
-  kFdps,      // FDPS's and the host walk's: distance from the group box to the expansion centre
-              // at most L_level / theta (so device and host lists are the same)
-  kNakasato,  // Nakasato's l / theta + s < d (s: distance of the centre of mass from the cell's
-              // geometric centre), safer for cells whose mass sits off-centre
+  kFdps,      ///< FDPS's and the host walk's: distance from the group box to the expansion centre
+              ///< at most L_level / theta (so device and host lists are the same)
+  kNakasato,  ///< Nakasato's l / theta + s < d (s: distance of the centre of mass from the cell's
+              ///< geometric centre), safer for cells whose mass sits off-centre
 };
 
-// The geometric centre of the cell (prefix, level) of `root` (device form of RootCell::cellBox).
+/// The geometric centre of the cell (prefix, level) of `root` (device form of RootCell::cellBox's
+/// centre). Host and device.
 GROVE_HOST_DEVICE inline Vec3d cellCenter(const RootCell& root, MortonKey prefix, int level) {
   std::uint32_t c[3];
   cellCoordinates(prefix, level, c);
