@@ -61,13 +61,13 @@ __global__ void superparticlesOf(const Moment* __restrict__ moments, const int* 
 template <class EPJ, class SPJ>
 class DeviceLetExchange {
  public:
-  /// Collective over comm (every rank calls it, also with no peers). This rank sends to each of
-  /// `targets` (ascending, not itself) send_ep[t] particles and send_sp[t] superparticles, and
-  /// receives from each of `sources` (ascending): the counts travel between these pairs only, so
-  /// the pairs must agree (r lists t as a target exactly when t lists r as a source). Returns
-  /// once the counts have arrived. `choice` picks the transport when it is first made (it is kept while comm stays the same; the first call, or one on another
-  /// communicator, makes it, collectively). Throws grove::Error unless send_ep and send_sp hold
-  /// one count per target.
+  /// Collective over comm. This rank sends to each of `targets` (ascending, not itself)
+  /// send_ep[t] particles and send_sp[t] superparticles, and receives from each of `sources`
+  /// (ascending): the counts travel between these pairs only, so the pairs must agree (r lists t
+  /// as a target exactly when t lists r as a source). Returns once the counts have arrived.
+  /// `choice` picks the transport when it is first made (by the first call, or one on another
+  /// communicator; it is kept while comm stays the same). Throws grove::Error unless send_ep and
+  /// send_sp hold one count per target.
   void setCounts(const Comm& comm, std::span<const int> targets, std::span<const int> send_ep,
                  std::span<const int> send_sp, std::span<const int> sources,
                  TransportChoice choice = TransportChoice::kAuto) {
