@@ -183,7 +183,7 @@ struct MaxDrift {
   }
 };
 /// The drift of particle k since its SkinRecord (the map of a CUB reduce over k with MaxDrift).
-/// The pointers are device arrays of the same length, in the same (key) order.
+/// The pointers are device arrays of the same length, indexed alike.
 template <class EPI, class EPJ>
 struct DriftSince {
   const EPI* epi;            ///< the i-particles now
