@@ -1,46 +1,63 @@
 #pragma once
-// grove::fmm::DeviceFarField: the fast multipole method's traversal and far field on a GPU, for
-// FmmForce::setFarFieldEngine (link grove::gpu). Declarations only: no CUDA header, so ordinary
-// translation units include it.
-//
-// - Traversal (Goude & Engblom's scheme): the dual tree traversal breadth first, a generation of
-//   cell pairs at a time, each pair classified by one device thread (M2L, P2P, M2P or split into
-//   the next generation's pairs, placed by a prefix sum), then every list sorted by (target,
-//   source). It follows the host's rules (grove/fmm/dual_traversal.hpp) decision for decision, and
-//   rounds the acceptance test as the host does (no fused multiply-add; the host built without
-//   -ffast-math, as grove is), so its lists are the host's, item for item.
-// - Far field: M2L batched per target cell (a block per target, sources across its threads),
-//   L2L a generation at a time, then L2P and M2P per particle.
-// - Overlap: start() returns once the P2P lists are on the host, with the far field queued on a
-//   stream of its own; the caller runs the near field (host threads, or the GPU through the
-//   multiwalk hooks), and finish() waits for phi and its gradient.
-//
-// The tree and its multipoles are built on the host (grove/fmm/fmm_tree.hpp) and uploaded each call.
+/// @file
+/// grove::fmm::DeviceFarField: the fast multipole method's traversal and far field on a GPU, for
+/// FmmForce::setFarFieldEngine (link grove::gpu). Declarations only: no CUDA header, so ordinary
+/// translation units include it.
+///
+/// - Traversal (Goude & Engblom's scheme): the dual tree traversal breadth first, a generation of
+///   cell pairs at a time, each pair classified by one device thread (M2L, P2P, M2P or split into
+///   the next generation's pairs, placed by a prefix sum), then every list sorted by (target,
+///   source). It follows the host's rules (grove/fmm/dual_traversal.hpp) decision for decision, and
+///   rounds the acceptance test as the host does (no fused multiply-add; the host built without
+///   -ffast-math, as grove is), so its lists are the host's, item for item.
+/// - Far field: M2L batched per target cell (a block per target, sources across its threads),
+///   L2L a generation at a time, then L2P and M2P per particle.
+/// - Overlap: start() returns once the P2P lists are on the host, with the far field queued on a
+///   stream of its own; the caller runs the near field (host threads, or the GPU through the
+///   multiwalk hooks), and finish() waits for phi and its gradient.
+///
+/// The tree and its multipoles are built on the host (grove/fmm/fmm_tree.hpp) and uploaded each call.
 #include <memory>
 
 #include "grove/fmm/far_field_engine.hpp"
 
 namespace grove::fmm {
 
+/// The FMM's traversal and far field on a CUDA device (see the top of this file), a
+/// FarFieldEngine for FmmForce::setFarFieldEngine. One calculation at a time; not copyable.
 class DeviceFarField final : public FarFieldEngine {
  public:
-  // On the CUDA device current at construction (every call uses it). Throws grove::Error where
-  // there is none.
+  /// On the CUDA device current at construction (every call uses it). Throws grove::Error where
+  /// there is none.
   DeviceFarField();
+  /// Waits for a far field still running (abandon()) and frees the device memory.
   ~DeviceFarField() override;
   DeviceFarField(const DeviceFarField&) = delete;
   DeviceFarField& operator=(const DeviceFarField&) = delete;
 
+  /// "device".
   const char* name() const override { return "device"; }
+  /// true: the far field always runs on the device beside the caller's work, `overlap` or not.
   bool asynchronous() const override { return true; }
+  /// The traversal on the device; returns once its P2P lists are on the host (in the summary),
+  /// with the far field queued on a stream of its own, whatever `overlap` says (it is ignored):
+  /// tree, sources, phi and gradient must stay unchanged until finish() (or abandon()). Not
+  /// collective. Throws grove::Error while a far field started earlier was neither finished nor
+  /// abandoned, for inconsistent arguments (as the host engine checks them), and when CUDA fails.
   TraversalSummary start(const FmmTree& tree, const SourceCells& sources, double theta, const MultiIndexSet& expansion,
                          std::span<double> phi, std::span<Vec3d> gradient, bool overlap) override;
+  /// Waits for the far field of the last start() and copies phi and its gradient into the spans
+  /// given to it. Returns the device time of M2L and of the rest (L2L, L2P, M2P). Throws
+  /// grove::Error when no far field was started.
   FarFieldSeconds finish() override;
+  /// Waits for a started far field and drops it, if there is one (nothing is copied into phi or
+  /// the gradient); does nothing otherwise.
   void abandon() noexcept override;
 
-  // The last traversal's lists, downloaded (for tests against the host's traversal).
+  /// The last traversal's lists (M2L, P2P, M2P), downloaded (for tests against the host's
+  /// traversal).
   InteractionLists lists() const;
-  // Device memory held (bytes).
+  /// Device memory held (bytes).
   std::size_t deviceBytes() const;
 
  private:

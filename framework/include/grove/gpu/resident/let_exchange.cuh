@@ -1,22 +1,24 @@
 #pragma once
-// The LET payloads of the GPU-resident tree across ranks (nvcc only).
-//
-// ResidentTreeLong decides which ranks are its peers (the ranks whose particle boxes its tree
-// must be opened for, and those whose trees it must open: both sides decide alike from
-// allgathered boxes and root moments) and selects, for each target, the particles of the leaves
-// it opens and the cells whose superparticles stand in for the rest. Here:
-//
-//   setCounts()  the selections' sizes go to the targets, point to point (a message per peer
-//                pair, no all-to-all): each side then knows every block it sends and receives;
-//   start()      the payloads are packed on the device, in target order, straight into the
-//                transport's send arena, and the exchange is posted (grove/gpu/device_transport.hpp:
-//                device to device within a node, CUDA-aware MPI, or pinned staging);
-//   finish()     what arrives lies in device memory, EPJs and SPJs each in source-rank order,
-//                for the work enqueued after it on the tree's stream.
-//
-// Between start() and finish() the device is free for other work: the resident tree walks its
-// local groups against its local tree meanwhile. A step that reuses its lists resends fresh
-// payloads along the same counts (start() and finish() again, without setCounts()).
+/// @file
+/// grove::gpu::DeviceLetExchange: the LET payloads of the GPU-resident tree across ranks (nvcc only).
+/// @verbatim
+/// ResidentTreeLong decides which ranks are its peers (the ranks whose particle boxes its tree
+/// must be opened for, and those whose trees it must open: both sides decide alike from
+/// allgathered boxes and root moments) and selects, for each target, the particles of the leaves
+/// it opens and the cells whose superparticles stand in for the rest. Here:
+///
+///   setCounts()  the selections' sizes go to the targets, point to point (a message per peer
+///                pair, no all-to-all): each side then knows every block it sends and receives;
+///   start()      the payloads are packed on the device, in target order, straight into the
+///                transport's send arena, and the exchange is posted (grove/gpu/device_transport.hpp:
+///                device to device within a node, CUDA-aware MPI, or pinned staging);
+///   finish()     what arrives lies in device memory, EPJs and SPJs each in source-rank order,
+///                for the work enqueued after it on the tree's stream.
+///
+/// Between start() and finish() the device is free for other work: the resident tree walks its
+/// local groups against its local tree meanwhile. A step that reuses its lists resends fresh
+/// payloads along the same counts (start() and finish() again, without setCounts()).
+/// @endverbatim
 #include <cuda_runtime.h>
 
 #include <array>
@@ -50,13 +52,22 @@ __global__ void superparticlesOf(const Moment* __restrict__ moments, const int* 
 
 }  // namespace kernel
 
+/// The LET payloads that one GPU-resident long-range tree (ResidentTreeLong) sends to and
+/// receives from its peer ranks: EPJs and superparticles (SPJ), packed on the device and moved
+/// device to device by a DeviceTransport (see the top of this file for the order of calls).
+/// Needs: EPJ and SPJ trivially copyable (they travel as bytes); SPJ default-constructible with a
+/// device-callable copyFromMoment(const Moment&). Throws grove::Error when CUDA or the transport
+/// fails.
 template <class EPJ, class SPJ>
 class DeviceLetExchange {
  public:
-  // Collective over comm. This rank sends to each of `targets` (ascending, not itself)
-  // send_ep[t] particles and send_sp[t] superparticles, and receives from each of `sources`
-  // (ascending): the counts travel between these pairs only. `choice` picks the transport when it
-  // is first made (it is kept while comm stays the same).
+  /// Collective over comm. This rank sends to each of `targets` (ascending, not itself)
+  /// send_ep[t] particles and send_sp[t] superparticles, and receives from each of `sources`
+  /// (ascending): the counts travel between these pairs only, so the pairs must agree (r lists t
+  /// as a target exactly when t lists r as a source). Returns once the counts have arrived.
+  /// `choice` picks the transport when it is first made (by the first call, or one on another
+  /// communicator; it is kept while comm stays the same). Throws grove::Error unless send_ep and
+  /// send_sp hold one count per target.
   void setCounts(const Comm& comm, std::span<const int> targets, std::span<const int> send_ep,
                  std::span<const int> send_sp, std::span<const int> sources,
                  TransportChoice choice = TransportChoice::kAuto) {
@@ -86,10 +97,13 @@ class DeviceLetExchange {
     for (std::size_t s = 0; s < sources.size(); ++s) recv_ep_[s] = in[s][0], recv_sp_[s] = in[s][1];
   }
 
-  // Collective. Packs epj[particles[k]] and the superparticles of moments[cells[k]] of every
-  // selection (target order, the counts of setCounts) on the policy's stream and posts the
-  // exchange; the received EPJs go to epj_out (receivedEp() of them) and the SPJs to spj_out
-  // (receivedSp()), each in source-rank order, by finish().
+  /// Collective over the communicator of setCounts(). Packs epj[particles[k]] and the
+  /// superparticles of moments[cells[k]] of every selection (target order, the counts of
+  /// setCounts: particles holds sentEp() indices, cells sentSp()) on the policy's stream and posts
+  /// the exchange; the received EPJs go to epj_out (receivedEp() of them) and the SPJs to spj_out
+  /// (receivedSp()), each in source-rank order, by finish(). All pointers are device memory and
+  /// must stay valid until finish(); the previous exchange must be finished. Throws grove::Error
+  /// when no counts were set.
   template <class Moment>
   void start(Gpu policy, const EPJ* epj, const Moment* moments, const int* particles, const int* cells, EPJ* epj_out,
              SPJ* spj_out) {
@@ -129,16 +143,25 @@ class DeviceLetExchange {
     transport_->start(sends_, receives_, stream, packed_.get());
   }
 
-  // Waits for the exchange; what arrived is in device memory for later work on the stream.
+  /// Waits for the exchange that start() posted; what arrived is in device memory for work
+  /// enqueued on policy.stream after this call. Needs a start() before it.
   void finish(Gpu policy) { transport_->finish(policy.stream); }
 
+  /// Particles this rank sends, over all targets (the last setCounts()).
   std::size_t sentEp() const { return total(send_ep_); }
+  /// Superparticles this rank sends, over all targets (the last setCounts()).
   std::size_t sentSp() const { return total(send_sp_); }
+  /// Particles this rank receives, over all sources (the last setCounts()).
   std::size_t receivedEp() const { return total(recv_ep_); }
+  /// Superparticles this rank receives, over all sources (the last setCounts()).
   std::size_t receivedSp() const { return total(recv_sp_); }
+  /// The ranks this rank sends to (ascending; the last setCounts()).
   const std::vector<int>& targets() const { return targets_; }
+  /// The ranks this rank receives from (ascending; the last setCounts()).
   const std::vector<int>& sources() const { return sources_; }
+  /// The transport (null before the first setCounts()).
   const DeviceTransport* transport() const { return transport_.get(); }
+  /// Device memory held by this object: 0 (the send arena is the transport's).
   std::size_t deviceBytes() const { return 0; }  // the send arena is the transport's
 
  private:

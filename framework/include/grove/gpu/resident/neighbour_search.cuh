@@ -1,25 +1,27 @@
 #pragma once
-// The short-range neighbour search of the GPU-resident pipeline (nvcc only): exact neighbour
-// lists on the device, for grove::gpu::ResidentTreeShort (resident_tree_short.cuh).
-//
-//   cellSearchBoxes   bottom-up, level by level: each cell's box of positions (inner) and of its
-//                     particles' search boxes (outer), as the host's computeCellBoxes
-//   findNeighbours    1-8 threads per i-particle walk the tree with a stack of their own; cells
-//                     are culled by sphere (GATHER) or box (SCATTER) tests, and each leaf's
-//                     particles are tested exactly, so the lists hold the true neighbours only
-//                     (the host's lists are supersets, about 3.5x):
-//                       GATHER    |x_i - x_j| < r_i
-//                       SCATTER   |x_i - x_j| < r_j
-//                       SYMMETRY  |x_i - x_j| < max(r_i, r_j)
-//                     (i itself included). One walk writes each particle's list into fixed
-//                     slots (the capacity learnt from the last search), or, where slots would
-//                     not fit or overflow, two walks count and then write at scanned offsets.
-//
-// Periodic axes: positions lie in [low, low + L) (the caller wraps them) and every search radius
-// is below L/2, so a pair meets through at most one image, the nearest. Cells are tested against
-// the three images of the target on each periodic axis; particles through the nearest image.
-// The separation uses round-to-nearest products and sums without contraction (__dmul_rn,
-// __dadd_rn), so a host brute force with plain double arithmetic draws the same line.
+/// @file
+/// The short-range neighbour search of the GPU-resident pipeline (nvcc only): exact neighbour
+/// lists on the device, for grove::gpu::ResidentTreeShort (resident_tree_short.cuh).
+/// @verbatim
+///   cellSearchBoxes   bottom-up, level by level: each cell's box of positions (inner) and of its
+///                     particles' search boxes (outer), as the host's computeCellBoxes
+///   findNeighbours    1-8 threads per i-particle walk the tree with a stack of their own; cells
+///                     are culled by sphere (GATHER) or box (SCATTER) tests, and each leaf's
+///                     particles are tested exactly, so the lists hold the true neighbours only
+///                     (the host's lists are supersets, about 3.5x):
+///                       GATHER    |x_i - x_j| < r_i
+///                       SCATTER   |x_i - x_j| < r_j
+///                       SYMMETRY  |x_i - x_j| < max(r_i, r_j)
+///                     (i itself included). One walk writes each particle's list into fixed
+///                     slots (the capacity learnt from the last search), or, where slots would
+///                     not fit or overflow, two walks count and then write at scanned offsets.
+///
+/// Periodic axes: positions lie in [low, low + L) (the caller wraps them) and every search radius
+/// is below L/2, so a pair meets through at most one image, the nearest. Cells are tested against
+/// the three images of the target on each periodic axis; particles through the nearest image.
+/// The separation uses round-to-nearest products and sums without contraction (__dmul_rn,
+/// __dadd_rn), so a host brute force with plain double arithmetic draws the same line.
+/// @endverbatim
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -33,29 +35,37 @@
 
 namespace grove::gpu {
 
-// Period of each axis (0: open).
+/// The period of each axis (0: open), as the device search and the short-range LET read it.
 struct Periods {
-  double length[3] = {0.0, 0.0, 0.0};
+  double length[3] = {0.0, 0.0, 0.0};  ///< period of x, y and z (0: open; > 0: periodic)
+  /// Whether any axis is periodic.
   GROVE_HOST_DEVICE bool any() const { return length[0] > 0.0 || length[1] > 0.0 || length[2] > 0.0; }
 };
 
-// What the device tests and the kernels read of a cell's boxes.
+/// A cell's two boxes, as the device tests and the kernels read them (computeCellSearchBoxes).
 struct alignas(16) DeviceCellBoxes {
-  double inner_low[3], inner_high[3];  // positions
-  double outer_low[3], outer_high[3];  // positions +- search radius
+  /// Low corner of the box of the cell's particles' positions (empty: low > high).
+  double inner_low[3], inner_high[3];  ///< High corner of the box of the cell's particles' positions.
+  /// Low corner of the box of their positions +- search radius (plus skin); empty for GATHER.
+  double outer_low[3], outer_high[3];  ///< High corner of the box of their positions +- search radius (plus skin).
+  /// The inner box (positions) as a Boxd.
   GROVE_HOST_DEVICE Boxd inner() const {
     return {{inner_low[0], inner_low[1], inner_low[2]}, {inner_high[0], inner_high[1], inner_high[2]}};
   }
+  /// The outer box (search boxes) as a Boxd.
   GROVE_HOST_DEVICE Boxd outer() const {
     return {{outer_low[0], outer_low[1], outer_low[2]}, {outer_high[0], outer_high[1], outer_high[2]}};
   }
 };
 
+/// Device helpers of the neighbour search: separations through periodic images, box tests,
+/// search radii, and the functors of its CUB reductions (device code, used by the resident trees).
 namespace search {
 
-// x_j - x_i on one axis, through the nearest image on a periodic one; *shift receives what was
-// added to x_j (a whole number of periods: one at most for two positions in the box, more for a
-// kept image whose particle was wrapped by its owner since).
+/// x_j - x_i on one axis, through the nearest image on a periodic one (period > 0; 0: open);
+/// *shift receives what was added to x_j (a whole number of periods: one at most for two
+/// positions in the box, more for a kept image whose particle was wrapped by its owner since).
+/// The sum rounds to nearest without contraction (__dadd_rn).
 __device__ inline double separation(double xi, double xj, double period, double* shift) {
   double d = __dadd_rn(xj, -xi);
   *shift = 0.0;
@@ -69,10 +79,14 @@ __device__ inline double separation(double xi, double xj, double period, double*
   return d;
 }
 
+/// A pair's squared separation through the nearest image, and the shift that gives that image.
 struct Separation {
-  double r2;
-  Vec3d shift;  // added to x_j: its image nearest x_i
+  double r2;    ///< |x_j + shift - x_i|^2, rounded to nearest without contraction
+  Vec3d shift;  ///< added to x_j: its image nearest x_i (0 on open axes)
 };
+/// The separation of x_j from x_i through the nearest image on each periodic axis (separation()
+/// per axis), with round-to-nearest products and sums, so a host brute force with plain double
+/// arithmetic gets the same r2.
 __device__ inline Separation separationOf(const Vec3d& xi, const Vec3d& xj, const Periods& periods) {
   Separation s;
   const double dx = separation(xi.x, xj.x, periods.length[0], &s.shift.x);
@@ -82,9 +96,10 @@ __device__ inline Separation separationOf(const Vec3d& xi, const Vec3d& xj, cons
   return s;
 }
 
-// Whether [lo, hi] meets [a, b] on an axis of the given period (0: open), through any image.
-// A slack of 1e-12 of the magnitudes involved, so that the rounding of a shifted box never drops
-// a cell that holds a particle the pair test (which shifts the difference, not the box) keeps.
+/// Whether [lo, hi] meets [a, b] (closed intervals) on an axis of the given period (0: open),
+/// directly or through the images one period either way. A slack of 1e-12 of the magnitudes
+/// involved, so that the rounding of a shifted box never drops a cell that holds a particle the
+/// pair test (which shifts the difference, not the box) keeps.
 __device__ inline bool intervalsMeet(double lo, double hi, double a, double b, double period) {
   const double slack = 1e-12 * (::fabs(lo) + ::fabs(hi) + ::fabs(a) + ::fabs(b) + period);
   lo -= slack, hi += slack;
@@ -93,16 +108,20 @@ __device__ inline bool intervalsMeet(double lo, double hi, double a, double b, d
   return (lo + period <= b && a <= hi + period) || (lo - period <= b && a <= hi - period);
 }
 
+/// Whether the box [lo, hi] meets the box [a, b] on all three axes (intervalsMeet() per axis,
+/// through periodic images on the periodic axes of p).
 __device__ inline bool boxesMeet(const double (&lo)[3], const double (&hi)[3], const Vec3d& a, const Vec3d& b,
                                  const Periods& p) {
   return intervalsMeet(lo[0], hi[0], a.x, b.x, p.length[0]) && intervalsMeet(lo[1], hi[1], a.y, b.y, p.length[1]) &&
          intervalsMeet(lo[2], hi[2], a.z, b.z, p.length[2]);
 }
 
-// The squared distance from x to the box [lo, hi], through the nearest image on periodic axes.
+/// The gap from x to the interval [lo, hi] on one axis (0 inside it); no periodic images.
 __device__ inline double axisGap(double x, double lo, double hi) {
   return x < lo ? lo - x : (x > hi ? x - hi : 0.0);
 }
+/// The squared distance from x to the box [lo, hi] (0 inside it), through the nearest image on
+/// the periodic axes of p.
 __device__ inline double distanceSqToBox(const Vec3d& x, const double (&lo)[3], const double (&hi)[3],
                                          const Periods& p) {
   const double xs[3] = {x.x, x.y, x.z};
@@ -116,7 +135,7 @@ __device__ inline double distanceSqToBox(const Vec3d& x, const double (&lo)[3], 
   return d2;
 }
 
-// The radius that decides a pair, by mode.
+/// The radius that decides a pair, by mode: r_i (GATHER), r_j (SCATTER), max(r_i, r_j) (SYMMETRY).
 template <SearchMode M>
 __device__ inline double pairRadius(double r_i, double r_j) {
   if constexpr (M == SearchMode::GATHER) return r_i;
@@ -124,15 +143,17 @@ __device__ inline double pairRadius(double r_i, double r_j) {
   else return r_i > r_j ? r_i : r_j;
 }
 
+/// p.getRSearch() as a double, or 0 for a type without getRSearch (HasRSearch).
 template <class P>
 __device__ inline double radiusOf(const P& p) {
   if constexpr (HasRSearch<P>) return static_cast<double>(p.getRSearch());
   else return 0.0;
 }
 
-// A particle's search box, widened by a skin (CUB reduce of their union).
+/// A particle's search box, widened by a skin (the map of a CUB reduce of their union).
 struct SearchBoxOf {
-  double skin = 0.0;
+  double skin = 0.0;  ///< added to every search radius (0: none)
+  /// The box positionOf(p) -/+ (radiusOf(p) + skin) on each axis.
   template <class P>
   __device__ Boxd operator()(const P& p) const {
     const Vec3d x = positionOf(p);
@@ -141,26 +162,36 @@ struct SearchBoxOf {
   }
 };
 
-// Lists kept over steps with a skin (Verlet lists): what each particle was at the search, and how
-// far the particles have gone since (the largest displacement, the largest growth of a radius).
+/// Lists kept over steps with a skin (Verlet lists): what a particle was at the search
+/// (written by the recordForSkin kernel), for DriftSince to measure how far it has gone since.
 struct SkinRecord {
-  Vec3d x;
-  double r_i, r_j;
+  Vec3d x;         ///< the EPJ's position at the search
+  /// The EPI's search radius at the search (0 without getRSearch).
+  double r_i, r_j;  ///< The EPJ's search radius at the search (0 without getRSearch).
 };
+/// How far particles have gone since their SkinRecord: the largest displacement and the largest
+/// growth of a search radius (both >= 0).
 struct SkinDrift {
-  double displacement = 0.0, growth = 0.0;
+  /// The largest |x - x_recorded| (through the nearest image).
+  double displacement = 0.0, growth = 0.0;  ///< The largest growth of a search radius.
 };
+/// Combines two SkinDrifts by taking the larger of each field (a CUB reduce's operator).
 struct MaxDrift {
+  /// {max of the displacements, max of the growths}.
   __device__ SkinDrift operator()(const SkinDrift& a, const SkinDrift& b) const {
     return {::fmax(a.displacement, b.displacement), ::fmax(a.growth, b.growth)};
   }
 };
+/// The drift of particle k since its SkinRecord (the map of a CUB reduce over k with MaxDrift).
+/// The pointers are device arrays of the same length, indexed alike.
 template <class EPI, class EPJ>
 struct DriftSince {
-  const EPI* epi;
-  const EPJ* epj;
-  const SkinRecord* record;
-  Periods periods;
+  const EPI* epi;            ///< the i-particles now
+  const EPJ* epj;            ///< the j-particles now
+  const SkinRecord* record;  ///< what they were at the search
+  Periods periods;           ///< the axes' periods (displacements through the nearest image)
+  /// k's displacement (through the nearest image) and the larger growth of its two radii (EPI's
+  /// and EPJ's; 0 if neither grew).
   __device__ SkinDrift operator()(int k) const {
     const SkinRecord r = record[k];
     const double d2 = separationOf(r.x, positionOf(epj[k]), periods).r2;
@@ -168,23 +199,30 @@ struct DriftSince {
   }
 };
 
-// For the largest radius (CUB reduce).
+/// The map of a CUB reduce for the largest search radius: radiusOf(p).
 struct RadiusOf {
+  /// radiusOf(p).
   template <class P>
   __device__ double operator()(const P& p) const {
     return radiusOf(p);
   }
 };
+/// The larger of two values (a CUB reduce's operator).
 struct Max {
+  /// a if a > b, else b.
   template <class T>
   __device__ T operator()(T a, T b) const {
     return a > b ? a : b;
   }
 };
+/// The sum of two 64-bit counts (a CUB reduce's operator).
 struct Sum {
+  /// a + b.
   __device__ std::int64_t operator()(std::int64_t a, std::int64_t b) const { return a + b; }
 };
+/// Widens an int count to 64 bits (the map of a CUB reduce with Sum).
 struct Widen {
+  /// c as std::int64_t.
   __device__ std::int64_t operator()(int c) const { return c; }
 };
 
@@ -325,9 +363,12 @@ __global__ void __launch_bounds__(kSearchThreads)
 
 }  // namespace kernel
 
-// Every cell's search boxes over a tree's EPJs (key order), deepest level first. Both resident
-// trees use them: the short-range search (M its mode) and the long-range trees with a search
-// (SCATTER: the outer boxes are what their walks test).
+/// Every cell's search boxes (DeviceCellBoxes) over a tree's EPJs (device array, key order),
+/// deepest level first, one kernel per level queued on policy.stream (not waited for). Both
+/// resident trees use them: the short-range search (M its mode) and the long-range trees with a
+/// search (SCATTER: the outer boxes are what their walks test). The outer box of a cell is its
+/// particles' positions +- (EPJ::getRSearch + skin) for SCATTER and SYMMETRY, empty for GATHER.
+/// Resizes boxes to shape.size(). Throws grove::Error when a launch fails.
 template <SearchMode M, class EPJ>
 void computeCellSearchBoxes(Gpu policy, const DeviceTreeShape& shape, const EPJ* epj, double skin,
                             DeviceVector<DeviceCellBoxes>& boxes) {

@@ -1,29 +1,31 @@
 #pragma once
-// The short-range LET of the GPU-resident pipeline across ranks (nvcc only), for
-// grove::gpu::ResidentTreeShort on several ranks.
-//
-// Every rank allgathers three boxes of every other (ShortRangeReach): its particles' positions,
-// the union of its i-particles' search boxes (GATHER, SYMMETRY) and of its j-particles' (SCATTER,
-// SYMMETRY). A local particle j goes to rank t, as the image x_j + s (s: a shift by whole periods
-// on the periodic axes, 0 included), when
-//   GATHER    x_j + s lies in t's i-search box                 (some i of t may reach it)
-//   SCATTER   the box x_j + s +- r_j meets t's position box    (it may reach some i of t)
-//   SYMMETRY  either,
-// closed tests, so a superset of what t's exact search will keep. Images a rank needs of its own
-// particles (s != 0) are selected the same way and never leave the device. The selections are
-// made on the device in one pass for all of them (each particle counts, then writes, the
-// (selection, particle) pairs it belongs to; a stable sort by selection groups them, each in
-// particle order), so the host waits twice per step whatever the number of (rank, shift)
-// selections (periodic boxes give up to 27 per peer); the payloads are packed there with the
-// shift applied, each rank tells only the ranks it sends to how many follow (a sparse exchange,
-// no all-to-all of counts), and the payloads travel device to device
-// (grove/gpu/device_transport.hpp: CUDA IPC within a node, CUDA-aware MPI, or pinned staging).
-// What arrives is, with the own images, the j-side beyond the local
-// particles: the tree's global j-tree is built from both. Periodic search on several ranks
-// therefore uses explicit images, not the one-rank search's nearest-image arithmetic.
-//
-// A step that reuses its lists resends fresh payloads along the same selections (exchange()
-// again, without select()).
+/// @file
+/// grove::gpu::DeviceShortRangeLet: the short-range LET of the GPU-resident pipeline across ranks
+/// (nvcc only), for grove::gpu::ResidentTreeShort on several ranks.
+/// @verbatim
+/// Every rank allgathers three boxes of every other (ShortRangeReach): its particles' positions,
+/// the union of its i-particles' search boxes (GATHER, SYMMETRY) and of its j-particles' (SCATTER,
+/// SYMMETRY). A local particle j goes to rank t, as the image x_j + s (s: a shift by whole periods
+/// on the periodic axes, 0 included), when
+///   GATHER    x_j + s lies in t's i-search box                 (some i of t may reach it)
+///   SCATTER   the box x_j + s +- r_j meets t's position box    (it may reach some i of t)
+///   SYMMETRY  either,
+/// closed tests, so a superset of what t's exact search will keep. Images a rank needs of its own
+/// particles (s != 0) are selected the same way and never leave the device. The selections are
+/// made on the device in one pass for all of them (each particle counts, then writes, the
+/// (selection, particle) pairs it belongs to; a stable sort by selection groups them, each in
+/// particle order), so the host waits twice per step whatever the number of (rank, shift)
+/// selections (periodic boxes give up to 27 per peer); the payloads are packed there with the
+/// shift applied, each rank tells only the ranks it sends to how many follow (a sparse exchange,
+/// no all-to-all of counts), and the payloads travel device to device
+/// (grove/gpu/device_transport.hpp: CUDA IPC within a node, CUDA-aware MPI, or pinned staging).
+/// What arrives is, with the own images, the j-side beyond the local
+/// particles: the tree's global j-tree is built from both. Periodic search on several ranks
+/// therefore uses explicit images, not the one-rank search's nearest-image arithmetic.
+///
+/// A step that reuses its lists resends fresh payloads along the same selections (exchange()
+/// again, without select()).
+/// @endverbatim
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -49,11 +51,12 @@
 
 namespace grove::gpu {
 
-// What one rank's particles occupy and reach (empty boxes where a mode needs none).
+/// What one rank's particles occupy and reach (empty boxes where a mode needs none), as
+/// DeviceShortRangeLet::select allgathers it. With a skin, the radii include it.
 struct ShortRangeReach {
-  Boxd positions = Boxd::empty();
-  Boxd i_reach = Boxd::empty();  // union of [x_i - r_i, x_i + r_i] (GATHER, SYMMETRY)
-  Boxd j_reach = Boxd::empty();  // union of [x_j - r_j, x_j + r_j] (SCATTER, SYMMETRY)
+  Boxd positions = Boxd::empty();  ///< the box of the rank's particles' positions (empty: none)
+  Boxd i_reach = Boxd::empty();  ///< union of [x_i - r_i, x_i + r_i] (GATHER, SYMMETRY)
+  Boxd j_reach = Boxd::empty();  ///< union of [x_j - r_j, x_j + r_j] (SCATTER, SYMMETRY)
 };
 
 namespace kernel {
@@ -116,13 +119,21 @@ __global__ void packShifted(const EPJ* __restrict__ epj, const int* __restrict__
 
 }  // namespace kernel
 
+/// The j-particles that a GPU-resident short-range tree (ResidentTreeShort) on several ranks
+/// sends to the others, and its own periodic images, for search mode M (see the top of this
+/// file): select() once per list build, exchange() every step. Needs: EPJ trivially copyable
+/// (it travels as bytes), with device-callable getPos (and getRSearch for SCATTER and SYMMETRY;
+/// setPos for periodic axes). Throws grove::Error when CUDA or the transport fails.
 template <class EPJ, SearchMode M>
 class DeviceShortRangeLet {
  public:
-  // Collective. Allgathers every rank's reach, then selects on the device, for every rank t and
-  // image shift s, the local particles (epj[0, n)) that t needs as x + s; periods: each axis's
-  // period (0: open). With a skin, every radius is taken that much larger (the reaches too: the
-  // tree computes them so).
+  /// Collective over comm. Allgathers every rank's reach (`mine`: this rank's, computed with the
+  /// same skin), then selects on the device, for every rank t and image shift s (whole periods,
+  /// -1, 0 or +1 on each periodic axis), the local particles (epj[0, n), device memory) that t
+  /// needs as x + s; periods: each axis's period (0: open). With a skin, every radius is taken
+  /// that much larger (the reaches too: the tree computes them so). Work runs on policy.stream;
+  /// the host waits for it at most twice. The first call on a communicator makes the transport. Throws
+  /// grove::Error for periodic axes when EPJ has no setPos(const Vec3d&).
   void select(const Comm& comm, Gpu policy, const EPJ* epj, std::size_t n, const ShortRangeReach& mine,
               const Periods& periods, double skin = 0.0) {
     require(!periods.any() || HasSetPos<EPJ>, "ResidentTreeShort (several ranks)",
@@ -217,9 +228,12 @@ class DeviceShortRangeLet {
     }
   }
 
-  // Collective. Packs the selections of epj (fresh values along the kept selections on a reuse
-  // step), swaps them, and writes [own images, then what arrives in rank order] to out from
-  // `offset` on (out grows to hold them). Returns how many were written.
+  /// Collective over the communicator of select(), which must come first. Packs the selections
+  /// of epj (the same n particles in the same order as at select(); fresh values along the kept
+  /// selections on a reuse step), swaps them, and writes [own images, then what arrives in rank
+  /// order] to out from `offset` on (out is resized to hold them, what lies before `offset` kept).
+  /// Returns how many were written (ownImages() + received()), in device memory for work
+  /// enqueued on policy.stream after the call.
   std::size_t exchange(const Comm& comm, Gpu policy, const EPJ* epj, DeviceVector<EPJ>& out, std::size_t offset) {
     cudaStream_t stream = policy.stream;
     const std::size_t sent = total(send_counts_), received = total(recv_counts_);
@@ -254,9 +268,14 @@ class DeviceShortRangeLet {
     return self_count_ + received;
   }
 
+  /// Particles this rank sends to the other ranks per exchange() (the last select()).
   std::size_t sent() const { return total(send_counts_); }
+  /// Particles this rank receives from the other ranks per exchange() (the last select()).
   std::size_t received() const { return total(recv_counts_); }
+  /// Periodic images of its own particles this rank keeps (the last select()).
   std::size_t ownImages() const { return self_count_; }
+  /// Device memory held by the selections and their scratch (bytes; the send arena is the
+  /// transport's).
   std::size_t deviceBytes() const {
     return targets_.bytes() + counts_.bytes() + offsets_.bytes() + pair_selection_.bytes() +
            pair_selection_alt_.bytes() + selection_counts_.bytes() + index_scratch_.bytes() + indices_.bytes() +
