@@ -36,7 +36,8 @@ struct Star {
   double mass = 0.0;
   grove::Vec3d pos;
   Force force;
-  grove::Vec3d getPos() const { return pos; }
+  // GROVE_HOST_DEVICE: fmm_gpu_engine.cu (nvcc) instantiates grove's host-device positionOf with it.
+  GROVE_HOST_DEVICE grove::Vec3d getPos() const { return pos; }
   void setPos(const grove::Vec3d& p) { pos = p; }
   void copyFromForce(const Force& f) { force = f; }
 };

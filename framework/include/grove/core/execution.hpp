@@ -25,9 +25,11 @@
 #define GROVE_HOST_DEVICE
 #endif
 
-/// Host-device templates that call user members. nvcc checks such a call only where the
-/// template is instantiated for device code, so a host-only user type stays usable from host
-/// code; the separate name marks the functions whose device use depends on the user's types.
+/// Host-device templates that call user members: the separate name marks the functions whose
+/// device use depends on the user's types. A host-only user type stays usable from host code
+/// compiled by the host compiler; in a file compiled by nvcc, nvcc warns (#20014-D) when such a
+/// template is instantiated with a host-only member, so a type used there marks the members
+/// grove calls (getPos, ...) GROVE_HOST_DEVICE.
 #define GROVE_HD_TEMPLATE GROVE_HOST_DEVICE
 
 struct CUstream_st;
