@@ -127,8 +127,8 @@ inline constexpr ::grove::LongSearch kLongSearchOf{kMode, static_cast<std::uint8
 template <class Force, class EPI, class EPJ, class ML, class MG, class SPJ, CALC_DISTANCE_TYPE D>
 struct TreeForForceOf<SEARCH_MODE_LONG, Force, EPI, EPJ, ML, MG, SPJ, D> {
   static_assert(checkLongTreeMoments<ML, MG>());
-  using type = ::grove::TreeForForceLongWith<Force, EPI, EPJ, MG, SPJ, false,
-                                             kLongSearchOf<::grove::LongSearchMode::NONE, D>>;
+  using type = ::grove::TreeForForceLongWith<Force, EPI, EPJ, MG, SPJ,
+                                             typename ::grove::LongWalkOf<kLongSearchOf<::grove::LongSearchMode::NONE, D>>::type>;
 };
 
 template <class Force, class EPI, class EPJ, class ML, class MG, class SPJ, CALC_DISTANCE_TYPE D>
@@ -137,21 +137,21 @@ struct TreeForForceOf<SEARCH_MODE_LONG_CUTOFF, Force, EPI, EPJ, ML, MG, SPJ, D> 
   static_assert(D == CALC_DISTANCE_TYPE_NORMAL,
                 "PS::TreeForForce: CALC_DISTANCE_TYPE_NEAREST_* is not available with SEARCH_MODE_LONG_CUTOFF; "
                 "use a periodic boundary condition (BOUNDARY_CONDITION_PERIODIC_*)");
-  using type = ::grove::TreeForForceLongWith<Force, EPI, EPJ, MG, SPJ, true>;
+  using type = ::grove::TreeForForceLongWith<Force, EPI, EPJ, MG, SPJ, ::grove::CutoffWalk>;
 };
 
 template <class Force, class EPI, class EPJ, class ML, class MG, class SPJ, CALC_DISTANCE_TYPE D>
 struct TreeForForceOf<SEARCH_MODE_LONG_SCATTER, Force, EPI, EPJ, ML, MG, SPJ, D> {
   static_assert(checkLongTreeMoments<ML, MG>());
-  using type = ::grove::TreeForForceLongWith<Force, EPI, EPJ, MG, SPJ, false,
-                                             kLongSearchOf<::grove::LongSearchMode::SCATTER, D>>;
+  using type = ::grove::TreeForForceLongWith<Force, EPI, EPJ, MG, SPJ,
+                                             ::grove::SearchWalk<kLongSearchOf<::grove::LongSearchMode::SCATTER, D>>>;
 };
 
 template <class Force, class EPI, class EPJ, class ML, class MG, class SPJ, CALC_DISTANCE_TYPE D>
 struct TreeForForceOf<SEARCH_MODE_LONG_SYMMETRY, Force, EPI, EPJ, ML, MG, SPJ, D> {
   static_assert(checkLongTreeMoments<ML, MG>());
-  using type = ::grove::TreeForForceLongWith<Force, EPI, EPJ, MG, SPJ, false,
-                                             kLongSearchOf<::grove::LongSearchMode::SYMMETRY, D>>;
+  using type = ::grove::TreeForForceLongWith<Force, EPI, EPJ, MG, SPJ,
+                                             ::grove::SearchWalk<kLongSearchOf<::grove::LongSearchMode::SYMMETRY, D>>>;
 };
 
 template <SearchMode kMode, CALC_DISTANCE_TYPE D>

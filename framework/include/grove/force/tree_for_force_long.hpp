@@ -17,12 +17,15 @@
 /// and are called once per group from OpenMP threads; they must add to force[0 .. n_i).
 /// Multiwalk hooks (dispatch/retrieve) have FDPS 7.1's signatures; see calcForceAllMultiWalk.
 ///
-/// Cutoff trees (kCutoff, FDPS's SEARCH_MODE_LONG_CUTOFF) are for forces that vanish beyond
+/// The walk is a policy (force/long_range_walks.hpp), the class's last template argument; the
+/// stages around it are the same for all three.
+///
+/// Cutoff trees (CutoffWalk, FDPS's SEARCH_MODE_LONG_CUTOFF) are for forces that vanish beyond
 /// r_cut = EPJ::getRSearch(): the walks skip cells out of reach (walk/cutoff.hpp), the LET is
 /// sized by r_cut and carries periodic images as shifted copies (let/cutoff_let.hpp), and the
 /// kernel applies the cutoff itself. doc/tree.md has the semantics and limits.
 ///
-/// Search trees (kSearch, FDPS's SEARCH_MODE_LONG_SCATTER / LONG_SYMMETRY, optionally with
+/// Search trees (SearchWalk, FDPS's SEARCH_MODE_LONG_SCATTER / LONG_SYMMETRY, optionally with
 /// CALC_DISTANCE_TYPE_NEAREST_*) open every cell that may hold a particle within search reach of a
 /// group, so such particles reach the ep-ep kernel individually (walk/long_search.hpp,
 /// let/search_let.hpp); getNeighborListOneParticle lists them. doc/tree.md "Search trees".
@@ -44,6 +47,7 @@
 #include "grove/core/list_mode.hpp"
 #include "grove/core/particle_order.hpp"
 #include "grove/domain/domain_info.hpp"
+#include "grove/force/long_range_walks.hpp"
 #include "grove/let/cutoff_let.hpp"
 #include "grove/let/local_essential_tree.hpp"
 #include "grove/let/search_let.hpp"
@@ -77,6 +81,8 @@ namespace detail {
 // cells + i): interaction lists index this one array.
 template <class EPJ, class SPJ, class Moment>
 struct BuiltTree {
+  using Epj = EPJ;
+  using Spj = SPJ;
   std::vector<MortonKey> ep_keys, sp_keys;
   LargeVector<EPJ> epj;
   std::vector<SPJ> spj;  // received superparticles, key order
@@ -84,19 +90,11 @@ struct BuiltTree {
   std::vector<Moment> moments;
   std::vector<SPJ> all_spj;
   std::vector<Vec3d> cell_pos;
-  std::vector<Boxd> cell_extent;  // cutoff trees: bounds of each cell's entries (walk/cutoff.hpp)
-  std::vector<CellBoxes> search_boxes;  // search trees: positions and search spheres (walk/long_search.hpp)
+  // The walk policy's per-cell data (force/long_range_walks.hpp), empty for the others:
+  std::vector<Boxd> cell_extent;        // CutoffWalk: bounds of each cell's entries (walk/cutoff.hpp)
+  std::vector<CellBoxes> search_boxes;  // SearchWalk: positions and search spheres (walk/long_search.hpp)
 
   std::size_t cells() const { return shape.cells.size(); }
-  void computeExtents() {
-    computeCellExtents(shape, std::span<const EPJ>(epj), std::span<const SPJ>(spj), cell_extent);
-  }
-  template <LongSearchMode kMode>
-  void computeSearchBoxes() {
-    if constexpr (kMode == LongSearchMode::SCATTER) computeCellBoxes<SearchMode::SCATTER, EPJ>(shape, std::span<const EPJ>(epj), search_boxes);
-    if constexpr (kMode == LongSearchMode::SYMMETRY)
-      computeCellBoxes<SearchMode::SYMMETRY, EPJ>(shape, std::span<const EPJ>(epj), search_boxes);
-  }
   // for_walks: also the expansion centres the walks and the LET decision read (a REUSE_LIST step
   // makes neither, and skips writing them).
   void computeMomentsAndSuperParticles(bool for_walks = true) {
@@ -111,11 +109,11 @@ struct BuiltTree {
   }
 };
 
-// What a MAKE_LIST_FOR_REUSE step keeps besides the lists.
+// What a MAKE_LIST_FOR_REUSE step keeps besides the lists. Plan: the walk policy's LET plan.
+template <class Plan>
 struct ReuseRecord {
   ReuseGuard guard;
-  LetPlan let_plan;
-  CutoffLetPlan cutoff_plan;  // cutoff trees use this instead of let_plan
+  Plan let_plan;
   std::vector<std::uint32_t> global_ep_source, global_sp_source;  // replay of the global merge
 };
 
@@ -125,13 +123,13 @@ struct ReuseRecord {
 /// multipole Moment of each cell sent as an SPJ, across ranks through local essential trees.
 /// The force calls taking a DomainInfo are collective over its communicator; misuse throws
 /// grove::Error. The particle, moment and SPJ types are checked at compile time.
-/// kCutoff: FDPS's SEARCH_MODE_LONG_CUTOFF (walk/cutoff.hpp, let/cutoff_let.hpp); the spellings are
+/// Walk: the walk policy (force/long_range_walks.hpp). OpeningAngleWalk: plain Barnes-Hut.
+/// CutoffWalk: FDPS's SEARCH_MODE_LONG_CUTOFF (walk/cutoff.hpp, let/cutoff_let.hpp); the spellings are
 /// TreeForForceLong<Force, EPI, EPJ>::MonopoleWithCutoff and TreeForForceLong<..., Moment, SPJ>::WithCutoff.
-/// kSearch: FDPS's SEARCH_MODE_LONG_SCATTER / LONG_SYMMETRY and CALC_DISTANCE_TYPE_NEAREST_*
+/// SearchWalk<LongSearch>: FDPS's SEARCH_MODE_LONG_SCATTER / LONG_SYMMETRY and CALC_DISTANCE_TYPE_NEAREST_*
 /// (walk/long_search.hpp, let/search_let.hpp); spelled TreeForForceLong<...>::MonopoleWithScatterSearch etc.
-template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff = false,
-          LongSearch kSearch = LongSearch{}>
-class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>>,
+template <class Force, class EPI, class EPJ, class Moment, class SPJ, class Walk = OpeningAngleWalk>
+class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, Walk>>,
                              public ParticleOrderOption,
                              public TreeStatistics,
                              public StagedInput<EPI, EPJ> {
@@ -142,15 +140,7 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
                 "grove: the moment type does not meet the moment contract (see grove/tree/moments.hpp)");
   static_assert(SuperParticleType<SPJ, Moment>,
                 "grove: the SPJ type does not meet the superparticle contract (see grove/tree/moments.hpp)");
-  static_assert(!kCutoff || HasCutoffRadius<EPJ>,
-                "grove: the EPJ type needs `getRSearch() const` returning the cutoff radius (cutoff trees)");
-  static_assert(!kSearch.searches() || HasRSearch<EPJ>,
-                "grove: the EPJ type needs `getRSearch() const` (scatter and symmetry search trees)");
-  static_assert(kSearch.mode != LongSearchMode::SYMMETRY || HasRSearch<EPI>,
-                "grove: the EPI type needs `getRSearch() const` (symmetry search trees)");
-  static_assert(!(kCutoff && kSearch.active()),
-                "grove: a cutoff tree cannot also search or measure nearest-image distances (FDPS's "
-                "SEARCH_MODE_LONG_CUTOFF_SCATTER is not implemented there either)");
+  static_assert(Walk::template checkTypes<EPI, EPJ>());  // the walk's own needs (getRSearch, ...)
 
  public:
   using ForceType = Force;    ///< the force (result) type
@@ -282,7 +272,7 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   /// Plain trees only (a compile-time error for cutoff and search trees). Throws grove::Error
   /// when l is not positive and finite, c not finite, or the cube misses a particle.
   void makeLocalTree(float l, const Vec3f& c = Vec3f(0.0f)) {
-    static_assert(!kCutoff && !kSearch.active(),
+    static_assert(Walk::kTakesGivenRoot,
                   "grove: cutoff and search trees read their boundary and images from the DomainInfo: use "
                   "makeLocalTree(dinfo)");
     require(l > 0.0f && isFiniteValue(l) && isFinite(c), "TreeForForceLong::makeLocalTree",
@@ -297,7 +287,7 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   void makeGlobalTree(const DomainInfo& dinfo) {
     require(sorted_.order.size() == staged_.size(), "TreeForForceLong::makeGlobalTree", "call makeLocalTree first");
     // Periodic cutoff trees need a global tree on one rank too: it holds the images.
-    if (dinfo.comm().size() > 1 || image_shifts_.size() > 1) buildGlobalTree(dinfo.comm(), false);
+    if (walk_.needsGlobalTree(dinfo.comm())) buildGlobalTree(dinfo.comm(), false);
     makeInteractionGroups();
   }
   /// Does nothing: Grove computes the global tree's moments as it makes it (makeGlobalTree).
@@ -331,7 +321,10 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   const RootCell& rootCell() const { return root_; }
   /// Cutoff trees: the cutoff radius of the last calculation (the largest EPJ::getRSearch() over
   /// every rank). 0 for other trees.
-  double getRCut() const { return r_cut_; }
+  double getRCut() const {
+    if constexpr (std::is_same_v<Walk, CutoffWalk>) return walk_.rCut();
+    else return 0.0;
+  }
 
   /// Search trees: the EPJs within the search radius of `particle` (strictly closer than the
   /// EPJ's radius for SCATTER, than the larger of the particle's and the EPJ's for SYMMETRY;
@@ -341,22 +334,12 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   /// stays valid until this thread's next call.
   template <class P>
   int getNeighborListOneParticle(const P& particle, EPJ*& list) const
-    requires(kSearch.searches())
+    requires(Walk::kSearches)
   {
     thread_local std::vector<EPJ> found;
     thread_local std::vector<std::int32_t> stack;
     found.clear();
-    const Vec3d x = positionOf(particle);
-    double r_i = 0.0;
-    if constexpr (kSearch.mode == LongSearchMode::SYMMETRY) r_i = static_cast<double>(particle.getRSearch());
-    const SearchReach target{{x, x}, {x - Vec3d(r_i), x + Vec3d(r_i)}};
-    const Built& t = tree();
-    searchCandidates<kSearch.mode>(t.shape, std::span<const CellBoxes>(t.search_boxes), target, image_, stack,
-                                   [&](std::uint32_t j) {
-                                     const double r = std::max(r_i, static_cast<double>(t.epj[j].getRSearch()));
-                                     if (norm2(image_.difference(positionOf(t.epj[j]), x)) < r * r)
-                                       found.push_back(t.epj[j]);
-                                   });
+    walk_.neighboursOf(tree(), particle, found, stack);
     list = found.data();
     return static_cast<int>(found.size());
   }
@@ -383,16 +366,12 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
     profile_.n_local = static_cast<std::int64_t>(staged_.size());
     // Forces follow their particles when the same number is loaded again (calcForce(clear = false)).
     const ForceStart start = sorted_.force.size() == staged_.size() ? ForceStart::kKeep : ForceStart::kClear;
-    if constexpr (kCutoff) setUpCutoff(staged_, *dinfo);
-    if constexpr (kSearch.active()) setUpNearestImage(*dinfo);
+    if (dinfo) walk_.template setUp<EPJ, SPJ>(comm, *dinfo, staged_);
     buildLocalTree(staged_, comm_, start, static_cast<StagedParticles<EPI, EPJ>*>(nullptr), given_root);
     reuse_.guard.forget();
     groups_.clear();
   }
   void buildGlobalTree(const Comm& comm, bool keep_plan);
-  // Cutoff trees: r_cut, the image shifts and the boundary, from the EPJs and dinfo (collective).
-  template <class PSys>
-  void setUpCutoff(const PSys& psys, const DomainInfo& dinfo);
   ReceivedLet<EPJ, SPJ> planAndExchangeLet(const Comm& comm, bool keep_plan);
   ReceivedLet<EPJ, SPJ> resendLet();
   template <class PSys>
@@ -413,14 +392,7 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
       if (leaf.ep_count) on_ep_range(leaf.ep_first, leaf.ep_count);
       if (leaf.sp_count) on_sp_range(cells + leaf.sp_first, leaf.sp_count);
     };
-    if constexpr (kCutoff)
-      walkTreeWithinCutoff(t.shape, t.cell_pos, t.cell_extent, criterion_, groups_[g].box, r_cut_, true, stack, far,
-                           leaf_entries);
-    else if constexpr (kSearch.active())
-      walkTreeWithSearch<kSearch.mode>(t.shape, t.cell_pos, t.search_boxes, criterion_, groupReach(g), image_, true,
-                                       stack, far, leaf_entries);
-    else
-      walkTree(t.shape, t.cell_pos, criterion_, groups_[g].box, true, stack, far, leaf_entries);
+    walk_.walk(t, criterion_, std::span<const InteractionGroup>(groups_), g, stack, far, leaf_entries);
   }
   // Appends group g's list as indices: EPJ indices into tree().epj, SPJ indices into all_spj.
   void collectGroupList(std::size_t g, std::vector<std::int32_t>& ep, std::vector<std::int32_t>& sp,
@@ -469,17 +441,6 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
     }
   }
   const Built& tree() const { return global_built_ ? global_ : local_; }
-  // Search trees: group g's positions and (symmetry) its particles' search spheres.
-  SearchReach groupReach(std::size_t g) const {
-    if constexpr (kSearch.mode == LongSearchMode::SYMMETRY) return {groups_[g].box, group_search_box_[g]};
-    else return {groups_[g].box, groups_[g].box};
-  }
-  // Search trees: the nearest-image periods from dinfo's root domain, then the search boxes.
-  void setUpNearestImage(const DomainInfo& dinfo);
-  template <LongSearchMode kMode>
-  void computeSearchBoxesOf(Built& b) {
-    if constexpr (kMode != LongSearchMode::NONE) b.template computeSearchBoxes<kMode>();
-  }
 
   double theta_ = 0.7;
   int n_leaf_limit_ = 8;
@@ -490,28 +451,21 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
 
   RootCell root_;
   OpeningCriterion criterion_;
-  // Cutoff trees only: r_cut, image shifts (zero first; one entry when open) and the boundary.
-  double r_cut_ = 0.0;
-  std::vector<Vec3d> image_shifts_{Vec3d{}};
-  BoundaryCondition boundary_ = BoundaryCondition::OPEN;
-  Boxd root_domain_ = Boxd::everything();
-  // Search trees only: nearest-image periods, and each group's box of i search spheres (symmetry).
-  NearestImage image_;
-  std::vector<Boxd> group_search_box_;
+  Walk walk_;  // the walk policy and its state (r_cut and images, nearest-image periods, ...)
   SortedParticles<EPI, EPJ, Force> sorted_;
   Built local_, global_;
   bool global_built_ = false;
   std::vector<InteractionGroup> groups_;
   InteractionLists lists_;
   MultiwalkBuffers<EPI, EPJ, SPJ, Force> multiwalk_buffers_;
-  detail::ReuseRecord reuse_;
+  detail::ReuseRecord<typename Walk::Plan> reuse_;
 };
 
 // ---- stage implementations ----------------------------------------------------------------------
 
-template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff, LongSearch kSearch>
+template <class Force, class EPI, class EPJ, class Moment, class SPJ, class Walk>
 template <class PSys>
-void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::prepare(const PSys& psys, const DomainInfo& dinfo,
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, Walk>::prepare(const PSys& psys, const DomainInfo& dinfo,
                                                                   ForceStart start, InteractionListMode list_mode,
                                                                   bool keep_lists, PSys* reorder) {
   require(initialized_, "TreeForForceLong", "call initialize(n, theta, n_leaf, n_group) first");
@@ -524,20 +478,18 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::prepa
     profile_.n_cells = static_cast<std::int64_t>(local_.shape.cells.size());
     return;
   }
-  if constexpr (kCutoff) setUpCutoff(psys, dinfo);
-  if constexpr (kSearch.active()) setUpNearestImage(dinfo);
+  walk_.template setUp<EPJ, SPJ>(comm_, dinfo, psys);
   buildLocalTree(psys, comm_, start, reorder);
-  // Periodic cutoff trees need a global tree on one rank too: it holds the images.
-  if (comm_.size() > 1 || image_shifts_.size() > 1) buildGlobalTree(comm_, list_mode == MAKE_LIST_FOR_REUSE);
+  if (walk_.needsGlobalTree(comm_)) buildGlobalTree(comm_, list_mode == MAKE_LIST_FOR_REUSE);
   makeInteractionGroups();
   reuse_.guard.forget();
   if (keep_lists) buildLists();
   if (list_mode == MAKE_LIST_FOR_REUSE) reuse_.guard.record(psys, comm_);
 }
 
-template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff, LongSearch kSearch>
+template <class Force, class EPI, class EPJ, class Moment, class SPJ, class Walk>
 template <class PSys>
-void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::buildLocalTree(const PSys& psys, const Comm& comm,
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, Walk>::buildLocalTree(const PSys& psys, const Comm& comm,
                                                                                   ForceStart start, PSys* reorder,
                                                                                   const RootCell* given_root) {
   double t = omp_get_wtime();
@@ -554,12 +506,8 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::build
             box, bounds);
     root_ = *given_root;
   } else {
-    // Cutoff trees hold images up to r_cut outside the periodic box: the root covers them, so
-    // that local and global keys are relative to one cube. (A given root, FDPS's period, is
-    // kept: images outside it get edge keys, and the walks, which test the cells' tight
-    // extents, stay exact.)
-    if constexpr (kCutoff) bounds = cutoffTreeBounds(bounds, boundary_, root_domain_, r_cut_);
-    root_ = rootCellAround(bounds);
+    // The walk may need more room than the particles (a cutoff tree's periodic images).
+    root_ = rootCellAround(walk_.rootBounds(bounds));
   }
   criterion_ = OpeningCriterion(root_, theta_);
   profile_.root_cell = omp_get_wtime() - t;
@@ -575,15 +523,14 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::build
   profile_.link = omp_get_wtime() - t;
   t = omp_get_wtime();
   local_.computeMomentsAndSuperParticles();
-  if constexpr (kCutoff) local_.computeExtents();
-  computeSearchBoxesOf<kSearch.mode>(local_);
+  walk_.computeCellData(local_);
   profile_.local_moments = omp_get_wtime() - t;
   profile_.n_cells = static_cast<std::int64_t>(local_.cells());
   global_built_ = false;
 }
 
-template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff, LongSearch kSearch>
-void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::buildGlobalTree(const Comm& comm, bool keep_plan) {
+template <class Force, class EPI, class EPJ, class Moment, class SPJ, class Walk>
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, Walk>::buildGlobalTree(const Comm& comm, bool keep_plan) {
   ReceivedLet<EPJ, SPJ> let = planAndExchangeLet(comm, keep_plan);
 
   double t = omp_get_wtime();
@@ -598,119 +545,45 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::build
 
   t = omp_get_wtime();
   global_.computeMomentsAndSuperParticles();
-  if constexpr (kCutoff) global_.computeExtents();
-  computeSearchBoxesOf<kSearch.mode>(global_);
+  walk_.computeCellData(global_);
   profile_.global_moments = omp_get_wtime() - t;
   global_built_ = true;
 }
 
-template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff, LongSearch kSearch>
-template <class PSys>
-void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::setUpCutoff(const PSys& psys,
-                                                                               const DomainInfo& dinfo) {
-  // FDPS asks for one r_cut shared by every EPJ; the largest is taken, so that a mixture still
-  // finds every pair within its own radius.
-  double r_cut = 0.0;
-  const auto n = static_cast<std::int64_t>(psys.size());
-#pragma omp parallel for reduction(max : r_cut) schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) {
-    EPJ e;
-    loadEssential(e, psys[static_cast<std::size_t>(i)]);
-    const double r = static_cast<double>(e.getRSearch());
-    // NaN fails the comparison and lands in r_cut, to be reported below.
-    r_cut = r > r_cut || r != r ? r : r_cut;
-  }
-  r_cut_ = comm_.allreduceMax(r_cut);
-  require(r_cut_ > 0.0 && isFiniteValue(r_cut_), "TreeForForceLong (cutoff)",
-          "the cutoff radius (EPJ::getRSearch) must be positive and finite, got {}", r_cut_);
-  boundary_ = dinfo.getBoundaryCondition();
-  root_domain_ = dinfo.getPosRootDomain();
-  image_shifts_ = cutoffImageShifts(boundary_, root_domain_, r_cut_);
-  if (image_shifts_.size() > 1) {
-    require(HasSetPos<EPJ>, "TreeForForceLong (cutoff)",
-            "periodic boundaries need `setPos(const Vec3d&)` on the EPJ type (images are shifted copies)");
-    require(HasSetPos<SPJ>, "TreeForForceLong (cutoff)",
-            "periodic boundaries need `setPos(const Vec3d&)` on the SPJ type (images are shifted copies)");
-  }
-}
-
-template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff, LongSearch kSearch>
-void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::setUpNearestImage(const DomainInfo& dinfo) {
-  Vec3d period{};
-  const Vec3d root = dinfo.getPosRootDomain().size();
-  for (std::size_t a = 0; a < 3; ++a) {
-    if (!((kSearch.nearest_axes >> a) & 1u)) continue;
-    require(std::isfinite(root[a]) && root[a] > 0.0, "TreeForForceLong (nearest image)",
-            "distances to the nearest image along {} need the period there: the root domain is {} long; set it "
-            "with DomainInfo::setPosRootDomain",
-            "xyz"[a], root[a]);
-    period[a] = root[a];
-  }
-  image_ = NearestImage(period);
-}
-
-template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff, LongSearch kSearch>
-ReceivedLet<EPJ, SPJ> TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::planAndExchangeLet(const Comm& comm,
+template <class Force, class EPI, class EPJ, class Moment, class SPJ, class Walk>
+ReceivedLet<EPJ, SPJ> TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, Walk>::planAndExchangeLet(const Comm& comm,
                                                                                                        bool keep_plan) {
   double t = omp_get_wtime();
-  const Boxd my_box = boundingBoxOfPositions(std::span<const EPJ>(local_.epj));
-  const std::span<const Vec3d> cell_pos(local_.cell_pos);
+  typename Walk::Plan plan = walk_.planLet(comm, let_mode_, local_, criterion_, std::span<const EPI>(sorted_.epi));
+  profile_.let_build = omp_get_wtime() - t;
+  t = omp_get_wtime();
   const std::span<const SPJ> cell_spj(local_.all_spj.data(), local_.cells());
-  ReceivedLet<EPJ, SPJ> let;
-  if constexpr (kCutoff) {
-    CutoffLetPlan plan = planCutoffLet(comm, local_.shape, cell_pos, std::span<const Boxd>(local_.cell_extent),
-                                       std::span<const EPJ>(local_.epj), criterion_, r_cut_, my_box,
-                                       std::span<const Vec3d>(image_shifts_));
-    profile_.let_build = omp_get_wtime() - t;
-    t = omp_get_wtime();
-    let = exchangeCutoffLet<EPJ, SPJ>(comm, plan, std::span<const EPJ>(local_.epj), cell_spj, profile_);
-    if (keep_plan) reuse_.cutoff_plan = std::move(plan);
-  } else if constexpr (kSearch.active()) {
-    SearchReach my_reach;
-    my_reach.inner = boundingBoxOfPositions(std::span<const EPI>(sorted_.epi));
-    if constexpr (kSearch.mode == LongSearchMode::SYMMETRY)
-      for (const EPI& e : sorted_.epi) my_reach.outer.merge(searchBoxOf(e));
-    LetPlan plan = planSearchLet<kSearch.mode>(comm, let_mode_, local_.shape, cell_pos,
-                                               std::span<const CellBoxes>(local_.search_boxes), criterion_, my_reach,
-                                               image_);
-    profile_.let_build = omp_get_wtime() - t;
-    t = omp_get_wtime();
-    let = exchangeLet<EPJ, SPJ>(comm, plan, std::span<const EPJ>(local_.epj), cell_spj, profile_);
-    if (keep_plan) reuse_.let_plan = std::move(plan);
-  } else {
-    LetPlan plan = planLet(comm, let_mode_, local_.shape, cell_pos, criterion_, my_box);
-    profile_.let_build = omp_get_wtime() - t;
-    t = omp_get_wtime();
-    let = exchangeLet<EPJ, SPJ>(comm, plan, std::span<const EPJ>(local_.epj), cell_spj, profile_);
-    if (keep_plan) reuse_.let_plan = std::move(plan);
-  }
+  ReceivedLet<EPJ, SPJ> let = walk_.exchangeLet(comm, plan, std::span<const EPJ>(local_.epj), cell_spj, profile_);
+  if (keep_plan) reuse_.let_plan = std::move(plan);
   profile_.let_exchange = omp_get_wtime() - t;
   return let;
 }
 
-template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff, LongSearch kSearch>
-ReceivedLet<EPJ, SPJ> TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::resendLet() {
+template <class Force, class EPI, class EPJ, class Moment, class SPJ, class Walk>
+ReceivedLet<EPJ, SPJ> TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, Walk>::resendLet() {
   const double t = omp_get_wtime();
   const std::span<const SPJ> cell_spj(local_.all_spj.data(), local_.cells());
-  ReceivedLet<EPJ, SPJ> let;
-  if constexpr (kCutoff)
-    let = exchangeCutoffLet<EPJ, SPJ>(comm_, reuse_.cutoff_plan, std::span<const EPJ>(local_.epj), cell_spj, profile_);
-  else
-    let = exchangeLet<EPJ, SPJ>(comm_, reuse_.let_plan, std::span<const EPJ>(local_.epj), cell_spj, profile_);
+  ReceivedLet<EPJ, SPJ> let =
+      walk_.exchangeLet(comm_, reuse_.let_plan, std::span<const EPJ>(local_.epj), cell_spj, profile_);
   profile_.let_exchange = omp_get_wtime() - t;
   return let;
 }
 
-template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff, LongSearch kSearch>
+template <class Force, class EPI, class EPJ, class Moment, class SPJ, class Walk>
 template <class PSys>
-void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::refreshForReuse(const PSys& psys,
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, Walk>::refreshForReuse(const PSys& psys,
                                                                                    const DomainInfo& dinfo,
                                                                                    ForceStart start) {
   reuse_.guard.check(psys, dinfo.comm(), "TreeForForceLong (REUSE_LIST)");
   sorted_.refresh(psys, start, local_.epj, profile_);
   double t = omp_get_wtime();
   local_.computeMomentsAndSuperParticles(false);
-  computeSearchBoxesOf<kSearch.mode>(local_);  // for getNeighborListOneParticle
+  walk_.refreshCellData(local_);
   profile_.local_moments = omp_get_wtime() - t;
   if (!global_built_) return;
   const ReceivedLet<EPJ, SPJ> let = resendLet();
@@ -726,12 +599,12 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::refre
   profile_.global_tree = omp_get_wtime() - t;
   t = omp_get_wtime();
   global_.computeMomentsAndSuperParticles(false);
-  computeSearchBoxesOf<kSearch.mode>(global_);
+  walk_.refreshCellData(global_);
   profile_.global_moments = omp_get_wtime() - t;
 }
 
-template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff, LongSearch kSearch>
-void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::makeInteractionGroups() {
+template <class Force, class EPI, class EPJ, class Moment, class SPJ, class Walk>
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, Walk>::makeInteractionGroups() {
   const double t = omp_get_wtime();
   groups_ = makeGroups(local_.shape, n_group_limit_);
   const auto ng = static_cast<std::int64_t>(groups_.size());
@@ -741,29 +614,21 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::makeI
     for (std::uint32_t i = group.first; i < group.first + group.count; ++i)
       group.box.merge(positionOf(sorted_.epi[i]));
   }
-  if constexpr (kSearch.mode == LongSearchMode::SYMMETRY) {
-    group_search_box_.assign(groups_.size(), Boxd::empty());
-#pragma omp parallel for schedule(static)
-    for (std::int64_t g = 0; g < ng; ++g) {
-      const InteractionGroup& group = groups_[static_cast<std::size_t>(g)];
-      for (std::uint32_t i = group.first; i < group.first + group.count; ++i)
-        group_search_box_[static_cast<std::size_t>(g)].merge(searchBoxOf(sorted_.epi[i]));
-    }
-  }
+  walk_.prepareGroups(std::span<const InteractionGroup>(groups_), std::span<const EPI>(sorted_.epi));
   profile_.n_groups = ng;
   profile_.groups = omp_get_wtime() - t;
 }
 
-template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff, LongSearch kSearch>
-void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::buildLists() {
+template <class Force, class EPI, class EPJ, class Moment, class SPJ, class Walk>
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, Walk>::buildLists() {
   const double t = omp_get_wtime();
   lists_.reset(groups_.size());
   buildListRange(0, groups_.size());
   profile_.walk = omp_get_wtime() - t;
 }
 
-template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff, LongSearch kSearch>
-void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::buildListRange(std::size_t g0, std::size_t g1) {
+template <class Force, class EPI, class EPJ, class Moment, class SPJ, class Walk>
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, Walk>::buildListRange(std::size_t g0, std::size_t g1) {
   const Built& tr = tree();
   require(tr.epj.size() < (std::size_t{1} << 31) && tr.all_spj.size() < (std::size_t{1} << 31), "TreeForForceLong",
           "{} EPJs and {} SPJs exceed the int32 indices of interaction lists", tr.epj.size(), tr.all_spj.size());
@@ -773,9 +638,9 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::build
   });
 }
 
-template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff, LongSearch kSearch>
+template <class Force, class EPI, class EPJ, class Moment, class SPJ, class Walk>
 template <class EpKernel, class SpKernel>
-void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::computeOnHost(EpKernel& kernel_ep,
+void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, Walk>::computeOnHost(EpKernel& kernel_ep,
                                                                                  SpKernel& kernel_sp,
                                                                                  bool from_kept_lists) {
   const Built& t = tree();
@@ -818,8 +683,8 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::compu
   profile_.n_ep_sp = totals.n_ep_sp;
 }
 
-template <class Force, class EPI, class EPJ, class Moment, class SPJ, bool kCutoff, LongSearch kSearch>
-std::size_t TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, kCutoff, kSearch>::memoryBytes() const {
+template <class Force, class EPI, class EPJ, class Moment, class SPJ, class Walk>
+std::size_t TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, Walk>::memoryBytes() const {
   auto bytes = [](const auto& v) { return v.capacity() * sizeof(typename std::decay_t<decltype(v)>::value_type); };
   auto built = [&](const Built& b) {
     return bytes(b.ep_keys) + bytes(b.sp_keys) + bytes(b.epj) + bytes(b.spj) + bytes(b.shape.cells) +
@@ -838,7 +703,7 @@ struct WithCutoffNeedsMomentAndSpj {
 };
 template <class Force, class EPI, class EPJ, class Moment, class SPJ>
 struct CutoffTreeOf {
-  using type = TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, true>;
+  using type = TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, CutoffWalk>;
 };
 template <class Force, class EPI, class EPJ>
 struct CutoffTreeOf<Force, EPI, EPJ, void, void> {
@@ -853,7 +718,7 @@ struct WithSearchNeedsMomentAndSpj {
 };
 template <class Force, class EPI, class EPJ, class Moment, class SPJ, LongSearch kSearch>
 struct SearchTreeOf {
-  using type = TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, false, kSearch>;
+  using type = TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, SearchWalk<kSearch>>;
 };
 template <class Force, class EPI, class EPJ, LongSearch kSearch>
 struct SearchTreeOf<Force, EPI, EPJ, void, void, kSearch> {
@@ -884,27 +749,27 @@ struct TreeForForceLong {
   template <class Moment, class SPJ>
   using WithMoment = TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ>;
   /// Cutoff trees: forces that vanish beyond EPJ::getRSearch(), open or periodic boundaries.
-  using MonopoleWithCutoff = TreeForForceLongWith<Force, EPI, EPJ, MomentMonopoleCutoff, SPJMonopoleCutoff, true>;
+  using MonopoleWithCutoff = TreeForForceLongWith<Force, EPI, EPJ, MomentMonopoleCutoff, SPJMonopoleCutoff, CutoffWalk>;
   /// A cutoff tree with the 4th and 5th arguments as moment and SPJ (a compile-time error
   /// without them).
   using WithCutoff = typename detail::CutoffTreeOf<Force, EPI, EPJ, MomentForCutoff, SPJForCutoff>::type;
   /// A cutoff tree with a user's own moment and superparticle pair.
   template <class Moment, class SPJ>
-  using WithMomentAndCutoff = TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, true>;
+  using WithMomentAndCutoff = TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, CutoffWalk>;
   /// Search trees (FDPS's SEARCH_MODE_LONG_SCATTER / LONG_SYMMETRY): particles within search
   /// reach of a group reach its kernel one by one, never inside a superparticle. This one:
   /// monopole, by the EPJ's search radius.
   using MonopoleWithScatterSearch =
-      TreeForForceLongWith<Force, EPI, EPJ, MomentMonopoleScatter, SPJMonopoleScatter, false, kScatterSearch>;
+      TreeForForceLongWith<Force, EPI, EPJ, MomentMonopoleScatter, SPJMonopoleScatter, SearchWalk<kScatterSearch>>;
   /// Search tree: quadrupole, by the EPJ's search radius.
   using QuadrupoleWithScatterSearch =
-      TreeForForceLongWith<Force, EPI, EPJ, MomentQuadrupoleScatter, SPJQuadrupoleScatter, false, kScatterSearch>;
+      TreeForForceLongWith<Force, EPI, EPJ, MomentQuadrupoleScatter, SPJQuadrupoleScatter, SearchWalk<kScatterSearch>>;
   /// Search tree: monopole, by the larger of the EPI's and the EPJ's search radii.
   using MonopoleWithSymmetrySearch =
-      TreeForForceLongWith<Force, EPI, EPJ, MomentMonopoleSymmetry, SPJMonopoleSymmetry, false, kSymmetrySearch>;
+      TreeForForceLongWith<Force, EPI, EPJ, MomentMonopoleSymmetry, SPJMonopoleSymmetry, SearchWalk<kSymmetrySearch>>;
   /// Search tree: quadrupole, by the larger of the EPI's and the EPJ's search radii.
   using QuadrupoleWithSymmetrySearch =
-      TreeForForceLongWith<Force, EPI, EPJ, MomentQuadrupoleSymmetry, SPJQuadrupoleSymmetry, false, kSymmetrySearch>;
+      TreeForForceLongWith<Force, EPI, EPJ, MomentQuadrupoleSymmetry, SPJQuadrupoleSymmetry, SearchWalk<kSymmetrySearch>>;
   /// Scatter search tree with the 4th and 5th arguments as moment and SPJ (a compile-time
   /// error without them).
   using WithScatterSearch =
