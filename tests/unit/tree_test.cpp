@@ -80,7 +80,7 @@ TEST(LinkCells, EveryCellHoldsExactlyTheKeysOfItsPrefixAndLeavesRespectTheLimit)
   std::sort(keys.begin(), keys.end());
   std::vector<MortonKey> sp_keys(keys.begin(), keys.begin() + 300);  // a second array sharing the tree
   const int leaf_limit = 8;
-  const TreeShape shape = linkCells(keys, sp_keys, leaf_limit);
+  const TreeShape shape = linkCells(Cpu{}, keys, sp_keys, leaf_limit);
   std::size_t leaf_particles = 0;
   for (int level = 0; level < shape.levels(); ++level) {
     for (std::uint32_t c = shape.level_begin[static_cast<std::size_t>(level)];
@@ -119,11 +119,11 @@ TEST(Moments, QuadrupoleOfEveryCellEqualsTheSumOverItsParticles) {
   std::vector<MortonKey> keys;
   std::vector<ChargedEP> epj;
   for (auto& [k, e] : keyed) keys.push_back(k), epj.push_back(e);
-  const TreeShape shape = linkCells(keys, {}, 4);
+  const TreeShape shape = linkCells(Cpu{}, keys, {}, 4);
   std::vector<MomentQuadrupole> quad;
   std::vector<MomentQuadrupoleGeometricCenter> gc;
-  computeMoments<MomentQuadrupole, ChargedEP, SPJQuadrupole>(shape, epj, {}, quad);
-  computeMoments<MomentQuadrupoleGeometricCenter, ChargedEP, SPJQuadrupoleGeometricCenter>(shape, epj, {}, gc);
+  computeMoments<MomentQuadrupole, ChargedEP, SPJQuadrupole>(Cpu{}, shape, epj, {}, quad);
+  computeMoments<MomentQuadrupoleGeometricCenter, ChargedEP, SPJQuadrupoleGeometricCenter>(Cpu{}, shape, epj, {}, gc);
   auto components = [](const SymMat3d& m) { return std::array{m.xx, m.yy, m.zz, m.xy, m.xz, m.yz}; };
   const char* names[] = {"xx", "yy", "zz", "xy", "xz", "yz"};
   for (std::size_t c = 0; c < shape.cells.size(); ++c) {
@@ -168,8 +168,8 @@ TEST(Groups, CoverEveryParticleOnceWithinTheLimit) {
   std::vector<MortonKey> keys;
   for (const auto& p : positions) keys.push_back(root.keyOf(p));
   std::sort(keys.begin(), keys.end());
-  const TreeShape shape = linkCells(keys, {}, 8);
-  const auto groups = makeGroups(shape, 64);
+  const TreeShape shape = linkCells(Cpu{}, keys, {}, 8);
+  const auto groups = makeGroups(Cpu{}, shape, 64);
   std::uint32_t next = 0;
   for (const auto& g : groups) {
     ASSERT_EQ(g.first, next);  // contiguous, in order, no gaps or overlaps

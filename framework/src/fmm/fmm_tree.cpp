@@ -8,6 +8,7 @@
 #include "grove/core/error.hpp"
 #include "grove/core/large_vector.hpp"
 #include "grove/tree/morton.hpp"
+#include "grove/tree/key_order.hpp"
 #include "grove/tree/radix_sort.hpp"
 
 namespace grove::fmm {
@@ -19,32 +20,26 @@ void FmmTree::build(std::span<const Vec3d> positions, std::span<const double> ch
   require(n_leaf >= 1, "fmm::FmmTree::build", "n_leaf must be at least 1, got {}", n_leaf);
   require(positions.size() < (std::size_t{1} << 31), "fmm::FmmTree::build",
           "{} particles on one rank: at most 2^31 - 1 are supported", positions.size());
-  sortByKey(positions, charges);
+  orderParticles(positions, charges);
   splitCells(n_leaf);
   computeMoments(expansion);
 }
 
-void FmmTree::sortByKey(std::span<const Vec3d> positions, std::span<const double> charges) {
+void FmmTree::orderParticles(std::span<const Vec3d> positions, std::span<const double> charges) {
+  // The key stages every tree shares (tree/key_order.hpp). The cells are then split the FMM's
+  // own way (splitCells: chains of single-child octants collapsed, cells by generation with their
+  // parents), not by linkCells, whose layout the dual traversal and its expansions do not use.
   const std::size_t n = positions.size();
-  Boxd bounds = Boxd::empty();
-#pragma omp parallel
-  {
-    Boxd mine = Boxd::empty();
-#pragma omp for nowait
-    for (std::size_t i = 0; i < n; ++i) mine.merge(positions[i]);
-#pragma omp critical
-    bounds.merge(mine);
-  }
+  const Boxd bounds = boundingBox(Cpu{}, positions);
   bounds_ = bounds;
   const Vec3d size = n > 0 ? bounds.high - bounds.low : Vec3d(1.0);
   // Slightly larger than the particles' extent, so the largest coordinate stays inside the cube.
   const double length = std::max({size.x, size.y, size.z, 1e-300}) * (1.0 + 1e-12);
   const RootCell root{n > 0 ? bounds.low : Vec3d(0.0), length};
 
-  LargeVector<KeyIndex> items(n), scratch;
-#pragma omp parallel for
-  for (std::size_t i = 0; i < n; ++i) items[i] = {root.keyOf(positions[i]), static_cast<std::uint32_t>(i)};
-  radixSortByKey(items, scratch);
+  LargeVector<KeyIndex> items, scratch;
+  mortonKeys(Cpu{}, root, positions, items);
+  sortByKey(Cpu{}, items, scratch);
 
   order_.resize(n);
   keys_.resize(n);

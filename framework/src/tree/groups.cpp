@@ -2,7 +2,7 @@
 
 namespace grove {
 
-std::vector<InteractionGroup> makeGroups(const TreeShape& shape, int n_group_limit) {
+std::vector<InteractionGroup> makeGroups(Cpu, const TreeShape& shape, int n_group_limit) {
   std::vector<InteractionGroup> groups;
   if (shape.cells.empty() || shape.cells[0].ep_count == 0) return groups;
   std::vector<std::int32_t> stack{0};

@@ -4,7 +4,7 @@
 
 namespace grove {
 
-void linkCells(std::span<const MortonKey> ep_keys, std::span<const MortonKey> sp_keys, int n_leaf_limit,
+void linkCells(Cpu, std::span<const MortonKey> ep_keys, std::span<const MortonKey> sp_keys, int n_leaf_limit,
                TreeShape& shape) {
   // Trees of leaf limit 8 or so have well under one cell per entry; reserving that avoids
   // regrowing (and faulting in) the cell array level by level. (Chains of single-child cells

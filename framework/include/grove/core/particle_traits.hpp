@@ -36,6 +36,9 @@ GROVE_HD_TEMPLATE Vec3d positionOf(const P& p) {
   return {static_cast<double>(v.x), static_cast<double>(v.y), static_cast<double>(v.z)};
 }
 
+/// A position is its own position (so stages over positions take plain Vec3d arrays too).
+GROVE_HOST_DEVICE inline Vec3d positionOf(const Vec3d& x) { return x; }
+
 /// A particle with a search radius `getRSearch()` (short-range trees and the long-range search
 /// trees).
 template <class P>

@@ -73,7 +73,7 @@ class FmmTree {
   const Boxd& bounds() const { return bounds_; }
 
  private:
-  void sortByKey(std::span<const Vec3d> positions, std::span<const double> charges);
+  void orderParticles(std::span<const Vec3d> positions, std::span<const double> charges);
   void splitCells(int n_leaf);
   void computeMoments(const MultiIndexSet& expansion);
 

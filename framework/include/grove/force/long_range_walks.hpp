@@ -99,7 +99,7 @@ class OpeningAngleWalk {
   Plan planLet(const Comm& comm, LetExchangeMode mode, const Tree& local, const OpeningCriterion& criterion,
                std::span<const EPI>) const {
     return grove::planLet(comm, mode, local.shape, std::span<const Vec3d>(local.cell_pos), criterion,
-                          boundingBoxOfPositions(std::span<const typename Tree::Epj>(local.epj)));
+                          boundingBox(Cpu{}, std::span<const typename Tree::Epj>(local.epj)));
   }
   /// Sends the planned payloads (current values of epj and cell_spj) and returns what arrives.
   /// Collective over comm; sets profile's LET counts.
@@ -191,7 +191,7 @@ class CutoffWalk {
     using EPJ = typename Tree::Epj;
     const std::span<const EPJ> epj(local.epj);
     return planCutoffLet(comm, local.shape, std::span<const Vec3d>(local.cell_pos),
-                         std::span<const Boxd>(local.cell_extent), epj, criterion, r_cut_, boundingBoxOfPositions(epj),
+                         std::span<const Boxd>(local.cell_extent), epj, criterion, r_cut_, boundingBox(Cpu{}, epj),
                          std::span<const Vec3d>(image_shifts_));
   }
   /// Sends the planned payloads (current values of epj and cell_spj) and returns what arrives.
@@ -302,7 +302,7 @@ class SearchWalk {
   Plan planLet(const Comm& comm, LetExchangeMode mode, const Tree& local, const OpeningCriterion& criterion,
                std::span<const EPI> epi) const {
     SearchReach my_reach;
-    my_reach.inner = boundingBoxOfPositions(epi);
+    my_reach.inner = boundingBox(Cpu{}, epi);
     if constexpr (kSearch.mode == LongSearchMode::SYMMETRY)
       for (const EPI& e : epi) my_reach.outer.merge(searchBoxOf(e));
     return planSearchLet<kSearch.mode>(comm, mode, local.shape, std::span<const Vec3d>(local.cell_pos),

@@ -101,7 +101,7 @@ struct BuiltTree {
     const std::size_t nc = shape.cells.size();
     all_spj.resize(nc + spj.size());
     if (for_walks) cell_pos.resize(nc);
-    computeMoments<Moment, EPJ, SPJ>(shape, epj, spj, moments, [&](std::size_t c, const Moment& m) {
+    computeMoments<Moment, EPJ, SPJ>(Cpu{}, shape, epj, spj, moments, [&](std::size_t c, const Moment& m) {
       all_spj[c].copyFromMoment(m);
       if (for_walks) cell_pos[c] = positionOf(m);
     });
@@ -494,7 +494,7 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, Walk>::buildLocalTree(co
                                                                                   const RootCell* given_root) {
   double t = omp_get_wtime();
   // 1. Root cell: the bounding cube of every rank's particles, so that cells agree across ranks.
-  Boxd bounds = boundingBoxOfPositions(psys.particles());
+  Boxd bounds = boundingBox(Cpu{}, psys.particles());
   bounds.low = comm.allreduceMin(bounds.low);
   bounds.high = comm.allreduceMax(bounds.high);
   if (given_root) {
@@ -519,7 +519,7 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, Walk>::buildLocalTree(co
   t = omp_get_wtime();
   local_.sp_keys.clear();
   local_.spj.clear();
-  linkCells(local_.ep_keys, local_.sp_keys, n_leaf_limit_, local_.shape);
+  linkCells(Cpu{}, local_.ep_keys, local_.sp_keys, n_leaf_limit_, local_.shape);
   profile_.link = omp_get_wtime() - t;
   t = omp_get_wtime();
   local_.computeMomentsAndSuperParticles();
@@ -539,8 +539,8 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, Walk>::buildGlobalTree(c
   std::vector<std::uint32_t>* sp_source = keep_plan ? &reuse_.global_sp_source : nullptr;
   mergeIntoSorted(root_, std::span<const MortonKey>(local_.ep_keys), std::span<const EPJ>(local_.epj),
                   std::span<const EPJ>(let.epj), global_.ep_keys, global_.epj, ep_source);
-  sortByKey(root_, std::span<const SPJ>(let.spj), global_.sp_keys, global_.spj, sp_source);
-  linkCells(global_.ep_keys, global_.sp_keys, n_leaf_limit_, global_.shape);
+  sortIntoKeyOrder(Cpu{}, root_, std::span<const SPJ>(let.spj), global_.sp_keys, global_.spj, sp_source);
+  linkCells(Cpu{}, global_.ep_keys, global_.sp_keys, n_leaf_limit_, global_.shape);
   profile_.global_tree = omp_get_wtime() - t;
 
   t = omp_get_wtime();
@@ -606,7 +606,7 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, Walk>::refreshForReuse(c
 template <class Force, class EPI, class EPJ, class Moment, class SPJ, class Walk>
 void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, Walk>::makeInteractionGroups() {
   const double t = omp_get_wtime();
-  groups_ = makeGroups(local_.shape, n_group_limit_);
+  groups_ = makeGroups(Cpu{}, local_.shape, n_group_limit_);
   const auto ng = static_cast<std::int64_t>(groups_.size());
 #pragma omp parallel for schedule(static)
   for (std::int64_t g = 0; g < ng; ++g) {

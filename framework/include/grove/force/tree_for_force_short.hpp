@@ -430,7 +430,7 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::buildTrees(const PSys& psys, con
   const Comm& comm = dinfo.comm();
   double t = omp_get_wtime();
   // Root: every rank's positions, widened by the largest search radius (where images land).
-  Boxd bounds = boundingBoxOfPositions(psys.particles());
+  Boxd bounds = boundingBox(Cpu{}, psys.particles());
   double r_max = 0.0;
   const auto n = static_cast<std::int64_t>(psys.size());
 #pragma omp parallel for reduction(max : r_max) schedule(static)
@@ -477,7 +477,7 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::buildTrees(const PSys& psys, con
 
   sorted_.build(psys, root, start, local_.epj, local_.ep_keys, profile_, reorder);
   t = omp_get_wtime();
-  linkCells(local_.ep_keys, {}, n_leaf_limit_, local_.shape);
+  linkCells(Cpu{}, local_.ep_keys, {}, n_leaf_limit_, local_.shape);
   profile_.link = omp_get_wtime() - t;
   t = omp_get_wtime();
   computeCellBoxes<M, EPJ>(local_.shape, std::span<const EPJ>(local_.epj), local_.boxes);
@@ -503,7 +503,7 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::buildTrees(const PSys& psys, con
                   std::span<const EPJ>(received), global_.ep_keys, global_.epj,
                   keep_plan ? &reuse_.global_source : nullptr);
   if (keep_plan) reuse_.let_plan = std::move(plan);
-  linkCells(global_.ep_keys, {}, n_leaf_limit_, global_.shape);
+  linkCells(Cpu{}, global_.ep_keys, {}, n_leaf_limit_, global_.shape);
   profile_.global_tree = omp_get_wtime() - t;
   t = omp_get_wtime();
   computeCellBoxes<M, EPJ>(global_.shape, std::span<const EPJ>(global_.epj), global_.boxes);
@@ -513,7 +513,7 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::buildTrees(const PSys& psys, con
 template <class Force, class EPI, class EPJ, SearchMode M>
 void TreeForForceShortWith<Force, EPI, EPJ, M>::makeInteractionGroups() {
   const double t = omp_get_wtime();
-  const std::vector<InteractionGroup> cells = makeGroups(local_.shape, n_group_limit_);
+  const std::vector<InteractionGroup> cells = makeGroups(Cpu{}, local_.shape, n_group_limit_);
   groups_.resize(cells.size());
   const auto ng = static_cast<std::int64_t>(cells.size());
 #pragma omp parallel for schedule(static)

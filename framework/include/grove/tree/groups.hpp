@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "grove/core/box.hpp"
+#include "grove/core/execution.hpp"
 #include "grove/tree/tree_cells.hpp"
 
 namespace grove {
@@ -21,6 +22,6 @@ struct InteractionGroup {
 /// The groups of a linked tree, in Morton order: the largest cells holding at most
 /// n_group_limit EPJ, or leaves; cells without EPJ give no group. Boxes are left empty
 /// (Boxd::empty()): the caller knows the particle type.
-std::vector<InteractionGroup> makeGroups(const TreeShape& shape, int n_group_limit);
+std::vector<InteractionGroup> makeGroups(Cpu, const TreeShape& shape, int n_group_limit);
 
 }  // namespace grove

@@ -1,36 +1,16 @@
 #pragma once
 /// @file
-/// Key-sorting received particles and merging them into an already key-sorted local array: how
+/// Merging key-sorted received particles into an already key-sorted local array: how
 /// the global tree gets its particles without sorting the local ones again.
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "grove/core/execution.hpp"
+#include "grove/tree/key_order.hpp"
 #include "grove/tree/morton.hpp"
-#include "grove/tree/radix_sort.hpp"
 
 namespace grove {
-
-/// items in key order (keys relative to root), with their keys, stably (equal keys keep their
-/// input order): out and keys_out are resized to items.size(). source (optional) gets, for
-/// each output position, the input index it came from, so the same order can be replayed.
-/// P: a position readable by positionOf.
-template <class P, class Alloc>
-void sortByKey(const RootCell& root, std::span<const P> items, std::vector<MortonKey>& keys_out,
-               std::vector<P, Alloc>& out, std::vector<std::uint32_t>* source = nullptr) {
-  LargeVector<KeyIndex> keyed(items.size()), scratch;
-  for (std::size_t i = 0; i < items.size(); ++i)
-    keyed[i] = {root.keyOf(positionOf(items[i])), static_cast<std::uint32_t>(i)};
-  radixSortByKey(keyed, scratch);
-  keys_out.resize(items.size());
-  out.resize(items.size());
-  if (source) source->resize(items.size());
-  for (std::size_t i = 0; i < keyed.size(); ++i) {
-    keys_out[i] = keyed[i].key;
-    out[i] = items[keyed[i].index];
-    if (source) (*source)[i] = keyed[i].index;
-  }
-}
 
 /// sorted (with sorted_keys) merged with `extra` (any order) into out / keys_out. Ties put the
 /// sorted array's element first, so the result is deterministic. source (optional) gets, for each
@@ -44,7 +24,7 @@ void mergeIntoSorted(const RootCell& root, std::span<const MortonKey> sorted_key
   std::vector<MortonKey> extra_keys;
   std::vector<P> extra_sorted;
   std::vector<std::uint32_t> extra_source;
-  sortByKey(root, extra, extra_keys, extra_sorted, source ? &extra_source : nullptr);
+  sortIntoKeyOrder(Cpu{}, root, extra, extra_keys, extra_sorted, source ? &extra_source : nullptr);
   const std::size_t na = sorted.size(), nb = extra_sorted.size();
   keys_out.resize(na + nb);
   out.resize(na + nb);

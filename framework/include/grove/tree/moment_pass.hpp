@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "grove/core/execution.hpp"
 #include "grove/tree/moments.hpp"
 #include "grove/tree/tree_cells.hpp"
 
@@ -56,7 +57,7 @@ GROVE_HD_TEMPLATE Moment momentOfCell(int pass, const TreeCell& cell, const EPJ*
 /// shape.cells), from the key-sorted epj and spj the cells index; on_final(c, moment) is called
 /// for each cell in the last sweep, concurrently for the cells of one level.
 template <class Moment, class EPJ, class SPJ, class OnFinal>
-void computeMoments(const TreeShape& shape, std::span<const EPJ> epj, std::span<const SPJ> spj,
+void computeMoments(Cpu, const TreeShape& shape, std::span<const EPJ> epj, std::span<const SPJ> spj,
                     std::vector<Moment>& moments, OnFinal&& on_final) {
   moments.resize(shape.cells.size());
   constexpr int kPasses = momentHasSecondPass<Moment>() ? 2 : 1;
@@ -71,9 +72,9 @@ void computeMoments(const TreeShape& shape, std::span<const EPJ> epj, std::span<
 
 /// computeMoments without an on_final callback.
 template <class Moment, class EPJ, class SPJ>
-void computeMoments(const TreeShape& shape, std::span<const EPJ> epj, std::span<const SPJ> spj,
+void computeMoments(Cpu policy, const TreeShape& shape, std::span<const EPJ> epj, std::span<const SPJ> spj,
                     std::vector<Moment>& moments) {
-  computeMoments(shape, epj, spj, moments, [](std::size_t, const Moment&) {});
+  computeMoments(policy, shape, epj, spj, moments, [](std::size_t, const Moment&) {});
 }
 
 }  // namespace grove

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "grove/core/error.hpp"
+#include "grove/core/execution.hpp"
 #include "grove/core/large_vector.hpp"
+#include "grove/tree/key_order.hpp"
 #include "grove/tree/morton.hpp"
 #include "grove/tree/profile.hpp"
 #include "grove/tree/radix_sort.hpp"
@@ -51,14 +53,10 @@ class SortedParticles {
     require(n < (std::size_t{1} << 32), "tree", "{} local particles exceed the 2^32 a tree indexes", n);
     const auto ni = static_cast<std::int64_t>(n);
     double t = omp_get_wtime();
-    keys_.resize(n);
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < ni; ++i)
-      keys_[static_cast<std::size_t>(i)] = {root.keyOf(positionOf(psys[static_cast<std::size_t>(i)])),
-                                            static_cast<std::uint32_t>(i)};
+    mortonKeys(Cpu{}, root, psys, keys_);
     profile.keys = omp_get_wtime() - t;
     t = omp_get_wtime();
-    radixSortByKey(keys_, scratch_);
+    sortByKey(Cpu{}, keys_, scratch_);
     profile.sort = omp_get_wtime() - t;
 
     t = omp_get_wtime();
@@ -167,20 +165,5 @@ class SortedParticles {
  private:
   LargeVector<KeyIndex> keys_, scratch_;
 };
-
-/// The bounding box of items' positions (parallel; Boxd::empty() for no items).
-template <class T>
-Boxd boundingBoxOfPositions(std::span<const T> items) {
-  Boxd box = Boxd::empty();
-#pragma omp parallel
-  {
-    Boxd mine = Boxd::empty();
-#pragma omp for schedule(static) nowait
-    for (std::size_t i = 0; i < items.size(); ++i) mine.merge(positionOf(items[i]));
-#pragma omp critical(grove_bounding_box)
-    box.merge(mine);
-  }
-  return box;
-}
 
 }  // namespace grove

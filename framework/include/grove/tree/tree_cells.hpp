@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "grove/core/execution.hpp"
 #include "grove/tree/morton.hpp"
 
 namespace grove {
@@ -55,12 +56,14 @@ void forEachCellBottomUp(const TreeShape& shape, Visit&& visit) {
 /// Links the cells of both sorted key arrays. A cell holding more than n_leaf_limit entries is
 /// split into its non-empty octants, down to the deepest Morton level.
 /// `shape` is rebuilt in place: its memory is reused from step to step.
-void linkCells(std::span<const MortonKey> ep_keys, std::span<const MortonKey> sp_keys, int n_leaf_limit,
+/// The host form (OpenMP threads over the cells of a level); the device one takes grove::Gpu.
+void linkCells(Cpu, std::span<const MortonKey> ep_keys, std::span<const MortonKey> sp_keys, int n_leaf_limit,
                TreeShape& shape);
 /// linkCells into a new TreeShape.
-inline TreeShape linkCells(std::span<const MortonKey> ep_keys, std::span<const MortonKey> sp_keys, int n_leaf_limit) {
+inline TreeShape linkCells(Cpu policy, std::span<const MortonKey> ep_keys, std::span<const MortonKey> sp_keys,
+                           int n_leaf_limit) {
   TreeShape shape;
-  linkCells(ep_keys, sp_keys, n_leaf_limit, shape);
+  linkCells(policy, ep_keys, sp_keys, n_leaf_limit, shape);
   return shape;
 }
 
