@@ -3,7 +3,8 @@
 # grove's unit and MPI suites, the particle-file fuzz loop included, built with AddressSanitizer
 # and UndefinedBehaviorSanitizer (-O1, frame pointers, every UB finding fatal; -g1: the line
 # tables a report needs for file:line, without the variable info that made each object 40%
-# slower to compile) into ${GROVE_SANITIZE_BUILD_DIR:-build-sanitize}, and run at 1 and 2 ranks. Any finding fails it.
+# slower to compile) into ${GROVE_SANITIZE_BUILD_DIR:-build-sanitize}, and run at 1 and 2 ranks.
+# Any finding fails it.
 # Leak detection is off: every suite starts MPI, and OpenMPI's components, loaded with dlopen and
 # unloaded at MPI_Finalize, leave allocations that LeakSanitizer reports with frames in modules
 # that are gone by then, which no suppression can name (tried: all 17 runs reported only such
