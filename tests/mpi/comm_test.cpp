@@ -38,6 +38,7 @@ void PrintTo(const Vec3<T>& v, std::ostream* os) {
 
 namespace {
 
+using grove::Boxd;
 using grove::Comm;
 using grove::SparseMessage;
 using grove::Request;
@@ -275,6 +276,22 @@ TEST(CommAllreduceArray, VectorSumMinMaxAreElementWise) {
     EXPECT_EQ(low[k], i) << "element " << i;
     EXPECT_EQ(high[k], 3 * (n - 1) + i) << "element " << i;
   }
+}
+
+TEST(CommAllreduceUnion, HoldsEveryRanksBoxAndIgnoresEmptyOnes) {
+  const Comm comm;
+  const int r = comm.rank(), n = comm.size();
+  // Rank r's box spans [-r, r + 1] on x, [r, 2r + 1] on y and [-2 - r, -1] on z; the last rank
+  // (when there are several) holds nothing.
+  const bool empty = n > 1 && r == n - 1;
+  const double d = r;
+  const Boxd mine = empty ? Boxd::empty() : Boxd{{-d, d, -2.0 - d}, {d + 1.0, 2.0 * d + 1.0, -1.0}};
+  const Boxd all = comm.allreduceUnion(mine);
+  const int holders = n > 1 ? n - 1 : 1;  // ranks 0 .. holders-1 hold a box
+  const double last = holders - 1;
+  EXPECT_EQ(all.low, Vec3d(-last, 0.0, -2.0 - last));
+  EXPECT_EQ(all.high, Vec3d(last + 1.0, 2.0 * last + 1.0, -1.0));
+  EXPECT_TRUE(comm.allreduceUnion(Boxd::empty()).isEmpty());
 }
 
 TEST(CommAllreduceArray, SpanFormReducesOnlyTheViewedElements) {

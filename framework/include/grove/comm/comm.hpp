@@ -20,6 +20,7 @@
 
 #include "grove/comm/backend.hpp"
 #include "grove/comm/reduction.hpp"
+#include "grove/core/box.hpp"
 #include "grove/core/error.hpp"
 
 namespace grove {
@@ -163,6 +164,15 @@ class Comm {
   /// Collective: the maximum over ranks (element by element), on every rank.
   template <Reducible T>
   T allreduceMax(const T& value) const { return allreduceOne(value, detail::ReduceOp::Max); }
+
+  /// Collective: the smallest box holding every rank's box, on every rank (an empty box counts for
+  /// nothing; empty if all are). One reduction: the minimum of the low corners and of the negated
+  /// high corners.
+  Boxd allreduceUnion(const Boxd& box) const {
+    double corners[6] = {box.low.x, box.low.y, box.low.z, -box.high.x, -box.high.y, -box.high.z};
+    allreduceMin(std::span<double>(corners));
+    return Boxd{{corners[0], corners[1], corners[2]}, {-corners[3], -corners[4], -corners[5]}};
+  }
 
   /// Collective: element-wise sum of a whole array, in place. Every rank passes the same length.
   template <Reducible T>

@@ -494,9 +494,7 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, Walk>::buildLocalTree(co
                                                                                   const RootCell* given_root) {
   double t = omp_get_wtime();
   // 1. Root cell: the bounding cube of every rank's particles, so that cells agree across ranks.
-  Boxd bounds = boundingBox(Cpu{}, psys.particles());
-  bounds.low = comm.allreduceMin(bounds.low);
-  bounds.high = comm.allreduceMax(bounds.high);
+  const Boxd bounds = comm.allreduceUnion(boundingBox(Cpu{}, psys.particles()));
   if (given_root) {
     const Boxd box = given_root->box();
     bool inside = true;
@@ -588,13 +586,8 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, Walk>::refreshForReuse(c
   if (!global_built_) return;
   const ReceivedLet<EPJ, SPJ> let = resendLet();
   t = omp_get_wtime();
-  const std::size_t n_local = local_.epj.size();
-  const auto n_global = static_cast<std::int64_t>(global_.epj.size());
-#pragma omp parallel for schedule(static)
-  for (std::int64_t o = 0; o < n_global; ++o) {
-    const std::uint32_t src = reuse_.global_ep_source[static_cast<std::size_t>(o)];
-    global_.epj[static_cast<std::size_t>(o)] = src < n_local ? local_.epj[src] : let.epj[src - n_local];
-  }
+  replayMerge(Cpu{}, std::span<const std::uint32_t>(reuse_.global_ep_source), std::span<const EPJ>(local_.epj),
+              std::span<const EPJ>(let.epj), std::span<EPJ>(global_.epj));
   for (std::size_t i = 0; i < global_.spj.size(); ++i) global_.spj[i] = let.spj[reuse_.global_sp_source[i]];
   profile_.global_tree = omp_get_wtime() - t;
   t = omp_get_wtime();

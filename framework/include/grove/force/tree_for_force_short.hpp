@@ -412,11 +412,8 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::refreshForReuse(const PSys& psys
       exchangeShortRangeLet(dinfo.comm(), reuse_.let_plan, std::span<const EPJ>(local_.epj), profile_);
   profile_.let_exchange = omp_get_wtime() - t;
   t = omp_get_wtime();
-  const std::size_t n_local = local_.epj.size();
-  for (std::size_t o = 0; o < global_.epj.size(); ++o) {
-    const std::uint32_t src = reuse_.global_source[o];
-    global_.epj[o] = src < n_local ? local_.epj[src] : received[src - n_local];
-  }
+  replayMerge(Cpu{}, std::span<const std::uint32_t>(reuse_.global_source), std::span<const EPJ>(local_.epj),
+              std::span<const EPJ>(received), std::span<EPJ>(global_.epj));
   profile_.global_tree = omp_get_wtime() - t;
   t = omp_get_wtime();
   computeCellBoxes<M, EPJ>(global_.shape, std::span<const EPJ>(global_.epj), global_.boxes);

@@ -43,4 +43,20 @@ void mergeIntoSorted(const RootCell& root, std::span<const MortonKey> sorted_key
   }
 }
 
+/// mergeIntoSorted replayed with new values (list reuse: the same particles, moved): out[o] is
+/// sorted[source[o]] for source[o] < sorted.size(), else extra[source[o] - sorted.size()], for the
+/// source a mergeIntoSorted of as many particles recorded. out.size() must equal source.size().
+/// OpenMP threads.
+template <class P>
+void replayMerge(Cpu, std::span<const std::uint32_t> source, std::span<const P> sorted, std::span<const P> extra,
+                 std::span<P> out) {
+  const std::size_t n_sorted = sorted.size();
+  const auto n = static_cast<std::int64_t>(source.size());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t o = 0; o < n; ++o) {
+    const std::uint32_t src = source[static_cast<std::size_t>(o)];
+    out[static_cast<std::size_t>(o)] = src < n_sorted ? sorted[src] : extra[src - n_sorted];
+  }
+}
+
 }  // namespace grove
