@@ -37,7 +37,9 @@ struct SolverParameters {
   double density_tolerance = 1e-9;
 };
 
-// The largest search radius a periodic box allows (grove needs r_search < L/2 on periodic axes).
+// The largest search radius a periodic box allows: r_search < L/2 on periodic axes, as the
+// GPU-resident short-range tree (cuda/sph_resident.cu) takes one image per pair. Grove's CPU trees
+// take larger radii (every image within reach), but one limit serves both paths.
 inline double maxSearchRadius(const grove::DomainInfo& dinfo) {
   double limit = std::numeric_limits<double>::infinity();
   const grove::Boxd root = dinfo.getPosRootDomain();

@@ -37,6 +37,7 @@
 #include "grove/core/finite.hpp"
 #include "grove/core/particle_traits.hpp"
 #include "grove/domain/domain_info.hpp"
+#include "grove/domain/periodic_images.hpp"
 #include "grove/let/cutoff_let.hpp"
 #include "grove/let/local_essential_tree.hpp"
 #include "grove/let/search_let.hpp"
@@ -129,8 +130,10 @@ class CutoffWalk {
 
   /// r_cut: the largest EPJ::getRSearch() on every rank (FDPS asks for one r_cut shared by every
   /// EPJ; the largest is taken so that a mixture still finds every pair within its own radius);
-  /// then the image shifts of dinfo's boundary. Throws grove::Error on every rank when r_cut is
-  /// not positive and finite, or periodic images need a setPos the EPJ or SPJ type lacks.
+  /// then the image shifts of dinfo's boundary (periodicImageShifts: every whole period that can
+  /// come within r_cut, several shells when r_cut exceeds the period). Throws grove::Error on
+  /// every rank when r_cut is not positive and finite, a periodic axis has no finite root domain,
+  /// or periodic images need a setPos the EPJ or SPJ type lacks.
   template <class EPJ, class SPJ, class Particles>
   void setUp(const Comm& comm, const DomainInfo& dinfo, const Particles& particles) {
     double r_cut = 0.0;
@@ -148,7 +151,7 @@ class CutoffWalk {
             "the cutoff radius (EPJ::getRSearch) must be positive and finite, got {}", r_cut_);
     boundary_ = dinfo.getBoundaryCondition();
     root_domain_ = dinfo.getPosRootDomain();
-    image_shifts_ = cutoffImageShifts(boundary_, root_domain_, r_cut_);
+    image_shifts_ = periodicImageShifts(boundary_, root_domain_, r_cut_, "TreeForForceLong (cutoff)");
     if (image_shifts_.size() > 1) {
       require(HasSetPos<EPJ>, "TreeForForceLong (cutoff)",
               "periodic boundaries need `setPos(const Vec3d&)` on the EPJ type (images are shifted copies)");

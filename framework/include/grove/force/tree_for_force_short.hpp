@@ -4,7 +4,8 @@
 /// (SPH, molecular dynamics, contacts). A group's interaction list holds every EPJ within the
 /// search radius (of the i-particle for Gather, of the j-particle for Scatter, of either for
 /// Symmetry), and possibly a few more: kernels test the distance themselves. With periodic
-/// boundaries the list holds shifted images, so kernels use plain position differences.
+/// boundaries the list holds shifted images, so kernels use plain position differences; a radius
+/// beyond half the period brings several images of one particle, each met (as in FDPS).
 ///
 ///     grove::TreeForForceShort<Force, EPI, EPJ>::Gather tree(n_hint, 0.0, n_leaf, n_group);
 ///     tree.calcForceAllAndWriteBack(kernel, psys, dinfo);   // kernel(epi, n_i, epj, n_j, force)
@@ -23,6 +24,7 @@
 #include "grove/core/list_mode.hpp"
 #include "grove/core/particle_order.hpp"
 #include "grove/domain/domain_info.hpp"
+#include "grove/domain/periodic_images.hpp"
 #include "grove/let/short_range_let.hpp"
 #include "grove/tree/contracts.hpp"
 #include "grove/tree/groups.hpp"
@@ -114,7 +116,9 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
   /// ParticleOrder::TREE_ORDER the list-building calls reorder psys into key order.
   /// flag_serialize = true is refused (grove::Error). The particle types are checked at compile
   /// time (checkShortRangeContracts). Throws grove::Error before initialize(), and with periodic
-  /// boundaries when a search radius reaches half a period or EPJ has no setPos().
+  /// boundaries when the root domain gives no finite period or EPJ has no setPos(). Any search
+  /// radius is taken: one beyond half the period meets a particle through several of its images,
+  /// each an entry of the lists (as in FDPS).
   template <class Kernel, class PSys>
   void calcForceAllAndWriteBack(Kernel&& kernel, PSys& psys, const DomainInfo& dinfo, bool clear = true,
                                 InteractionListMode list_mode = MAKE_LIST, bool flag_serialize = false) {
@@ -190,8 +194,10 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
 
   /// The EPJs within the search radius of `particle` (by this tree's mode: the particle's radius
   /// for Gather, the EPJ's for Scatter, the larger for Symmetry; strictly closer than it), from
-  /// the last force calculation's tree, periodic images included. Sets list to them and returns
-  /// their count. Not collective. Thread-safe; the list stays valid until this thread's next call.
+  /// the last force calculation's tree, periodic images included (each image within the radius
+  /// once: several of one particle when the radius exceeds half the period). Sets list to them
+  /// and returns their count. Not collective. Thread-safe; the list stays valid until this
+  /// thread's next call.
   template <class P>
   int getNeighborListOneParticle(const P& particle, EPJ*& list) const {
     thread_local std::vector<EPJ> found;
@@ -426,7 +432,8 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::buildTrees(const PSys& psys, con
                                                             bool keep_plan, PSys* reorder) {
   const Comm& comm = dinfo.comm();
   double t = omp_get_wtime();
-  // Root: every rank's positions, widened by the largest search radius (where images land).
+  // Root: every rank's positions, widened by the largest search radius (where the images within
+  // reach land, of whichever shell).
   Boxd bounds = boundingBox(Cpu{}, psys.particles());
   double r_max = 0.0;
   const auto n = static_cast<std::int64_t>(psys.size());
@@ -449,27 +456,12 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::buildTrees(const PSys& psys, con
   r_max = comm.allreduceMax(r_max);
   const RootCell root = rootCellAround({bounds.low - Vec3d(r_max), bounds.high + Vec3d(r_max)});
 
-  // Periodic images: shifts by whole periods along periodic axes, valid while r < L/2.
-  std::vector<Vec3d> shifts{Vec3d{}};
-  const BoundaryCondition bc = dinfo.getBoundaryCondition();
-  if (isAnyPeriodic(bc)) {
+  // Periodic images: every whole period that can come within r_max of a particle (several shells
+  // when r_max exceeds the period; each image within reach is an entry of the global tree).
+  const std::vector<Vec3d> shifts =
+      periodicImageShifts(dinfo.getBoundaryCondition(), dinfo.getPosRootDomain(), r_max, "TreeForForceShort");
+  if (shifts.size() > 1)
     require(HasSetPos<EPJ>, "TreeForForceShort", "periodic boundaries need `setPos(const Vec3d&)` on the EPJ type");
-    const Vec3d period = dinfo.getPosRootDomain().size();
-    for (int a = 0; a < 3; ++a) {
-      if (!isPeriodic(bc, a)) continue;
-      require(2.0 * r_max < period[static_cast<std::size_t>(a)], "TreeForForceShort",
-              "a search radius of {} reaches half the periodic length {} along {}: one image per particle would "
-              "not be enough; use a larger box or smaller radii",
-              r_max, period[static_cast<std::size_t>(a)], "xyz"[a]);
-      const std::size_t before = shifts.size();
-      for (std::size_t s = 0; s < before; ++s)
-        for (double sign : {-1.0, 1.0}) {
-          Vec3d shift = shifts[s];
-          shift[static_cast<std::size_t>(a)] += sign * period[static_cast<std::size_t>(a)];
-          shifts.push_back(shift);
-        }
-    }
-  }
   profile_.root_cell = omp_get_wtime() - t;
 
   sorted_.build(psys, root, start, local_.epj, local_.ep_keys, profile_, reorder);

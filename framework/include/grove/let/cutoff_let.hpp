@@ -5,7 +5,10 @@
 /// moved by -s: particles and θ-accepted cells within r_cut of it. They travel with their
 /// positions moved by +s, so the receiver's global tree holds each needed image as an ordinary
 /// entry and its walks, kernels and interaction lists (index forms included) need no knowledge of
-/// periodicity. My own images come back to me the same way (target = me, s != 0).
+/// periodicity. My own images come back to me the same way (target = me, s != 0). The shifts
+/// are every whole period within reach (domain/periodic_images.hpp), several shells when r_cut
+/// exceeds a period; each shift's image is planned on its own, so a pair within r_cut through
+/// several images arrives once per image.
 ///
 /// The LET is sized by the cutoff alone: a rank whose box lies farther than r_cut from mine,
 /// under every image, is sent nothing — not even a root superparticle, unlike the open-boundary
@@ -40,7 +43,7 @@ struct CutoffLetPlan {
     std::uint32_t shift;  ///< index into shifts
   };
   std::vector<std::vector<Pick>> ep_to, cells_to;  ///< per target rank: the cells sent as superparticles
-  std::vector<Vec3d> shifts;  ///< the image shifts (cutoffImageShifts; zero shift first)
+  std::vector<Vec3d> shifts;  ///< the image shifts (periodicImageShifts; zero shift first)
 };
 
 /// @var CutoffLetPlan::ep_to
@@ -49,7 +52,7 @@ struct CutoffLetPlan {
 /// Which entries of my tree each rank needs, per image shift. Collective over comm (allgathers
 /// the particle boxes). my_box: bounding box of this rank's particles (empty if none); cell_pos,
 /// extent: expansion centre and entry bounds of every cell of my local tree; shifts from
-/// cutoffImageShifts (zero shift first). Nothing is planned for my own particles at the zero
+/// periodicImageShifts (zero shift first). Nothing is planned for my own particles at the zero
 /// shift (they are in the global tree already).
 template <class EPJ>
 CutoffLetPlan planCutoffLet(const Comm& comm, const TreeShape& shape, std::span<const Vec3d> cell_pos,

@@ -6,7 +6,9 @@
 /// same tests as the group search. Because the selection is made against every rank's actual
 /// reach, a search radius spanning several domains needs no extra hops: the particles come
 /// straight from wherever they are. Periodic images of a rank's own particles come to itself.
-/// Search radii must stay below half the periodic length (checked by the tree).
+/// The shifts are every whole period within reach (domain/periodic_images.hpp), several shells
+/// when a radius exceeds the period; each is selected on its own, so a radius beyond half the
+/// period sends one particle under several shifts, one entry per image.
 #include <omp.h>
 
 #include <cstdint>

@@ -6,10 +6,10 @@
 /// contribute (the user kernel gives zero there), so it is skipped: neither opened nor made a
 /// superparticle. Cells within reach follow the usual opening criterion.
 ///
-/// Periodic boundaries enter as image shifts (whole periods along periodic axes). Because
-/// r_cut < L/2 on each periodic axis, a pair within r_cut has exactly one image within r_cut,
-/// so each interaction is counted once when the images are materialised as shifted copies
-/// (see let/cutoff_let.hpp).
+/// Periodic boundaries enter as image shifts (whole periods along periodic axes, as many shells
+/// as reach: domain/periodic_images.hpp), materialised as shifted copies (let/cutoff_let.hpp).
+/// Each image within r_cut is an entry of its own: with r_cut < L/2 a pair has at most one image
+/// within r_cut; with a larger cutoff it is met once per image within reach, as in FDPS.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "grove/core/box.hpp"
-#include "grove/core/error.hpp"
 #include "grove/domain/boundary.hpp"
 #include "grove/core/particle_traits.hpp"
 #include "grove/tree/tree_cells.hpp"
@@ -41,37 +40,9 @@ inline double distanceSq(const Boxd& a, const Boxd& b) {
   return d2;
 }
 
-/// The image shifts a cutoff tree must consider: the zero shift first, then every combination of
-/// -L, 0, +L along the periodic axes (L: root_domain's length there; up to 27 shifts). Only the
-/// zero shift for an open boundary. Throws grove::Error when r_cut >= L/2 on a periodic axis,
-/// where one image per pair would no longer be enough, or when L there is not finite and positive.
-inline std::vector<Vec3d> cutoffImageShifts(BoundaryCondition bc, const Boxd& root_domain, double r_cut) {
-  std::vector<Vec3d> shifts{Vec3d{}};
-  if (!isAnyPeriodic(bc)) return shifts;
-  const Vec3d period = root_domain.size();
-  for (int a = 0; a < 3; ++a) {
-    if (!isPeriodic(bc, a)) continue;
-    const double length = period[static_cast<std::size_t>(a)];
-    require(std::isfinite(length) && length > 0.0, "TreeForForceLong (cutoff)",
-            "the boundary is periodic along {} but the root domain there is {}; set it with setPosRootDomain",
-            "xyz"[a], length);
-    require(2.0 * r_cut < length, "TreeForForceLong (cutoff)",
-            "the cutoff radius {} (EPJ::getRSearch) reaches half the periodic length {} along {}: the nearest "
-            "image would not be unique; use r_cut < L/2",
-            r_cut, length, "xyz"[a]);
-    const std::size_t before = shifts.size();
-    for (std::size_t s = 0; s < before; ++s)
-      for (double sign : {-1.0, 1.0}) {
-        Vec3d shift = shifts[s];
-        shift[static_cast<std::size_t>(a)] += sign * length;
-        shifts.push_back(shift);
-      }
-  }
-  return shifts;
-}
-
 /// Where a cutoff tree's entries can lie: the particles' bounds, and on periodic axes the root
-/// domain widened by r_cut on both sides (the images that come within r_cut of some particle).
+/// domain widened by r_cut on both sides: every image, of whichever shell, that comes within
+/// r_cut of some particle of the root domain lies there.
 inline Boxd cutoffTreeBounds(Boxd particle_bounds, BoundaryCondition bc, const Boxd& root_domain, double r_cut) {
   for (int a = 0; a < 3; ++a) {
     if (!isPeriodic(bc, a)) continue;
