@@ -451,8 +451,7 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::buildTrees(const PSys& psys, con
       r_max = std::max(r_max, static_cast<double>(e.getRSearch()));
     }
   }
-  bounds.low = comm.allreduceMin(bounds.low);
-  bounds.high = comm.allreduceMax(bounds.high);
+  bounds = comm.allreduceUnion(bounds);
   r_max = comm.allreduceMax(r_max);
   const RootCell root = rootCellAround({bounds.low - Vec3d(r_max), bounds.high + Vec3d(r_max)});
 
