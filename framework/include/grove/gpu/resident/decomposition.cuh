@@ -32,7 +32,7 @@
 #include "grove/domain/domain_info.hpp"
 #include "grove/gpu/cuda_resources.hpp"
 #include "grove/gpu/device_particle_system.hpp"
-#include "grove/gpu/resident/tree_build.cuh"
+#include "grove/gpu/device_primitives.cuh"
 
 namespace grove::gpu {
 

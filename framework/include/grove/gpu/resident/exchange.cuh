@@ -29,7 +29,7 @@
 #include "grove/gpu/cuda_resources.hpp"
 #include "grove/gpu/device_transport.hpp"
 #include "grove/gpu/device_particle_system.hpp"
-#include "grove/gpu/resident/tree_build.cuh"
+#include "grove/gpu/device_primitives.cuh"
 #include "grove/particles/exchange.hpp"
 
 namespace grove::gpu {
