@@ -26,7 +26,8 @@ LAYERS = [
     ["runtime", "domain"],
     ["particles"],
     ["tree", "io", "pm"],
-    ["gpu"],                 # the device runtime: streams, device vectors, forEach, multiwalk engine
+    ["gpu"],                 # the device runtime: streams, device vectors, forEach
+    ["gpu/multiwalk"],       # the multiwalk engine (FDPS's dispatch/retrieve on the device)
     ["walk"],
     ["let"],
     ["force"],               # the force classes that assemble tree, walk and LET
@@ -47,8 +48,8 @@ def grove_folder(relative):
     parts = pathlib.PurePosixPath(relative).parts
     if len(parts) == 1 or str(pathlib.PurePosixPath(relative)) in UMBRELLAS:
         return "<root>"
-    if parts[0] == "gpu" and len(parts) > 2 and parts[1] == "resident":
-        return "gpu/resident"
+    if parts[0] == "gpu" and len(parts) > 2 and parts[1] in ("resident", "multiwalk"):
+        return f"gpu/{parts[1]}"
     return parts[0]
 
 
@@ -92,6 +93,8 @@ def main():
             own = path.relative_to(root / "framework/src").parts[0]
             if own == "gpu" and "resident" in path.parts:
                 own = "gpu/resident"
+            elif own == "gpu" and "multiwalk" in path.parts:
+                own = "gpu/multiwalk"
         if own not in RANK:
             errors.append(f"{path.relative_to(root)}: folder '{own}' is in no layer of tools/check_includes.py")
             continue

@@ -25,7 +25,7 @@ struct GravityForce {
   grove::Vec3f acc;
   float pot = 0.0f;
   GROVE_HOST_DEVICE void clear() { acc = {}, pot = 0.0f; }
-  // GPU multiwalk retrieve adds the device's forces to these (grove/gpu/multiwalk.hpp).
+  // GPU multiwalk retrieve adds the device's forces to these (grove/gpu/multiwalk/multiwalk.hpp).
   GROVE_HOST_DEVICE GravityForce& operator+=(const GravityForce& o) {
     acc += o.acc, pot += o.pot;
     return *this;

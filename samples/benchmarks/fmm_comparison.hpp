@@ -24,7 +24,7 @@ struct Force {
   grove::Vec3d acc;
   double pot = 0.0;
   GROVE_HOST_DEVICE void clear() { acc = {}, pot = 0.0; }
-  // A GPU multiwalk's retrieve adds the device's forces (grove/gpu/multiwalk.hpp).
+  // A GPU multiwalk's retrieve adds the device's forces (grove/gpu/multiwalk/multiwalk.hpp).
   GROVE_HOST_DEVICE Force& operator+=(const Force& o) {
     acc.x += o.acc.x, acc.y += o.acc.y, acc.z += o.acc.z, pot += o.pot;
     return *this;

@@ -1,6 +1,6 @@
 // The short-range test engine: grove's MultiwalkEngine with SPJ = NoSPJ and one device functor.
 #include "density_engine_gpu.h"
-#include "grove/gpu/multiwalk_engine.cuh"
+#include "grove/gpu/multiwalk/multiwalk_engine.cuh"
 
 namespace grove::gpu_testing {
 

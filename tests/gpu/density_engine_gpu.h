@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "grove/core/vec3.hpp"
-#include "grove/gpu/multiwalk.hpp"
+#include "grove/gpu/multiwalk/multiwalk.hpp"
 
 namespace grove::gpu_testing {
 

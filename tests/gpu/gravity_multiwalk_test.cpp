@@ -1,5 +1,5 @@
 // GPU multiwalk gravity: the hand-written CUDA template (user_templates/cuda/gravity_multiwalk.cuh)
-// and grove's engine (grove/gpu/multiwalk_engine.cuh with user_templates/cuda/gravity_interactions.cuh),
+// and grove's engine (grove/gpu/multiwalk/multiwalk_engine.cuh with user_templates/cuda/gravity_interactions.cuh),
 // driven the way grove's trees drive them, against the CPU kernels of user_templates/gravity_kernels.hpp
 // on the same lists, and against each other. Every test skips where no CUDA device is present.
 #include <gtest/gtest.h>

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "grove/core/error.hpp"
-#include "grove/gpu/multiwalk_plan.hpp"
+#include "grove/gpu/multiwalk/multiwalk_plan.hpp"
 
 namespace {
 

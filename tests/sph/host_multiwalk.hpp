@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "grove/core/error.hpp"
-#include "grove/gpu/multiwalk.hpp"
+#include "grove/gpu/multiwalk/multiwalk.hpp"
 #include "sph/sph_physics.hpp"
 
 namespace sph::testing {

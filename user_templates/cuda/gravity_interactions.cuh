@@ -1,5 +1,5 @@
 #pragma once
-// User template: self-gravity for grove's multiwalk engine (grove/gpu/multiwalk_engine.cuh).
+// User template: self-gravity for grove's multiwalk engine (grove/gpu/multiwalk/multiwalk_engine.cuh).
 // This is all a user writes for the engine: the pairwise interactions as device functors (and
 // GravityForce's += in gravity_particles.hpp, with which retrieve adds forces). The engine packs,
 // transfers, tiles, keeps lists on the device and budgets device memory.
@@ -13,7 +13,7 @@
 #include "../gravity_particles.hpp"
 #include "gravity_device_physics.cuh"
 #include "grove/gpu/device_form.hpp"
-#include "grove/gpu/multiwalk_engine.cuh"
+#include "grove/gpu/multiwalk/multiwalk_engine.cuh"
 
 namespace user::cuda {
 

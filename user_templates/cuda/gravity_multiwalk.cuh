@@ -4,7 +4,7 @@
 // edit the kernel (gravity_walk_kernel.cuh) or the physics (gravity_device_physics.cuh).
 //
 // This is the FDPS way: you own the data layout, the transfers and the kernel. If you only need
-// a different pairwise interaction, grove's engine (grove/gpu/multiwalk_engine.cuh; see
+// a different pairwise interaction, grove's engine (grove/gpu/multiwalk/multiwalk_engine.cuh; see
 // gravity_interactions.cuh) writes all of this for you and also respects a device-memory budget.
 //
 // What it does, per dispatch (a batch of n_walk walks):
@@ -47,8 +47,8 @@
 #include "grove/gpu/cuda_resources.hpp"
 #include "grove/gpu/device_form.hpp"
 #include "grove/gpu/device_gpu.h"
-#include "grove/gpu/multiwalk.hpp"
-#include "grove/gpu/multiwalk_plan.hpp"
+#include "grove/gpu/multiwalk/multiwalk.hpp"
+#include "grove/gpu/multiwalk/multiwalk_plan.hpp"
 #include "grove/gpu/sliced_upload.hpp"
 
 namespace user::cuda {

@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "../gravity_particles.hpp"
-#include "grove/gpu/multiwalk.hpp"
+#include "grove/gpu/multiwalk/multiwalk.hpp"
 #include "grove/tree/moments.hpp"
 
 namespace user::cuda {

@@ -1,5 +1,5 @@
 #pragma once
-// User template: the SPH sample's passes for grove's multiwalk engine (grove/gpu/multiwalk_engine.cuh).
+// User template: the SPH sample's passes for grove's multiwalk engine (grove/gpu/multiwalk/multiwalk_engine.cuh).
 // This is all a user writes for the engine: how the particles travel (DeviceForm: images with the
 // powers of h precomputed, sph_physics.hpp) and the pairwise interactions as device functors,
 // which call the CPU kernels' own per-pair functions. The engine packs, transfers, tiles, keeps
@@ -12,7 +12,7 @@
 // (sph::computeDensityBySums in user_templates/sph/sph_solver.hpp; doc/sph.md, "GPU").
 #include "../sph/gas_particles.hpp"
 #include "grove/gpu/device_form.hpp"
-#include "grove/gpu/multiwalk_engine.cuh"
+#include "grove/gpu/multiwalk/multiwalk_engine.cuh"
 #include "../sph/sph_physics.hpp"
 
 namespace grove::gpu {

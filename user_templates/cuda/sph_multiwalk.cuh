@@ -4,7 +4,7 @@
 // Copy it with sph_walk_kernels.cuh and edit the kernels, the images or the passes below.
 //
 // This is the FDPS way: you own the data layout, the transfers and the kernels. grove's engine
-// (grove/gpu/multiwalk_engine.cuh; sph_interactions.cuh) does all of this from a pairwise
+// (grove/gpu/multiwalk/multiwalk_engine.cuh; sph_interactions.cuh) does all of this from a pairwise
 // functor, but a pairwise functor cannot iterate h inside the kernel; this template can, so its
 // density pass is the CPU kernel's equal, h iteration included (doc/sph.md, "GPU").
 //
@@ -43,9 +43,9 @@
 
 #include "grove/gpu/cuda_resources.hpp"
 #include "grove/gpu/device_gpu.h"
-#include "grove/gpu/multiwalk.hpp"
-#include "grove/gpu/multiwalk_kernel.cuh"
-#include "grove/gpu/multiwalk_plan.hpp"  // throwGpuError
+#include "grove/gpu/multiwalk/multiwalk.hpp"
+#include "grove/gpu/multiwalk/multiwalk_kernel.cuh"
+#include "grove/gpu/multiwalk/multiwalk_plan.hpp"  // throwGpuError
 #include "../sph/sph_physics.hpp"
 #include "sph_walk_kernels.cuh"
 

@@ -16,7 +16,7 @@
 #include <memory>
 
 #include "../sph/gas_particles.hpp"
-#include "grove/gpu/multiwalk.hpp"
+#include "grove/gpu/multiwalk/multiwalk.hpp"
 #include "../sph/sph_physics.hpp"
 
 namespace user::cuda {

@@ -23,7 +23,7 @@
 // limit (n_group 64): a larger block would leave most threads idle.
 #include <cuda_runtime.h>
 
-#include "grove/gpu/multiwalk_kernel.cuh"
+#include "grove/gpu/multiwalk/multiwalk_kernel.cuh"
 #include "../sph/sph_physics.hpp"
 
 namespace user::cuda {

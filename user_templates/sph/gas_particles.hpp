@@ -48,7 +48,7 @@ struct DensitySums {
 };
 
 // A GPU multiwalk's retrieve adds its results to the caller's Force with addForce (found here by
-// argument-dependent lookup; grove/gpu/multiwalk.hpp), and the resident kernels combine their
+// argument-dependent lookup; grove/gpu/multiwalk/multiwalk.hpp), and the resident kernels combine their
 // threads' shares with it (cuda/sph_resident.cu). Sums add; the signal velocity is a maximum.
 SPH_HOST_DEVICE inline void addForce(DensitySums& into, const DensitySums& add) {
   into.s0 += add.s0, into.s1 += add.s1, into.div += add.div;

@@ -2,7 +2,7 @@
 // device, which grove's multiwalk engine tiles, packs and transfers.
 #include "fmm_gpu_engine.h"
 #include "grove/gpu/device_form.hpp"
-#include "grove/gpu/multiwalk_engine.cuh"
+#include "grove/gpu/multiwalk/multiwalk_engine.cuh"
 
 namespace fmm_comparison {
 

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "../fmm_comparison.hpp"
-#include "grove/gpu/multiwalk.hpp"
+#include "grove/gpu/multiwalk/multiwalk.hpp"
 #include "grove/tree/moments.hpp"
 
 namespace fmm_comparison {

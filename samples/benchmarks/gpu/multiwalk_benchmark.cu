@@ -4,7 +4,7 @@
 //
 //   kernel      the hand-written template kernel (user_templates/cuda/gravity_walk_kernel.cuh),
 //               launched directly on device-resident data, for several block shapes
-//   engine      grove's engine (grove/gpu/multiwalk_engine.cuh), one batch of all walks, lists
+//   engine      grove's engine (grove/gpu/multiwalk/multiwalk_engine.cuh), one batch of all walks, lists
 //               kept on the device: the kernel time from its CUDA events
 //   dispatch    template and engine end to end as grove calls them (batches dispatched and
 //               retrieved in turn): host packing + transfers + kernels, per step, for steps that

@@ -4,7 +4,7 @@
 /// @verbatim
 /// The particles stay in device memory (DeviceParticleSystem); the tree is built, walked and
 /// evaluated on the device with the user's own pairwise interaction, the functor form of the
-/// multiwalk engine (grove/gpu/multiwalk_engine.cuh), so one interaction serves both:
+/// multiwalk engine (grove/gpu/multiwalk/multiwalk_engine.cuh), so one interaction serves both:
 ///
 ///   struct EpGravity { float eps2; __device__ void operator()(const EPI&, const EPJ&, Force&) const; };
 ///   struct SpGravity { float eps2; __device__ void operator()(const EPI&, const DeviceMonopole&, Force&) const; };
@@ -77,7 +77,7 @@
 #include "grove/let/let_exchange_mode.hpp"
 #include "grove/gpu/cuda_resources.hpp"
 #include "grove/gpu/device_form.hpp"
-#include "grove/gpu/multiwalk_kernel.cuh"
+#include "grove/gpu/multiwalk/multiwalk_kernel.cuh"
 #include "grove/gpu/device_particle_system.hpp"
 #include "grove/gpu/device_vector.hpp"
 #include "grove/gpu/resident/let_exchange.cuh"

@@ -30,7 +30,7 @@
 
 #include "grove/core/box.hpp"
 #include "grove/core/execution.hpp"
-#include "grove/gpu/multiwalk_kernel.cuh"
+#include "grove/gpu/multiwalk/multiwalk_kernel.cuh"
 #include "grove/gpu/resident/neighbour_search.cuh"
 #include "grove/tree/tree_cells.hpp"
 #include "grove/walk/opening_criterion.hpp"

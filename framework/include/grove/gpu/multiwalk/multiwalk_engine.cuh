@@ -43,9 +43,9 @@
 #include "grove/gpu/cuda_resources.hpp"
 #include "grove/gpu/device_form.hpp"
 #include "grove/gpu/device_gpu.h"
-#include "grove/gpu/multiwalk.hpp"
-#include "grove/gpu/multiwalk_kernel.cuh"
-#include "grove/gpu/multiwalk_plan.hpp"
+#include "grove/gpu/multiwalk/multiwalk.hpp"
+#include "grove/gpu/multiwalk/multiwalk_kernel.cuh"
+#include "grove/gpu/multiwalk/multiwalk_plan.hpp"
 
 namespace grove::gpu {
 

@@ -1,4 +1,4 @@
-#include "grove/gpu/multiwalk_plan.hpp"
+#include "grove/gpu/multiwalk/multiwalk_plan.hpp"
 
 #include <algorithm>
 
