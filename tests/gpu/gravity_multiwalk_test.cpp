@@ -9,8 +9,8 @@
 
 #include "gravity_walks.hpp"
 #include "grove/core/error.hpp"
-#include "grove/gpu/device_form.hpp"
 #include "grove/gpu/device_gpu.h"
+#include "grove/tree/device_form.hpp"
 
 namespace {
 

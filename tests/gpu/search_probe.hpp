@@ -15,7 +15,7 @@
 #include "grove/core/vec3.hpp"
 #include "grove/walk/long_search_mode.hpp"
 #ifdef __CUDACC__
-#include "grove/gpu/device_form.hpp"
+#include "grove/tree/device_form.hpp"
 #endif
 
 namespace search_test {

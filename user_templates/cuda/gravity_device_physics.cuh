@@ -5,7 +5,7 @@
 // physics is written once. The operation order is the CPU kernels' order; the one difference is
 // rsqrtNormal (a hardware approximation, within 2 ulp) for 1/sqrt: per-particle forces then agree with
 // the CPU kernels to about 1e-7 relative.
-#include "grove/gpu/device_form.hpp"
+#include "grove/tree/device_form.hpp"
 
 namespace user::cuda {
 

@@ -12,8 +12,8 @@
 
 #include "../gravity_particles.hpp"
 #include "gravity_device_physics.cuh"
-#include "grove/gpu/device_form.hpp"
 #include "grove/gpu/multiwalk/multiwalk_engine.cuh"
+#include "grove/tree/device_form.hpp"
 
 namespace user::cuda {
 

@@ -45,11 +45,11 @@
 #include "../gravity_particles.hpp"
 #include "gravity_walk_kernel.cuh"
 #include "grove/gpu/cuda_resources.hpp"
-#include "grove/gpu/device_form.hpp"
 #include "grove/gpu/device_gpu.h"
 #include "grove/gpu/multiwalk/multiwalk.hpp"
 #include "grove/gpu/multiwalk/multiwalk_plan.hpp"
 #include "grove/gpu/sliced_upload.hpp"
+#include "grove/tree/device_form.hpp"
 
 namespace user::cuda {
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "gravity_device_physics.cuh"
-#include "grove/gpu/device_form.hpp"
+#include "grove/tree/device_form.hpp"
 
 namespace user::cuda {
 

@@ -11,8 +11,8 @@
 // the host iterates h between passes that reuse the lists on the device
 // (sph::computeDensityBySums in user_templates/sph/sph_solver.hpp; doc/sph.md, "GPU").
 #include "../sph/gas_particles.hpp"
-#include "grove/gpu/device_form.hpp"
 #include "grove/gpu/multiwalk/multiwalk_engine.cuh"
+#include "grove/tree/device_form.hpp"
 #include "../sph/sph_physics.hpp"
 
 namespace grove::gpu {

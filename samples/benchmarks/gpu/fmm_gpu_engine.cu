@@ -1,8 +1,8 @@
 // fmm_gpu_benchmark's engine (fmm_gpu_engine.h): the pairwise interactions, written once for the
 // device, which grove's multiwalk engine tiles, packs and transfers.
 #include "fmm_gpu_engine.h"
-#include "grove/gpu/device_form.hpp"
 #include "grove/gpu/multiwalk/multiwalk_engine.cuh"
+#include "grove/tree/device_form.hpp"
 
 namespace fmm_comparison {
 

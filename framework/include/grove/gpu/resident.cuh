@@ -20,7 +20,7 @@
 #include "grove/core/execution.hpp"
 #include "grove/domain/domain_info.hpp"
 #include "grove/gpu/cuda_resources.hpp"
-#include "grove/gpu/device_form.hpp"
+#include "grove/tree/device_form.hpp"
 #include "grove/gpu/device_gpu.h"
 #include "grove/gpu/resident/decomposition.cuh"
 #include "grove/gpu/device_particle_system.hpp"

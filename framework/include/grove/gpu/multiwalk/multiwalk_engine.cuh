@@ -41,11 +41,11 @@
 #include <vector>
 
 #include "grove/gpu/cuda_resources.hpp"
-#include "grove/gpu/device_form.hpp"
 #include "grove/gpu/device_gpu.h"
 #include "grove/gpu/multiwalk/multiwalk.hpp"
 #include "grove/gpu/multiwalk/multiwalk_kernel.cuh"
 #include "grove/gpu/multiwalk/multiwalk_plan.hpp"
+#include "grove/tree/device_form.hpp"
 
 namespace grove::gpu {
 

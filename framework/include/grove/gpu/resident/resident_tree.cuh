@@ -76,7 +76,7 @@
 #include "grove/gpu/device_transport.hpp"
 #include "grove/let/let_exchange_mode.hpp"
 #include "grove/gpu/cuda_resources.hpp"
-#include "grove/gpu/device_form.hpp"
+#include "grove/tree/device_form.hpp"
 #include "grove/gpu/multiwalk/multiwalk_kernel.cuh"
 #include "grove/gpu/device_particle_system.hpp"
 #include "grove/gpu/device_vector.hpp"
