@@ -15,8 +15,8 @@
 #include "grove/gpu/cuda_resources.hpp"
 #include "grove/gpu/device_particle_system.hpp"
 #include "grove/gpu/device_vector.hpp"
-#include "grove/gpu/resident/stage_marks.hpp"
 #include "grove/gpu/resident/tree_build.cuh"
+#include "grove/gpu/stage_marks.hpp"
 #include "grove/tree/device_form.hpp"
 
 namespace grove::gpu {

@@ -84,7 +84,7 @@
 #include "grove/gpu/resident/neighbour_search.cuh"
 #include "grove/gpu/resident/resident_profile.hpp"
 #include "grove/gpu/resident/particle_order.cuh"
-#include "grove/gpu/resident/stage_marks.hpp"
+#include "grove/gpu/stage_marks.hpp"
 #include "grove/gpu/resident/tree_build.cuh"
 #include "grove/gpu/resident/walk.cuh"
 #include "grove/tree/moments.hpp"

@@ -71,7 +71,7 @@
 #include "grove/gpu/resident/resident_profile.hpp"
 #include "grove/gpu/resident/particle_order.cuh"
 #include "grove/gpu/resident/short_range_let.cuh"
-#include "grove/gpu/resident/stage_marks.hpp"
+#include "grove/gpu/stage_marks.hpp"
 #include "grove/gpu/resident/tree_build.cuh"
 
 namespace grove::gpu {
