@@ -23,10 +23,10 @@ import sys
 LAYERS = [
     ["core"],
     ["comm"],
+    ["gpu"],                 # the device runtime: streams, device vectors, transport, forEach, CUB helpers
     ["runtime", "domain"],
     ["particles"],
     ["tree", "io", "pm"],
-    ["gpu"],                 # the device runtime: streams, device vectors, forEach
     ["gpu/multiwalk"],       # the multiwalk engine (FDPS's dispatch/retrieve on the device)
     ["walk"],
     ["let"],
