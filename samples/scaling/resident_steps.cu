@@ -8,7 +8,7 @@
 #include "cuda/gravity_interactions.cuh"
 #include "gravity_leapfrog.hpp"
 #include "grove/gpu/device_gpu.h"
-#include "grove/gpu/resident/decomposition.cuh"
+#include "grove/domain/decomposition_gpu.cuh"
 #include "grove/gpu/resident/exchange.cuh"
 #include "grove/gpu/for_each.cuh"
 #include "grove/gpu/resident/resident_tree.cuh"

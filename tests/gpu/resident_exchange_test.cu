@@ -23,7 +23,7 @@
 #include "grove/comm/comm.hpp"
 #include "grove/domain/domain_info.hpp"
 #include "grove/gpu/device_gpu.h"
-#include "grove/gpu/resident/decomposition.cuh"
+#include "grove/domain/decomposition_gpu.cuh"
 #include "grove/gpu/resident/exchange.cuh"
 #include "grove/gpu/for_each.cuh"
 #include "grove/gpu/resident/resident_tree.cuh"

@@ -123,7 +123,7 @@ class DomainInfo {
   template <class PSys>
   void collectSampleParticle(const PSys& psys, bool clear = true, std::optional<double> weight = std::nullopt);
   /// Collective. The same for particles the caller reads itself (e.g. on a GPU,
-  /// grove/gpu/resident/decomposition.cuh): n local particles; positions_of(indices) returns the
+  /// grove/domain/decomposition_gpu.cuh): n local particles; positions_of(indices) returns the
   /// positions of the particles at those indices, in that order, as Vec3d (a std::vector of
   /// them). samples_per_rank, when given, replaces getSampleCountPerRank() for this draw.
   template <class PositionsOf>

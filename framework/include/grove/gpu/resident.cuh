@@ -22,7 +22,7 @@
 #include "grove/gpu/cuda_resources.hpp"
 #include "grove/tree/device_form.hpp"
 #include "grove/gpu/device_gpu.h"
-#include "grove/gpu/resident/decomposition.cuh"
+#include "grove/domain/decomposition_gpu.cuh"
 #include "grove/gpu/device_particle_system.hpp"
 #include "grove/gpu/resident/exchange.cuh"
 #include "grove/gpu/for_each.cuh"
