@@ -12,7 +12,7 @@
 #include "gravity_leapfrog.hpp"
 #include "grove/gpu/device_gpu.h"
 #include "grove/domain/decomposition_gpu.cuh"
-#include "grove/gpu/resident/exchange.cuh"
+#include "grove/particles/exchange_gpu.cuh"
 #include "grove/gpu/for_each.cuh"
 #include "grove/gpu/resident/resident_tree.cuh"
 

@@ -1,6 +1,6 @@
 // The GPU-resident pipeline across ranks, at 1-4 ranks sharing one GPU. Skips where no CUDA
 // device is present.
-// - The device particle exchange (grove/gpu/resident/exchange.cuh) against the host exchange of
+// - The device particle exchange (grove/particles/exchange_gpu.cuh) against the host exchange of
 //   the same particles with the same domains: every rank ends with the same particles (by id),
 //   each inside its domain box; ids are conserved; an unownable particle makes every rank throw
 //   with nothing moved. Samples taken on the device give the host's domains.
@@ -24,7 +24,7 @@
 #include "grove/domain/domain_info.hpp"
 #include "grove/gpu/device_gpu.h"
 #include "grove/domain/decomposition_gpu.cuh"
-#include "grove/gpu/resident/exchange.cuh"
+#include "grove/particles/exchange_gpu.cuh"
 #include "grove/gpu/for_each.cuh"
 #include "grove/gpu/resident/resident_tree.cuh"
 #include "grove/particles/particle_system.hpp"

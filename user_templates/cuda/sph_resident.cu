@@ -8,7 +8,7 @@
 #include "grove/core/error.hpp"
 #include "grove/domain/periodic_wrap.hpp"
 #include "grove/domain/decomposition_gpu.cuh"
-#include "grove/gpu/resident/exchange.cuh"
+#include "grove/particles/exchange_gpu.cuh"
 #include "grove/gpu/for_each.cuh"
 #include "grove/gpu/resident/resident_tree_short.cuh"
 #include "../sph/sph_physics.hpp"

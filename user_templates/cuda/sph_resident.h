@@ -42,7 +42,7 @@ class ResidentSph {
   void kickDriftPredict(double dt);   // and the periodic wrap into the root domain
   // Several ranks (collective; nothing on one): new domains from samples of the device particles
   // when `decompose`, then the particles that left this rank's domain move
-  // (grove/domain/decomposition_gpu.cuh, grove/gpu/resident/exchange.cuh). Returns the host
+  // (grove/domain/decomposition_gpu.cuh, grove/particles/exchange_gpu.cuh). Returns the host
   // seconds it took.
   double distribute(bool decompose);
   void finalKick(double dt);

@@ -24,7 +24,7 @@
 #include "grove/gpu/device_gpu.h"
 #include "grove/domain/decomposition_gpu.cuh"
 #include "grove/gpu/device_particle_system.hpp"
-#include "grove/gpu/resident/exchange.cuh"
+#include "grove/particles/exchange_gpu.cuh"
 #include "grove/gpu/for_each.cuh"
 #include "grove/gpu/resident/resident_profile.hpp"
 #include "grove/gpu/resident/resident_tree.cuh"

@@ -5,7 +5,7 @@
 /// between ranks with nothing for each other, no all-to-all of counts), then payloads travel
 /// point-to-point. Particles that stay keep their order; arrivals follow in rank order.
 /// ParticleSystem::exchangeParticle calls exchangeParticles; the device form is in
-/// grove/gpu/resident/exchange.cuh.
+/// grove/particles/exchange_gpu.cuh.
 #include <optional>
 #include <span>
 #include <string>
@@ -74,7 +74,7 @@ inline std::vector<int> receiveCounts(const Comm& comm, std::span<const int> sen
 /// none for this rank) to rank r, and receives recv_counts[r] items from each rank r into `into`,
 /// in rank order. Point-to-point between the ranks that have something for each other; returns
 /// when every send and receive has completed. The host exchange below and the device one
-/// (grove/gpu/resident/exchange.cuh, through pinned buffers) share it.
+/// (grove/particles/exchange_gpu.cuh, through pinned buffers) share it.
 ///
 /// Needs: send_counts and recv_counts of comm.size() entries each, recv_counts as returned by
 /// receiveCounts for these send_counts; `send` holding the sum of send_counts items and `into`
