@@ -2,7 +2,7 @@
 /// @file
 /// The per-cell steps of linking an octree from sorted Morton keys, written once for the host
 /// (linkCells(Cpu, ...), framework/src/tree/link_cells.cpp) and the device (linkCells(Gpu, ...),
-/// grove/gpu/resident/tree_build.cuh), so that both give the same cells in the same order:
+/// grove/tree/tree_build_gpu.cuh), so that both give the same cells in the same order:
 /// level by level, a cell holding more than n_leaf_limit entries splits into its non-empty
 /// octants, which are written contiguously (Morton order) after the level's cells.
 #include <cstdint>

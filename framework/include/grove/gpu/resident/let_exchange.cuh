@@ -34,7 +34,7 @@
 #include "grove/gpu/cuda_resources.hpp"
 #include "grove/gpu/device_transport.hpp"
 #include "grove/gpu/device_vector.hpp"
-#include "grove/gpu/resident/tree_build.cuh"
+#include "grove/tree/tree_build_gpu.cuh"
 
 namespace grove::gpu {
 

@@ -28,7 +28,7 @@
 
 #include "grove/core/box.hpp"
 #include "grove/core/execution.hpp"
-#include "grove/gpu/resident/tree_build.cuh"
+#include "grove/tree/tree_build_gpu.cuh"
 #include "grove/core/particle_traits.hpp"
 #include "grove/tree/tree_cells.hpp"
 #include "grove/walk/short_range_search.hpp"

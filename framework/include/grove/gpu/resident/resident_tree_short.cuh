@@ -30,7 +30,7 @@
 ///
 /// One step: root box (CUB reduce) -> Morton keys -> CUB radix sort -> the particles into key
 /// order in place, with their EPI and EPJ -> cells linked level by level (the long-range tree's
-/// stages, tree_build.cuh) -> cell search boxes bottom-up -> neighbour counts, scan, lists ->
+/// stages, tree/tree_build_gpu.cuh) -> cell search boxes bottom-up -> neighbour counts, scan, lists ->
 /// the kernel over the lists -> FP::copyFromForce in place.
 ///   MAKE_LIST, MAKE_LIST_FOR_REUSE   all of it (lists kept either way)
 ///   REUSE_LIST   same particles, no reorder since: EPI/EPJ refreshed from FP, the kept lists
@@ -69,10 +69,10 @@
 #include "grove/gpu/device_vector.hpp"
 #include "grove/gpu/resident/neighbour_search.cuh"
 #include "grove/gpu/resident/resident_profile.hpp"
-#include "grove/gpu/resident/particle_order.cuh"
+#include "grove/tree/particle_order_gpu.cuh"
 #include "grove/gpu/resident/short_range_let.cuh"
 #include "grove/gpu/stage_marks.hpp"
-#include "grove/gpu/resident/tree_build.cuh"
+#include "grove/tree/tree_build_gpu.cuh"
 
 namespace grove::gpu {
 

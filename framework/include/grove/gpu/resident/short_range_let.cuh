@@ -46,8 +46,8 @@
 #include "grove/gpu/device_transport.hpp"
 #include "grove/gpu/device_vector.hpp"
 #include "grove/gpu/resident/neighbour_search.cuh"
-#include "grove/gpu/resident/tree_build.cuh"
 #include "grove/particles/exchange.hpp"
+#include "grove/tree/tree_build_gpu.cuh"
 
 namespace grove::gpu {
 

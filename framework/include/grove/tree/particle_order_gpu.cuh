@@ -1,9 +1,9 @@
 #pragma once
 /// @file
 /// The particle stages that the resident long- and short-range trees share (nvcc only): the
-/// particles' Morton keys and stable sort (tree_build.cuh's mortonKeys and sortByKey) put together
-/// as one step, the gather of the particles into key order with their EPI and EPJ, and the
-/// write-back of the forces. A tree keeps its keys and permutation in a KeyOrder; the cells are
+/// particles' Morton keys and stable sort (tree_build_gpu.cuh's mortonKeys and sortByKey) put
+/// together as one step, the gather of the particles into key order with their EPI and EPJ, and
+/// the write-back of the forces. A tree keeps its keys and permutation in a KeyOrder; the cells are
 /// then linked from its keys.
 #include <cuda_runtime.h>
 
@@ -15,9 +15,9 @@
 #include "grove/gpu/cuda_resources.hpp"
 #include "grove/gpu/device_particle_system.hpp"
 #include "grove/gpu/device_vector.hpp"
-#include "grove/gpu/resident/tree_build.cuh"
 #include "grove/gpu/stage_marks.hpp"
 #include "grove/tree/device_form.hpp"
+#include "grove/tree/tree_build_gpu.cuh"
 
 namespace grove::gpu {
 
