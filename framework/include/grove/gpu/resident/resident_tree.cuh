@@ -81,12 +81,12 @@
 #include "grove/gpu/device_particle_system.hpp"
 #include "grove/gpu/device_vector.hpp"
 #include "grove/gpu/resident/let_exchange.cuh"
-#include "grove/gpu/resident/neighbour_search.cuh"
+#include "grove/walk/neighbour_search_gpu.cuh"
 #include "grove/gpu/resident/resident_profile.hpp"
 #include "grove/tree/particle_order_gpu.cuh"
 #include "grove/gpu/stage_marks.hpp"
 #include "grove/tree/tree_build_gpu.cuh"
-#include "grove/gpu/resident/walk.cuh"
+#include "grove/walk/walk_gpu.cuh"
 #include "grove/tree/moments.hpp"
 #include "grove/walk/long_search_mode.hpp"
 #include "grove/walk/opening_criterion.hpp"
@@ -115,8 +115,8 @@ struct ResidentTreeOptions {
   /// kLetTree: a cell whose cube the local tree and the LET tree share (on a domain edge) holds
   /// only one side's particles in each. Such half cells, lined up along the edge and all lopsided
   /// the same way, make monopole errors that add up instead of cancelling. They are accepted only
-  /// at split_cell_theta times theta (with Nakasato's offset s; walk.cuh, finishCells); the cells
-  /// wholly in one tree keep FDPS's criterion. 1: theta itself (with the offset); 0: FDPS's
+  /// at split_cell_theta times theta (with Nakasato's offset s; walk/walk_gpu.cuh, finishCells);
+  /// the cells wholly in one tree keep FDPS's criterion. 1: theta itself (with the offset); 0: FDPS's
   /// criterion for them too. Measured on the H100 (60 000 Plummer bodies, theta 0.5, monopole,
   /// 2 ranks; the merged tree: median error 3.62e-4, 3544 interactions per body): 0 gives 1.18e-3
   /// (3799), 1 gives 1.00e-3 (3960), 0.5 gives 4.48e-4 (5542), 0.35 gives 3.77e-4 (6699).
@@ -1080,7 +1080,8 @@ class ResidentTreeLong {
   }
 
   // The cells' superparticle images and (for walks) their walk cells, the cells whose cube meets
-  // one of cut_boxes opened at split_cell_theta times theta, with Nakasato's offset (walk.cuh).
+  // one of cut_boxes opened at split_cell_theta times theta, with Nakasato's offset
+  // (walk/walk_gpu.cuh).
   void finishCells(Cells& tree, bool for_walks, const DeviceVector<Boxd>* cut_boxes) {
     const std::size_t nc = tree.shape.size();
     const bool cut = cut_boxes && options_.split_cell_theta > 0.0 && !cut_boxes->empty();

@@ -24,9 +24,9 @@
 ///                     folds its share of the set, reduce combines the shares, and the first
 ///                     thread stores the Force. Fills the GPU when particles are few (10^5) and
 ///                     kernels walk long sets; the sums' order differs from one thread's (rounding)
-/// Each particle's list holds exactly its neighbours (neighbour_search.cuh states the three
-/// modes' tests) in tree order, itself included; with periodic axes the EPJ it hands over is the
-/// image nearest the i-particle (EPJ::setPos), so kernels use plain position differences.
+/// Each particle's list holds exactly its neighbours (walk/neighbour_search_gpu.cuh states the
+/// three modes' tests) in tree order, itself included; with periodic axes the EPJ it hands over is
+/// the image nearest the i-particle (EPJ::setPos), so kernels use plain position differences.
 ///
 /// One step: root box (CUB reduce) -> Morton keys -> CUB radix sort -> the particles into key
 /// order in place, with their EPI and EPJ -> cells linked level by level (the long-range tree's
@@ -67,7 +67,7 @@
 #include "grove/gpu/cuda_resources.hpp"
 #include "grove/gpu/device_particle_system.hpp"
 #include "grove/gpu/device_vector.hpp"
-#include "grove/gpu/resident/neighbour_search.cuh"
+#include "grove/walk/neighbour_search_gpu.cuh"
 #include "grove/gpu/resident/resident_profile.hpp"
 #include "grove/tree/particle_order_gpu.cuh"
 #include "grove/gpu/resident/short_range_let.cuh"

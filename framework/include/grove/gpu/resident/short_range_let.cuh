@@ -45,9 +45,9 @@
 #include "grove/gpu/cuda_resources.hpp"
 #include "grove/gpu/device_transport.hpp"
 #include "grove/gpu/device_vector.hpp"
-#include "grove/gpu/resident/neighbour_search.cuh"
 #include "grove/particles/exchange.hpp"
 #include "grove/tree/tree_build_gpu.cuh"
+#include "grove/walk/neighbour_search_gpu.cuh"
 
 namespace grove::gpu {
 

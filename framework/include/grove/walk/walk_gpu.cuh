@@ -31,8 +31,9 @@
 #include "grove/core/box.hpp"
 #include "grove/core/execution.hpp"
 #include "grove/gpu/multiwalk/multiwalk_kernel.cuh"
-#include "grove/gpu/resident/neighbour_search.cuh"
+#include "grove/tree/device_form.hpp"
 #include "grove/tree/tree_cells.hpp"
+#include "grove/walk/neighbour_search_gpu.cuh"
 #include "grove/walk/opening_criterion.hpp"
 
 namespace grove::gpu {
