@@ -1,6 +1,6 @@
 // The GPU-resident short-range tree on several ranks sharing one GPU (1-4 under mpirun): the
-// device LET (short_range_let.cuh) and the global j-tree. Every rank's neighbour sets equal the
-// brute-force search over all ranks' particles exactly, in the three modes, with open and
+// device LET (let/short_range_let_gpu.cuh) and the global j-tree. Every rank's neighbour sets
+// equal the brute-force search over all ranks' particles exactly, in the three modes, with open and
 // periodic boundaries, for particles interleaved across ranks (every rank needs nearly all
 // others') and in slabs (the LET selects), and with ranks that hold nothing; the kernels' sums
 // equal the host's over those sets; REUSE_LIST resends fresh payloads along the kept selections.

@@ -28,7 +28,8 @@
 /// LET to and which send it one (ResidentTreeOptions::let_mode: by default only ranks whose
 /// particles the opening criterion cannot accept whole; the others' root superparticles stand in).
 /// The LET decision runs on the device against the peers' boxes (selectLet), the payloads are
-/// packed on the device and travel device to device (let_exchange.cuh, device_transport.hpp).
+/// packed on the device and travel device to device (let/let_exchange_gpu.cuh,
+/// device_transport.hpp).
 /// ResidentTreeOptions::let_overlap orders the rest:
 ///   kReuseSteps (default)  the received EPJs and SPJs are merged with the local EPJs into one
 ///       global tree, in the host's order (received particles after local ones of the same key,
@@ -80,7 +81,7 @@
 #include "grove/gpu/multiwalk/multiwalk_kernel.cuh"
 #include "grove/gpu/device_particle_system.hpp"
 #include "grove/gpu/device_vector.hpp"
-#include "grove/gpu/resident/let_exchange.cuh"
+#include "grove/let/let_exchange_gpu.cuh"
 #include "grove/walk/neighbour_search_gpu.cuh"
 #include "grove/gpu/resident/resident_profile.hpp"
 #include "grove/tree/particle_order_gpu.cuh"

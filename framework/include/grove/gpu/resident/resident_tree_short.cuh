@@ -39,8 +39,8 @@
 /// Several ranks (dinfo of more than one rank; collective): the particles may lie anywhere, a rank
 /// may hold none. After the local order, each rank allgathers the others' position and search
 /// boxes, selects on the device the EPJs (and periodic images) each needs, swaps them through
-/// pinned buffers (short_range_let.cuh), and builds a global j-tree of its own EPJs, its own
-/// periodic images and the received ones, which its particles walk; periodic images are then
+/// pinned buffers (let/short_range_let_gpu.cuh), and builds a global j-tree of its own EPJs, its
+/// own periodic images and the received ones, which its particles walk; periodic images are then
 /// explicit particles. REUSE_LIST resends fresh payloads along the kept selections.
 /// User types read on the device: FP::getPos, FP::copyFromForce, EPI/EPJ::copyFromFP,
 /// getPos, getRSearch (EPI for GATHER and SYMMETRY, EPJ for SCATTER and SYMMETRY), EPJ::setPos
@@ -70,7 +70,7 @@
 #include "grove/walk/neighbour_search_gpu.cuh"
 #include "grove/gpu/resident/resident_profile.hpp"
 #include "grove/tree/particle_order_gpu.cuh"
-#include "grove/gpu/resident/short_range_let.cuh"
+#include "grove/let/short_range_let_gpu.cuh"
 #include "grove/gpu/stage_marks.hpp"
 #include "grove/tree/tree_build_gpu.cuh"
 
@@ -310,9 +310,9 @@ class ResidentTreeShort {
     marks_.mark(stream(), Stage::kBoxes);
   }
 
-  /// Several ranks (collective, after buildTree(..., true)): the LET (short_range_let.cuh), then
-  /// the global j-tree of the local EPJs, the own periodic images and the received ones, on the
-  /// device: keys, sort, gather, link, search boxes. The local i-particles walk it.
+  /// Several ranks (collective, after buildTree(..., true)): the LET (let/short_range_let_gpu.cuh),
+  /// then the global j-tree of the local EPJs, the own periodic images and the received ones, on
+  /// the device: keys, sort, gather, link, search boxes. The local i-particles walk it.
   void buildGlobalTree(const Comm& comm) {
     const std::size_t n = epj_.size();
     let_.select(comm, policy_, epj_.data(), n, localReach(), periods_, skin_);
