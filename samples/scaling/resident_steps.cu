@@ -11,7 +11,7 @@
 #include "grove/domain/decomposition_gpu.cuh"
 #include "grove/particles/exchange_gpu.cuh"
 #include "grove/gpu/for_each.cuh"
-#include "grove/gpu/resident/resident_tree.cuh"
+#include "grove/force/resident_tree_long.cuh"
 
 namespace scaling {
 

@@ -14,9 +14,9 @@
 
 #include "grove/comm/comm.hpp"
 #include "grove/domain/domain_info.hpp"
+#include "grove/force/resident_tree_short.cuh"
 #include "grove/gpu/device_gpu.h"
 #include "grove/gpu/for_each.cuh"
-#include "grove/gpu/resident/resident_tree_short.cuh"
 #include "resident_short_setup.cuh"
 
 namespace {

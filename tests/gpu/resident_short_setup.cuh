@@ -13,7 +13,7 @@
 
 #include "grove/domain/domain_info.hpp"
 #include "grove/domain/periodic_wrap.hpp"
-#include "grove/gpu/resident/resident_tree_short.cuh"
+#include "grove/force/resident_tree_short.cuh"
 
 namespace resident_short_test {
 

@@ -1,4 +1,4 @@
-// The GPU-resident short-range tree (grove/gpu/resident/resident_tree_short.cuh) against brute
+// The GPU-resident short-range tree (grove/force/resident_tree_short.cuh) against brute
 // force: every particle's neighbour set equals the O(N^2) search exactly, in the three modes, for
 // uniform and clustered particles with search radii spanning 30x, with open and periodic axes;
 // the kernels' sums (pairwise, neighbour-set and cooperative forms) equal the host's over the brute-force
@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "grove/domain/domain_info.hpp"
+#include "grove/force/resident_tree_short.cuh"
 #include "grove/gpu/device_gpu.h"
 #include "grove/gpu/for_each.cuh"
-#include "grove/gpu/resident/resident_tree_short.cuh"
 #include "resident_short_setup.cuh"
 
 namespace {

@@ -2,7 +2,7 @@
 // The settings and tree types the GPU-resident tests share (nvcc only): the one-rank suite
 // (resident_tree_test.cu) and the multi-rank one (resident_exchange_test.cu).
 #include "cuda/gravity_interactions.cuh"
-#include "grove/gpu/resident/resident_tree.cuh"
+#include "grove/force/resident_tree_long.cuh"
 
 namespace resident_test {
 

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "cuda/gravity_interactions.cuh"
+#include "grove/force/resident_tree_long.cuh"
 #include "grove/gpu/device_gpu.h"
 #include "grove/gpu/for_each.cuh"
-#include "grove/gpu/resident/resident_tree.cuh"
 #include "grove/particles/for_each.hpp"
 #include "gravity_leapfrog.hpp"
 #include "resident_force_checks.hpp"

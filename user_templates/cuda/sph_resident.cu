@@ -10,7 +10,7 @@
 #include "grove/domain/decomposition_gpu.cuh"
 #include "grove/particles/exchange_gpu.cuh"
 #include "grove/gpu/for_each.cuh"
-#include "grove/gpu/resident/resident_tree_short.cuh"
+#include "grove/force/resident_tree_short.cuh"
 #include "../sph/sph_physics.hpp"
 
 namespace sph {

@@ -14,7 +14,7 @@
 
 #include "../sph/gas_particles.hpp"
 #include "grove/domain/domain_info.hpp"
-#include "grove/gpu/resident/resident_profile.hpp"
+#include "grove/force/resident_profile.hpp"
 #include "../sph/sph_solver.hpp"
 
 namespace sph {

@@ -27,9 +27,9 @@
 
 #include "cuda/gravity_interactions.cuh"
 #include "gravity_leapfrog.hpp"
+#include "grove/force/resident_tree_long.cuh"
 #include "grove/gpu/device_gpu.h"
 #include "grove/gpu/for_each.cuh"
-#include "grove/gpu/resident/resident_tree.cuh"
 #include "grove/runtime/runtime.hpp"
 #include "resident_reference.hpp"
 

@@ -7,7 +7,7 @@
 ///   grove::gpu::DeviceParticleSystem<Body> bodies(grove::Gpu{stream});
 ///   bodies.upload(host_bodies);                      // once, or after host-side changes
 ///   grove::gpu::forEach(bodies.policy(), bodies, Kick{dt});   // integrate on the device
-///   tree.calcForceAllAndWriteBack(bodies, ep, sp);   // grove/gpu/resident/resident_tree.cuh
+///   tree.calcForceAllAndWriteBack(bodies, ep, sp);   // grove/force/resident_tree_long.cuh
 ///   auto snapshot = bodies.download();               // only when asked
 /// @endcode
 /// Order: a tree build sorts the particles into Morton-key order in place (as FDPS's and grove's

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// grove::gpu::StageMarks: per-stage device times of a resident tree's step
-/// (grove/gpu/resident/resident_tree*.cuh). Needs the CUDA runtime headers, not nvcc.
+/// (grove/force/resident_tree_*.cuh). Needs the CUDA runtime headers, not nvcc.
 #include <cstddef>
 #include <vector>
 

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// The short-range neighbour search of the GPU-resident pipeline (nvcc only): exact neighbour
-/// lists on the device, for grove::gpu::ResidentTreeShort (resident_tree_short.cuh).
+/// lists on the device, for grove::gpu::ResidentTreeShort (force/resident_tree_short.cuh).
 /// @verbatim
 ///   cellSearchBoxes   bottom-up, level by level: each cell's box of positions (inner) and of its
 ///                     particles' search boxes (outer), as the host's computeCellBoxes

@@ -22,7 +22,7 @@
 /// box, so the lists are the host's (in another order).
 /// @endverbatim
 /// The walk kernels and the sinks are in grove::gpu::kernel (internals of
-/// grove/gpu/resident/resident_tree.cuh).
+/// grove/force/resident_tree_long.cuh).
 #include <cuda_runtime.h>
 
 #include <cstdint>

@@ -8,7 +8,7 @@
 /// that stay on the device (index form): the two differ only in how a tile is loaded, so plain,
 /// gathered and indexed runs give bitwise-identical forces. Everything here is in
 /// grove::gpu::kernel, internals of the multiwalk engine (grove/gpu/multiwalk/multiwalk_engine.cuh) and of
-/// the resident trees' list kernel (grove/gpu/resident/resident_tree.cuh).
+/// the resident trees' list kernel (grove/force/resident_tree_long.cuh).
 #include <cuda_runtime.h>
 
 #include <cstring>

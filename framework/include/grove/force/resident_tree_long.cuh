@@ -29,7 +29,7 @@
 /// particles the opening criterion cannot accept whole; the others' root superparticles stand in).
 /// The LET decision runs on the device against the peers' boxes (selectLet), the payloads are
 /// packed on the device and travel device to device (let/let_exchange_gpu.cuh,
-/// device_transport.hpp).
+/// gpu/device_transport.hpp).
 /// ResidentTreeOptions::let_overlap orders the rest:
 ///   kReuseSteps (default)  the received EPJs and SPJs are merged with the local EPJs into one
 ///       global tree, in the host's order (received particles after local ones of the same key,
@@ -83,7 +83,7 @@
 #include "grove/gpu/device_vector.hpp"
 #include "grove/let/let_exchange_gpu.cuh"
 #include "grove/walk/neighbour_search_gpu.cuh"
-#include "grove/gpu/resident/resident_profile.hpp"
+#include "grove/force/resident_profile.hpp"
 #include "grove/tree/particle_order_gpu.cuh"
 #include "grove/gpu/stage_marks.hpp"
 #include "grove/tree/tree_build_gpu.cuh"

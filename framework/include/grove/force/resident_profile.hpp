@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// Per-stage device times of one GPU-resident force calculation (grove/gpu/resident/resident_tree.cuh),
+/// Per-stage device times of one GPU-resident force calculation (grove/force/resident_tree_long.cuh),
 /// measured with CUDA events on the tree's stream. Host code may read it (no CUDA header).
 #include <cstdint>
 
@@ -50,7 +50,7 @@ struct ResidentProfile {
 };
 
 /// The same for one step of the short-range tree (ResidentTreeShort::profile(),
-/// grove/gpu/resident/resident_tree_short.cuh). A REUSE_LIST step leaves the build and search
+/// grove/force/resident_tree_short.cuh). A REUSE_LIST step leaves the build and search
 /// stages at 0.
 struct ResidentShortProfile {
   double root = 0;     ///< the root cell
