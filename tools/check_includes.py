@@ -4,7 +4,27 @@
 1. Inside the framework (framework/include/grove and framework/src), a folder includes only
    folders below it in LAYERS (and itself). So the basic parts never reach up into what assembles
    them: the tree data structure does not know the walks, the walks do not know the force
-   classes, and so on. Two folders on the same layer do not include each other.
+   classes, and so on. Two folders on the same layer do not include each other. The layers,
+   lowest first:
+     core                  vectors, boxes, errors, execution policies, the particle contracts
+     comm                  the communicator
+     gpu                   the device runtime: cuda_resources, device vectors, the device particle
+                           system, the transport, forEach, device_primitives, stage_marks
+     runtime, domain       the process's start and end, logging; the domain decomposition (host
+                           and device)
+     particles             particle systems and their exchange (host and device)
+     tree, io, pm          the tree stages (host and device); snapshots and checkpoints; the
+                           particle-mesh module
+     gpu/multiwalk         the multiwalk engine (FDPS's dispatch/retrieve on the device)
+     walk                  the walks and the neighbour search (host and device)
+     let                   the local essential trees (host and device)
+     force                 the force classes that assemble tree, walk and LET (host and device)
+     fmm, fdps             the fast multipole method; the FDPS-compatible API (PS::)
+     <root>                grove.hpp, fdps.hpp, particle_simulator.hpp, and the umbrella
+                           gpu/resident.cuh
+   Device code sits beside the host code of its stage (a *_gpu.cuh beside the .hpp), so it may
+   include the device runtime, which therefore sits right after comm; gpu/multiwalk is the only
+   subfolder with a layer of its own.
 2. user_templates/ is self-contained: its files include grove's headers and each other, nothing
    of samples/ or tests/, so a user can copy the folder alone.
 3. Each sample folder (samples/<name>/) includes grove, user_templates/, samples/common/ and its
@@ -23,7 +43,7 @@ import sys
 LAYERS = [
     ["core"],
     ["comm"],
-    ["gpu"],                 # the device runtime: streams, device vectors, transport, forEach, CUB helpers
+    ["gpu"],                 # the device runtime: streams, device vectors, transport, forEach
     ["runtime", "domain"],
     ["particles"],
     ["tree", "io", "pm"],
@@ -32,7 +52,6 @@ LAYERS = [
     ["let"],
     ["force"],               # the force classes that assemble tree, walk and LET
     ["fmm", "fdps"],
-    ["gpu/resident"],        # the GPU-resident pipeline, built from everything below
     ["<root>"],              # grove.hpp, fdps.hpp, particle_simulator.hpp
 ]
 RANK = {folder: rank for rank, folders in enumerate(LAYERS) for folder in folders}
@@ -48,8 +67,8 @@ def grove_folder(relative):
     parts = pathlib.PurePosixPath(relative).parts
     if len(parts) == 1 or str(pathlib.PurePosixPath(relative)) in UMBRELLAS:
         return "<root>"
-    if parts[0] == "gpu" and len(parts) > 2 and parts[1] in ("resident", "multiwalk"):
-        return f"gpu/{parts[1]}"
+    if parts[0] == "gpu" and len(parts) > 2 and parts[1] == "multiwalk":
+        return "gpu/multiwalk"
     return parts[0]
 
 
@@ -91,9 +110,7 @@ def main():
             own = grove_folder(path.relative_to(root / "framework/include/grove"))
         else:  # framework/src/<folder>/...
             own = path.relative_to(root / "framework/src").parts[0]
-            if own == "gpu" and "resident" in path.parts:
-                own = "gpu/resident"
-            elif own == "gpu" and "multiwalk" in path.parts:
+            if own == "gpu" and "multiwalk" in path.parts:
                 own = "gpu/multiwalk"
         if own not in RANK:
             errors.append(f"{path.relative_to(root)}: folder '{own}' is in no layer of tools/check_includes.py")
