@@ -11,7 +11,7 @@
 #include <cstdint>
 
 // GROVE_HOST_DEVICE marks the members that the GPU-resident pipeline also calls on the device
-// (grove/gpu/resident: FP -> EPI/EPJ, positions, charges, write-back); it is empty for a host
+// (grove/gpu/resident.cuh: FP -> EPI/EPJ, positions, charges, write-back); it is empty for a host
 // compiler. Only the vector type and that macro: CUDA translation units include these classes
 // too (user_templates/cuda), and nvcc must not see all of grove (doc/gpu.md, "what a .cu file
 // may include").

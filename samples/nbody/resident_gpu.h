@@ -1,5 +1,5 @@
 #pragma once
-// samples/nbody --gpu resident: the whole leapfrog loop on the GPU (grove/gpu/resident) — kick,
+// samples/nbody --gpu resident: the whole leapfrog loop on the GPU (grove/gpu/resident.cuh) — kick,
 // drift, decomposition samples, exchange, tree build, LET, walk, force and energy on the device,
 // one GPU per rank (rank % devices); the host only orchestrates and carries the MPI messages,
 // and sees the bodies when a snapshot is due. Declarations only (no CUDA header); defined in

@@ -9,7 +9,7 @@
 // Paths: cpu (grove's CPU tree and the user template's SIMD kernels), fmm (grove::FmmForce with the
 // same kernel as its near field, expansions of --order), sph (the SPH sample's CPU step on Sod
 // shock tubes, sph_steps.hpp), multiwalk (an FDPS-API program's own CUDA kernels through the
-// index multiwalk, user_templates/cuda), resident (every stage on the GPU, grove/gpu/resident),
+// index multiwalk, user_templates/cuda), resident (every stage on the GPU, grove/gpu/resident.cuh),
 // sph-resident (the SPH sample's step on the GPU, user_templates/cuda/sph_resident.h, on the same tubes).
 // The bodies are the Accelerated FDPS paper's cold uniform sphere (--ic cold) or a Plummer
 // sphere (--ic plummer); weak runs hold n bodies per rank, strong runs n in all. A user program

@@ -1,4 +1,4 @@
-// The GPU-resident pipeline (grove/gpu/resident) against the host's stages and trees on the same
+// The GPU-resident pipeline (grove/gpu/resident.cuh) against the host's stages and trees on the same
 // bodies: keys, order, cells and groups exactly; moments to double rounding; forces of the fused
 // and list walks against grove's CPU tree with the same opening criterion; reuse steps bitwise;
 // errors against direct summation as the CPU tree's; forEach / transformReduce as the host forms.

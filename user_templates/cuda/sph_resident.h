@@ -1,5 +1,5 @@
 #pragma once
-// samples/sph --gpu resident: the SPH step entirely on the GPU (grove/gpu/resident), one GPU per
+// samples/sph --gpu resident: the SPH step entirely on the GPU (grove/gpu/resident.cuh), one GPU per
 // rank.
 // The gas stays in device memory; each pass builds a resident short-range tree, finds the exact
 // neighbours and runs the sample's own physics (sph_physics.hpp) as device kernels: the density

@@ -1,4 +1,4 @@
-// The GPU-resident pipeline's benchmark (grove/gpu/resident): the cold uniform sphere with the
+// The GPU-resident pipeline's benchmark (grove/gpu/resident.cuh): the cold uniform sphere with the
 // user template's gravity, every stage on one GPU, printed as JSON lines.
 //
 //   rebuild  steps of kick + drift (forEach) -> full tree build -> lists and the list kernel (or

@@ -16,7 +16,7 @@ namespace grove {
 
 /// One cell's moment in pass 1 or 2, from its particles (a leaf: its EPJ and SPJ) or its
 /// children's moments: the body of the bottom-up sweep, on the host (below) and on the device
-/// (grove/gpu/resident). Pass 1 starts from init() and ends with set(); pass 2 starts from
+/// (grove/tree/tree_build_gpu.cuh). Pass 1 starts from init() and ends with set(); pass 2 starts from
 /// `previous` (the cell's pass-1 moment). Needs the children's moments of this pass in
 /// moments[child_first, child_first + child_count). Accumulated in a local copy and returned:
 /// through a reference the compiler would store every partial sum back to memory.
