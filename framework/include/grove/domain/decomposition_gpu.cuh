@@ -187,9 +187,7 @@ void decomposeDomainByCounting(DomainInfo& dinfo, const DeviceParticleSystem<FP>
   const double particle_weight = weight ? *weight / static_cast<double>(std::max<std::size_t>(n, 1)) : 1.0;
 
   // The particles' extent over all ranks: it replaces open faces of the root.
-  Boxd bounds = boundingBox(policy, psys.data(), n, scratch.cub);
-  bounds.low = comm.allreduceMin(bounds.low);
-  bounds.high = comm.allreduceMax(bounds.high);
+  const Boxd bounds = comm.allreduceUnion(boundingBox(policy, psys.data(), n, scratch.cub));
   require(!bounds.isEmpty(), "decomposeDomainByCounting", "no rank holds a particle");
   const Boxd root = dinfo.getPosRootDomain();
   // A cell's window along axis a: its faces, open ones replaced by the particles' extent (the

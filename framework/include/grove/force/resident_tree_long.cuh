@@ -84,7 +84,7 @@
 #include "grove/let/let_exchange_gpu.cuh"
 #include "grove/walk/neighbour_search_gpu.cuh"
 #include "grove/force/resident_profile.hpp"
-#include "grove/tree/particle_order_gpu.cuh"
+#include "grove/tree/key_order_gpu.cuh"
 #include "grove/gpu/stage_marks.hpp"
 #include "grove/tree/tree_build_gpu.cuh"
 #include "grove/walk/walk_gpu.cuh"
@@ -667,8 +667,7 @@ class ResidentTreeLong {
     //    particles), so that keys agree with the host's and across ranks.
     Boxd bounds = boundingBox(policy_, psys.data(), n, cub_);
     if (several_ranks) {
-      bounds.low = comm->allreduceMin(bounds.low);
-      bounds.high = comm->allreduceMax(bounds.high);
+      bounds = comm->allreduceUnion(bounds);
       require(!bounds.isEmpty(), "ResidentTreeLong", "no rank holds a particle");
     }
     root_ = rootCellAround(bounds);

@@ -69,7 +69,7 @@
 #include "grove/gpu/device_vector.hpp"
 #include "grove/walk/neighbour_search_gpu.cuh"
 #include "grove/force/resident_profile.hpp"
-#include "grove/tree/particle_order_gpu.cuh"
+#include "grove/tree/key_order_gpu.cuh"
 #include "grove/let/short_range_let_gpu.cuh"
 #include "grove/gpu/stage_marks.hpp"
 #include "grove/tree/tree_build_gpu.cuh"

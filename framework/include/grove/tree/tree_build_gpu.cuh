@@ -2,12 +2,12 @@
 /// @file
 /// The tree build's stages on the device (nvcc only), each the grove::Gpu form of a host stage.
 /// @verbatim
-///   boundingBox(Gpu, items, n[, box_of]) CUB reduce of the positions (or boxes) (host: boundingBoxOfPositions)
-///   mortonKeys(Gpu, root, items, n, ..)  RootCell::keyOf per item                (host: SortedParticles::build)
-///   sortByKey(Gpu, keys, index, ..)      CUB radix sort, stable                   (host: radixSortByKey)
-///   linkCells(Gpu, keys, .., shape)      grove::linking's per-cell steps by level (host: linkCells)
-///   computeMoments(Gpu, shape, ..)       momentOfCell, deepest level first        (host: computeMoments)
-///   makeGroups(Gpu, shape, ..)           cells the host's makeGroups picks, Morton order
+///   boundingBox(Gpu, items, n[, box_of]) CUB reduce of the positions (or boxes) (host: boundingBox(Cpu, ..))
+///   mortonKeys(Gpu, root, items, n, ..)  RootCell::keyOf per item                (host: mortonKeys(Cpu, ..))
+///   sortByKey(Gpu, keys, index, ..)      CUB radix sort, stable                   (host: sortByKey(Cpu, ..))
+///   linkCells(Gpu, keys, .., shape)      grove::linking's per-cell steps by level (host: linkCells(Cpu, ..))
+///   computeMoments(Gpu, shape, ..)       momentOfCell, deepest level first        (host: computeMoments(Cpu, ..))
+///   makeGroups(Gpu, shape, ..)           cells the host's makeGroups picks, Morton order (host: makeGroups(Cpu, ..))
 /// @endverbatim
 /// boundingBox, with CubScratch, exclusiveSum and blocksFor, lives in the device runtime
 /// (grove/gpu/device_primitives.cuh, included here), where the domain decomposition reaches it too.

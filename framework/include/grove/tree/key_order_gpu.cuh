@@ -1,6 +1,7 @@
 #pragma once
 /// @file
-/// The particle stages that the resident long- and short-range trees share (nvcc only): the
+/// The device form of grove/tree/key_order.hpp: the particle stages that the resident long- and
+/// short-range trees share (nvcc only): the
 /// particles' Morton keys and stable sort (tree_build_gpu.cuh's mortonKeys and sortByKey) put
 /// together as one step, the gather of the particles into key order with their EPI and EPJ, and
 /// the write-back of the forces. A tree keeps its keys and permutation in a KeyOrder; the cells are
