@@ -29,7 +29,7 @@ build() {  # build <source> <build dir> <label>
       -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DCMAKE_CUDA_ARCHITECTURES=90 \
       -DGROVE_BUILD_TESTS=OFF -DGROVE_BUILD_SAMPLES=ON > "$LOGS/configure_$label.log" 2>&1 ||
      ! cmake --build "$dir" -j "$JOBS" --target resident_benchmark gravity_table2 > "$LOGS/build_$label.log" 2>&1; then
-    tail -20 "$LOGS/configure_$label.log" "$LOGS/build_$label.log"
+    tail -n 20 "$LOGS/configure_$label.log" "$LOGS/build_$label.log"
     echo "gpu_ab: the $label build FAILED"
     exit 1
   fi

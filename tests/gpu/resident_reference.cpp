@@ -66,10 +66,11 @@ HostBuild hostBuild(const std::vector<user::Body>& bodies, int n_leaf_limit, int
     epi[k].copyFromFP(bodies[items[k].index]);
     epj[k].copyFromFP(bodies[items[k].index]);
   }
-  const grove::TreeShape shape = grove::linkCells(std::span<const grove::MortonKey>(h.keys), {}, n_leaf_limit);
+  const grove::TreeShape shape =
+      grove::linkCells(grove::Cpu{}, std::span<const grove::MortonKey>(h.keys), {}, n_leaf_limit);
   h.cells = shape.cells;
   h.level_begin = shape.level_begin;
-  for (const grove::InteractionGroup& g : grove::makeGroups(shape, n_group_limit)) {
+  for (const grove::InteractionGroup& g : grove::makeGroups(grove::Cpu{}, shape, n_group_limit)) {
     h.groups.push_back((std::uint64_t{g.first} << 32) | g.count);
     grove::Boxd b = grove::Boxd::empty();
     for (std::uint32_t i = g.first; i < g.first + g.count; ++i) b.merge(grove::positionOf(epi[i]));
@@ -77,8 +78,9 @@ HostBuild hostBuild(const std::vector<user::Body>& bodies, int n_leaf_limit, int
   }
   const std::span<const user::GravityEPJ> j(epj);
   const std::span<const grove::SPJMonopole> none;
-  grove::computeMoments<grove::MomentMonopole>(shape, j, none, h.monopoles);
-  grove::computeMoments<grove::MomentQuadrupole>(shape, j, std::span<const grove::SPJQuadrupole>(), h.quadrupoles);
+  grove::computeMoments<grove::MomentMonopole>(grove::Cpu{}, shape, j, none, h.monopoles);
+  grove::computeMoments<grove::MomentQuadrupole>(grove::Cpu{}, shape, j, std::span<const grove::SPJQuadrupole>(),
+                                                 h.quadrupoles);
   return h;
 }
 
