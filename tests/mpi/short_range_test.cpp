@@ -108,6 +108,17 @@ void fill(Psys& psys, std::int64_t n, bool clustered, double r_min, double r_max
   }
 }
 
+// The ids getNeighborListOneParticle gives for p, sorted.
+template <class Tree>
+std::vector<std::int64_t> oneParticleNeighbourIds(const Tree& tree, const Searcher& p) {
+  Searcher* list = nullptr;
+  const int n = tree.getNeighborListOneParticle(p, list);
+  std::vector<std::int64_t> ids;
+  for (int k = 0; k < n; ++k) ids.push_back(list[k].id);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
 template <SearchMode M>
 void expectExactNeighbourSets(Psys& psys, DomainInfo& dinfo, const char* what) {
   using Tree = TreeForForceShortWith<Neighbours, Searcher, Searcher, M>;
@@ -124,11 +135,7 @@ void expectExactNeighbourSets(Psys& psys, DomainInfo& dinfo, const char* what) {
       ADD_FAILURE() << what << ": particle " << psys[i].id << " has " << got.size() << " neighbours, brute force "
                     << expected.size();
     // The one-particle query gives the same set.
-    Searcher* list = nullptr;
-    const int n = tree.getNeighborListOneParticle(psys[i], list);
-    std::vector<std::int64_t> single;
-    for (int k = 0; k < n; ++k) single.push_back(list[k].id);
-    std::sort(single.begin(), single.end());
+    const std::vector<std::int64_t> single = oneParticleNeighbourIds(tree, psys[i]);
     if (single != expected && mismatches++ < 3)
       ADD_FAILURE() << what << ": getNeighborListOneParticle for " << psys[i].id << " gives " << single.size()
                     << ", brute force " << expected.size();
@@ -238,11 +245,7 @@ void expectEveryImage(Psys& psys, DomainInfo& dinfo, int shells, const std::stri
       ADD_FAILURE() << what << ": particle " << psys[i].id << " meets " << got.size() << " images, brute force "
                     << expected.size();
     worst_weight = std::max(worst_weight, std::abs(tree.getForce(i).weight - weight) / weight);
-    Searcher* list = nullptr;
-    const int n = tree.getNeighborListOneParticle(psys[i], list);
-    std::vector<std::int64_t> single;
-    for (int k = 0; k < n; ++k) single.push_back(list[k].id);
-    std::sort(single.begin(), single.end());
+    const std::vector<std::int64_t> single = oneParticleNeighbourIds(tree, psys[i]);
     if (single != expected && mismatches++ < 3)
       ADD_FAILURE() << what << ": getNeighborListOneParticle for " << psys[i].id << " gives " << single.size()
                     << ", brute force " << expected.size();
