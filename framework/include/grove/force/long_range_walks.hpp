@@ -24,6 +24,7 @@
 ///     walk(tree, criterion, groups, g, stack, on_far, on_leaf)   group g's walk
 ///     planLet(comm, mode, local, criterion, epi) -> Plan; exchangeLet(comm, plan, epj, cell_spj,
 ///                                                  profile) -> ReceivedLet
+/// CutoffWalk and SearchWalk derive from OpeningAngleWalk and redefine what they change.
 /// `tree` is the tree's built arrays (shape, cell_pos, cell_extent, search_boxes, epj, spj).
 #include <cmath>
 #include <cstdint>
@@ -114,10 +115,10 @@ class OpeningAngleWalk {
 /// FDPS's SEARCH_MODE_LONG_CUTOFF, for forces that vanish beyond r_cut = EPJ::getRSearch(): the
 /// walks drop cells whose entries all lie beyond r_cut before the opening test, the LET is sized
 /// by r_cut and carries periodic images as shifted copies, and the kernel applies the cutoff.
-class CutoffWalk {
+/// Barnes-Hut with a reach: what it does not redefine is OpeningAngleWalk's.
+class CutoffWalk : public OpeningAngleWalk {
  public:
   using Plan = CutoffLetPlan;  ///< what a MAKE_LIST_FOR_REUSE step keeps of the LET decision
-  static constexpr bool kSearches = false;       ///< no getNeighborListOneParticle
   static constexpr bool kTakesGivenRoot = false;  ///< the boundary and images come from the DomainInfo
 
   /// The EPJ carries the cutoff radius (getRSearch); a static_assert says so otherwise.
@@ -170,12 +171,8 @@ class CutoffWalk {
     computeCellExtents(t.shape, std::span<const typename Tree::Epj>(t.epj), std::span<const typename Tree::Spj>(t.spj),
                        t.cell_extent);
   }
-  /// A REUSE_LIST step walks nothing: the extents of the MAKE_LIST_FOR_REUSE step stay.
-  template <class Tree>
-  void refreshCellData(Tree&) const {}
-  /// No per-group data beyond the groups' boxes.
-  template <class EPI>
-  void prepareGroups(std::span<const InteractionGroup>, std::span<const EPI>) {}
+  // refreshCellData and prepareGroups: OpeningAngleWalk's (none). A REUSE_LIST step walks
+  // nothing, so the extents of the MAKE_LIST_FOR_REUSE step stay.
 
   /// Group g's walk (walkTreeWithinCutoff): cells whose entries all lie beyond r_cut of the group
   /// are dropped, the others go through the opening test as in OpeningAngleWalk.
@@ -219,13 +216,13 @@ class CutoffWalk {
 /// along kSearch.nearest_axes (CALC_DISTANCE_TYPE_NEAREST_*): the walk also opens every cell that
 /// may hold a particle within search reach of the group, so such particles reach the ep-ep kernel
 /// one by one, and getNeighborListOneParticle lists them. With mode NONE only the distances are
-/// nearest-image ones.
+/// nearest-image ones. Barnes-Hut with a search test: the LET's plan type and exchange and the
+/// root's bounds are OpeningAngleWalk's.
 template <LongSearch kSearch>
-class SearchWalk {
+class SearchWalk : public OpeningAngleWalk {
   static_assert(kSearch.active(), "grove: SearchWalk needs a search mode or nearest-image axes (else OpeningAngleWalk)");
 
  public:
-  using Plan = LetPlan;  ///< what a MAKE_LIST_FOR_REUSE step keeps of the LET decision
   static constexpr bool kSearches = kSearch.searches();  ///< getNeighborListOneParticle is there
   static constexpr bool kTakesGivenRoot = false;         ///< the periods come from the DomainInfo
 
@@ -256,10 +253,6 @@ class SearchWalk {
     }
     image_ = NearestImage(period);
   }
-  /// The particles' bounds: the root cell covers them (images are not copied).
-  Boxd rootBounds(const Boxd& bounds) const { return bounds; }
-  /// A global tree on several ranks (to hold the received LET).
-  bool needsGlobalTree(const Comm& comm) const { return comm.size() > 1; }
   /// Each cell's box of positions and of search spheres (the search test).
   template <class Tree>
   void computeCellData(Tree& t) const {
@@ -310,13 +303,6 @@ class SearchWalk {
       for (const EPI& e : epi) my_reach.outer.merge(searchBoxOf(e));
     return planSearchLet<kSearch.mode>(comm, mode, local.shape, std::span<const Vec3d>(local.cell_pos),
                                        std::span<const CellBoxes>(local.search_boxes), criterion, my_reach, image_);
-  }
-  /// Sends the planned payloads (current values of epj and cell_spj) and returns what arrives.
-  /// Collective over comm; sets profile's LET counts.
-  template <class EPJ, class SPJ>
-  ReceivedLet<EPJ, SPJ> exchangeLet(const Comm& comm, const Plan& plan, std::span<const EPJ> epj,
-                                    std::span<const SPJ> cell_spj, TreeProfile& profile) const {
-    return grove::exchangeLet<EPJ, SPJ>(comm, plan, epj, cell_spj, profile);
   }
 
   /// The EPJs of t within search reach of `particle` (strictly closer than the EPJ's radius for
