@@ -30,8 +30,8 @@ void FmmTree::orderParticles(std::span<const Vec3d> positions, std::span<const d
   // own way (splitCells: chains of single-child octants collapsed, cells by generation with their
   // parents), not by linkCells, whose layout the dual traversal and its expansions do not use.
   const std::size_t n = positions.size();
-  const Boxd bounds = boundingBox(Cpu{}, positions);
-  bounds_ = bounds;
+  bounds_ = boundingBox(Cpu{}, positions);
+  const Boxd& bounds = bounds_;
   const Vec3d size = n > 0 ? bounds.high - bounds.low : Vec3d(1.0);
   // Slightly larger than the particles' extent, so the largest coordinate stays inside the cube.
   const double length = std::max({size.x, size.y, size.z, 1e-300}) * (1.0 + 1e-12);
