@@ -149,8 +149,8 @@ def main():
         if sample.name == "benchmarks":
             # resident_benchmark --cpu-reference prints the CPU tree's error beside the device's
             # with the GPU tests' own host reference, so that both measure the same thing.
-            allowed.append((root / "tests/gpu").resolve())
-            roots.append(root / "tests/gpu")
+            allowed.append((root / "tests/force").resolve())
+            roots.append(root / "tests/force")
         for path in sorted(sample.rglob("*")):
             if path.suffix not in SOURCE_SUFFIXES:
                 continue
