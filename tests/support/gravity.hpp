@@ -12,27 +12,11 @@
 
 #include "grove/grove.hpp"
 #include "grove/force/tree_for_force_long.hpp"
+#include "support/gravity_arithmetic.hpp"
 #include "support/particles.hpp"
 #include "support/statistics.hpp"
 
 namespace grove::testing_support {
-
-struct AccPot {
-  Vec3d acc;
-  double pot = 0.0;
-  void clear() { acc = {}, pot = 0.0; }
-};
-
-struct Charged {
-  std::int64_t id = 0;
-  double charge = 0.0;
-  Vec3d pos;
-  AccPot result;
-
-  Vec3d getPos() const { return pos; }
-  void setPos(const Vec3d& p) { pos = p; }
-  void copyFromForce(const AccPot& f) { result = f; }
-};
 
 struct ChargedEP {
   Vec3d pos;
@@ -43,34 +27,14 @@ struct ChargedEP {
   void copyFromFP(const Charged& c) { pos = c.pos, charge = c.charge; }
 };
 
-inline constexpr double kTestEps2 = 1e-6;
-
 // acc += q (x_j - x_i) / r^3, pot -= q / r, with Plummer softening; self pairs skipped.
 struct DirectKernel {
   template <class Source>
   void operator()(const ChargedEP* epi, int n_i, const Source* src, int n_j, AccPot* f) const {
     for (int i = 0; i < n_i; ++i)
-      for (int j = 0; j < n_j; ++j) {
-        const Vec3d d = Vec3d(src[j].getPos()) - epi[i].pos;
-        const double r2 = norm2(d);
-        if (r2 == 0.0) continue;
-        const double r_inv = 1.0 / std::sqrt(r2 + kTestEps2), q = src[j].getCharge();
-        f[i].acc += (q * r_inv * r_inv * r_inv) * d;
-        f[i].pot -= q * r_inv;
-      }
+      for (int j = 0; j < n_j; ++j) addPair(Vec3d(src[j].getPos()) - epi[i].pos, src[j].getCharge(), f[i]);
   }
 };
-
-// Expansion about the superparticle's centre p with dipole D and raw second moment Q:
-// phi(r) = -q/r - D.r/r^3 - (3 rQr - r^2 trQ) / (2 r^5), r = x - p.
-inline void addMultipole(const Vec3d& r, double q, const Vec3d& dipole, const SymMat3d& quad, AccPot& f) {
-  const double r2 = norm2(r) + kTestEps2, r_inv = 1.0 / std::sqrt(r2);
-  const double r3 = r_inv * r_inv * r_inv, r5 = r3 * r_inv * r_inv, r7 = r5 * r_inv * r_inv;
-  const Vec3d qr = quad * r;
-  const double rqr = dot(r, qr), dr = dot(dipole, r), tr = quad.trace();
-  f.pot += -q * r_inv - dr * r3 - 1.5 * rqr * r5 + 0.5 * tr * r3;
-  f.acc += -q * r3 * r + dipole * r3 - 3.0 * dr * r5 * r + 3.0 * r5 * qr - 7.5 * rqr * r7 * r + 1.5 * tr * r5 * r;
-}
 
 struct MultipoleKernel {
   template <class SPJ>
@@ -92,18 +56,8 @@ inline std::vector<AccPot> directSummation(const ParticleSystem<Charged>& psys) 
   std::vector<AccPot> out(psys.size());
   const auto n = static_cast<std::int64_t>(psys.size());
 #pragma omp parallel for schedule(dynamic, 16)
-  for (std::int64_t i = 0; i < n; ++i) {
-    AccPot f;
-    ChargedEP target;
-    target.copyFromFP(psys[static_cast<std::size_t>(i)]);
-    for (const Charged& c : all) {
-      if (c.id == psys[static_cast<std::size_t>(i)].id) continue;
-      ChargedEP source;
-      source.copyFromFP(c);
-      DirectKernel{}(&target, 1, &source, 1, &f);
-    }
-    out[static_cast<std::size_t>(i)] = f;
-  }
+  for (std::int64_t i = 0; i < n; ++i)
+    out[static_cast<std::size_t>(i)] = sumOverOthers(psys[static_cast<std::size_t>(i)], all.data(), all.size());
   return out;
 }
 
