@@ -35,14 +35,14 @@ __device__ __forceinline__ void addMonopole(float xi, float yi, float zi, float 
 }
 
 // A quadrupole superparticle (grove::gpu::DeviceQuadrupole: the traceless T = 3 Q - tr(Q) I about
-// its centre of mass), with r pointing from the source to the target as in
-// GravityQuadrupoleKernel:
-//   phi = -M/r - 0.5 rTr/r^5,   a = -grad phi = -(M/r^3 + 2.5 rTr/r^7) r + Tr/r^5.
-// The same potential and acceleration as the CPU kernel's raw form (-M/r - 1.5 rQr/r^5 +
-// 0.5 trQ/r^3) in 34 floating-point instructions instead of 47 (PTX, sm_90): no trace terms, the
-// mass and quadrupole terms share one radial factor, and each accumulation is a fused multiply-add
-// (fmaf: a - b * c is not always contracted). The CPU kernels keep the raw form; the two agree to
-// float rounding.
+// its centre of mass, and tr Q), with d pointing from the source to the target as in
+// GravityQuadrupoleKernel and R^2 = d^2 + eps2:
+//   phi = -M/R - 0.5 q/R^5,   a = -grad phi = -(M/R^3 + 2.5 q/R^7) d + Td/R^5,
+// with q = dTd - eps2 tr Q. This is the CPU kernel's raw form (-M/R - 1.5 dQd/R^5 + 0.5 trQ/R^3,
+// the Taylor expansion of the softened potential) rewritten, in 35 floating-point instructions
+// instead of 47 (PTX, sm_90): the trace enters once (the softening term), the mass and
+// quadrupole terms share one radial factor, and each accumulation is a fused multiply-add (fmaf:
+// a - b * c is not always contracted). The two agree to float rounding.
 __device__ __forceinline__ void addQuadrupole(float xi, float yi, float zi, const grove::gpu::DeviceQuadrupole& s,
                                               float eps2, float& ax, float& ay, float& az, float& pot) {
   const float dx = xi - s.x, dy = yi - s.y, dz = zi - s.z;
@@ -53,10 +53,11 @@ __device__ __forceinline__ void addQuadrupole(float xi, float yi, float zi, cons
   const float tx = s.xx * dx + s.xy * dy + s.xz * dz;
   const float ty = s.xy * dx + s.yy * dy + s.yz * dz;
   const float tz = s.xz * dx + s.yz * dy + s.zz * dz;
-  const float rtr_r5 = (tx * dx + ty * dy + tz * dz) * r5_inv;
+  const float q = fmaf(-eps2, s.trace, tx * dx + ty * dy + tz * dz);  // dTd - eps2 trQ
+  const float q_r5 = q * r5_inv;
   const float m_r = s.mass * r_inv;
-  pot = fmaf(-0.5f, rtr_r5, pot - m_r);
-  const float radial = fmaf(-2.5f, rtr_r5, -m_r) * r2_inv;  // -(M/r^3 + 2.5 rTr/r^7)
+  pot = fmaf(-0.5f, q_r5, pot - m_r);
+  const float radial = fmaf(-2.5f, q_r5, -m_r) * r2_inv;  // -(M/R^3 + 2.5 q/R^7)
   ax = fmaf(radial, dx, fmaf(tx, r5_inv, ax));
   ay = fmaf(radial, dy, fmaf(ty, r5_inv, ay));
   az = fmaf(radial, dz, fmaf(tz, r5_inv, az));

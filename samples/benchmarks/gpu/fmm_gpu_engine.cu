@@ -23,7 +23,8 @@ struct NewtonEp {
 };
 
 // As QuadrupoleKernel, in double from the superparticle's float image (its traceless
-// T = 3 Q - tr(Q) I): pot -M/r - 0.5 rTr/r^5, acc -(M/r^3 + 2.5 rTr/r^7) r + Tr/r^5.
+// T = 3 Q - tr(Q) I; unsoftened, so tr Q is not needed): pot -M/r - 0.5 rTr/r^5,
+// acc -(M/r^3 + 2.5 rTr/r^7) r + Tr/r^5.
 struct NewtonQuadrupole {
   __device__ void operator()(const EP& i, const grove::gpu::DeviceQuadrupole& s, Force& f) const {
     const double rx = i.pos.x - s.x, ry = i.pos.y - s.y, rz = i.pos.z - s.z;

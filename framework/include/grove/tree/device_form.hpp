@@ -37,23 +37,26 @@ struct alignas(16) DeviceMonopole {
 
 /// The device image of grove::SPJQuadrupole: the centre of mass, the mass and the traceless
 /// second moment T = 3 Q - tr(Q) I about the centre of mass c, where Q = sum m (x - c)(x - c)^T
-/// is grove::SPJQuadrupole's (raw) quad. T is formed in double and then rounded, so its trace is zero
-/// to float rounding; all six components are kept (zz too), so that a kernel need not form it.
-/// With r = x - c: phi = -M/r - 0.5 r.T.r / r^5, the same as the raw form's
-/// -M/r - 1.5 r.Q.r / r^5 + 0.5 tr(Q) / r^3, without the trace term and its cancellation.
-/// 48 bytes: three 16-byte loads (x, y, z, mass | xx, yy, zz, xy | xz, yz, pad).
+/// is grove::SPJQuadrupole's (raw) quad, and tr(Q). T is formed in double and then rounded, so its
+/// trace is zero to float rounding; all six components are kept (zz too), so that a kernel need
+/// not form it. With d = x - c and R^2 = d^2 + eps^2 (Plummer softening), the raw form's
+/// phi = -M/R - 1.5 d.Q.d / R^5 + 0.5 tr(Q) / R^3 (the Taylor expansion of the softened
+/// potential) is phi = -M/R - 0.5 (d.T.d - eps^2 tr(Q)) / R^5: tr(Q) is needed only with
+/// softening (the softened potential is not harmonic), as one fused multiply-add.
+/// 48 bytes: three 16-byte loads (x, y, z, mass | xx, yy, zz, xy | xz, yz, trace, pad).
 struct alignas(16) DeviceQuadrupole {
-  float x;       ///< centre of mass, x
-  float y;       ///< centre of mass, y
-  float z;       ///< centre of mass, z
-  float mass;    ///< total mass (charge)
-  float xx;      ///< T_xx = 3 Q_xx - tr Q
-  float yy;      ///< T_yy = 3 Q_yy - tr Q
-  float zz;      ///< T_zz = 3 Q_zz - tr Q (= -T_xx - T_yy up to rounding)
-  float xy;      ///< T_xy = 3 Q_xy = T_yx
-  float xz;      ///< T_xz = 3 Q_xz = T_zx
-  float yz;      ///< T_yz = 3 Q_yz = T_zy
-  float pad[2];  ///< unused: the 16-byte multiple
+  float x;      ///< centre of mass, x
+  float y;      ///< centre of mass, y
+  float z;      ///< centre of mass, z
+  float mass;   ///< total mass (charge)
+  float xx;     ///< T_xx = 3 Q_xx - tr Q
+  float yy;     ///< T_yy = 3 Q_yy - tr Q
+  float zz;     ///< T_zz = 3 Q_zz - tr Q (= -T_xx - T_yy up to rounding)
+  float xy;     ///< T_xy = 3 Q_xy = T_yx
+  float xz;     ///< T_xz = 3 Q_xz = T_zx
+  float yz;     ///< T_yz = 3 Q_yz = T_zy
+  float trace;  ///< tr Q = Q_xx + Q_yy + Q_zz (of the raw moment; for the softening term)
+  float pad;    ///< unused: the 16-byte multiple
 };
 
 /// grove::SPJMonopole travels as DeviceMonopole.
@@ -71,8 +74,8 @@ struct DeviceForm<SPJMonopole> {
 template <>
 struct DeviceForm<SPJQuadrupole> {
   using type = DeviceQuadrupole;  ///< the image
-  /// The image: the traceless T = 3 Q - tr(Q) I formed in double, then each component rounded to
-  /// float.
+  /// The image: the traceless T = 3 Q - tr(Q) I and tr(Q) formed in double, then each component
+  /// rounded to float.
   GROVE_HOST_DEVICE static DeviceQuadrupole make(const SPJQuadrupole& s) {
     DeviceQuadrupole d{};
     d.x = static_cast<float>(s.pos.x), d.y = static_cast<float>(s.pos.y), d.z = static_cast<float>(s.pos.z);
@@ -82,6 +85,7 @@ struct DeviceForm<SPJQuadrupole> {
     d.xx = static_cast<float>(3.0 * q.xx - trace), d.yy = static_cast<float>(3.0 * q.yy - trace);
     d.zz = static_cast<float>(3.0 * q.zz - trace);
     d.xy = static_cast<float>(3.0 * q.xy), d.xz = static_cast<float>(3.0 * q.xz), d.yz = static_cast<float>(3.0 * q.yz);
+    d.trace = static_cast<float>(trace);
     return d;
   }
 };
