@@ -207,7 +207,8 @@ void run(const Options& o, Sp sp) {
         "\"moment\":\"%s\",\"opening\":\"%s\",\"walk\":\"%s\",\"steps\":%zu,\"step_ms_mean\":%.3f,\"step_ms_median\":%.3f,"
         "\"ms\":{\"root\":%.3f,\"keys\":%.3f,\"sort\":%.3f,\"reorder\":%.3f,\"link\":%.3f,\"moments\":%.3f,"
         "\"groups\":%.3f,\"lists\":%.3f,\"force\":%.3f,\"write_back\":%.3f,\"integrate\":%.3f,\"tree_total\":%.3f},"
-        "\"cells\":%lld,\"groups_n\":%lld,\"interactions_per_particle\":%.1f,\"interactions_per_s\":%.4e,"
+        "\"cells\":%lld,\"groups_n\":%lld,\"interactions_per_particle\":%.1f,\"ep_per_particle\":%.1f,"
+        "\"sp_per_particle\":%.1f,\"interactions_per_s\":%.4e,"
         "\"particles_per_s\":%.4e,\"median_error\":%.4e,\"p99_error\":%.4e,\"cpu_median_error\":%.4e,"
         "\"cpu_p99_error\":%.4e,\"device_bytes\":%lld,"
         "\"bytes_per_particle\":%.1f,\"device_bytes_by\":{\"particle_system\":%zu,\"keys\":%zu,\"particles\":%zu,"
@@ -221,7 +222,9 @@ void run(const Options& o, Sp sp) {
         1e3 * med([](const auto& p) { return p.force; }), 1e3 * med([](const auto& p) { return p.write_back; }),
         1e3 * median(integrate_seconds), 1e3 * med([](const auto& p) { return p.total; }),
         static_cast<long long>(last.n_cells), static_cast<long long>(last.n_groups),
-        interactions / static_cast<double>(o.n), interactions / med([](const auto& p) { return p.force; }),
+        interactions / static_cast<double>(o.n), static_cast<double>(last.interactions_ep) / static_cast<double>(o.n),
+        static_cast<double>(last.interactions_sp) / static_cast<double>(o.n),
+        interactions / med([](const auto& p) { return p.force; }),
         static_cast<double>(o.n) / mean_step, error, p99_error, cpu_error, cpu_p99_error,
         static_cast<long long>(last.device_bytes + static_cast<std::int64_t>(psys.deviceBytes())),
         static_cast<double>(last.device_bytes + static_cast<std::int64_t>(psys.deviceBytes())) /
