@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <random>
 
+#include "grove/tree/device_form.hpp"
 #include "grove/tree/groups.hpp"
 #include "grove/tree/moment_pass.hpp"
 #include "grove/tree/radix_sort.hpp"
@@ -180,4 +182,61 @@ TEST(Groups, CoverEveryParticleOnceWithinTheLimit) {
   std::size_t oversized = 0;
   for (const auto& g : groups) oversized += g.count > 64;
   EXPECT_LE(oversized, 0u);
+}
+
+// The device image of a quadrupole superparticle carries the traceless T = 3 Q - tr(Q) I and
+// tr(Q), and its softened expansion -M/R - 0.5 (dTd - eps^2 trQ)/R^5 (R^2 = d^2 + eps^2, as
+// user::cuda::addQuadrupole) gives the raw form's potential and acceleration
+// (-M/R - 1.5 dQd/R^5 + 0.5 trQ/R^3, as the CPU kernels evaluate it) to float rounding, with
+// and without softening.
+TEST(DeviceImage, QuadrupoleIsTracelessAndGivesTheRawExpansion) {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(-0.5, 0.5);
+  SPJQuadrupole s;
+  s.mass = 0;
+  std::vector<ChargedEP> members;
+  for (int k = 0; k < 200; ++k) members.push_back({Vec3d(2 * u(rng), u(rng), 0.3 * u(rng)) + Vec3d(1, -2, 3), 1 + u(rng)});
+  for (const auto& m : members) s.mass += m.charge, s.pos += m.charge * m.pos;
+  s.pos /= s.mass;
+  for (const auto& m : members) s.quad += symmetricOuter(m.pos - s.pos, m.pos - s.pos, m.charge);
+  const gpu::DeviceQuadrupole d = gpu::DeviceForm<SPJQuadrupole>::make(s);
+  const double tr = s.quad.trace(), scale = std::abs(s.quad.xx) + std::abs(s.quad.yy) + std::abs(s.quad.zz);
+  EXPECT_NEAR(double(d.xx) + d.yy + d.zz, 0.0, 1e-6 * scale);
+  EXPECT_NEAR(d.xx, 3 * s.quad.xx - tr, 1e-6 * scale);
+  EXPECT_NEAR(d.zz, 3 * s.quad.zz - tr, 1e-6 * scale);
+  EXPECT_NEAR(d.xy, 3 * s.quad.xy, 1e-6 * scale);
+  EXPECT_NEAR(d.yz, 3 * s.quad.yz, 1e-6 * scale);
+  EXPECT_FLOAT_EQ(d.trace, static_cast<float>(tr));
+  EXPECT_FLOAT_EQ(d.mass, static_cast<float>(s.mass));
+  EXPECT_FLOAT_EQ(d.x, static_cast<float>(s.pos.x));
+  for (const double eps2 : {0.0, 0.5}) {
+    for (const Vec3d target : {Vec3d(8, 1, 2), Vec3d(-3, -6, 4), Vec3d(1, -2, -5)}) {
+      const Vec3d r = target - s.pos;
+      const double r2 = norm2(r) + eps2, r_inv = 1 / std::sqrt(r2), r5 = r_inv * r_inv * r_inv * r_inv * r_inv;
+      // Raw form, double.
+      const Vec3d qr(s.quad.xx * r.x + s.quad.xy * r.y + s.quad.xz * r.z,
+                     s.quad.xy * r.x + s.quad.yy * r.y + s.quad.yz * r.z,
+                     s.quad.xz * r.x + s.quad.yz * r.y + s.quad.zz * r.z);
+      const double rqr = dot(r, qr);
+      const double pot_raw = -s.mass * r_inv - 1.5 * rqr * r5 + 0.5 * tr * r5 * r2;
+      const Vec3d acc_raw = (-s.mass * r5 * r2 - 7.5 * rqr * r5 / r2 + 1.5 * tr * r5) * r + 3.0 * r5 * qr;
+      // Traceless form from the float image, in double.
+      const Vec3d rd = target - Vec3d(d.x, d.y, d.z);
+      const double rd2 = norm2(rd) + eps2, rd_inv = 1 / std::sqrt(rd2);
+      const double rd5 = rd_inv * rd_inv * rd_inv * rd_inv * rd_inv;
+      const Vec3d t(d.xx * rd.x + d.xy * rd.y + d.xz * rd.z, d.xy * rd.x + d.yy * rd.y + d.yz * rd.z,
+                    d.xz * rd.x + d.yz * rd.y + d.zz * rd.z);
+      const double q = dot(rd, t) - eps2 * d.trace;
+      const double pot = -double(d.mass) * rd_inv - 0.5 * q * rd5;
+      const Vec3d acc = -(double(d.mass) * rd5 * rd2 + 2.5 * q * rd5 / rd2) * rd + rd5 * t;
+      // The quadrupole terms are a few per cent of the monopole's here: float rounding of the
+      // image (about 1e-7 of each component) must leave the sums equal to 1e-6.
+      EXPECT_NEAR(pot, pot_raw, 1e-6 * std::abs(pot_raw)) << eps2;
+      EXPECT_NEAR(norm(acc - acc_raw), 0.0, 1e-6 * norm(acc_raw)) << eps2;
+      // The quadrupole matters at this distance (the check would be empty otherwise), and so
+      // does the softening term where eps2 > 0.
+      EXPECT_GT(std::abs(pot_raw + s.mass * r_inv), 1e-4 * std::abs(pot_raw));
+      if (eps2 > 0) EXPECT_GT(std::abs(0.5 * eps2 * tr * r5), 1e-5 * std::abs(pot_raw));
+    }
+  }
 }

@@ -6,7 +6,7 @@
 //   epi    Position (x, y, z)           the i-particles of all walks, walk after walk (read once
 //                                       per thread; 12 bytes, so that it can be the host's EPI)
 //   epj    float4 (x, y, z, m)          the j-particles: per walk (plain form) or the whole array
-//   spj    DeviceMonopole (x, y, z, m)  or DeviceQuadrupole (x, y, z, m, Q, trace Q): the same
+//   spj    DeviceMonopole (x, y, z, m)  or DeviceQuadrupole (x, y, z, m, traceless T): the same
 //   force  float4 (ax, ay, az, pot)     one per i-particle
 // Each walk is a WalkRange of offsets into those arrays (plain form) or into the index lists
 // (index form). A thread block computes one WalkTask: up to kThreads * kIPerThread consecutive

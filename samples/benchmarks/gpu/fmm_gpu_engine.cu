@@ -22,20 +22,22 @@ struct NewtonEp {
   }
 };
 
-// As QuadrupoleKernel, in double from the superparticle's float image.
+// As QuadrupoleKernel, in double from the superparticle's float image (its traceless
+// T = 3 Q - tr(Q) I; unsoftened, so tr Q is not needed): pot -M/r - 0.5 rTr/r^5,
+// acc -(M/r^3 + 2.5 rTr/r^7) r + Tr/r^5.
 struct NewtonQuadrupole {
   __device__ void operator()(const EP& i, const grove::gpu::DeviceQuadrupole& s, Force& f) const {
     const double rx = i.pos.x - s.x, ry = i.pos.y - s.y, rz = i.pos.z - s.z;
     const double r2 = rx * rx + ry * ry + rz * rz, r_inv = rsqrt(r2);
     const double r3 = r_inv * r_inv * r_inv, r5 = r3 * r_inv * r_inv, r7 = r5 * r_inv * r_inv;
-    const double qx = s.xx * rx + s.xy * ry + s.xz * rz, qy = s.xy * rx + s.yy * ry + s.yz * rz,
-                 qz = s.xz * rx + s.yz * ry + s.zz * rz;
-    const double rqr = rx * qx + ry * qy + rz * qz, tr = s.trace, m = s.mass;
-    f.pot += -m * r_inv - 1.5 * rqr * r5 + 0.5 * tr * r3;
-    const double radial = -m * r3 - 7.5 * rqr * r7 + 1.5 * tr * r5;
-    f.acc.x += radial * rx + 3.0 * r5 * qx;
-    f.acc.y += radial * ry + 3.0 * r5 * qy;
-    f.acc.z += radial * rz + 3.0 * r5 * qz;
+    const double tx = s.xx * rx + s.xy * ry + s.xz * rz, ty = s.xy * rx + s.yy * ry + s.yz * rz,
+                 tz = s.xz * rx + s.yz * ry + s.zz * rz;
+    const double rtr = rx * tx + ry * ty + rz * tz, m = s.mass;
+    f.pot += -m * r_inv - 0.5 * rtr * r5;
+    const double radial = -m * r3 - 2.5 * rtr * r7;
+    f.acc.x += radial * rx + r5 * tx;
+    f.acc.y += radial * ry + r5 * ty;
+    f.acc.z += radial * rz + r5 * tz;
   }
 };
 

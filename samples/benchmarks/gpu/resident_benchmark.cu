@@ -6,9 +6,11 @@
 //   reuse    cycles of --reuse steps: one MAKE_LIST_FOR_REUSE step, then REUSE_LIST steps
 //            (refresh from FP, moments, the list kernel on the kept lists)
 // Each line has the per-stage device times (CUDA events; medians over the steps), particles/s,
-// interactions/s and the median force error against direct summation in double on the device
-// (sampled particles), and with --cpu-reference the same error of grove's CPU tree at the same
-// settings (host threads: OMP_NUM_THREADS).
+// interactions/s and the median and 99th-percentile relative force error against direct
+// summation in double on the device (sampled particles), and with --cpu-reference the same errors
+// of grove's CPU tree at the same settings (host threads: OMP_NUM_THREADS). device_bytes is the
+// particle system's and the tree's device memory after the last step; device_bytes_by splits it:
+// the particle system, then the tree's parts (ResidentTreeLong::DeviceBytesByPart).
 //
 //   resident_benchmark [--n N] [--theta T] [--leaf L] [--group G] [--steps S] [--reuse R]
 //                      [--cycles C] [--samples K] [--quadrupole] [--nakasato] [--fused-walk] [--cpu-reference]
@@ -23,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda/gravity_interactions.cuh"
@@ -107,13 +110,19 @@ __global__ void directSum(const user::Body* __restrict__ bodies, std::size_t n, 
   if (threadIdx.x == 0) acc[blockIdx.x] = {sx[0], sy[0], sz[0]};
 }
 
-double median(std::vector<double> v) {
+// The q-quantile of v (0 <= q < 1) as the element at floor(q * size) of the sorted values: the
+// median at q = 0.5 (the upper one of an even count, as before), the p99 at q = 0.99.
+double quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  const auto k = std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
 }
 
-// Median relative acceleration error of the device bodies against direct summation.
+double median(std::vector<double> v) { return quantile(std::move(v), 0.5); }
+
+// Median relative acceleration error of the device bodies against direct summation (and every
+// sample's error in by_id_errors, the bodies' ids in ids).
 double medianErrorVsDirect(const grove::gpu::DeviceParticleSystem<user::Body>& psys, int samples, double eps2,
                            std::vector<double>* by_id_errors = nullptr, std::vector<std::int64_t>* ids = nullptr) {
   const std::size_t n = psys.size();
@@ -159,7 +168,8 @@ void run(const Options& o, Sp sp) {
   std::vector<std::int64_t> ids;
   std::vector<double> gpu_errors;
   const double error = medianErrorVsDirect(psys, o.samples, static_cast<double>(eps2), &gpu_errors, &ids);
-  double cpu_error = -1.0;
+  const double p99_error = quantile(gpu_errors, 0.99);
+  double cpu_error = -1.0, cpu_p99_error = -1.0;
   if (o.cpu_reference) {
     const auto cpu = resident_test::hostTreeForces(bodies, o.theta, o.leaf, o.group, eps2, o.quadrupole);
     // The same sampled bodies (by id: the device reordered its copy).
@@ -170,6 +180,7 @@ void run(const Options& o, Sp sp) {
     for (std::size_t s = 0; s < ids.size(); ++s)
       cpu_errors.push_back(grove::norm(grove::Vec3d(cpu[sample_index[s]].acc) - direct[s]) / grove::norm(direct[s]));
     cpu_error = median(cpu_errors);
+    cpu_p99_error = quantile(cpu_errors, 0.99);
   }
 
   grove::gpu::Event t0(true), t1(true), t2(true);
@@ -189,15 +200,19 @@ void run(const Options& o, Sp sp) {
     for (const auto& p : profiles) interactions += static_cast<double>(p.interactions());
     interactions /= static_cast<double>(profiles.size());
     const grove::gpu::DeviceInfo info = grove::gpu::deviceInfo(grove::gpu::currentDevice());
+    const auto by = tree.deviceBytesByPart();  // now, after the last step (device_bytes: its profile)
     std::printf(
         "{\"bench\":\"resident\",\"mode\":\"%s\",\"gpu\":\"%s\",\"n\":%zu,\"theta\":%g,\"leaf\":%d,\"group\":%d,"
         "\"group_target\":%d,"
         "\"moment\":\"%s\",\"opening\":\"%s\",\"walk\":\"%s\",\"steps\":%zu,\"step_ms_mean\":%.3f,\"step_ms_median\":%.3f,"
         "\"ms\":{\"root\":%.3f,\"keys\":%.3f,\"sort\":%.3f,\"reorder\":%.3f,\"link\":%.3f,\"moments\":%.3f,"
         "\"groups\":%.3f,\"lists\":%.3f,\"force\":%.3f,\"write_back\":%.3f,\"integrate\":%.3f,\"tree_total\":%.3f},"
-        "\"cells\":%lld,\"groups_n\":%lld,\"interactions_per_particle\":%.1f,\"interactions_per_s\":%.4e,"
-        "\"particles_per_s\":%.4e,\"median_error\":%.4e,\"cpu_median_error\":%.4e,\"device_bytes\":%lld,"
-        "\"bytes_per_particle\":%.1f}\n",
+        "\"cells\":%lld,\"groups_n\":%lld,\"interactions_per_particle\":%.1f,\"ep_per_particle\":%.1f,"
+        "\"sp_per_particle\":%.1f,\"interactions_per_s\":%.4e,"
+        "\"particles_per_s\":%.4e,\"median_error\":%.4e,\"p99_error\":%.4e,\"cpu_median_error\":%.4e,"
+        "\"cpu_p99_error\":%.4e,\"device_bytes\":%lld,"
+        "\"bytes_per_particle\":%.1f,\"device_bytes_by\":{\"particle_system\":%zu,\"keys\":%zu,\"particles\":%zu,"
+        "\"cells\":%zu,\"groups\":%zu,\"lists\":%zu,\"force\":%zu,\"let\":%zu}}\n",
         mode, info.name.c_str(), o.n, o.theta, o.leaf, o.group, o.group_target, o.quadrupole ? "quadrupole" : "monopole",
         o.nakasato ? "nakasato" : "fdps", o.fused_walk ? "fused" : "lists", step_seconds.size(), 1e3 * mean_step, 1e3 * med_step,
         1e3 * med([](const auto& p) { return p.root; }), 1e3 * med([](const auto& p) { return p.keys; }),
@@ -207,11 +222,14 @@ void run(const Options& o, Sp sp) {
         1e3 * med([](const auto& p) { return p.force; }), 1e3 * med([](const auto& p) { return p.write_back; }),
         1e3 * median(integrate_seconds), 1e3 * med([](const auto& p) { return p.total; }),
         static_cast<long long>(last.n_cells), static_cast<long long>(last.n_groups),
-        interactions / static_cast<double>(o.n), interactions / med([](const auto& p) { return p.force; }),
-        static_cast<double>(o.n) / mean_step, error, cpu_error,
+        interactions / static_cast<double>(o.n), static_cast<double>(last.interactions_ep) / static_cast<double>(o.n),
+        static_cast<double>(last.interactions_sp) / static_cast<double>(o.n),
+        interactions / med([](const auto& p) { return p.force; }),
+        static_cast<double>(o.n) / mean_step, error, p99_error, cpu_error, cpu_p99_error,
         static_cast<long long>(last.device_bytes + static_cast<std::int64_t>(psys.deviceBytes())),
         static_cast<double>(last.device_bytes + static_cast<std::int64_t>(psys.deviceBytes())) /
-            static_cast<double>(o.n));
+            static_cast<double>(o.n),
+        psys.deviceBytes(), by.keys, by.particles, by.cells, by.groups, by.lists, by.force, by.let);
     std::fflush(stdout);
   };
 

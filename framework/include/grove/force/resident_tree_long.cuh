@@ -487,15 +487,36 @@ class ResidentTreeLong {
   const DeviceVector<std::int64_t>& spjListOffsets() const { return group_lists_.lists.s_offsets; }
   /// Whether lists are kept for REUSE_LIST (the last build was MAKE_LIST_FOR_REUSE).
   bool listsKept() const { return lists_kept_; }
-  /// Device memory the tree holds now (all its buffers).
-  std::size_t deviceBytes() const {
-    return order_.bytes() + epi_.bytes() +
-           epj_.bytes() + di_.bytes() + dj_.bytes() + local_.bytes() + global_.bytes() + global_particles_.bytes() +
-           let_exchange_.deviceBytes() + level_scratch_.bytes() + groups_.bytes() + group_scratch_.bytes() +
-           group_flags_.bytes() + group_boxes_.bytes() + force_.bytes() + stack_.bytes() + group_lists_.bytes() +
-           remote_group_lists_.bytes() + let_lists_.bytes() + let_boxes_.bytes() + let_search_boxes_.bytes() +
-           group_search_boxes_.bytes() + cub_.bytes();
+  /// The tree's device memory by what holds it (bytes, now): the build's sort and scratch, the
+  /// particle images, the cells, the groups, the interaction lists, the forces, and the global
+  /// tree and LET (several ranks). The parts add up to deviceBytes().
+  struct DeviceBytesByPart {
+    std::size_t keys = 0;       ///< keys, permutation, level scratch and CUB's scratch (the build)
+    std::size_t particles = 0;  ///< EPI and EPJ in key order (and their device images)
+    std::size_t cells = 0;      ///< the local tree: cells, moments, superparticle images, walk cells
+    std::size_t groups = 0;     ///< groups, their flags, scratch and boxes
+    std::size_t lists = 0;      ///< the groups' interaction lists, walk descriptions, tasks, walk stack
+    std::size_t force = 0;      ///< the forces in key order
+    std::size_t let = 0;        ///< the global tree, its particles, the LET exchange and lists
+    /// The sum of the parts.
+    std::size_t total() const { return keys + particles + cells + groups + lists + force + let; }
+  };
+  /// Device memory the tree holds now, by part.
+  DeviceBytesByPart deviceBytesByPart() const {
+    DeviceBytesByPart b;
+    b.keys = order_.bytes() + level_scratch_.bytes() + cub_.bytes();
+    b.particles = epi_.bytes() + epj_.bytes() + di_.bytes() + dj_.bytes();
+    b.cells = local_.bytes();
+    b.groups = groups_.bytes() + group_scratch_.bytes() + group_flags_.bytes() + group_boxes_.bytes() +
+               group_search_boxes_.bytes();
+    b.lists = group_lists_.bytes() + stack_.bytes();
+    b.force = force_.bytes();
+    b.let = global_.bytes() + global_particles_.bytes() + let_exchange_.deviceBytes() + remote_group_lists_.bytes() +
+            let_lists_.bytes() + let_boxes_.bytes() + let_search_boxes_.bytes();
+    return b;
   }
+  /// Device memory the tree holds now (all its buffers).
+  std::size_t deviceBytes() const { return deviceBytesByPart().total(); }
 
  private:
   // Index lists of walks for targets (groups, or other ranks' boxes): counts, offsets, entries.

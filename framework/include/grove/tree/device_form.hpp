@@ -35,21 +35,27 @@ struct alignas(16) DeviceMonopole {
   float mass;  ///< total mass (charge) of the cell
 };
 
-/// The device image of grove::SPJQuadrupole: the centre of mass, the mass, the raw second moment
-/// Q = sum m (x - c)(x - c)^T about the centre of mass c (not traceless: grove::SPJQuadrupole's
-/// quad) and its trace, computed from the float components as the CPU kernels do.
+/// The device image of grove::SPJQuadrupole: the centre of mass, the mass and the traceless
+/// second moment T = 3 Q - tr(Q) I about the centre of mass c, where Q = sum m (x - c)(x - c)^T
+/// is grove::SPJQuadrupole's (raw) quad, and tr(Q). T is formed in double and then rounded, so its
+/// trace is zero to float rounding; all six components are kept (zz too), so that a kernel need
+/// not form it. With d = x - c and R^2 = d^2 + eps^2 (Plummer softening), the raw form's
+/// phi = -M/R - 1.5 d.Q.d / R^5 + 0.5 tr(Q) / R^3 (the Taylor expansion of the softened
+/// potential) is phi = -M/R - 0.5 (d.T.d - eps^2 tr(Q)) / R^5: tr(Q) is needed only with
+/// softening (the softened potential is not harmonic), as one fused multiply-add.
+/// 48 bytes: three 16-byte loads (x, y, z, mass | xx, yy, zz, xy | xz, yz, trace, pad).
 struct alignas(16) DeviceQuadrupole {
   float x;      ///< centre of mass, x
   float y;      ///< centre of mass, y
   float z;      ///< centre of mass, z
   float mass;   ///< total mass (charge)
-  float xx;     ///< Q_xx = sum m dx dx
-  float yy;     ///< Q_yy
-  float zz;     ///< Q_zz
-  float xy;     ///< Q_xy = Q_yx
-  float xz;     ///< Q_xz = Q_zx
-  float yz;     ///< Q_yz = Q_zy
-  float trace;  ///< xx + yy + zz (of the float components)
+  float xx;     ///< T_xx = 3 Q_xx - tr Q
+  float yy;     ///< T_yy = 3 Q_yy - tr Q
+  float zz;     ///< T_zz = 3 Q_zz - tr Q (= -T_xx - T_yy up to rounding)
+  float xy;     ///< T_xy = 3 Q_xy = T_yx
+  float xz;     ///< T_xz = 3 Q_xz = T_zx
+  float yz;     ///< T_yz = 3 Q_yz = T_zy
+  float trace;  ///< tr Q = Q_xx + Q_yy + Q_zz (of the raw moment; for the softening term)
   float pad;    ///< unused: the 16-byte multiple
 };
 
@@ -68,14 +74,18 @@ struct DeviceForm<SPJMonopole> {
 template <>
 struct DeviceForm<SPJQuadrupole> {
   using type = DeviceQuadrupole;  ///< the image
-  /// The image: each component rounded to float, the trace summed from the rounded diagonal.
+  /// The image: the traceless T = 3 Q - tr(Q) I and tr(Q) formed in double, then each component
+  /// rounded to float.
   GROVE_HOST_DEVICE static DeviceQuadrupole make(const SPJQuadrupole& s) {
     DeviceQuadrupole d{};
     d.x = static_cast<float>(s.pos.x), d.y = static_cast<float>(s.pos.y), d.z = static_cast<float>(s.pos.z);
     d.mass = static_cast<float>(s.mass);
-    d.xx = static_cast<float>(s.quad.xx), d.yy = static_cast<float>(s.quad.yy), d.zz = static_cast<float>(s.quad.zz);
-    d.xy = static_cast<float>(s.quad.xy), d.xz = static_cast<float>(s.quad.xz), d.yz = static_cast<float>(s.quad.yz);
-    d.trace = d.xx + d.yy + d.zz;
+    const SymMat3d& q = s.quad;
+    const double trace = q.xx + q.yy + q.zz;
+    d.xx = static_cast<float>(3.0 * q.xx - trace), d.yy = static_cast<float>(3.0 * q.yy - trace);
+    d.zz = static_cast<float>(3.0 * q.zz - trace);
+    d.xy = static_cast<float>(3.0 * q.xy), d.xz = static_cast<float>(3.0 * q.xz), d.yz = static_cast<float>(3.0 * q.yz);
+    d.trace = static_cast<float>(trace);
     return d;
   }
 };
