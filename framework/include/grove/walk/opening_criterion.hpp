@@ -112,15 +112,20 @@ class OpeningCriterion {
   /// `pos` (the expansion centre) is at most this opens it. level: the cell's; cube_centre: its
   /// Morton cube's centre (kNakasato); extent: the tight box of its entries (kRmax). Infinite at
   /// theta 0. Host and device evaluate the same arithmetic.
-  GROVE_HOST_DEVICE double cellOpeningSq(int level, const Vec3d& pos, const Vec3d& cube_centre,
-                                         const Boxd& extent) const {
+  /// holds_superparticles: the cell's entries include received superparticles (sp_count > 0).
+  /// Their extents are not known here (they arrive as points), so under kRmax such a cell is
+  /// opened at least as far out as FDPS's L_level / theta: without that floor, r_max from their
+  /// positions alone underestimated those cells and the p99 error at 2 ranks was 6x one rank's.
+  GROVE_HOST_DEVICE double cellOpeningSq(int level, const Vec3d& pos, const Vec3d& cube_centre, const Boxd& extent,
+                                         bool holds_superparticles = false) const {
     const double r2 = rCritSq(level);
     if (rule_ == OpeningRule::kFdps || inv_theta_ == std::numeric_limits<double>::infinity()) return r2;
     if (rule_ == OpeningRule::kNakasato) {
       const double r = ::sqrt(r2) + ::sqrt(norm2(pos - cube_centre));
       return r * r;
     }
-    return farthestCornerSq(extent, pos) * inv_theta_sq_;
+    const double rmax2 = farthestCornerSq(extent, pos) * inv_theta_sq_;
+    return holds_superparticles && r2 > rmax2 ? r2 : rmax2;
   }
   /// The same criterion for particles that are no cell of the tree (another rank's, as a whole):
   /// the edge is the longest side of their box `extent`, the distance is from target to centre
@@ -212,7 +217,7 @@ inline void cellOpeningSqOf(const TreeShape& shape, const RootCell& root, std::s
     const auto c = static_cast<std::size_t>(k);
     const TreeCell& cell = shape.cells[c];
     cell_open_sq[c] = criterion.cellOpeningSq(cell.level, cell_pos[c], cubeCentre(root, cell.prefix, cell.level),
-                                              extent.empty() ? Boxd::empty() : extent[c]);
+                                              extent.empty() ? Boxd::empty() : extent[c], cell.sp_count > 0);
   }
 }
 

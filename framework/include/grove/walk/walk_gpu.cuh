@@ -93,7 +93,7 @@ __global__ void finishCells(const TreeCell* __restrict__ cells, const Moment* __
   if (rule == OpeningRule::kRmax) {
     // The host's cellOpeningSq (the same arithmetic, so host and device lists agree); a cut
     // cell's distance is scaled as the others' (r_max already holds the offset).
-    r2 = criterion.cellOpeningSq(cell.level, pos, centre, extents[c]);
+    r2 = criterion.cellOpeningSq(cell.level, pos, centre, extents[c], cell.sp_count > 0);
     if (cut) r2 *= cut_scale * cut_scale;
   } else if (rule == OpeningRule::kNakasato || cut) {
     const double s = ::sqrt(norm2(pos - centre));
