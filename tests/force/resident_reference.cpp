@@ -111,13 +111,15 @@ std::vector<LetSelection> hostLetSelection(const std::vector<user::Body>& bodies
 }
 
 std::vector<user::GravityForce> hostTreeForces(const std::vector<user::Body>& bodies, double theta, int n_leaf_limit,
-                                               int n_group_limit, float eps2, bool quadrupole) {
+                                               int n_group_limit, float eps2, bool quadrupole,
+                                               grove::OpeningRule opening) {
   grove::ParticleSystem<user::Body> psys;
   for (const auto& b : bodies) psys.add(b);
   grove::DomainInfo dinfo;
   dinfo.decomposeDomainAll(psys);
   std::vector<user::GravityForce> force(bodies.size());
   auto run = [&](auto& tree, auto sp_kernel) {
+    tree.setOpeningRule(opening);
     tree.calcForceAllAndWriteBack(user::GravityMonopoleKernel{eps2}, sp_kernel, psys, dinfo);
     for (const auto& b : psys) {
       user::GravityForce& f = force[static_cast<std::size_t>(b.id)];

@@ -12,6 +12,7 @@
 #include "grove/tree/moments.hpp"
 #include "grove/tree/morton.hpp"
 #include "grove/tree/tree_cells.hpp"
+#include "grove/walk/opening_criterion.hpp"
 
 namespace resident_test {
 
@@ -43,9 +44,10 @@ std::vector<LetSelection> hostLetSelection(const std::vector<user::Body>& bodies
                                            const std::vector<grove::Boxd>& targets);
 
 // Forces of grove's CPU tree (TreeForForceLong<...>::Monopole or ::Quadrupole with the user
-// template's CPU kernels), indexed by body id.
+// template's CPU kernels, the opening rule `opening`), indexed by body id.
 std::vector<user::GravityForce> hostTreeForces(const std::vector<user::Body>& bodies, double theta, int n_leaf_limit,
-                                               int n_group_limit, float eps2, bool quadrupole = false);
+                                               int n_group_limit, float eps2, bool quadrupole = false,
+                                               grove::OpeningRule opening = grove::OpeningRule::kFdps);
 
 // Several ranks (collective over the world): grove's CPU tree on `mine`, this rank's bodies as
 // they are (no exchange), with a MAKE_LIST step, or (reuse_drift > 0) a MAKE_LIST_FOR_REUSE step,

@@ -474,6 +474,51 @@ TEST_F(ResidentTest, NakasatoCriterionIsNoLooser) {
   EXPECT_GT(ep[1] + sp[1], 0);
 }
 
+// OpeningRule::kRmax (r_max / theta from the cells' tight extents) on the device is the host
+// tree's: the same forces as the CPU tree under the same rule (monopole and quadrupole, list and
+// fused walks, a cold and a Plummer sphere), and lists unlike FDPS's (the option does change the walk).
+TEST_F(ResidentTest, RmaxOpeningEqualsCpuTree) {
+  for (const bool clustered : {false, true}) {
+    const auto bodies = clustered ? resident_test::plummerSphere(40000, 5) : resident_test::coldSphere(40000, 9);
+    const char* name = clustered ? "plummer" : "cold";
+    for (const bool quadrupole : {false, true}) {
+      const auto cpu = resident_test::hostTreeForces(bodies, kTheta, kLeaf, kGroup, kEps2, quadrupole,
+                                                     grove::OpeningRule::kRmax);
+      std::int64_t fdps_interactions = 0;
+      for (const int form : {0, 1, 2}) {  // FDPS's list walk, then r_max's list and fused walks
+        const bool rmax = form > 0, fused = form == 2;
+        grove::gpu::DeviceParticleSystem<user::Body> psys;
+        psys.upload(bodies);
+        grove::gpu::ResidentTreeOptions options;
+        options.fused_walk = fused;
+        if (rmax) options.opening = grove::gpu::OpeningRule::kRmax;
+        std::int64_t interactions = 0;
+        if (quadrupole) {
+          QuadTree tree(kTheta, kLeaf, kGroup, {}, options);
+          tree.calcForceAllAndWriteBack(psys, Ep{kEps2}, SpQuad{kEps2}, grove::MAKE_LIST);
+          interactions = tree.profile().interactions_ep + tree.profile().interactions_sp;
+        } else {
+          Tree tree(kTheta, kLeaf, kGroup, {}, options);
+          tree.calcForceAllAndWriteBack(psys, Ep{kEps2}, SpMono{kEps2}, grove::MAKE_LIST);
+          interactions = tree.profile().interactions_ep + tree.profile().interactions_sp;
+        }
+        if (!rmax) {
+          fdps_interactions = interactions;
+          continue;
+        }
+        char what[96];
+        std::snprintf(what, sizeof what, "%s %s %s, r_max opening vs CPU tree", name,
+                      quadrupole ? "quadrupole" : "monopole", fused ? "fused walk" : "list walk");
+        resident_test::expectSameForces(forcesById(psys), cpu, what);
+        std::printf("  %s: %lld interactions (FDPS's: %lld)\n", what, static_cast<long long>(interactions),
+                    static_cast<long long>(fdps_interactions));
+        EXPECT_NE(interactions, fdps_interactions) << what;
+        EXPECT_GT(interactions, 0) << what;
+      }
+    }
+  }
+}
+
 // Edge cases against the CPU tree: one body; bodies stacked on one point (a leaf that cannot
 // split, larger than a walk chunk and than the shared index buffer); groups larger than a walk
 // chunk (n_group_limit above kThreads * kIPerThread). Both walk forms.

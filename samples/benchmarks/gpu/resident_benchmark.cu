@@ -13,8 +13,10 @@
 // the particle system, then the tree's parts (ResidentTreeLong::DeviceBytesByPart).
 //
 //   resident_benchmark [--n N] [--theta T] [--leaf L] [--group G] [--steps S] [--reuse R]
-//                      [--cycles C] [--samples K] [--quadrupole] [--nakasato] [--fused-walk] [--cpu-reference]
-//                      [--group-target T]
+//                      [--cycles C] [--samples K] [--quadrupole] [--opening fdps|nakasato|rmax] [--fused-walk]
+//                      [--cpu-reference] [--group-target T]
+// --opening: the opening test (ResidentTreeOptions::opening, walk/opening_criterion.hpp; the CPU
+// reference uses the same): fdps (default), nakasato (also --nakasato), or rmax (r_max / theta).
 // --fused-walk: rebuilt steps walk and evaluate in one kernel (ResidentTreeOptions::fused_walk)
 // instead of building lists for the list kernel. --group-target: groups larger than T are cut
 // into equal runs (ResidentTreeOptions::group_target; 0, the default, keeps FDPS's cell groups).
@@ -42,7 +44,8 @@ struct Options {
   std::size_t n = std::size_t{1} << 22;
   double theta = 0.5;
   int leaf = 16, group = 512, steps = 8, reuse = 16, cycles = 2, samples = 4096, group_target = 0;
-  bool quadrupole = false, nakasato = false, cpu_reference = false, fused_walk = false;
+  bool quadrupole = false, cpu_reference = false, fused_walk = false;
+  grove::OpeningRule opening = grove::OpeningRule::kFdps;
   double dt = 1.0 / 256.0;
   float eps = 1.0f / 256.0f;
 };
@@ -61,14 +64,25 @@ Options parse(int argc, char** argv) {
     else if (arg == "--cycles") o.cycles = static_cast<int>(next());
     else if (arg == "--samples") o.samples = static_cast<int>(next());
     else if (arg == "--quadrupole") o.quadrupole = true;
-    else if (arg == "--nakasato") o.nakasato = true;
+    else if (arg == "--nakasato") o.opening = grove::OpeningRule::kNakasato;
+    else if (arg == "--opening" && a + 1 < argc) {
+      const std::string rule = argv[++a];
+      if (rule == "fdps") o.opening = grove::OpeningRule::kFdps;
+      else if (rule == "nakasato") o.opening = grove::OpeningRule::kNakasato;
+      else if (rule == "rmax") o.opening = grove::OpeningRule::kRmax;
+      else {
+        std::fprintf(stderr, "--opening takes fdps, nakasato or rmax (got %s)\n", rule.c_str());
+        std::exit(2);
+      }
+    }
     else if (arg == "--fused-walk") o.fused_walk = true;
     else if (arg == "--group-target") o.group_target = static_cast<int>(next());
     else if (arg == "--cpu-reference") o.cpu_reference = true;
     else {
       std::fprintf(stderr,
                    "usage: %s [--n N] [--theta T] [--leaf L] [--group G] [--steps S] [--reuse R] [--cycles C] "
-                   "[--samples K] [--quadrupole] [--nakasato] [--fused-walk] [--cpu-reference]\n",
+                   "[--samples K] [--quadrupole] [--opening fdps|nakasato|rmax] [--fused-walk] [--cpu-reference] "
+                   "[--group-target T]\n",
                    argv[0]);
       std::exit(2);
     }
@@ -158,7 +172,7 @@ void run(const Options& o, Sp sp) {
   grove::gpu::DeviceParticleSystem<user::Body> psys(policy);
   psys.upload(bodies);
   grove::gpu::ResidentTreeOptions options;
-  if (o.nakasato) options.opening = grove::gpu::OpeningRule::kNakasato;
+  options.opening = o.opening;
   options.fused_walk = o.fused_walk;
   options.group_target = o.group_target;
   Tree tree(o.theta, o.leaf, o.group, policy, options);
@@ -171,7 +185,7 @@ void run(const Options& o, Sp sp) {
   const double p99_error = quantile(gpu_errors, 0.99);
   double cpu_error = -1.0, cpu_p99_error = -1.0;
   if (o.cpu_reference) {
-    const auto cpu = resident_test::hostTreeForces(bodies, o.theta, o.leaf, o.group, eps2, o.quadrupole);
+    const auto cpu = resident_test::hostTreeForces(bodies, o.theta, o.leaf, o.group, eps2, o.quadrupole, o.opening);
     // The same sampled bodies (by id: the device reordered its copy).
     std::vector<std::size_t> sample_index;
     for (std::int64_t id : ids) sample_index.push_back(static_cast<std::size_t>(id));
@@ -214,7 +228,7 @@ void run(const Options& o, Sp sp) {
         "\"bytes_per_particle\":%.1f,\"device_bytes_by\":{\"particle_system\":%zu,\"keys\":%zu,\"particles\":%zu,"
         "\"cells\":%zu,\"groups\":%zu,\"lists\":%zu,\"force\":%zu,\"let\":%zu}}\n",
         mode, info.name.c_str(), o.n, o.theta, o.leaf, o.group, o.group_target, o.quadrupole ? "quadrupole" : "monopole",
-        o.nakasato ? "nakasato" : "fdps", o.fused_walk ? "fused" : "lists", step_seconds.size(), 1e3 * mean_step, 1e3 * med_step,
+        grove::openingRuleName(o.opening), o.fused_walk ? "fused" : "lists", step_seconds.size(), 1e3 * mean_step, 1e3 * med_step,
         1e3 * med([](const auto& p) { return p.root; }), 1e3 * med([](const auto& p) { return p.keys; }),
         1e3 * med([](const auto& p) { return p.sort; }), 1e3 * med([](const auto& p) { return p.reorder; }),
         1e3 * med([](const auto& p) { return p.link; }), 1e3 * med([](const auto& p) { return p.moments; }),

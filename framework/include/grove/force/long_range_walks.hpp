@@ -88,11 +88,13 @@ class OpeningAngleWalk {
   void prepareGroups(std::span<const InteractionGroup>, std::span<const EPI>) {}
 
   /// Group g's walk (walkTree): on_far(cell) for cells taken whole, on_leaf(cell) for opened
-  /// leaves. stack is scratch.
+  /// leaves. stack is scratch. The cells' own opening distances (t.cell_open_sq) where the
+  /// criterion's rule has them.
   template <class Tree, class OnFar, class OnLeaf>
   void walk(const Tree& t, const OpeningCriterion& criterion, std::span<const InteractionGroup> groups, std::size_t g,
             std::vector<std::int32_t>& stack, OnFar&& on_far, OnLeaf&& on_leaf) const {
-    walkTree(t.shape, t.cell_pos, criterion, groups[g].box, true, stack, on_far, on_leaf);
+    walkTree(t.shape, t.cell_pos, criterion, groups[g].box, true, stack, on_far, on_leaf,
+             std::span<const double>(t.cell_open_sq));
   }
 
   /// Which parts of the local tree each rank needs (planLet, by the opening criterion against
@@ -101,7 +103,8 @@ class OpeningAngleWalk {
   Plan planLet(const Comm& comm, LetExchangeMode mode, const Tree& local, const OpeningCriterion& criterion,
                std::span<const EPI>) const {
     return grove::planLet(comm, mode, local.shape, std::span<const Vec3d>(local.cell_pos), criterion,
-                          boundingBox(Cpu{}, std::span<const typename Tree::Epj>(local.epj)));
+                          boundingBox(Cpu{}, std::span<const typename Tree::Epj>(local.epj)),
+                          std::span<const double>(local.cell_open_sq));
   }
   /// Sends the planned payloads (current values of epj and cell_spj) and returns what arrives.
   /// Collective over comm; sets profile's LET counts.

@@ -97,7 +97,11 @@ namespace grove::gpu {
 /// The options of a ResidentTreeLong (its constructor's last argument); the defaults are the
 /// measured best on one H100 (doc/gpu_resident.md).
 struct ResidentTreeOptions {
-  OpeningRule opening = OpeningRule::kFdps;  ///< the opening criterion (grove/walk/opening_criterion.hpp)
+  /// The opening criterion (grove/walk/opening_criterion.hpp): kFdps (FDPS's, the default), kNakasato
+  /// or kRmax (r_max / theta, the cell's tight extent from its expansion centre: less error per
+  /// interaction, doc/performance.md "issue 31"); the host tree has the same rules
+  /// (TreeForForceLong's setOpeningRule), so device and host lists can be compared.
+  OpeningRule opening = OpeningRule::kFdps;
   /// Several ranks: how the LET's travel overlaps the walk (see the top of this file).
   enum class LetOverlap {
     kNone,        ///< the merged global tree, nothing overlapped (FDPS's order)
@@ -551,8 +555,10 @@ class ResidentTreeLong {
     DeviceVector<DS> spj_images;  // the cells' superparticles (index = cell), then received ones
     DeviceVector<WalkCell> walk_cells;
     DeviceVector<DeviceCellBoxes> search_boxes;  // search trees only
+    DeviceVector<Boxd> extents;                  // OpeningRule::kRmax only: tight boxes of the entries
     std::size_t bytes() const {
-      return shape.cells.bytes() + moments.bytes() + spj_images.bytes() + walk_cells.bytes() + search_boxes.bytes();
+      return shape.cells.bytes() + moments.bytes() + spj_images.bytes() + walk_cells.bytes() + search_boxes.bytes() +
+             extents.bytes();
     }
   };
 
@@ -692,7 +698,7 @@ class ResidentTreeLong {
       require(!bounds.isEmpty(), "ResidentTreeLong", "no rank holds a particle");
     }
     root_ = rootCellAround(bounds);
-    criterion_ = OpeningCriterion(root_, theta_);
+    criterion_ = OpeningCriterion(root_, theta_, options_.opening);
     marks_.mark(stream(), Stage::kRoot);
 
     // 2-3. Keys, the stable sort, and the particles into key order (in place), with their EPI and EPJ.
@@ -1093,6 +1099,7 @@ class ResidentTreeLong {
     tree.spj_images.resize(nc + n_sp);
     computeMoments<Moment, EPJ, SPJ>(policy_, tree.shape, epj, spj, tree.moments.data());
     if (for_walks) tree.walk_cells.resize(nc);
+    if (for_walks && options_.opening == OpeningRule::kRmax) computeExtents(tree, epj, spj);
     finishCells(tree, for_walks, cut_boxes);
     if (n_sp > 0) {
       kernel::superparticleImages<<<blocksFor(n_sp, 256), 256, 0, stream()>>>(spj, n_sp, tree.spj_images.data() + nc);
@@ -1110,8 +1117,22 @@ class ResidentTreeLong {
         tree.shape.cells.data(), tree.moments.data(), static_cast<std::uint32_t>(nc), root_, criterion_,
         options_.opening, for_walks ? tree.walk_cells.data() : nullptr, tree.spj_images.data(),
         cut ? cut_boxes->data() : nullptr, cut ? static_cast<int>(cut_boxes->size()) : 0,
-        cut ? 1.0 / options_.split_cell_theta : 1.0);
+        cut ? 1.0 / options_.split_cell_theta : 1.0,
+        options_.opening == OpeningRule::kRmax && for_walks ? tree.extents.data() : nullptr);
     check(cudaGetLastError(), "finishCells kernel launch");
+  }
+
+  // OpeningRule::kRmax: each cell's tight box of its entries, bottom-up (the host's computeCellExtents).
+  void computeExtents(Cells& tree, const EPJ* epj, const SPJ* spj) {
+    tree.extents.resize(tree.shape.size());
+    for (int level = tree.shape.levels() - 1; level >= 0; --level) {
+      const std::uint32_t begin = tree.shape.level_begin[static_cast<std::size_t>(level)];
+      const std::uint32_t n = tree.shape.level_begin[static_cast<std::size_t>(level) + 1] - begin;
+      if (n == 0) continue;
+      kernel::cellExtents<EPJ, SPJ><<<blocksFor(n, 128), 128, 0, stream()>>>(tree.shape.cells.data(), begin, n, epj,
+                                                                             spj, tree.extents.data());
+      check(cudaGetLastError(), "cellExtents kernel launch");
+    }
   }
 
   // Search trees: each cell's box of positions and of its particles' search spheres.

@@ -93,6 +93,23 @@ struct BuiltTree {
   // The walk policy's per-cell data (force/long_range_walks.hpp), empty for the others:
   std::vector<Boxd> cell_extent;        // CutoffWalk: bounds of each cell's entries (walk/cutoff.hpp)
   std::vector<CellBoxes> search_boxes;  // SearchWalk: positions and search spheres (walk/long_search.hpp)
+  // Opening rules other than FDPS's (OpeningCriterion::perCell): each cell's squared opening
+  // distance, and the tight boxes of its entries they are made from; empty for FDPS's.
+  std::vector<double> cell_open_sq;
+  std::vector<Boxd> open_extent;
+
+  // The per-cell opening distances of the criterion's rule (after the moments; cleared for FDPS's).
+  void computeOpeningDistances(const RootCell& root, const OpeningCriterion& criterion) {
+    if (!criterion.perCell()) {
+      cell_open_sq.clear();
+      return;
+    }
+    if (criterion.rule() == OpeningRule::kRmax)
+      computeCellExtents(shape, std::span<const EPJ>(epj), std::span<const SPJ>(spj), open_extent);
+    else open_extent.clear();
+    cellOpeningSqOf(shape, root, std::span<const Vec3d>(cell_pos), std::span<const Boxd>(open_extent), criterion,
+                    cell_open_sq);
+  }
 
   std::size_t cells() const { return shape.cells.size(); }
   // for_walks: also the expansion centres the walks and the LET decision read (a REUSE_LIST step
@@ -183,6 +200,20 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   void setExchangeLETMode(LetExchangeMode mode) { let_mode_ = mode; }  // FDPS's spelling
   /// The LET exchange mode in use.
   LetExchangeMode getLetExchangeMode() const { return let_mode_; }
+  /// The opening test of the next force calls (walk/opening_criterion.hpp): OpeningRule::kFdps
+  /// (FDPS's, the default), kNakasato, or kRmax (r_max / theta: each cell's tight extent from its
+  /// expansion centre; less error per interaction, doc/performance.md "issue 31"). The resident
+  /// tree's ResidentTreeOptions::opening has the same rules. Plain Barnes-Hut trees only: cutoff
+  /// and search trees throw grove::Error for any rule but kFdps. Forgets kept lists.
+  void setOpeningRule(OpeningRule rule) {
+    require(rule == OpeningRule::kFdps || std::is_same_v<Walk, OpeningAngleWalk>, "TreeForForceLong::setOpeningRule",
+            "the opening rule {} is for plain long-range trees only (cutoff and search trees use FDPS's)",
+            openingRuleName(rule));
+    opening_rule_ = rule;
+    reuse_.guard.forget();
+  }
+  /// The opening test in use (setOpeningRule).
+  OpeningRule getOpeningRule() const { return opening_rule_; }
   /// The opening angle given to initialize().
   double getTheta() const { return theta_; }
   /// The leaf size given to initialize().
@@ -447,6 +478,7 @@ class TreeForForceLongWith : public MultiWalkCalls<TreeForForceLongWith<Force, E
   int n_group_limit_ = 64;
   bool initialized_ = false;
   LetExchangeMode let_mode_ = LetExchangeMode::POINT_TO_POINT;
+  OpeningRule opening_rule_ = OpeningRule::kFdps;
   Comm comm_;
 
   RootCell root_;
@@ -507,7 +539,7 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, Walk>::buildLocalTree(co
     // The walk may need more room than the particles (a cutoff tree's periodic images).
     root_ = rootCellAround(walk_.rootBounds(bounds));
   }
-  criterion_ = OpeningCriterion(root_, theta_);
+  criterion_ = OpeningCriterion(root_, theta_, opening_rule_);
   profile_.root_cell = omp_get_wtime() - t;
 
   // 2-3. Keys, sort, and the EPI/EPJ arrays in key order.
@@ -521,6 +553,7 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, Walk>::buildLocalTree(co
   profile_.link = omp_get_wtime() - t;
   t = omp_get_wtime();
   local_.computeMomentsAndSuperParticles();
+  local_.computeOpeningDistances(root_, criterion_);
   walk_.computeCellData(local_);
   profile_.local_moments = omp_get_wtime() - t;
   profile_.n_cells = static_cast<std::int64_t>(local_.cells());
@@ -543,6 +576,7 @@ void TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, Walk>::buildGlobalTree(c
 
   t = omp_get_wtime();
   global_.computeMomentsAndSuperParticles();
+  global_.computeOpeningDistances(root_, criterion_);
   walk_.computeCellData(global_);
   profile_.global_moments = omp_get_wtime() - t;
   global_built_ = true;
@@ -682,7 +716,7 @@ std::size_t TreeForForceLongWith<Force, EPI, EPJ, Moment, SPJ, Walk>::memoryByte
   auto built = [&](const Built& b) {
     return bytes(b.ep_keys) + bytes(b.sp_keys) + bytes(b.epj) + bytes(b.spj) + bytes(b.shape.cells) +
            bytes(b.shape.level_begin) + bytes(b.moments) + bytes(b.all_spj) + bytes(b.cell_pos) +
-           bytes(b.cell_extent) + bytes(b.search_boxes);
+           bytes(b.cell_extent) + bytes(b.search_boxes) + bytes(b.cell_open_sq) + bytes(b.open_extent);
   };
   return sorted_.memoryBytes() + built(local_) + built(global_) + bytes(groups_) + lists_.memoryBytes();
 }

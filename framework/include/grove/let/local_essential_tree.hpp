@@ -70,8 +70,10 @@ inline constexpr int kLetCountTag = 0x6702, kLetEpjTag = 0x6703, kLetSpjTag = 0x
 /// bounding box of this rank's particles (empty if none); cell_pos: the expansion centre of every
 /// cell of my local tree; criterion: the walk's. Every rank must pass the same mode and
 /// criterion: the near/far decisions are made alike on both sides from allgathered data.
+/// cell_open_sq: the cells' own opening distances for rules other than FDPS's (walkTree).
 inline LetPlan planLet(const Comm& comm, LetExchangeMode mode, const TreeShape& shape,
-                       std::span<const Vec3d> cell_pos, const OpeningCriterion& criterion, const Boxd& my_box) {
+                       std::span<const Vec3d> cell_pos, const OpeningCriterion& criterion, const Boxd& my_box,
+                       std::span<const double> cell_open_sq = {}) {
   const int ranks = comm.size(), me = comm.rank();
   const auto R = static_cast<std::size_t>(ranks);
   const std::vector<Boxd> boxes = comm.allgather(my_box);
@@ -109,7 +111,8 @@ inline LetPlan planLet(const Comm& comm, LetExchangeMode mode, const TreeShape& 
           shape, cell_pos, criterion, boxes[jj], false, stack, [&](std::int32_t cell) { s.cells.push_back(cell); },
           [&](const TreeCell& leaf) {
             for (std::uint32_t i = leaf.ep_first; i < leaf.ep_first + leaf.ep_count; ++i) s.ep.push_back(i);
-          });
+          },
+          cell_open_sq);
     }
   }
   return plan;

@@ -50,21 +50,14 @@ struct alignas(32) WalkCell {
   double x, y, z, r2;  ///< r2: a target whose box comes within sqrt(r2) of the centre opens the cell
 };
 
-/// Which opening criterion the device walk uses.
-enum class OpeningRule {
-  kFdps,      ///< FDPS's and the host walk's: distance from the group box to the expansion centre
-              ///< at most L_level / theta (so device and host lists are the same)
-  kNakasato,  ///< Nakasato's l / theta + s < d (s: distance of the centre of mass from the cell's
-              ///< geometric centre), safer for cells whose mass sits off-centre
-};
+/// Which opening criterion the device walk uses (walk/opening_criterion.hpp, shared with the host
+/// walk): kFdps (the default), kNakasato or kRmax.
+using grove::OpeningRule;
 
 /// The geometric centre of the cell (prefix, level) of `root` (device form of RootCell::cellBox's
 /// centre). Host and device.
 GROVE_HOST_DEVICE inline Vec3d cellCenter(const RootCell& root, MortonKey prefix, int level) {
-  std::uint32_t c[3];
-  cellCoordinates(prefix, level, c);
-  const double edge = ::ldexp(root.length, -level);
-  return {root.low.x + (c[0] + 0.5) * edge, root.low.y + (c[1] + 0.5) * edge, root.low.z + (c[2] + 0.5) * edge};
+  return cubeCentre(root, prefix, level);
 }
 
 namespace kernel {
@@ -78,7 +71,8 @@ template <class Moment, class SPJ, class DS>
 __global__ void finishCells(const TreeCell* __restrict__ cells, const Moment* __restrict__ moments, std::uint32_t n,
                             RootCell root, OpeningCriterion criterion, OpeningRule rule,
                             WalkCell* __restrict__ walk_cells, DS* __restrict__ spj_images,
-                            const Boxd* __restrict__ cut_boxes, int n_cut, double cut_scale) {
+                            const Boxd* __restrict__ cut_boxes, int n_cut, double cut_scale,
+                            const Boxd* __restrict__ extents) {
   const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= n) return;
   const Moment& m = moments[c];
@@ -96,12 +90,38 @@ __global__ void finishCells(const TreeCell* __restrict__ cells, const Moment* __
     const Boxd cube{centre - Vec3d(half), centre + Vec3d(half)};
     for (int k = 0; k < n_cut && !cut; ++k) cut = overlapsClosed(cube, cut_boxes[k]);
   }
-  if (rule == OpeningRule::kNakasato || cut) {
+  if (rule == OpeningRule::kRmax) {
+    // The host's cellOpeningSq (the same arithmetic, so host and device lists agree); a cut
+    // cell's distance is scaled as the others' (r_max already holds the offset).
+    r2 = criterion.cellOpeningSq(cell.level, pos, centre, extents[c], cell.sp_count > 0);
+    if (cut) r2 *= cut_scale * cut_scale;
+  } else if (rule == OpeningRule::kNakasato || cut) {
     const double s = ::sqrt(norm2(pos - centre));
     const double r = ::sqrt(r2) * (cut ? cut_scale : 1.0) + s;
     r2 = r * r;
   }
   walk_cells[c] = {pos.x, pos.y, pos.z, r2};
+}
+
+// One level of cells' tight boxes of their entries (EPJ and received SPJ positions; leaves) or of
+// their children's boxes (the deeper level, done): the host's computeCellExtents.
+template <class EPJ, class SPJ>
+__global__ void cellExtents(const TreeCell* __restrict__ cells, std::uint32_t begin, std::uint32_t n,
+                            const EPJ* __restrict__ epj, const SPJ* __restrict__ spj, Boxd* __restrict__ extents) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const std::uint32_t c = begin + i;
+  const TreeCell cell = cells[c];
+  Boxd b = Boxd::empty();
+  if (cell.isLeaf()) {
+    for (std::uint32_t k = cell.ep_first; k < cell.ep_first + cell.ep_count; ++k) b.merge(positionOf(epj[k]));
+    // A superparticle type without a position (a one-rank user SPJ) is never received.
+    if constexpr (requires(const SPJ& sp) { positionOf(sp); })
+      for (std::uint32_t k = cell.sp_first; k < cell.sp_first + cell.sp_count; ++k) b.merge(positionOf(spj[k]));
+  } else {
+    for (int k = 0; k < cell.child_count; ++k) b.merge(extents[cell.child_first + k]);
+  }
+  extents[c] = b;
 }
 
 // The union of each lane's box over a warp (every lane gets it).
