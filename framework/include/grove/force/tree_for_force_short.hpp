@@ -335,7 +335,7 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
           std::span<const NoSuperParticle>(), [&](std::size_t g, std::vector<EPJ>& ep, std::vector<NoSuperParticle>&) {
             thread_local std::vector<std::int32_t> stack;
             searchTree<Walk>(t.shape, t.boxes, std::span<const EPJ>(t.epj), groups_[g].reach, Vec3d{}, stack,
-                          [&](std::uint32_t j) { ep.push_back(t.epj[j]); });
+                             [&](std::uint32_t j) { ep.push_back(t.epj[j]); });
           });
     }
   }
@@ -349,7 +349,7 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
   void collectGroupList(std::size_t g, std::vector<std::int32_t>& ep, std::vector<std::int32_t>& stack) const {
     const Built& t = searchSource();
     searchTree<Walk>(t.shape, t.boxes, std::span<const EPJ>(t.epj), groups_[g].reach, Vec3d{}, stack,
-                  [&](std::uint32_t j) { ep.push_back(static_cast<std::int32_t>(j)); });
+                     [&](std::uint32_t j) { ep.push_back(static_cast<std::int32_t>(j)); });
   }
 
   int n_leaf_limit_ = 8;
@@ -513,8 +513,8 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::computeOnHost(Kernel& kernel, bo
         if (from_kept_lists) {
           for (std::int32_t j : lists_.ep(g)) l.ep.push_back(tree.epj[static_cast<std::size_t>(j)]);
         } else {
-          searchTree<Walk>(tree.shape, tree.boxes, std::span<const EPJ>(tree.epj), groups_[g].reach, Vec3d{}, l.stack,
-                        [&](std::uint32_t j) { l.ep.push_back(tree.epj[j]); });
+          searchTree<Walk>(tree.shape, tree.boxes, std::span<const EPJ>(tree.epj), groups_[g].reach, Vec3d{},
+                           l.stack, [&](std::uint32_t j) { l.ep.push_back(tree.epj[j]); });
         }
       },
       [&](std::size_t g, Lists& l) {

@@ -58,7 +58,7 @@ ShortRangeLetPlan planShortRangeLet(const Comm& comm, const TreeShape& shape, st
         const bool itself = t == me && norm2(image_shifts[s]) == 0.0;
         if (itself || !Walk::cellNeeded(boxes[0], target, image_shifts[s])) continue;
         searchTree<Walk>(shape, boxes, epj, target, image_shifts[s], stack,
-                      [&](std::uint32_t i) { mine.push_back({i, static_cast<std::uint32_t>(s)}); });
+                         [&](std::uint32_t i) { mine.push_back({i, static_cast<std::uint32_t>(s)}); });
       }
     }
   }
