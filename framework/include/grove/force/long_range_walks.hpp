@@ -261,9 +261,9 @@ class SearchWalk : public OpeningAngleWalk {
   void computeCellData(Tree& t) const {
     using EPJ = typename Tree::Epj;
     if constexpr (kSearch.mode == LongSearchMode::SCATTER)
-      computeCellBoxes<SearchMode::SCATTER, EPJ>(t.shape, std::span<const EPJ>(t.epj), t.search_boxes);
+      computeCellBoxes<ScatterWalk, EPJ>(t.shape, std::span<const EPJ>(t.epj), t.search_boxes);
     if constexpr (kSearch.mode == LongSearchMode::SYMMETRY)
-      computeCellBoxes<SearchMode::SYMMETRY, EPJ>(t.shape, std::span<const EPJ>(t.epj), t.search_boxes);
+      computeCellBoxes<SymmetryWalk, EPJ>(t.shape, std::span<const EPJ>(t.epj), t.search_boxes);
   }
   /// A REUSE_LIST step walks nothing, but getNeighborListOneParticle reads the boxes of the
   /// particles as they are now.

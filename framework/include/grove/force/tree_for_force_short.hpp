@@ -44,9 +44,10 @@
 namespace grove {
 
 /// Compile-time check of the particle types a short-range tree of mode M needs: FP with getPos()
-/// and copyFromForce(Force); EPI and EPJ with getPos() and copyFromFP(FP); getRSearch() on EPI
-/// (Gather, Symmetry) and on EPJ (Scatter, Symmetry); Force with clear(); EPJ trivially
-/// copyable. A missing member fails with a static_assert naming it; otherwise returns true.
+/// and copyFromForce(Force); EPI and EPJ with getPos() and copyFromFP(FP); getRSearch() where
+/// the mode's walk policy reads it (checkTypes: on EPI for Gather and Symmetry, on EPJ for
+/// Scatter and Symmetry); Force with clear(); EPJ trivially copyable. A missing member fails
+/// with a static_assert naming it; otherwise returns true.
 template <class FP, class Force, class EPI, class EPJ, SearchMode M>
 consteval bool checkShortRangeContracts() {
   static_assert(HasGetPos<FP>, "grove: the FP (full particle) type needs `getPos() const` returning a 3-vector");
@@ -55,23 +56,22 @@ consteval bool checkShortRangeContracts() {
   static_assert(HasCopyFromFP<EPI, FP>, "grove: the EPI type needs `copyFromFP(const FP&)`");
   static_assert(HasGetPos<EPJ>, "grove: the EPJ type needs `getPos() const` returning a 3-vector");
   static_assert(HasCopyFromFP<EPJ, FP>, "grove: the EPJ type needs `copyFromFP(const FP&)`");
-  static_assert(M == SearchMode::SCATTER || HasRSearch<EPI>,
-                "grove: the EPI type needs `getRSearch() const` (Gather and Symmetry search)");
-  static_assert(M == SearchMode::GATHER || HasRSearch<EPJ>,
-                "grove: the EPJ type needs `getRSearch() const` (Scatter and Symmetry search)");
+  constexpr bool radii = ShortRangeWalkOf<M>::type::template checkTypes<EPI, EPJ>();
   static_assert(HasClear<Force>, "grove: the Force type needs `clear()`");
   static_assert(std::is_trivially_copyable_v<EPJ>, "grove: the EPJ type must be trivially copyable (it travels in LETs)");
   return HasGetPos<FP> && HasCopyFromForce<FP, Force> && HasGetPos<EPI> && HasCopyFromFP<EPI, FP> &&
-         HasGetPos<EPJ> && HasCopyFromFP<EPJ, FP> && (M == SearchMode::SCATTER || HasRSearch<EPI>) &&
-         (M == SearchMode::GATHER || HasRSearch<EPJ>) && HasClear<Force> && std::is_trivially_copyable_v<EPJ>;
+         HasGetPos<EPJ> && HasCopyFromFP<EPJ, FP> && radii && HasClear<Force> && std::is_trivially_copyable_v<EPJ>;
 }
 
 /// The short-range tree of search mode M (spelled TreeForForceShort<Force, EPI, EPJ>::Gather,
 /// Scatter or Symmetry). Each force call makes a local tree of this rank's particles and,
 /// on several ranks or with periodic boundaries, a global tree that adds the EPJs (and periodic
 /// images) other ranks send within reach of this rank's particles; kernels then get, per group
-/// of at most n_group_limit particles, every EPJ within reach. The force calls taking a
-/// DomainInfo are collective over its communicator. Misuse throws grove::Error.
+/// of at most n_group_limit particles, every EPJ within reach. What depends on the mode (which
+/// radii count, which boxes cells and groups keep, the search tests of the walks and the LET) is
+/// the walk policy Walk (GatherWalk, ScatterWalk, SymmetryWalk: walk/short_range_search.hpp);
+/// the class runs the same stages for all three. The force calls taking a DomainInfo are
+/// collective over its communicator. Misuse throws grove::Error.
 template <class Force, class EPI, class EPJ, SearchMode M>
 class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force, EPI, EPJ, M>>,
                               public ParticleOrderOption,
@@ -83,6 +83,7 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
   using EpiType = EPI;      ///< the i-particle (receiver) type
   using EpjType = EPJ;      ///< the j-particle (source) type
   static constexpr SearchMode kMode = M;  ///< the search mode: GATHER, SCATTER or SYMMETRY
+  using Walk = typename ShortRangeWalkOf<M>::type;  ///< the walk policy of M (walk/short_range_search.hpp)
 
   /// Not usable until initialize() is called.
   TreeForForceShortWith() = default;
@@ -204,14 +205,11 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
     thread_local std::vector<std::int32_t> stack;
     found.clear();
     const Vec3d x = positionOf(particle);
-    double r_i = 0.0;
-    if constexpr (M != SearchMode::SCATTER) r_i = static_cast<double>(particle.getRSearch());
+    const double r_i = Walk::targetRadius(particle);
     const SearchReach target{{x, x}, {x - Vec3d(r_i), x + Vec3d(r_i)}};
     const Built& t = searchSource();
-    searchTree<M>(t.shape, t.boxes, std::span<const EPJ>(t.epj), target, Vec3d{}, stack, [&](std::uint32_t j) {
-      double r = r_i;
-      if constexpr (M != SearchMode::GATHER) r = std::max(r, static_cast<double>(t.epj[j].getRSearch()));
-      if constexpr (M == SearchMode::SCATTER) r = static_cast<double>(t.epj[j].getRSearch());
+    searchTree<Walk>(t.shape, t.boxes, std::span<const EPJ>(t.epj), target, Vec3d{}, stack, [&](std::uint32_t j) {
+      const double r = Walk::pairRadius(r_i, t.epj[j]);
       if (norm2(positionOf(t.epj[j]) - x) < r * r) found.push_back(t.epj[j]);
     });
     list = found.data();
@@ -336,8 +334,8 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
           dispatch, retrieve, tag_max, n_walk_limit, list_mode, clear, write_back_to, std::span<const EPJ>(t.epj),
           std::span<const NoSuperParticle>(), [&](std::size_t g, std::vector<EPJ>& ep, std::vector<NoSuperParticle>&) {
             thread_local std::vector<std::int32_t> stack;
-            searchTree<M>(t.shape, t.boxes, std::span<const EPJ>(t.epj), groups_[g].reach, Vec3d{}, stack,
-                          [&](std::uint32_t j) { ep.push_back(t.epj[j]); });
+            searchTree<Walk>(t.shape, t.boxes, std::span<const EPJ>(t.epj), groups_[g].reach, Vec3d{}, stack,
+                             [&](std::uint32_t j) { ep.push_back(t.epj[j]); });
           });
     }
   }
@@ -350,8 +348,8 @@ class TreeForForceShortWith : public MultiWalkCalls<TreeForForceShortWith<Force,
   }
   void collectGroupList(std::size_t g, std::vector<std::int32_t>& ep, std::vector<std::int32_t>& stack) const {
     const Built& t = searchSource();
-    searchTree<M>(t.shape, t.boxes, std::span<const EPJ>(t.epj), groups_[g].reach, Vec3d{}, stack,
-                  [&](std::uint32_t j) { ep.push_back(static_cast<std::int32_t>(j)); });
+    searchTree<Walk>(t.shape, t.boxes, std::span<const EPJ>(t.epj), groups_[g].reach, Vec3d{}, stack,
+                     [&](std::uint32_t j) { ep.push_back(static_cast<std::int32_t>(j)); });
   }
 
   int n_leaf_limit_ = 8;
@@ -410,7 +408,7 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::refreshForReuse(const PSys& psys
   reuse_.guard.check(psys, dinfo.comm(), "TreeForForceShort (REUSE_LIST)");
   sorted_.refresh(psys, start, local_.epj, profile_);
   double t = omp_get_wtime();
-  computeCellBoxes<M, EPJ>(local_.shape, std::span<const EPJ>(local_.epj), local_.boxes);
+  computeCellBoxes<Walk, EPJ>(local_.shape, std::span<const EPJ>(local_.epj), local_.boxes);
   profile_.local_moments = omp_get_wtime() - t;
   if (!global_built_) return;
   t = omp_get_wtime();
@@ -422,7 +420,7 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::refreshForReuse(const PSys& psys
               std::span<const EPJ>(received), std::span<EPJ>(global_.epj));
   profile_.global_tree = omp_get_wtime() - t;
   t = omp_get_wtime();
-  computeCellBoxes<M, EPJ>(global_.shape, std::span<const EPJ>(global_.epj), global_.boxes);
+  computeCellBoxes<Walk, EPJ>(global_.shape, std::span<const EPJ>(global_.epj), global_.boxes);
   profile_.global_moments = omp_get_wtime() - t;
 }
 
@@ -438,19 +436,8 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::buildTrees(const PSys& psys, con
   double r_max = 0.0;
   const auto n = static_cast<std::int64_t>(psys.size());
 #pragma omp parallel for reduction(max : r_max) schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) {
-    const auto& fp = psys[static_cast<std::size_t>(i)];
-    if constexpr (M != SearchMode::SCATTER) {
-      EPI e;
-      loadEssential(e, fp);
-      r_max = std::max(r_max, static_cast<double>(e.getRSearch()));
-    }
-    if constexpr (M != SearchMode::GATHER) {
-      EPJ e;
-      loadEssential(e, fp);
-      r_max = std::max(r_max, static_cast<double>(e.getRSearch()));
-    }
-  }
+  for (std::int64_t i = 0; i < n; ++i)
+    r_max = Walk::template widenRadius<EPI, EPJ>(r_max, psys[static_cast<std::size_t>(i)]);
   bounds = comm.allreduceUnion(bounds);
   r_max = comm.allreduceMax(r_max);
   const RootCell root = rootCellAround({bounds.low - Vec3d(r_max), bounds.high + Vec3d(r_max)});
@@ -468,20 +455,16 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::buildTrees(const PSys& psys, con
   linkCells(Cpu{}, local_.ep_keys, {}, n_leaf_limit_, local_.shape);
   profile_.link = omp_get_wtime() - t;
   t = omp_get_wtime();
-  computeCellBoxes<M, EPJ>(local_.shape, std::span<const EPJ>(local_.epj), local_.boxes);
+  computeCellBoxes<Walk, EPJ>(local_.shape, std::span<const EPJ>(local_.epj), local_.boxes);
   profile_.local_moments = omp_get_wtime() - t;
   profile_.n_cells = static_cast<std::int64_t>(local_.shape.cells.size());
 
   global_built_ = comm.size() > 1 || shifts.size() > 1;
   if (!global_built_) return;
-  SearchReach my_reach;
-  for (const EPI& e : sorted_.epi) {
-    my_reach.inner.merge(positionOf(e));
-    if constexpr (M != SearchMode::SCATTER) my_reach.outer.merge(searchBoxOf(e));
-  }
+  const SearchReach my_reach = targetReach<Walk>(std::span<const EPI>(sorted_.epi));
   t = omp_get_wtime();
-  ShortRangeLetPlan plan = planShortRangeLet<M, EPJ>(comm, local_.shape, local_.boxes, std::span<const EPJ>(local_.epj),
-                                                     my_reach, shifts);
+  ShortRangeLetPlan plan = planShortRangeLet<Walk, EPJ>(comm, local_.shape, local_.boxes,
+                                                        std::span<const EPJ>(local_.epj), my_reach, shifts);
   profile_.let_build = omp_get_wtime() - t;
   t = omp_get_wtime();
   const std::vector<EPJ> received = exchangeShortRangeLet(comm, plan, std::span<const EPJ>(local_.epj), profile_);
@@ -494,7 +477,7 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::buildTrees(const PSys& psys, con
   linkCells(Cpu{}, global_.ep_keys, {}, n_leaf_limit_, global_.shape);
   profile_.global_tree = omp_get_wtime() - t;
   t = omp_get_wtime();
-  computeCellBoxes<M, EPJ>(global_.shape, std::span<const EPJ>(global_.epj), global_.boxes);
+  computeCellBoxes<Walk, EPJ>(global_.shape, std::span<const EPJ>(global_.epj), global_.boxes);
   profile_.global_moments = omp_get_wtime() - t;
 }
 
@@ -506,12 +489,9 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::makeInteractionGroups() {
   const auto ng = static_cast<std::int64_t>(cells.size());
 #pragma omp parallel for schedule(static)
   for (std::int64_t g = 0; g < ng; ++g) {
-    ShortGroup& group = groups_[static_cast<std::size_t>(g)];
-    group = {cells[static_cast<std::size_t>(g)].first, cells[static_cast<std::size_t>(g)].count, {}};
-    for (std::uint32_t i = group.first; i < group.first + group.count; ++i) {
-      group.reach.inner.merge(positionOf(sorted_.epi[i]));
-      if constexpr (M != SearchMode::SCATTER) group.reach.outer.merge(searchBoxOf(sorted_.epi[i]));
-    }
+    const InteractionGroup& cell = cells[static_cast<std::size_t>(g)];
+    groups_[static_cast<std::size_t>(g)] = {
+        cell.first, cell.count, targetReach<Walk>(std::span<const EPI>(sorted_.epi).subspan(cell.first, cell.count))};
   }
   profile_.n_groups = ng;
   profile_.groups = omp_get_wtime() - t;
@@ -533,8 +513,8 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::computeOnHost(Kernel& kernel, bo
         if (from_kept_lists) {
           for (std::int32_t j : lists_.ep(g)) l.ep.push_back(tree.epj[static_cast<std::size_t>(j)]);
         } else {
-          searchTree<M>(tree.shape, tree.boxes, std::span<const EPJ>(tree.epj), groups_[g].reach, Vec3d{}, l.stack,
-                        [&](std::uint32_t j) { l.ep.push_back(tree.epj[j]); });
+          searchTree<Walk>(tree.shape, tree.boxes, std::span<const EPJ>(tree.epj), groups_[g].reach, Vec3d{},
+                           l.stack, [&](std::uint32_t j) { l.ep.push_back(tree.epj[j]); });
         }
       },
       [&](std::size_t g, Lists& l) {

@@ -32,11 +32,12 @@ struct ShortRangeLetPlan {
   std::vector<Vec3d> shifts;          ///< the image shifts (a copy of image_shifts)
 };
 
-/// Collective: allgathers every rank's reach and selects what each needs of my tree. boxes: from
-/// computeCellBoxes with the same M; my_reach: this rank's i-particles (inner: positions; outer:
-/// search boxes); image_shifts: the periodic image shifts to consider (the zero shift included).
-/// My own particles at the zero shift are not selected.
-template <SearchMode M, class EPJ>
+/// Collective: allgathers every rank's reach and selects what each needs of my tree, by Walk's
+/// tests (walk/short_range_search.hpp). boxes: from computeCellBoxes with the same Walk;
+/// my_reach: this rank's i-particles as Walk's targets keep them (targetReach; inner: positions,
+/// outer: search boxes); image_shifts: the periodic image shifts to consider (the zero shift
+/// included). My own particles at the zero shift are not selected.
+template <class Walk, class EPJ>
 ShortRangeLetPlan planShortRangeLet(const Comm& comm, const TreeShape& shape, std::span<const CellBoxes> boxes,
                                     std::span<const EPJ> epj, const SearchReach& my_reach,
                                     std::span<const Vec3d> image_shifts) {
@@ -55,9 +56,9 @@ ShortRangeLetPlan planShortRangeLet(const Comm& comm, const TreeShape& shape, st
       auto& mine = plan.to[static_cast<std::size_t>(t)];
       for (std::size_t s = 0; s < image_shifts.size(); ++s) {
         const bool itself = t == me && norm2(image_shifts[s]) == 0.0;
-        if (itself || !cellNeeded<M>(boxes[0], target, image_shifts[s])) continue;
-        searchTree<M>(shape, boxes, epj, target, image_shifts[s], stack,
-                      [&](std::uint32_t i) { mine.push_back({i, static_cast<std::uint32_t>(s)}); });
+        if (itself || !Walk::cellNeeded(boxes[0], target, image_shifts[s])) continue;
+        searchTree<Walk>(shape, boxes, epj, target, image_shifts[s], stack,
+                         [&](std::uint32_t i) { mine.push_back({i, static_cast<std::uint32_t>(s)}); });
       }
     }
   }

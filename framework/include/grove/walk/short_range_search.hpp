@@ -9,6 +9,19 @@
 ///
 /// Cells carry two boxes: `inner` bounds their particles' positions, `outer` their search boxes.
 /// All tests use closed boxes, so the selection is a superset of the exact neighbours.
+///
+/// Each mode is a walk policy, a small type that the short-range tree, its LET and the long-range
+/// search trees call instead of branching on the mode: GatherWalk, ScatterWalk and SymmetryWalk
+/// (ShortRangeWalkOf<M>::type names the one of a SearchMode). Each has
+///     checkTypes<EPI, EPJ>()          which particle types carry a radius (static_asserts)
+///     widenRadius<EPI, EPJ>(r, fp)    the largest search radius so far, fp's included (the root's margin)
+///     targetRadius(p)                 the radius a target (an i-particle, a query) searches with
+///     pairRadius(r_i, epj)            the distance within which j is a neighbour of i
+///     addTarget(reach, epi)           what a target keeps: positions, and search boxes (GATHER, SYMMETRY)
+///     addSource(boxes, epj)           what a leaf keeps: positions, and search boxes (SCATTER, SYMMETRY)
+///     cellNeeded / particleNeeded     the search tests, of a cell and of one j-particle
+/// SymmetryWalk is GatherWalk's test or ScatterWalk's.
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -16,6 +29,7 @@
 #include "grove/core/box.hpp"
 #include "grove/core/execution.hpp"
 #include "grove/core/particle_traits.hpp"
+#include "grove/tree/staged_particles.hpp"
 #include "grove/tree/tree_cells.hpp"
 
 namespace grove {
@@ -45,36 +59,193 @@ GROVE_HOST_DEVICE inline bool overlapsClosed(const Boxd& a, const Boxd& b) {
 /// b translated by s.
 GROVE_HOST_DEVICE inline Boxd shifted(const Boxd& b, const Vec3d& s) { return {b.low + s, b.high + s}; }
 
-/// Whether a cell, seen translated by shift, may hold a j-particle the target needs under mode M.
-template <SearchMode M>
-bool cellNeeded(const CellBoxes& cell, const SearchReach& target, const Vec3d& shift) {
-  const bool gather = M != SearchMode::SCATTER && overlapsClosed(shifted(cell.inner, shift), target.outer);
-  if (gather) return true;
-  return M != SearchMode::GATHER && overlapsClosed(shifted(cell.outer, shift), target.inner);
-}
+/// GATHER: j is a neighbour of i within i's search radius (EPI::getRSearch). Targets keep their
+/// positions and search boxes, cells their positions only.
+struct GatherWalk {
+  static constexpr SearchMode kMode = SearchMode::GATHER;  ///< the mode this policy searches by
 
-/// Whether j, seen translated by shift, is selected for the target under mode M (a closed-box
-/// test: a superset of the exact neighbours).
-template <SearchMode M, class EPJ>
-bool particleNeeded(const EPJ& j, const SearchReach& target, const Vec3d& shift) {
-  if constexpr (M != SearchMode::SCATTER)
-    if (target.outer.containsClosed(positionOf(j) + shift)) return true;
-  if constexpr (M != SearchMode::GATHER) return overlapsClosed(shifted(searchBoxOf(j), shift), target.inner);
-  return false;
+  /// The EPI carries the search radius (getRSearch); a static_assert says so otherwise.
+  template <class EPI, class EPJ>
+  static constexpr bool checkTypes() {
+    static_assert(HasRSearch<EPI>, "grove: the EPI type needs `getRSearch() const` (Gather and Symmetry search)");
+    return HasRSearch<EPI>;
+  }
+  /// max(r, the search radius of fp loaded as an EPI); a NaN radius is passed over (std::max keeps r).
+  template <class EPI, class EPJ, class FP>
+  static double widenRadius(double r, const FP& fp) {
+    EPI e;
+    loadEssential(e, fp);
+    return std::max(r, static_cast<double>(e.getRSearch()));
+  }
+  /// The radius p searches with: its own.
+  template <class P>
+  static double targetRadius(const P& p) {
+    return static_cast<double>(p.getRSearch());
+  }
+  /// j is a neighbour of an i of radius r_i when strictly closer than r_i.
+  template <class EPJ>
+  static double pairRadius(double r_i, const EPJ&) {
+    return r_i;
+  }
+  /// A target keeps i's position and search box.
+  template <class EPI>
+  static void addTarget(SearchReach& reach, const EPI& i) {
+    reach.inner.merge(positionOf(i));
+    reach.outer.merge(searchBoxOf(i));
+  }
+  /// A leaf keeps j's position (its outer box stays empty).
+  template <class EPJ>
+  static void addSource(CellBoxes& boxes, const EPJ& j) {
+    boxes.inner.merge(positionOf(j));
+  }
+  /// Whether the cell, seen translated by shift, may hold a position inside the target's search
+  /// boxes.
+  static bool cellNeeded(const CellBoxes& cell, const SearchReach& target, const Vec3d& shift) {
+    return overlapsClosed(shifted(cell.inner, shift), target.outer);
+  }
+  /// Whether j, seen translated by shift, lies inside the target's search boxes.
+  template <class EPJ>
+  static bool particleNeeded(const EPJ& j, const SearchReach& target, const Vec3d& shift) {
+    return target.outer.containsClosed(positionOf(j) + shift);
+  }
+};
+
+/// SCATTER: j is a neighbour of i within j's search radius (EPJ::getRSearch). Targets keep their
+/// positions only, cells their positions and search boxes.
+struct ScatterWalk {
+  static constexpr SearchMode kMode = SearchMode::SCATTER;  ///< the mode this policy searches by
+
+  /// The EPJ carries the search radius (getRSearch); a static_assert says so otherwise.
+  template <class EPI, class EPJ>
+  static constexpr bool checkTypes() {
+    static_assert(HasRSearch<EPJ>, "grove: the EPJ type needs `getRSearch() const` (Scatter and Symmetry search)");
+    return HasRSearch<EPJ>;
+  }
+  /// max(r, the search radius of fp loaded as an EPJ); a NaN radius is passed over (std::max keeps r).
+  template <class EPI, class EPJ, class FP>
+  static double widenRadius(double r, const FP& fp) {
+    EPJ e;
+    loadEssential(e, fp);
+    return std::max(r, static_cast<double>(e.getRSearch()));
+  }
+  /// The radius a target searches with: none, 0 (the sources' radii decide).
+  template <class P>
+  static double targetRadius(const P&) {
+    return 0.0;
+  }
+  /// j is a neighbour of i when strictly closer than j's radius (r_i is not used).
+  template <class EPJ>
+  static double pairRadius(double, const EPJ& j) {
+    return static_cast<double>(j.getRSearch());
+  }
+  /// A target keeps i's position (its outer box stays empty).
+  template <class EPI>
+  static void addTarget(SearchReach& reach, const EPI& i) {
+    reach.inner.merge(positionOf(i));
+  }
+  /// A leaf keeps j's position and search box.
+  template <class EPJ>
+  static void addSource(CellBoxes& boxes, const EPJ& j) {
+    boxes.inner.merge(positionOf(j));
+    boxes.outer.merge(searchBoxOf(j));
+  }
+  /// Whether the cell's search boxes, seen translated by shift, may reach the target's positions.
+  static bool cellNeeded(const CellBoxes& cell, const SearchReach& target, const Vec3d& shift) {
+    return overlapsClosed(shifted(cell.outer, shift), target.inner);
+  }
+  /// Whether j's search box, seen translated by shift, overlaps the target's positions.
+  template <class EPJ>
+  static bool particleNeeded(const EPJ& j, const SearchReach& target, const Vec3d& shift) {
+    return overlapsClosed(shifted(searchBoxOf(j), shift), target.inner);
+  }
+};
+
+/// SYMMETRY: j is a neighbour of i within the larger of both radii. Targets keep what
+/// GatherWalk's keep, cells what ScatterWalk's keep, and a cell or particle is needed by either
+/// test.
+struct SymmetryWalk {
+  static constexpr SearchMode kMode = SearchMode::SYMMETRY;  ///< the mode this policy searches by
+
+  /// Both the EPI and the EPJ carry the search radius; static_asserts say so otherwise.
+  template <class EPI, class EPJ>
+  static constexpr bool checkTypes() {
+    constexpr bool gather = GatherWalk::checkTypes<EPI, EPJ>();
+    constexpr bool scatter = ScatterWalk::checkTypes<EPI, EPJ>();
+    return gather && scatter;
+  }
+  /// max(r, fp's radius as an EPI, fp's radius as an EPJ), in that order.
+  template <class EPI, class EPJ, class FP>
+  static double widenRadius(double r, const FP& fp) {
+    return ScatterWalk::widenRadius<EPI, EPJ>(GatherWalk::widenRadius<EPI, EPJ>(r, fp), fp);
+  }
+  /// The radius p searches with: its own (GatherWalk's).
+  template <class P>
+  static double targetRadius(const P& p) {
+    return GatherWalk::targetRadius(p);
+  }
+  /// j is a neighbour of an i of radius r_i when strictly closer than the larger radius.
+  template <class EPJ>
+  static double pairRadius(double r_i, const EPJ& j) {
+    return std::max(r_i, static_cast<double>(j.getRSearch()));
+  }
+  /// A target keeps i's position and search box (GatherWalk's).
+  template <class EPI>
+  static void addTarget(SearchReach& reach, const EPI& i) {
+    GatherWalk::addTarget(reach, i);
+  }
+  /// A leaf keeps j's position and search box (ScatterWalk's).
+  template <class EPJ>
+  static void addSource(CellBoxes& boxes, const EPJ& j) {
+    ScatterWalk::addSource(boxes, j);
+  }
+  /// GatherWalk's test, else ScatterWalk's.
+  static bool cellNeeded(const CellBoxes& cell, const SearchReach& target, const Vec3d& shift) {
+    return GatherWalk::cellNeeded(cell, target, shift) || ScatterWalk::cellNeeded(cell, target, shift);
+  }
+  /// GatherWalk's test, else ScatterWalk's.
+  template <class EPJ>
+  static bool particleNeeded(const EPJ& j, const SearchReach& target, const Vec3d& shift) {
+    return GatherWalk::particleNeeded(j, target, shift) || ScatterWalk::particleNeeded(j, target, shift);
+  }
+};
+
+/// The walk policy of search mode M: GatherWalk, ScatterWalk or SymmetryWalk.
+template <SearchMode M>
+struct ShortRangeWalkOf;
+/// SearchMode::GATHER's policy.
+template <>
+struct ShortRangeWalkOf<SearchMode::GATHER> {
+  using type = GatherWalk;  ///< the walk policy
+};
+/// SearchMode::SCATTER's policy.
+template <>
+struct ShortRangeWalkOf<SearchMode::SCATTER> {
+  using type = ScatterWalk;  ///< the walk policy
+};
+/// SearchMode::SYMMETRY's policy.
+template <>
+struct ShortRangeWalkOf<SearchMode::SYMMETRY> {
+  using type = SymmetryWalk;  ///< the walk policy
+};
+
+/// The reach of the targets epi, as Walk's targets keep it: the box of their positions, and
+/// (GatherWalk, SymmetryWalk) of their search spheres. A group's reach, or a whole rank's.
+template <class Walk, class EPI>
+SearchReach targetReach(std::span<const EPI> epi) {
+  SearchReach reach;
+  for (const EPI& i : epi) Walk::addTarget(reach, i);
+  return reach;
 }
 
 /// Bottom-up cell boxes over the tree's EPJs (SPJs are not included), indexed like shape.cells;
-/// with GATHER the outer boxes stay empty.
-template <SearchMode M, class EPJ>
+/// each leaf keeps what Walk::addSource adds (GatherWalk: the outer boxes stay empty).
+template <class Walk, class EPJ>
 void computeCellBoxes(const TreeShape& shape, std::span<const EPJ> epj, std::vector<CellBoxes>& boxes) {
   boxes.assign(shape.cells.size(), CellBoxes{});
   forEachCellBottomUp(shape, [&](std::size_t c, const TreeCell& cell) {
     CellBoxes& b = boxes[c];
     if (cell.isLeaf()) {
-      for (std::uint32_t i = cell.ep_first; i < cell.ep_first + cell.ep_count; ++i) {
-        b.inner.merge(positionOf(epj[i]));
-        if constexpr (M != SearchMode::GATHER) b.outer.merge(searchBoxOf(epj[i]));
-      }
+      for (std::uint32_t i = cell.ep_first; i < cell.ep_first + cell.ep_count; ++i) Walk::addSource(b, epj[i]);
     } else {
       for (int k = 0; k < cell.child_count; ++k) {
         const CellBoxes& child = boxes[static_cast<std::size_t>(cell.child_first + k)];
@@ -86,8 +257,9 @@ void computeCellBoxes(const TreeShape& shape, std::span<const EPJ> epj, std::vec
 }
 
 /// Calls on_particle(index) for every EPJ the target may need, with the tree seen shifted by
-/// `shift`. boxes: from computeCellBoxes with the same M; stack is scratch (cleared first).
-template <SearchMode M, class EPJ, class OnParticle>
+/// `shift`, by Walk's tests. boxes: from computeCellBoxes with the same Walk; stack is scratch
+/// (cleared first).
+template <class Walk, class EPJ, class OnParticle>
 void searchTree(const TreeShape& shape, std::span<const CellBoxes> boxes, std::span<const EPJ> epj,
                 const SearchReach& target, const Vec3d& shift, std::vector<std::int32_t>& stack,
                 OnParticle&& on_particle) {
@@ -97,11 +269,11 @@ void searchTree(const TreeShape& shape, std::span<const CellBoxes> boxes, std::s
   while (!stack.empty()) {
     const auto index = static_cast<std::size_t>(stack.back());
     stack.pop_back();
-    if (!cellNeeded<M>(boxes[index], target, shift)) continue;
+    if (!Walk::cellNeeded(boxes[index], target, shift)) continue;
     const TreeCell& cell = shape.cells[index];
     if (cell.isLeaf()) {
       for (std::uint32_t i = cell.ep_first; i < cell.ep_first + cell.ep_count; ++i)
-        if (particleNeeded<M>(epj[i], target, shift)) on_particle(i);
+        if (Walk::particleNeeded(epj[i], target, shift)) on_particle(i);
     } else {
       for (int k = cell.child_count - 1; k >= 0; --k) stack.push_back(cell.child_first + k);
     }
