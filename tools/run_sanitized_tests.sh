@@ -15,7 +15,7 @@ source tools/mpi_env.sh
 export OMP_WAIT_POLICY=PASSIVE  # tests side by side: waiting threads sleep (tools/run_tests.sh)
 build_dir=${GROVE_SANITIZE_BUILD_DIR:-build-sanitize}
 suites=(grove_unit_tests grove_comm_tests grove_domain_tests grove_short_range_tests grove_multiwalk_tests
-        grove_gravity_tests grove_cutoff_tree_tests grove_long_search_tree_tests grove_fdps_tests
+        grove_gravity_tests grove_opening_tests grove_cutoff_tree_tests grove_long_search_tree_tests grove_fdps_tests
         grove_fdps_split_stage_program grove_particle_file_fuzz_tests grove_sph_tests grove_checkpoint_tests grove_fmm_tests)
 start=$(date +%s)
 flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
