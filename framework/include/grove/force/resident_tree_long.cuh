@@ -1115,7 +1115,7 @@ class ResidentTreeLong {
     const bool cut = cut_boxes && options_.split_cell_theta > 0.0 && !cut_boxes->empty();
     kernel::finishCells<Moment, SPJ, DS><<<blocksFor(nc, 256), 256, 0, stream()>>>(
         tree.shape.cells.data(), tree.moments.data(), static_cast<std::uint32_t>(nc), root_, criterion_,
-        options_.opening, for_walks ? tree.walk_cells.data() : nullptr, tree.spj_images.data(),
+        for_walks ? tree.walk_cells.data() : nullptr, tree.spj_images.data(),
         cut ? cut_boxes->data() : nullptr, cut ? static_cast<int>(cut_boxes->size()) : 0,
         cut ? 1.0 / options_.split_cell_theta : 1.0,
         options_.opening == OpeningRule::kRmax && for_walks ? tree.extents.data() : nullptr);

@@ -84,8 +84,7 @@ class OpeningCriterion {
   /// The criterion for the tree over `root` with opening angle theta (>= 0; 0: open every cell).
   /// rule: see OpeningRule (the per-level distances below are FDPS's whatever the rule).
   OpeningCriterion(const RootCell& root, double theta, OpeningRule rule = OpeningRule::kFdps)
-      : inv_theta_sq_(theta > 0.0 ? 1.0 / (theta * theta) : std::numeric_limits<double>::infinity()),
-        inv_theta_(theta > 0.0 ? 1.0 / theta : std::numeric_limits<double>::infinity()), rule_(rule) {
+      : inv_theta_sq_(theta > 0.0 ? 1.0 / (theta * theta) : std::numeric_limits<double>::infinity()), rule_(rule) {
     for (int l = 0; l <= kMortonLevels; ++l) {
       const double edge = root.cellLength(l);
       r_crit_sq_[static_cast<std::size_t>(l)] =
@@ -119,7 +118,7 @@ class OpeningCriterion {
   GROVE_HOST_DEVICE double cellOpeningSq(int level, const Vec3d& pos, const Vec3d& cube_centre, const Boxd& extent,
                                          bool holds_superparticles = false) const {
     const double r2 = rCritSq(level);
-    if (rule_ == OpeningRule::kFdps || inv_theta_ == std::numeric_limits<double>::infinity()) return r2;
+    if (rule_ == OpeningRule::kFdps || inv_theta_sq_ == std::numeric_limits<double>::infinity()) return r2;
     if (rule_ == OpeningRule::kNakasato) {
       const double r = ::sqrt(r2) + ::sqrt(norm2(pos - cube_centre));
       return r * r;
@@ -144,7 +143,6 @@ class OpeningCriterion {
  private:
   std::array<double, kMortonLevels + 1> r_crit_sq_{};
   double inv_theta_sq_ = 0.0;
-  double inv_theta_ = 0.0;
   OpeningRule rule_ = OpeningRule::kFdps;
 };
 

@@ -54,12 +54,6 @@ struct alignas(32) WalkCell {
 /// walk): kFdps (the default), kNakasato or kRmax.
 using grove::OpeningRule;
 
-/// The geometric centre of the cell (prefix, level) of `root` (device form of RootCell::cellBox's
-/// centre). Host and device.
-GROVE_HOST_DEVICE inline Vec3d cellCenter(const RootCell& root, MortonKey prefix, int level) {
-  return cubeCentre(root, prefix, level);
-}
-
 namespace kernel {
 
 // The walk cells and the superparticle images of every cell, from the moments. Cells whose cube
@@ -69,7 +63,7 @@ namespace kernel {
 // centre): their content sits off to one side, and such cells along a domain edge err alike.
 template <class Moment, class SPJ, class DS>
 __global__ void finishCells(const TreeCell* __restrict__ cells, const Moment* __restrict__ moments, std::uint32_t n,
-                            RootCell root, OpeningCriterion criterion, OpeningRule rule,
+                            RootCell root, OpeningCriterion criterion,
                             WalkCell* __restrict__ walk_cells, DS* __restrict__ spj_images,
                             const Boxd* __restrict__ cut_boxes, int n_cut, double cut_scale,
                             const Boxd* __restrict__ extents) {
@@ -83,19 +77,19 @@ __global__ void finishCells(const TreeCell* __restrict__ cells, const Moment* __
   const TreeCell cell = cells[c];
   const Vec3d pos = positionOf(m);
   double r2 = criterion.rCritSq(cell.level);
-  const Vec3d centre = cellCenter(root, cell.prefix, cell.level);
+  const Vec3d centre = cubeCentre(root, cell.prefix, cell.level);
   bool cut = false;
   if (n_cut > 0) {
     const double half = 0.5 * ::ldexp(root.length, -cell.level);
     const Boxd cube{centre - Vec3d(half), centre + Vec3d(half)};
     for (int k = 0; k < n_cut && !cut; ++k) cut = overlapsClosed(cube, cut_boxes[k]);
   }
-  if (rule == OpeningRule::kRmax) {
+  if (criterion.rule() == OpeningRule::kRmax) {
     // The host's cellOpeningSq (the same arithmetic, so host and device lists agree); a cut
     // cell's distance is scaled as the others' (r_max already holds the offset).
     r2 = criterion.cellOpeningSq(cell.level, pos, centre, extents[c], cell.sp_count > 0);
     if (cut) r2 *= cut_scale * cut_scale;
-  } else if (rule == OpeningRule::kNakasato || cut) {
+  } else if (criterion.rule() == OpeningRule::kNakasato || cut) {
     const double s = ::sqrt(norm2(pos - centre));
     const double r = ::sqrt(r2) * (cut ? cut_scale : 1.0) + s;
     r2 = r * r;
