@@ -9,7 +9,13 @@
 # unloaded at MPI_Finalize, leave allocations that LeakSanitizer reports with frames in modules
 # that are gone by then, which no suppression can name (tried: all 17 runs reported only such
 # leaks). The CUDA targets, samples and the integration builds are not part of it.
+# Usage: run_sanitized_tests.sh [build|run]: only the build (configure and compile), or only the
+# runs of a build made before; both, in turn, without an argument. tools/run_tests.sh builds at
+# the lowest priority while the ordinary suite runs, then runs.
 set -euo pipefail
+phase=${1:-all}
+[[ $phase == all || $phase == build || $phase == run ]] ||
+  { echo "run_sanitized_tests.sh: unknown phase '$phase' (build, run, or none for both)" >&2; exit 2; }
 cd "$(dirname "$0")/.."
 source tools/mpi_env.sh
 export OMP_WAIT_POLICY=PASSIVE  # tests side by side: waiting threads sleep (tools/run_tests.sh)
@@ -18,21 +24,40 @@ suites=(grove_unit_tests grove_comm_tests grove_domain_tests grove_short_range_t
         grove_gravity_tests grove_opening_tests grove_cutoff_tree_tests grove_long_search_tree_tests grove_fdps_tests
         grove_fdps_split_stage_program grove_particle_file_fuzz_tests grove_sph_tests grove_checkpoint_tests grove_fmm_tests)
 start=$(date +%s)
-flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-mkdir -p "$build_dir"
-cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
-  -DGROVE_CUDA=OFF -DGROVE_BUILD_SAMPLES=OFF -DGROVE_TEST_RANK_COUNTS="1;2" > "$build_dir/configure.log" 2>&1 ||
-  { cat "$build_dir/configure.log"; exit 1; }
-# The particle-mesh suites where the module is built (FFTW found).
-if grep -q "GROVE_HAS_PM 1" "$build_dir/generated/grove/config.hpp"; then suites+=(grove_pm_tests grove_treepm_tests); fi
-# The HDF5 snapshot suite where grove has HDF5.
-if grep -q "GROVE_HAS_HDF5 1" "$build_dir/generated/grove/config.hpp"; then suites+=(grove_hdf5_tests); fi
-cmake --build "$build_dir" -j "$(nproc)" --target "${suites[@]}"
+# The particle-mesh and HDF5 suites, where grove built those modules (FFTW, HDF5 found).
+add_optional_suites() {
+  if grep -q "GROVE_HAS_PM 1" "$build_dir/generated/grove/config.hpp"; then suites+=(grove_pm_tests grove_treepm_tests); fi
+  if grep -q "GROVE_HAS_HDF5 1" "$build_dir/generated/grove/config.hpp"; then suites+=(grove_hdf5_tests); fi
+}
+
+build_suites() {
+  local flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+  mkdir -p "$build_dir"
+  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
+    -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+    -DGROVE_CUDA=OFF -DGROVE_BUILD_SAMPLES=OFF -DGROVE_TEST_RANK_COUNTS="1;2" > "$build_dir/configure.log" 2>&1 ||
+    { cat "$build_dir/configure.log"; return 1; }
+  add_optional_suites
+  cmake --build "$build_dir" -j "$(nproc)" --target "${suites[@]}"
+  echo "grove sanitizer build: $(( $(date +%s) - start )) s"
+}
 
 # Every finding ends the process with a report and a non-zero exit.
-export ASAN_OPTIONS=detect_leaks=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-regex="^($(IFS='|'; echo "${suites[*]}"))(_np[12])?\$"
-ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" -R "$regex"
-echo "grove sanitizer pass (address, undefined): $(( $(date +%s) - start )) s"
+run_suites() {
+  export ASAN_OPTIONS=detect_leaks=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  local regex
+  regex="^($(IFS='|'; echo "${suites[*]}"))(_np[12])?\$"
+  ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" -R "$regex"
+  echo "grove sanitizer pass (address, undefined): $(( $(date +%s) - start )) s"
+}
+
+case $phase in
+  build) build_suites ;;
+  run)
+    [[ -f $build_dir/generated/grove/config.hpp ]] ||
+      { echo "run_sanitized_tests.sh run: no sanitizer build in $build_dir (run its build phase first)" >&2; exit 2; }
+    add_optional_suites
+    run_suites ;;
+  all) build_suites; run_suites ;;
+esac
