@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <numbers>
 #include <span>
@@ -300,14 +301,24 @@ TEST_F(SphGpu, ResidentPassesEqualTheCpuKernels) {
 // velocities without growth beyond a few times (the flow is not chaotic over ten steps). The binned
 // profiles (the sample's output) average 370 particles per bin: 1e-10 relative (velocity relative
 // to the largest); particle by particle, median 1e-12.
-TEST_F(SphGpu, ResidentShockTubeFollowsTheCpuRun) {
+//
+// The same for each way of getting the lists (ResidentSphLists): fresh exact sets per pass; one
+// symmetric search shared by both passes; and shared lists kept across steps within a skin, the
+// cells re-sorted every third search. The bounds are the same: every way gives each particle the
+// same nonzero terms, in another order.
+void followCpuRun(const ResidentSphLists& lists, const std::string& name, double skin_in_h_min) {
+  SCOPED_TRACE(name);
   Scene s = shockTube();
   const ShockTube tube(64);
   constexpr int kSteps = 10;
   Gas cpu = copyOf(s.gas);
   DensityTree density_tree(cpu.size(), 0.0, kLeaf, kGroup);
   HydroTree hydro_tree(cpu.size(), 0.0, kLeaf, kGroup);
-  ResidentSph resident(s.p, s.dinfo, kLeaf);
+  ResidentSphLists l = lists;
+  double h_min = std::numeric_limits<double>::infinity();
+  for (const auto& g : s.gas) h_min = std::min(h_min, g.h);
+  l.skin = skin_in_h_min * h_min;
+  ResidentSph resident(s.p, s.dinfo, kLeaf, 0, l);
   resident.upload(std::vector<GasParticle>(cpu.begin(), cpu.end()));
   computeDensity(density_tree, cpu, s.dinfo, s.p);
   computeHydroForces(hydro_tree, cpu, s.dinfo, s.p);
@@ -345,13 +356,38 @@ TEST_F(SphGpu, ResidentShockTubeFollowsTheCpuRun) {
     dens.push_back(std::abs(got[i].dens - ref[i].dens) / ref[i].dens);
   }
   const Spread sp = spreadOf(pos), sv = spreadOf(vel), su = spreadOf(u), sd = spreadOf(dens);
-  std::printf("  [shock tube, %d steps to t = %.5f] particles, median / max: pos %.2e / %.2e  vel %.2e / %.2e  "
+  const ResidentSph::ListCounts c = resident.listCounts();
+  std::printf("  [shock tube, %s] lists: %lld density passes, %lld searched (%lld sorted); %lld hydro passes, %lld "
+              "searched\n",
+              name.c_str(), c.density_passes, c.density_searches, c.density_sorts, c.hydro_passes, c.hydro_searches);
+  if (lists.shared) {
+    EXPECT_EQ(c.hydro_searches, 0) << "the hydro pass evaluates the density pass's lists";
+  } else {
+    EXPECT_EQ(c.density_searches, c.density_passes);
+    EXPECT_EQ(c.hydro_searches, c.hydro_passes);
+  }
+  if (l.skin > 0.0) {
+    EXPECT_LT(c.density_searches, c.density_passes) << "lists kept across steps";
+    EXPECT_GE(c.density_searches, 2) << "particles moved past the skin: searched again";
+  }
+  if (lists.sort_every > 1) {
+    EXPECT_LT(c.density_sorts, c.density_searches) << "refitted cells between sorts";
+  }
+  std::printf("  [shock tube, %s, %d steps to t = %.5f] particles, median / max: pos %.2e / %.2e  vel %.2e / %.2e  "
               "u %.2e / %.2e  rho %.2e / %.2e\n",
-              kSteps, time, sp.median, sp.max, sv.median, sv.max, su.median, su.max, sd.median, sd.max);
+              name.c_str(), kSteps, time, sp.median, sp.max, sv.median, sv.max, su.median, su.max, sd.median, sd.max);
   for (const Spread* x : {&sp, &sv, &su, &sd}) EXPECT_LE(x->median, 1e-12);
   const double worst = largestProfileDifference(got, ref, tube, 50, time);
-  std::printf("  [shock tube] binned profiles (50 bins): largest relative difference %.2e\n", worst);
+  std::printf("  [shock tube, %s] binned profiles (50 bins): largest relative difference %.2e\n", name.c_str(), worst);
   EXPECT_LE(worst, 1e-10);
+}
+
+TEST_F(SphGpu, ResidentShockTubeFollowsTheCpuRun) { followCpuRun({}, "fresh lists", 0.0); }
+
+TEST_F(SphGpu, ResidentShockTubeOnSharedListsFollowsTheCpuRun) {
+  followCpuRun({true, 0.0, 1}, "shared lists", 0.0);
+  followCpuRun({true, 0.0, 3}, "shared lists, sorted every 3", 0.0);
+  followCpuRun({true, 0.0, 3}, "shared lists, skin 1.0 h_min, sorted every 3", 1.0);
 }
 
 }  // namespace
