@@ -61,9 +61,11 @@ struct Options {
   // --gpu resident, one rank: the neighbour lists (sph::ResidentSphLists). fresh: each pass searches
   // its exact sets; shared: one symmetric search serves both passes, kept across steps within a
   // skin of `skin` times the smallest initial h, cells re-sorted every `sort_every` searches.
-  std::string lists = "fresh";
+  // Shared, sorting every 4th search, is the fastest measured on the H100 at 2.1e6 (44.8 ms against
+  // 54.0 fresh; doc/performance.md, issue 31); a skin was slower there (lists grow as (r + s)^3).
+  std::string lists = "shared";
   double skin = 0.0;
-  int sort_every = 1;
+  int sort_every = 4;  // with --lists fresh: 1 (each pass builds its tree)
   samples::RestartOptions restart;
   std::string parameters;  // the parameter file's text and the options in effect (for the snapshot)
 };
@@ -315,12 +317,12 @@ LoopResult residentLoop(const grove::Runtime& runtime, const Options& opt, const
   sph::ResidentSphLists lists;
   lists.shared = opt.lists == "shared";
   lists.skin = opt.skin * h_min;
-  lists.sort_every = opt.sort_every;
+  lists.sort_every = lists.shared ? opt.sort_every : 1;
   sph::ResidentSph device(p, dinfo, opt.n_leaf, opt.search_lanes, lists);
   logStart(runtime, opt, tube,
            fmt::format("the GPU (resident, leaf {}, {} lists{})", opt.n_leaf, opt.lists,
                        lists.shared ? fmt::format(", skin {} x h_min = {:.4e}, sort every {} searches{}", opt.skin,
-                                                  lists.skin, opt.sort_every,
+                                                  lists.skin, lists.sort_every,
                                                   runtime.rankCount() > 1 ? " (several ranks: fresh)" : "")
                                     : std::string()));
   device.upload(std::vector<sph::GasParticle>(gas.begin(), gas.end()));
@@ -469,7 +471,8 @@ int run(const grove::Runtime& runtime, const Options& opt) {
              runtime.rankCount(), runtime.threadCount(), step, sum.total() / steps, median, sum.density() / steps, sum.hydro() / steps, sum.integration() / steps,
              sum.domain() / steps, l1.density, l1.velocity, l1.pressure, l1_particles.density, l1_particles.velocity,
              l1_particles.pressure, loop.device_seconds[0] / steps, loop.device_seconds[1] / steps,
-             opt.gpu == "resident" ? opt.lists : "-", opt.skin, opt.sort_every);
+             opt.gpu == "resident" ? opt.lists : "-", opt.gpu == "resident" && opt.lists == "shared" ? opt.skin : 0.0,
+             opt.gpu == "resident" && opt.lists == "shared" ? opt.sort_every : 1);
   grove::log("density tree, last pass: {}", loop.density_profile);
   grove::log("hydro tree, last pass: {}", loop.hydro_profile);
   // Equal checksums: bitwise equal gas (how tests/samples/restart_test.py compares runs).
@@ -517,7 +520,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"fresh", "shared"}));
   app.add_option("--skin", opt.skin,
                  "--lists shared: keep the lists across steps while particles moved less than this skin (times the "
-                 "smallest initial h; the tree checks); 0: search every step")
+                 "smallest initial h; the tree checks; r_search + skin must stay below half the periodic width); 0: search "
+                 "every step")
       ->check(samples::kNonNegative);
   app.add_option("--sort-every", opt.sort_every,
                  "--lists shared: searches between sorts (the others refit the last sort's cells)")
@@ -536,7 +540,7 @@ int main(int argc, char** argv) {
   // The resident search runs fastest with larger leaves than the CPU trees (32 against 8: H100,
   // doc/sph.md); an explicit --n-leaf is kept.
   if (opt.gpu == "resident" && app.count("--n-leaf") == 0) opt.n_leaf = 32;
-  if (opt.lists != "shared" && (opt.skin > 0.0 || opt.sort_every > 1))
+  if (opt.lists != "shared" && (opt.skin > 0.0 || (app.count("--sort-every") > 0 && opt.sort_every > 1)))
     throw grove::Error("sph", "--skin and --sort-every need --lists shared");
   return run(runtime, opt);
 }
