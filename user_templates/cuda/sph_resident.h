@@ -1,8 +1,9 @@
 #pragma once
 // samples/sph --gpu resident: the SPH step entirely on the GPU (grove/gpu/resident.cuh), one GPU per
 // rank.
-// The gas stays in device memory; each pass builds a resident short-range tree, finds the exact
-// neighbours and runs the sample's own physics (sph_physics.hpp) as device kernels: the density
+// The gas stays in device memory; the passes find their neighbours on resident short-range trees
+// (exact sets per pass, or one symmetric search that serves both: ResidentSphLists) and run the
+// sample's own physics (sph_physics.hpp) as device kernels: the density
 // pass with the h iteration inside (a neighbour-set kernel: sums at h, a Newton step, sums
 // again, as the CPU kernel), the equation of state, the hydro pass, the time step and the
 // kick-drift-kick leapfrog with the periodic wrap; on several ranks also the decomposition and
