@@ -24,7 +24,9 @@ export PATH=/usr/local/cuda/bin:$PATH
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-8}
-LISTS=${GROVE_SPH_LISTS:-"--lists fresh;--lists shared;--lists shared --sort-every 4;--lists shared --skin 0.5 --sort-every 4;--lists shared --skin 1 --sort-every 4"}
+# Run 152's settings (a skin of 0.5 h_min or more is refused at nx 48: r_search + skin would reach
+# half the tube's periodic width).
+LISTS=${GROVE_SPH_LISTS:-"--lists fresh;--lists shared;--lists shared --sort-every 2;--lists shared --sort-every 4;--lists shared --sort-every 8;--lists shared --skin 0.3 --sort-every 4;--lists fresh"}
 BENCH=${GROVE_SPH_BENCH:-"--nx 312 --n-ngb 100 --max-steps 20"}
 step() { echo "[sph_lists] $(date +%T) $*"; }
 status=0
