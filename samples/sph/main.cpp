@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 
 #include "grove/grove.hpp"
 #include "grove/io/checkpoint.hpp"
@@ -57,6 +58,14 @@ struct Options {
   int n_walk = 256;
   int tag_max = 4;
   int search_lanes = 0;  // --gpu resident: threads per particle in the neighbour search (0: automatic)
+  // --gpu resident, one rank: the neighbour lists (sph::ResidentSphLists). fresh: each pass searches
+  // its exact sets; shared: one symmetric search serves both passes, kept across steps within a
+  // skin of `skin` times the smallest initial h, cells re-sorted every `sort_every` searches.
+  // Shared, sorting every 4th search, is the fastest measured on the H100 at 2.1e6 (44.8 ms against
+  // 54.0 fresh; doc/performance.md, issue 31); a skin was slower there (lists grow as (r + s)^3).
+  std::string lists = "shared";
+  double skin = 0.0;
+  int sort_every = 4;  // with --lists fresh: 1 (each pass builds its tree)
   samples::RestartOptions restart;
   std::string parameters;  // the parameter file's text and the options in effect (for the snapshot)
 };
@@ -302,8 +311,20 @@ std::string jsonOf(const grove::gpu::ResidentShortProfile& f) {
 LoopResult residentLoop(const grove::Runtime& runtime, const Options& opt, const sph::ShockTube& tube, Gas& gas,
                         grove::DomainInfo& dinfo, const sph::SolverParameters& p) {
   grove::gpu::selectDeviceForRank(runtime.rank());
-  sph::ResidentSph device(p, dinfo, opt.n_leaf, opt.search_lanes);
-  logStart(runtime, opt, tube, fmt::format("the GPU (resident, leaf {})", opt.n_leaf));
+  double h_min = std::numeric_limits<double>::infinity();
+  for (const auto& g : gas) h_min = std::min(h_min, g.h);
+  h_min = gas.comm().allreduceMin(h_min);
+  sph::ResidentSphLists lists;
+  lists.shared = opt.lists == "shared";
+  lists.skin = opt.skin * h_min;
+  lists.sort_every = lists.shared ? opt.sort_every : 1;
+  sph::ResidentSph device(p, dinfo, opt.n_leaf, opt.search_lanes, lists);
+  logStart(runtime, opt, tube,
+           fmt::format("the GPU (resident, leaf {}, {} lists{})", opt.n_leaf, opt.lists,
+                       lists.shared ? fmt::format(", skin {} x h_min = {:.4e}, sort every {} searches{}", opt.skin,
+                                                  lists.skin, lists.sort_every,
+                                                  runtime.rankCount() > 1 ? " (several ranks: fresh)" : "")
+                                    : std::string()));
   device.upload(std::vector<sph::GasParticle>(gas.begin(), gas.end()));
   LoopResult r;
   const int initial_passes = device.density();
@@ -338,6 +359,10 @@ LoopResult residentLoop(const grove::Runtime& runtime, const Options& opt, const
   r.device_seconds = {device.densityDeviceSeconds() - density_before, device.hydroDeviceSeconds() - hydro_before};
   grove::log("GPU trees (device time, rank 0): density {:.4f} s  hydro {:.4f} s per step",
              r.device_seconds[0] / std::max(r.steps_run, 1), r.device_seconds[1] / std::max(r.steps_run, 1));
+  const sph::ResidentSph::ListCounts c = device.listCounts();
+  grove::log("neighbour lists (rank 0, from the initial pass): {} density passes, {} searched ({} sorted); {} hydro "
+             "passes, {} searched",
+             c.density_passes, c.density_searches, c.density_sorts, c.hydro_passes, c.hydro_searches);
   r.density_profile = jsonOf(device.densityProfile());
   r.hydro_profile = jsonOf(device.hydroProfile());
   const std::vector<sph::GasParticle> final_gas = device.download();
@@ -440,11 +465,14 @@ int run(const grove::Runtime& runtime, const Options& opt) {
   grove::log("{{\"sample\":\"sph\",\"gpu\":\"{}\",\"gpu_form\":\"{}\",\"n\":{},\"nx\":{},\"n_neighbours\":{},\"ranks\":{},\"threads\":{},\"steps\":{},"
              "\"s_per_step\":{:.5f},\"median_s_per_step\":{:.5f},\"density\":{:.5f},\"hydro\":{:.5f},\"integration\":{:.5f},\"domain\":{:.5f},"
              "\"l1_density\":{:.6f},\"l1_velocity\":{:.6f},\"l1_pressure\":{:.6f},\"l1_particle_density\":{:.6f},"
-             "\"l1_particle_velocity\":{:.6f},\"l1_particle_pressure\":{:.6f},\"device_density\":{:.5f},\"device_hydro\":{:.5f}}}",
+             "\"l1_particle_velocity\":{:.6f},\"l1_particle_pressure\":{:.6f},\"device_density\":{:.5f},\"device_hydro\":{:.5f},"
+             "\"lists\":\"{}\",\"skin\":{},\"sort_every\":{}}}",
              opt.gpu, opt.gpu == "none" || opt.gpu == "resident" ? "-" : opt.gpu_form, tube.count(), opt.nx, opt.n_neighbours,
              runtime.rankCount(), runtime.threadCount(), step, sum.total() / steps, median, sum.density() / steps, sum.hydro() / steps, sum.integration() / steps,
              sum.domain() / steps, l1.density, l1.velocity, l1.pressure, l1_particles.density, l1_particles.velocity,
-             l1_particles.pressure, loop.device_seconds[0] / steps, loop.device_seconds[1] / steps);
+             l1_particles.pressure, loop.device_seconds[0] / steps, loop.device_seconds[1] / steps,
+             opt.gpu == "resident" ? opt.lists : "-", opt.gpu == "resident" && opt.lists == "shared" ? opt.skin : 0.0,
+             opt.gpu == "resident" && opt.lists == "shared" ? opt.sort_every : 1);
   grove::log("density tree, last pass: {}", loop.density_profile);
   grove::log("hydro tree, last pass: {}", loop.hydro_profile);
   // Equal checksums: bitwise equal gas (how tests/samples/restart_test.py compares runs).
@@ -486,6 +514,18 @@ int main(int argc, char** argv) {
   app.add_option("--search-lanes", opt.search_lanes,
                  "--gpu resident: threads per particle in the neighbour search (0: chosen by the particle count)")
       ->check(CLI::IsMember({0, 1, 2, 4, 8}));
+  app.add_option("--lists", opt.lists,
+                 "--gpu resident, one rank: fresh (each pass searches its exact sets) or shared (one symmetric search "
+                 "serves the density and hydro passes)")
+      ->check(CLI::IsMember({"fresh", "shared"}));
+  app.add_option("--skin", opt.skin,
+                 "--lists shared: keep the lists across steps while particles moved less than this skin (times the "
+                 "smallest initial h; the tree checks; r_search + skin must stay below half the periodic width); 0: search "
+                 "every step")
+      ->check(samples::kNonNegative);
+  app.add_option("--sort-every", opt.sort_every,
+                 "--lists shared: searches between sorts (the others refit the last sort's cells)")
+      ->check(samples::integerAtLeast(1));
   samples::addRestartOptions(app, opt.restart);
   if (const auto exit_code = samples::parse(app, argc, argv)) return *exit_code;
   // N = nx^3 * 9/128, counted before the tube is made; the gas, its density and hydro trees'
@@ -500,5 +540,7 @@ int main(int argc, char** argv) {
   // The resident search runs fastest with larger leaves than the CPU trees (32 against 8: H100,
   // doc/sph.md); an explicit --n-leaf is kept.
   if (opt.gpu == "resident" && app.count("--n-leaf") == 0) opt.n_leaf = 32;
+  if (opt.lists != "shared" && (opt.skin > 0.0 || (app.count("--sort-every") > 0 && opt.sort_every > 1)))
+    throw grove::Error("sph", "--skin and --sort-every need --lists shared");
   return run(runtime, opt);
 }

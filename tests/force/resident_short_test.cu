@@ -3,7 +3,9 @@
 // uniform and clustered particles with search radii spanning 30x, with open and periodic axes;
 // the kernels' sums (pairwise, neighbour-set and cooperative forms) equal the host's over the brute-force
 // sets, shifted images included; REUSE_LIST evaluates the kept lists with refreshed particles;
-// bad input is refused with a clear error. Every test skips where no CUDA device is present.
+// builds between sorts (setSortEvery) refit the last sort's cells and stay exact; a second tree
+// evaluates another's lists while they hold and searches itself when not; bad input is refused
+// with a clear error. Every test skips where no CUDA device is present.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -265,6 +267,162 @@ TEST_F(ResidentShortTest, TreeSharedBetweenPassesGivesExactSets) {
   expectSetsEqual<SearchMode::SYMMETRY>(symmetry, bruteForce<SearchMode::SYMMETRY>(particles, bc));
   psys.upload(particles);
   EXPECT_THROW(symmetry.calcForceAllAndWriteBackOnTreeOf(gather, psys, PairKernel{}, dinfo), grove::Error);
+}
+
+// setSortEvery: builds between sorts keep the last sort's cells, boxes refitted to the present
+// positions. The sets stay exact (the boxes hold the present positions) while the particles, some
+// wrapped across the periodic faces, drift far from the order of the sort; every third build sorts.
+template <SearchMode M>
+void checkSortEvery() {
+  SCOPED_TRACE(nameOf(M));
+  const auto bc = grove::BoundaryCondition::PERIODIC_XYZ;
+  auto particles = makeParticles(3000, true, 0.01, 29);
+  const grove::DomainInfo dinfo = unitBox(bc);
+  grove::gpu::DeviceParticleSystem<Particle> psys;
+  psys.upload(particles);
+  Tree<M> tree(8, psys.policy());
+  tree.setSortEvery(3);
+  auto ids = [&] {
+    std::vector<std::int64_t> v;
+    for (const auto& p : psys.download()) v.push_back(p.id);
+    return v;
+  };
+  for (int build = 0; build < 7; ++build) {
+    SCOPED_TRACE("build " + std::to_string(build));
+    const auto before = ids();
+    tree.calcForceAllAndWriteBack(psys, PairKernel{}, dinfo, build % 2 ? grove::MAKE_LIST : grove::MAKE_LIST_FOR_REUSE);
+    const bool sorted = build % 3 == 0;
+    EXPECT_EQ(tree.profile().refit, sorted ? 0 : 1);
+    if (!sorted) {
+      EXPECT_EQ(tree.profile().sort, 0.0) << "no sort between sorts";
+      EXPECT_EQ(ids(), before) << "a refit keeps the order";
+    }
+    const auto expected = bruteForce<M>(particles, bc);
+    expectSetsEqual<M>(tree, expected);
+    for (const auto& p : psys.download()) {
+      const auto id = static_cast<std::size_t>(p.id);
+      const NeighbourSums want = hostSums(particles[id], expected[id], particles, bc);
+      ASSERT_EQ(p.found.count, want.count) << "particle " << p.id;
+      ASSERT_EQ(p.found.id_sum, want.id_sum) << "particle " << p.id;
+      ASSERT_NEAR(p.found.weight, want.weight, 1e-12 * std::max(1.0, std::abs(want.weight))) << "particle " << p.id;
+    }
+    // Far beyond a leaf's size: the kept cells grow loose and overlap.
+    const Jitter move{0.03, static_cast<std::uint64_t>(build) + 5, grove::WrapIntoRootDomain::of(dinfo)};
+    grove::gpu::forEach(psys.policy(), psys, move);
+    for (auto& p : particles) move(p);
+  }
+  // An upload (a new order) sorts, whatever the count.
+  psys.upload(particles);
+  tree.calcForceAllAndWriteBack(psys, PairKernel{}, dinfo);
+  EXPECT_EQ(tree.profile().refit, 0);
+  expectSetsEqual<M>(tree, bruteForce<M>(particles, bc));
+}
+
+TEST_F(ResidentShortTest, SortEveryRefitsTheCellsOfTheLastSort) {
+  checkSortEvery<SearchMode::GATHER>();
+  checkSortEvery<SearchMode::SCATTER>();
+  checkSortEvery<SearchMode::SYMMETRY>();
+}
+
+// A second tree's particles: radii `scale` times the particles' (the SPH hydro pass's h beside
+// the density pass's search radius).
+template <int kPercent>
+struct ScaledEP : EP {
+  GROVE_HOST_DEVICE void copyFromFP(const Particle& p) { EP::copyFromFP(p), r = p.r * kPercent / 100.0; }
+};
+template <int kPercent, SearchMode M>
+struct FilteredScaledPair {
+  __device__ void operator()(const ScaledEP<kPercent>& i, const ScaledEP<kPercent>& j, NeighbourSums& s) const {
+    FilteredPairKernel<M>{}(i, j, s);
+  }
+};
+template <int kPercent>
+std::vector<Particle> scaledRadii(std::vector<Particle> p) {
+  for (auto& q : p) q.r = q.r * kPercent / 100.0;
+  return p;
+}
+
+// The sums the device wrote (psys) against the host's over brute-force sets of `particles` (the
+// radii the borrowing tree reads).
+template <SearchMode M>
+void expectExactSums(grove::gpu::DeviceParticleSystem<Particle>& psys, const std::vector<Particle>& particles,
+                     grove::BoundaryCondition bc) {
+  const auto expected = bruteForce<M>(particles, bc);
+  for (const auto& p : psys.download()) {
+    const auto id = static_cast<std::size_t>(p.id);
+    const NeighbourSums want = hostSums(particles[id], expected[id], particles, bc);
+    ASSERT_EQ(p.found.count, want.count) << "particle " << p.id;
+    ASSERT_EQ(p.found.id_sum, want.id_sum) << "particle " << p.id;
+    ASSERT_NEAR(p.found.weight, want.weight, 1e-12 * std::max(1.0, std::abs(want.weight))) << "particle " << p.id;
+  }
+}
+
+// calcForceAllAndWriteBackOnListsOf: gather and symmetry trees of smaller radii (80 %) evaluate
+// a symmetry tree's lists searched with a skin, and get exactly the sums of their own exact sets,
+// while the lists hold (2 d + g <= skin, the borrowing tree measures it); when the particles moved
+// past the skin since that search, or the borrower's radii (150 %) grew past it, the borrower
+// searches itself, exactly. After a REUSE_LIST that rebuilt (here on refitted cells) the lists
+// serve again; after an upload they are refused.
+TEST_F(ResidentShortTest, ListsOfAnotherTreeServeWhileTheyHoldAndAreSearchedAgainWhenNot) {
+  const auto bc = grove::BoundaryCondition::PERIODIC_XYZ;
+  auto particles = makeParticles(3000, true, 0.01, 31);
+  const grove::DomainInfo dinfo = unitBox(bc);
+  grove::gpu::DeviceParticleSystem<Particle> psys;
+  psys.upload(particles);
+  Tree<SearchMode::SYMMETRY> lists(8, psys.policy());
+  lists.setSkin(0.02);
+  lists.setSortEvery(2);
+  grove::gpu::ResidentTreeShort<NeighbourSums, ScaledEP<80>, ScaledEP<80>, SearchMode::GATHER> gather(8, psys.policy());
+  grove::gpu::ResidentTreeShort<NeighbourSums, ScaledEP<80>, ScaledEP<80>, SearchMode::SYMMETRY> symmetry(8,
+                                                                                                        psys.policy());
+  grove::gpu::ResidentTreeShort<NeighbourSums, ScaledEP<150>, ScaledEP<150>, SearchMode::SYMMETRY> larger(
+      8, psys.policy());
+  auto borrow = [&](bool expect_borrowed, const char* when) {
+    SCOPED_TRACE(when);
+    gather.calcForceAllAndWriteBackOnListsOf(lists, psys, FilteredScaledPair<80, SearchMode::GATHER>{}, dinfo);
+    EXPECT_EQ(gather.profile().lists_borrowed, expect_borrowed ? 1 : 0) << "drift " << gather.profile().skin_drift;
+    EXPECT_EQ(gather.profile().search_walks > 0, !expect_borrowed);
+    expectExactSums<SearchMode::GATHER>(psys, scaledRadii<80>(particles), bc);
+    if (!expect_borrowed) expectSetsEqual<SearchMode::GATHER>(gather, bruteForce<SearchMode::GATHER>(scaledRadii<80>(particles), bc));
+    symmetry.calcForceAllAndWriteBackOnListsOf(lists, psys, FilteredScaledPair<80, SearchMode::SYMMETRY>{}, dinfo);
+    EXPECT_EQ(symmetry.profile().lists_borrowed, expect_borrowed ? 1 : 0) << "drift " << symmetry.profile().skin_drift;
+    expectExactSums<SearchMode::SYMMETRY>(psys, scaledRadii<80>(particles), bc);
+  };
+  lists.calcForceAllAndWriteBack(psys, FilteredPairKernel<SearchMode::SYMMETRY>{}, dinfo, grove::MAKE_LIST_FOR_REUSE);
+  borrow(true, "right after the search");
+
+  // Radii 1.5 times those searched: grown by up to 0.15, past the skin of 0.02.
+  larger.calcForceAllAndWriteBackOnListsOf(lists, psys, FilteredScaledPair<150, SearchMode::SYMMETRY>{}, dinfo);
+  EXPECT_EQ(larger.profile().lists_borrowed, 0);
+  EXPECT_GT(larger.profile().skin_drift, 0.02);
+  expectExactSums<SearchMode::SYMMETRY>(psys, scaledRadii<150>(particles), bc);
+  expectSetsEqual<SearchMode::SYMMETRY>(larger, bruteForce<SearchMode::SYMMETRY>(scaledRadii<150>(particles), bc));
+
+  // Up to 0.004 per axis: d <= 0.0069, 2 d < 0.02: the kept lists hold.
+  const Jitter small{0.004, 11, grove::WrapIntoRootDomain::of(dinfo)};
+  grove::gpu::forEach(psys.policy(), psys, small);
+  for (auto& p : particles) small(p);
+  lists.calcForceAllAndWriteBack(psys, FilteredPairKernel<SearchMode::SYMMETRY>{}, dinfo, grove::REUSE_LIST);
+  EXPECT_EQ(lists.profile().rebuilt_for_skin, 0);
+  borrow(true, "moved within the skin");
+
+  // Again, and the lists' tree not run since: up to 0.0139 from the search, past the skin.
+  const Jitter more{0.004, 12, grove::WrapIntoRootDomain::of(dinfo)};
+  grove::gpu::forEach(psys.policy(), psys, more);
+  for (auto& p : particles) more(p);
+  borrow(false, "moved past the skin");
+
+  // The lists' tree sees it too and searches again, on the refitted cells of its last sort.
+  lists.calcForceAllAndWriteBack(psys, FilteredPairKernel<SearchMode::SYMMETRY>{}, dinfo, grove::REUSE_LIST);
+  EXPECT_EQ(lists.profile().rebuilt_for_skin, 1);
+  EXPECT_EQ(lists.profile().refit, 1);
+  expectExactSums<SearchMode::SYMMETRY>(psys, particles, bc);
+  borrow(true, "searched again");
+
+  psys.upload(particles);
+  EXPECT_THROW(
+      gather.calcForceAllAndWriteBackOnListsOf(lists, psys, FilteredScaledPair<80, SearchMode::GATHER>{}, dinfo),
+      grove::Error);
 }
 
 TEST_F(ResidentShortTest, BadInputIsRefusedClearly) {

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <numbers>
 #include <span>
@@ -57,15 +58,15 @@ Scene disorderedLattice(double guess_factor) {
 }
 
 // The sample's problem at nx = 64 (18,432 particles, 200 neighbours): the density jump of 8 and
-// the two interfaces.
-Scene shockTube() {
+// the two interfaces. (Fewer neighbours leave room in the narrow periodic y and z for a skin.)
+Scene shockTube(int n_neighbours = 200) {
   const ShockTube tube(64);
   Scene s{"shock tube nx 64", Gas{}, grove::DomainInfo{}, {}};
-  for (std::int64_t id = 0; id < tube.count(); ++id) s.gas.add(tube.particle(id, 200));
+  for (std::int64_t id = 0; id < tube.count(); ++id) s.gas.add(tube.particle(id, n_neighbours));
   s.dinfo.setBoundaryCondition(grove::BoundaryCondition::PERIODIC_XYZ);
   s.dinfo.setPosRootDomain({0.0, 0.0, 0.0}, tube.box);
   distribute(s.gas, s.dinfo);
-  s.p = parametersFor(200, s.dinfo);
+  s.p = parametersFor(n_neighbours, s.dinfo);
   return s;
 }
 
@@ -300,14 +301,26 @@ TEST_F(SphGpu, ResidentPassesEqualTheCpuKernels) {
 // velocities without growth beyond a few times (the flow is not chaotic over ten steps). The binned
 // profiles (the sample's output) average 370 particles per bin: 1e-10 relative (velocity relative
 // to the largest); particle by particle, median 1e-12.
-TEST_F(SphGpu, ResidentShockTubeFollowsTheCpuRun) {
-  Scene s = shockTube();
+//
+// The same for each way of getting the lists (ResidentSphLists): fresh exact sets per pass; one
+// symmetric search shared by both passes, cells sorted at every search or every third; and shared
+// lists kept across steps within a skin (50 neighbours: the tube's periodic width leaves no room
+// for a skin at 200). The bounds are the same: every way gives each particle the
+// same nonzero terms, in another order.
+void followCpuRun(const ResidentSphLists& lists, const std::string& name, double skin_in_h_min,
+                  int n_neighbours = 200) {
+  SCOPED_TRACE(name);
+  Scene s = shockTube(n_neighbours);
   const ShockTube tube(64);
   constexpr int kSteps = 10;
   Gas cpu = copyOf(s.gas);
   DensityTree density_tree(cpu.size(), 0.0, kLeaf, kGroup);
   HydroTree hydro_tree(cpu.size(), 0.0, kLeaf, kGroup);
-  ResidentSph resident(s.p, s.dinfo, kLeaf);
+  ResidentSphLists l = lists;
+  double h_min = std::numeric_limits<double>::infinity();
+  for (const auto& g : s.gas) h_min = std::min(h_min, g.h);
+  l.skin = skin_in_h_min * h_min;
+  ResidentSph resident(s.p, s.dinfo, kLeaf, 0, l);
   resident.upload(std::vector<GasParticle>(cpu.begin(), cpu.end()));
   computeDensity(density_tree, cpu, s.dinfo, s.p);
   computeHydroForces(hydro_tree, cpu, s.dinfo, s.p);
@@ -345,13 +358,39 @@ TEST_F(SphGpu, ResidentShockTubeFollowsTheCpuRun) {
     dens.push_back(std::abs(got[i].dens - ref[i].dens) / ref[i].dens);
   }
   const Spread sp = spreadOf(pos), sv = spreadOf(vel), su = spreadOf(u), sd = spreadOf(dens);
-  std::printf("  [shock tube, %d steps to t = %.5f] particles, median / max: pos %.2e / %.2e  vel %.2e / %.2e  "
+  const ResidentSph::ListCounts c = resident.listCounts();
+  std::printf("  [shock tube, %s] lists: %lld density passes, %lld searched (%lld sorted); %lld hydro passes, %lld "
+              "searched\n",
+              name.c_str(), c.density_passes, c.density_searches, c.density_sorts, c.hydro_passes, c.hydro_searches);
+  if (lists.shared) {
+    EXPECT_EQ(c.hydro_searches, 0) << "the hydro pass evaluates the density pass's lists";
+  } else {
+    EXPECT_EQ(c.density_searches, c.density_passes);
+    EXPECT_EQ(c.hydro_searches, c.hydro_passes);
+  }
+  if (l.skin > 0.0) {
+    EXPECT_LT(c.density_searches, c.density_passes) << "lists kept across steps";
+    EXPECT_GE(c.density_searches, 2) << "particles moved past the skin: searched again";
+  }
+  if (lists.sort_every > 1) {
+    EXPECT_LT(c.density_sorts, c.density_searches) << "refitted cells between sorts";
+  }
+  std::printf("  [shock tube, %s, %d steps to t = %.5f] particles, median / max: pos %.2e / %.2e  vel %.2e / %.2e  "
               "u %.2e / %.2e  rho %.2e / %.2e\n",
-              kSteps, time, sp.median, sp.max, sv.median, sv.max, su.median, su.max, sd.median, sd.max);
+              name.c_str(), kSteps, time, sp.median, sp.max, sv.median, sv.max, su.median, su.max, sd.median, sd.max);
   for (const Spread* x : {&sp, &sv, &su, &sd}) EXPECT_LE(x->median, 1e-12);
   const double worst = largestProfileDifference(got, ref, tube, 50, time);
-  std::printf("  [shock tube] binned profiles (50 bins): largest relative difference %.2e\n", worst);
+  std::printf("  [shock tube, %s] binned profiles (50 bins): largest relative difference %.2e\n", name.c_str(), worst);
   EXPECT_LE(worst, 1e-10);
+}
+
+TEST_F(SphGpu, ResidentShockTubeFollowsTheCpuRun) { followCpuRun({}, "fresh lists", 0.0); }
+
+TEST_F(SphGpu, ResidentShockTubeOnSharedListsFollowsTheCpuRun) {
+  followCpuRun({true, 0.0, 1}, "shared lists", 0.0);
+  followCpuRun({true, 0.0, 3}, "shared lists, sorted every 3", 0.0);
+  // 50 neighbours: r_search + skin stays below half the periodic width (0.125) of y and z.
+  followCpuRun({true, 0.0, 3}, "shared lists, skin 0.5 h_min, sorted every 3, 50 neighbours", 0.5, 50);
 }
 
 }  // namespace

@@ -73,7 +73,10 @@ struct DensityOverNeighbours {
   }
 };
 
-// The hydro kernel over the exact symmetric set (|x_i - x_j| < max(h_i, h_j)).
+// The hydro kernel over the symmetric set (|x_i - x_j| < max(h_i, h_j)), or over a superset (the
+// density pass's lists, ResidentSphLists::shared): a pair beyond reach is skipped on its position
+// and h, before the rest of j is read and its powers of h computed (addHydroNeighbour's own test,
+// on the same values, would drop it too).
 struct HydroOverNeighbours {
   double half_alpha;
   __device__ void operator()(const HydroEP& pi, const NeighbourSet<HydroEP>& set, HydroResult& f) const {
@@ -82,6 +85,9 @@ struct HydroOverNeighbours {
         HydroResult{},
         [&](const HydroEP& pj) {
           HydroResult one;
+          const double dx = i.x - pj.pos.x, dy = i.y - pj.pos.y, dz = i.z - pj.pos.z;
+          const double r2 = dx * dx + dy * dy + dz * dz;
+          if (!(r2 > 0.0 && r2 < ::fmax(i.h2, pj.h * pj.h))) return one;
           addHydroNeighbour(i, hydroSideOf(pj), half_alpha, one);
           return one;
         },
@@ -160,13 +166,29 @@ struct FinalKick {
 
 struct ResidentSph::Impl {
   using DensityTree = grove::gpu::ResidentTreeForForceShort<DensityResult, DensityEPI, DensityEPJ>::Gather;
+  // Shared lists: symmetric at the density radii (DensityEPI/EPJ::getRSearch = r_search).
+  using SharedDensityTree = grove::gpu::ResidentTreeForForceShort<DensityResult, DensityEPI, DensityEPJ>::Symmetry;
   using HydroTree = grove::gpu::ResidentTreeForForceShort<HydroResult, HydroEP, HydroEP>::Symmetry;
 
-  Impl(const SolverParameters& p, grove::DomainInfo& d, int n_leaf, int search_lanes)
+  Impl(const SolverParameters& p, grove::DomainInfo& d, int n_leaf, int search_lanes, const ResidentSphLists& l)
       : params(p),
         dinfo(d),
+        lists(l),
         density_tree(n_leaf, gas.policy(), search_lanes),
-        hydro_tree(n_leaf, gas.policy(), search_lanes) {}
+        shared_tree(n_leaf, gas.policy(), search_lanes),
+        hydro_tree(n_leaf, gas.policy(), search_lanes) {
+    grove::require(l.skin >= 0.0 && l.sort_every >= 1, "sph::ResidentSph", "a skin >= 0 and sorts every k >= 1 builds");
+    grove::require(l.shared || (l.skin == 0.0 && l.sort_every == 1), "sph::ResidentSph",
+                   "a skin and sorts between builds need shared lists");
+    shared_tree.setSkin(l.skin);
+    shared_tree.setSortEvery(l.sort_every);
+  }
+
+  // Shared lists on this run: one rank only (see ResidentSphLists).
+  bool shared() const { return lists.shared && comm().size() == 1; }
+  const grove::gpu::ResidentShortProfile& densityProfile() const {
+    return shared() ? shared_tree.profile() : density_tree.profile();
+  }
 
   void sync() const { grove::gpu::check(cudaStreamSynchronize(gas.stream()), "cudaStreamSynchronize (sph)"); }
 
@@ -175,15 +197,19 @@ struct ResidentSph::Impl {
   SolverParameters params;
   grove::DomainInfo& dinfo;
   grove::gpu::DeviceParticleSystem<GasParticle> gas;
+  ResidentSphLists lists;
   DensityTree density_tree;
+  SharedDensityTree shared_tree;
   HydroTree hydro_tree;
+  ListCounts counts;
   double density_seconds = 0, hydro_seconds = 0;
   bool density_tree_current = false;  // built from the present positions (no drift or upload since)
   grove::gpu::ExchangeScratch exchange_scratch;
 };
 
-ResidentSph::ResidentSph(const SolverParameters& p, grove::DomainInfo& dinfo, int n_leaf, int search_lanes)
-    : impl_(std::make_unique<Impl>(p, dinfo, n_leaf, search_lanes)) {}
+ResidentSph::ResidentSph(const SolverParameters& p, grove::DomainInfo& dinfo, int n_leaf, int search_lanes,
+                         const ResidentSphLists& lists)
+    : impl_(std::make_unique<Impl>(p, dinfo, n_leaf, search_lanes, lists)) {}
 ResidentSph::~ResidentSph() = default;
 
 void ResidentSph::upload(const std::vector<GasParticle>& gas) {
@@ -201,8 +227,22 @@ int ResidentSph::density() {
   int pass = 0;
   for (;;) {
     ++pass;
-    m.density_tree.calcForceAllAndWriteBack(m.gas, grove::gpu::withCooperativeNeighbourSets(kernel), m.dinfo);
-    m.density_seconds += m.density_tree.profile().total;
+    if (m.shared()) {
+      // Kept lists of these particles in this order: the tree decides whether they still hold
+      // (skin > 0), else it searches (on refitted cells or a new sort, setSortEvery).
+      const bool kept = m.lists.skin > 0.0 && m.shared_tree.listsKept() &&
+                        m.shared_tree.builtGeneration() == m.gas.orderGeneration() &&
+                        m.shared_tree.epi().size() == m.gas.size();
+      m.shared_tree.calcForceAllAndWriteBack(m.gas, grove::gpu::withCooperativeNeighbourSets(kernel), m.dinfo,
+                                             kept ? grove::REUSE_LIST : grove::MAKE_LIST_FOR_REUSE);
+    } else {
+      m.density_tree.calcForceAllAndWriteBack(m.gas, grove::gpu::withCooperativeNeighbourSets(kernel), m.dinfo);
+    }
+    const grove::gpu::ResidentShortProfile& f = m.densityProfile();
+    m.density_seconds += f.total;
+    ++m.counts.density_passes;
+    m.counts.density_searches += f.search_walks > 0;
+    m.counts.density_sorts += f.sort > 0.0;
     const long long short_searches =
         m.comm().allreduceSum(grove::gpu::transformReduce(policy, m.gas, 0LL, Sum{}, FlagCount{}));
     if (short_searches == 0) break;
@@ -225,12 +265,16 @@ int ResidentSph::density() {
 void ResidentSph::hydro() {
   Impl& m = *impl_;
   const auto kernel = grove::gpu::withCooperativeNeighbourSets(HydroOverNeighbours{0.5 * m.params.alpha});
-  // Right after a density pass the positions are its tree's: its cells and order serve here too
-  // (one rank; on several each pass builds its own global tree).
-  if (m.density_tree_current && m.comm().size() == 1)
+  // Right after a density pass the positions are its tree's: its lists (shared) or its cells and
+  // order serve here too (one rank; on several each pass builds its own global tree).
+  if (m.density_tree_current && m.shared())
+    m.hydro_tree.calcForceAllAndWriteBackOnListsOf(m.shared_tree, m.gas, kernel, m.dinfo);
+  else if (m.density_tree_current && m.comm().size() == 1)
     m.hydro_tree.calcForceAllAndWriteBackOnTreeOf(m.density_tree, m.gas, kernel, m.dinfo);
   else
     m.hydro_tree.calcForceAllAndWriteBack(m.gas, kernel, m.dinfo);
+  ++m.counts.hydro_passes;
+  m.counts.hydro_searches += m.hydro_tree.profile().search_walks > 0;
   m.hydro_seconds += m.hydro_tree.profile().total;
   m.sync();
 }
@@ -262,7 +306,8 @@ void ResidentSph::finalKick(double dt) {
   impl_->sync();
 }
 
-const grove::gpu::ResidentShortProfile& ResidentSph::densityProfile() const { return impl_->density_tree.profile(); }
+const grove::gpu::ResidentShortProfile& ResidentSph::densityProfile() const { return impl_->densityProfile(); }
+ResidentSph::ListCounts ResidentSph::listCounts() const { return impl_->counts; }
 const grove::gpu::ResidentShortProfile& ResidentSph::hydroProfile() const { return impl_->hydro_tree.profile(); }
 double ResidentSph::densityDeviceSeconds() const { return impl_->density_seconds; }
 double ResidentSph::hydroDeviceSeconds() const { return impl_->hydro_seconds; }

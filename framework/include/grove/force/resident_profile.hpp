@@ -80,6 +80,11 @@ struct ResidentShortProfile {
   int kernel_lanes = 0;      ///< threads per particle in the kernel (cooperative sets: the search's)
   int rebuilt_for_skin = 0;  ///< 1: a REUSE_LIST step found its lists outgrown and searched again
   double skin_drift = 0;     ///< REUSE_LIST with a skin: 2 x largest displacement + largest radius growth
+  /// 1: the build kept the cells of the last sort (setSortEvery), boxes refitted to the present
+  /// positions: no keys, sort or reorder
+  int refit = 0;
+  /// 1: the step evaluated another tree's lists (calcForceAllAndWriteBackOnListsOf): no search
+  int lists_borrowed = 0;
   std::int64_t device_bytes = 0;  ///< the tree's device memory after the step
 
   /// The build stages: root, keys, sort, reorder, link, boxes.

@@ -34,7 +34,13 @@
 /// the kernel over the lists -> FP::copyFromForce in place.
 ///   MAKE_LIST, MAKE_LIST_FOR_REUSE   all of it (lists kept either way)
 ///   REUSE_LIST   same particles, no reorder since: EPI/EPJ refreshed from FP, the kept lists
-///                (made with the positions and radii of their build) evaluated again
+///                (made with the positions and radii of their build) evaluated again; with a
+///                skin (setSkin) the tree itself checks that they still hold every neighbour and
+///                searches again when not
+/// setSortEvery(k): a build of particles still in the order of the last sort keeps that sort's
+/// cells (their boxes refitted to the present positions, so the search stays exact) and sorts
+/// anew only every k-th build. calcForceAllAndWriteBackOnListsOf: a second tree (other types, a
+/// mode the lists cover) evaluates another tree's kept lists, after checking they hold its sets.
 ///
 /// Several ranks (dinfo of more than one rank; collective): the particles may lie anywhere, a rank
 /// may hold none. After the local order, each rank allgathers the others' position and search
@@ -241,6 +247,19 @@ class ResidentTreeShort {
   /// The skin (setSkin); 0 by default.
   double skin() const { return skin_; }
 
+  /// Builds between sorts (one rank): 1 (the default) sorts at every build. k > 1: a build
+  /// (MAKE_LIST, MAKE_LIST_FOR_REUSE, or a REUSE_LIST whose lists were outgrown) of the particles
+  /// in the order of the last sort (no reorder, upload or exchange since: the particle system's
+  /// order generation) keeps the cells of that sort and refits their boxes to the present positions
+  /// (profile().refit): no keys, sort or reorder of FP, the same exact sets. As particles drift the
+  /// cells loosen and searches slow, so the k-th build sorts again. Several ranks always sort.
+  void setSortEvery(int k) {
+    require(k >= 1, "ResidentTreeShort::setSortEvery", "builds between sorts must be at least 1 (got {})", k);
+    sort_every_ = k;
+  }
+  /// Builds between sorts (setSortEvery); 1 by default.
+  int sortEvery() const { return sort_every_; }
+
   // ---- the whole step ------------------------------------------------------------------------------
   /// kernel: pairwise, pair(epi, epj, force) over every particle's neighbours, or
   /// withNeighbourSets(k), k(epi, neighbour_set, force) once per particle. dinfo gives the periodic
@@ -264,6 +283,55 @@ class ResidentTreeShort {
     buildTreeLike(built, psys);
     findNeighbours();
     compute(kernel);
+    writeBack(psys);
+    finishProfile();
+  }
+  /// The same on the kept lists of `built`, another short-range tree (of any types) whose last
+  /// search was of these particles in their present order, when those lists hold every neighbour
+  /// by this tree's mode and radii (the SPH hydro pass on the density pass's lists): built's mode
+  /// must be SYMMETRY (its lists then cover gather, scatter and symmetric sets of radii up to its
+  /// own) or this tree's. The tree checks, not the caller: with d the largest displacement since
+  /// built's search and g the largest growth of this tree's radii over the radii built searched with,
+  /// the lists hold while 2 d + g <= built's skin (profile().lists_borrowed = 1, no search); else it
+  /// searches itself, on built's cells (as calcForceAllAndWriteBackOnTreeOf). The lists are then
+  /// supersets: the kernel must skip pairs beyond this mode's radius. One rank.
+  template <class FP, class Kernel, class Built>
+  void calcForceAllAndWriteBackOnListsOf(const Built& built, DeviceParticleSystem<FP>& psys, Kernel kernel,
+                                         const DomainInfo& dinfo) {
+    static_assert(Built::kMode == SearchMode::SYMMETRY || Built::kMode == M,
+                  "ResidentTreeShort::calcForceAllAndWriteBackOnListsOf: the lists of a symmetry tree or of a tree of "
+                  "this mode");
+    requireOneRank(dinfo);
+    require(built.listsKept() && built.builtGeneration() == psys.orderGeneration() && built.epi().size() == psys.size() &&
+                built.searchRecord().size() == psys.size() && built.policy().stream == stream() &&
+                !built.globalTreeBuilt(),
+            "ResidentTreeShort", "the tree whose lists to use has no lists of these particles in their present order "
+            "(or runs on another stream, or on several ranks)");
+    profile_ = {};
+    marks_.begin(stream());
+    profile_.n_particles = static_cast<std::int64_t>(psys.size());
+    periods_ = built.periods();
+    gather(psys, nullptr, static_cast<FP*>(nullptr));
+    built_generation_ = psys.orderGeneration();
+    global_built_ = false;
+    lists_kept_ = false;  // this tree's own lists (none now)
+    marks_.mark(stream(), Stage::kReorder);
+    if (periods_.any()) raise(radiusBeyondHalfPeriod(), nullptr);
+    const double drift = driftSince(built.searchRecord().data(), nullptr);
+    if (drift <= built.listsSkin()) {
+      profile_.lists_borrowed = 1;
+      profile_.skin_drift = drift;
+      profile_.neighbours = built.listEntries();
+      profile_.n_cells = static_cast<std::int64_t>(built.shape().size());
+      borrowed_ = {built.neighbourFirst().data(), built.neighbourCounts().data(), built.neighbourList().data()};
+      compute(kernel);
+      borrowed_ = {};
+    } else {
+      buildTreeLike(built, psys);
+      findNeighbours();
+      profile_.skin_drift = drift;
+      compute(kernel);
+    }
     writeBack(psys);
     finishProfile();
   }
@@ -308,6 +376,30 @@ class ResidentTreeShort {
     marks_.mark(stream(), Stage::kLink);
     computeSearchBoxes(shape_, epj_.data(), boxes_);
     marks_.mark(stream(), Stage::kBoxes);
+    builds_since_sort_ = 0;
+  }
+
+  /// One rank, particles in the order of the last sort (setSortEvery): that sort's cells, EPI and
+  /// EPJ refreshed from psys in place, the boxes refitted to the present positions. The search on
+  /// them is exact (it tests the boxes, which hold the present positions), only looser.
+  template <class FP>
+  void refitTree(DeviceParticleSystem<FP>& psys, const Boxd& root) {
+    require(canRefit(psys, periods_), "ResidentTreeShort::refitTree",
+            "no cells of these particles in their present order to refit (build the tree first)");
+    const std::size_t n = psys.size();
+    profile_ = {};
+    marks_.begin(stream());
+    profile_.n_particles = static_cast<std::int64_t>(n);
+    profile_.refit = 1;
+    gather(psys, nullptr, static_cast<FP*>(nullptr));
+    if (periods_.any()) raise(outsidePeriodicBox(boundingBox(policy_, psys.data(), n, cub_), root), nullptr);
+    marks_.mark(stream(), Stage::kReorder);
+    if (periods_.any()) raise(radiusBeyondHalfPeriod(), nullptr);
+    computeSearchBoxes(shape_, epj_.data(), boxes_);
+    profile_.n_cells = static_cast<std::int64_t>(shape_.size());
+    marks_.mark(stream(), Stage::kBoxes);
+    lists_kept_ = false;
+    ++builds_since_sort_;
   }
 
   /// Several ranks (collective, after buildTree(..., true)): the LET (let/short_range_let_gpu.cuh),
@@ -484,6 +576,12 @@ class ResidentTreeShort {
   const DeviceVector<Force>& forces() const { return force_; }
   /// Whether lists are kept for REUSE_LIST.
   bool listsKept() const { return lists_kept_; }
+  /// The skin the kept lists were searched with.
+  double listsSkin() const { return lists_skin_; }
+  /// The kept lists' entries (the last search's).
+  std::int64_t listEntries() const { return last_total_; }
+  /// What each particle (tree order) was at the last search: position, EPI and EPJ radii.
+  const DeviceVector<search::SkinRecord>& searchRecord() const { return skin_record_; }
   /// Device memory the tree holds now (all its buffers).
   std::size_t deviceBytes() const {
     return global_.bytes() + let_.deviceBytes() + order_.bytes() +
@@ -578,8 +676,11 @@ class ResidentTreeShort {
     force_.resize(n);
     profile_.kernel_lanes = kLanes;
     if (n > 0) {
+      const bool borrowed = borrowed_.counts != nullptr;
       kernel::kernelOverNeighbourSets<kLanes><<<blocksFor(std::size_t{n} * kLanes, kThreads), kThreads, 0, stream()>>>(
-          epi_.data(), n, walkedEpj(), first_.data(), counts_.data(), list_.data(), periods_, k, force_.data());
+          epi_.data(), n, walkedEpj(), borrowed ? borrowed_.first : first_.data(),
+          borrowed ? borrowed_.counts : counts_.data(), borrowed ? borrowed_.list : list_.data(), periods_, k,
+          force_.data());
       check(cudaGetLastError(), "kernelOverNeighbourSets kernel launch");
     }
     marks_.mark(stream(), Stage::kForce);
@@ -616,7 +717,7 @@ class ResidentTreeShort {
       // Lists made with another skin than now, or outgrown: search again.
       if (skin_ != lists_skin_ || (skin_ > 0.0 && !listsStillHold(comm))) {
         const double drift = profile_.skin_drift;
-        buildTree(psys, periods, root, comm);
+        rebuild(psys, periods, root, comm);
         if (several_ranks) buildGlobalTree(dinfo.comm());
         findNeighbours();
         profile_.skin_drift = drift;
@@ -631,15 +732,32 @@ class ResidentTreeShort {
       }
       return;
     }
-    buildTree(psys, periods, root, comm);
+    rebuild(psys, periods, root, comm);
     if (several_ranks) buildGlobalTree(dinfo.comm());
     findNeighbours();
   }
 
-  /// What the particles were at this search (skin > 0).
+  /// buildTree, or (setSortEvery) refitTree where the cells of the last sort still fit.
+  template <class FP>
+  void rebuild(DeviceParticleSystem<FP>& psys, const Periods& periods, const Boxd& root, const Comm* comm) {
+    if (comm == nullptr && builds_since_sort_ + 1 < sort_every_ && canRefit(psys, periods)) refitTree(psys, root);
+    else buildTree(psys, periods, root, comm);
+  }
+  /// Whether the cells of the last build are of these particles in their present order (one rank).
+  template <class FP>
+  bool canRefit(const DeviceParticleSystem<FP>& psys, const Periods& periods) const {
+    bool same_periods = true;
+    for (int a = 0; a < 3; ++a) same_periods = same_periods && periods.length[a] == periods_.length[a];
+    return same_periods && !global_built_ && shape_.size() > 0 && psys.size() > 0 && psys.size() == epi_.size() &&
+           psys.orderGeneration() == built_generation_;
+  }
+
+  /// What the particles were at this search (for a skin's check, and for trees that use these
+  /// lists: calcForceAllAndWriteBackOnListsOf).
   void recordForSkin() {
     const std::size_t n = epi_.size();
-    if (skin_ <= 0.0 || n == 0) return;
+    skin_record_.resize(n);
+    if (n == 0) return;
     skin_record_.resize(n);
     kernel::recordForSkin<<<blocksFor(n, 256), 256, 0, stream()>>>(epi_.data(), epj_.data(), n, skin_record_.data());
     check(cudaGetLastError(), "recordForSkin kernel launch");
@@ -647,11 +765,17 @@ class ResidentTreeShort {
   /// Whether the kept lists still hold every neighbour: 2 d + g <= skin over every rank (comm:
   /// several ranks, collective). Sets profile().skin_drift.
   bool listsStillHold(const Comm* comm) {
+    profile_.skin_drift = driftSince(skin_record_.data(), comm);
+    return profile_.skin_drift <= skin_;
+  }
+  /// 2 d + g of this tree's particles now against `record` (indexed alike): d their largest
+  /// displacement, g the largest growth of their radii (comm: several ranks, collective).
+  double driftSince(const search::SkinRecord* record, const Comm* comm) {
     const std::size_t n = epi_.size();
     search::SkinDrift drift;
     if (n > 0) {
       drift_out_.resize(1);
-      const search::DriftSince<EPI, EPJ> map{epi_.data(), epj_.data(), skin_record_.data(), periods_};
+      const search::DriftSince<EPI, EPJ> map{epi_.data(), epj_.data(), record, periods_};
       thrust::counting_iterator<int> ids(0);
       std::size_t temp_bytes = 0;
       check(cub::DeviceReduce::TransformReduce(nullptr, temp_bytes, ids, drift_out_.data(), n, search::MaxDrift{}, map,
@@ -663,8 +787,7 @@ class ResidentTreeShort {
       drift = drift_out_.elementToHost(0, stream());
     }
     if (comm) drift.displacement = comm->allreduceMax(drift.displacement), drift.growth = comm->allreduceMax(drift.growth);
-    profile_.skin_drift = 2.0 * drift.displacement + drift.growth;
-    return profile_.skin_drift <= skin_;
+    return 2.0 * drift.displacement + drift.growth;
   }
 
   static std::pair<Periods, Boxd> periodsOf(const DomainInfo& dinfo) {
@@ -795,7 +918,7 @@ class ResidentTreeShort {
   }
 
   void requireLists() const {
-    require(lists_kept_ && counts_.size() == epi_.size(), "ResidentTreeShort",
+    require(borrowed_.counts != nullptr || (lists_kept_ && counts_.size() == epi_.size()), "ResidentTreeShort",
             "no neighbour lists: build the tree and find the neighbours first");
   }
 
@@ -842,6 +965,13 @@ class ResidentTreeShort {
   DeviceVector<double> radius_max_;
   double skin_ = 0.0;
   double lists_skin_ = 0.0;  // the skin the kept lists were searched with
+  int sort_every_ = 1;        // builds between sorts (setSortEvery)
+  int builds_since_sort_ = 0;
+  struct BorrowedLists {      // another tree's lists, during calcForceAllAndWriteBackOnListsOf
+    const std::int64_t* first = nullptr;
+    const int* counts = nullptr;
+    const int* list = nullptr;
+  } borrowed_;
   DeviceVector<search::SkinRecord> skin_record_;
   DeviceVector<search::SkinDrift> drift_out_;
   bool global_built_ = false;

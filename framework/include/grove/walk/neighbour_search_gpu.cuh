@@ -48,6 +48,10 @@ struct alignas(16) DeviceCellBoxes {
   double inner_low[3], inner_high[3];  ///< High corner of the box of the cell's particles' positions.
   /// Low corner of the box of their positions +- search radius (plus skin); empty for GATHER.
   double outer_low[3], outer_high[3];  ///< High corner of the box of their positions +- search radius (plus skin).
+  /// The largest search radius (plus skin) of the cell's particles; 0 for GATHER. A particle
+  /// within its radius of x lies in the sphere of this radius about the inner box, a tighter test
+  /// than the outer box alone where the radii are alike (the sphere's corners).
+  double radius_max = 0.0;
   /// The inner box (positions) as a Boxd.
   GROVE_HOST_DEVICE Boxd inner() const {
     return {{inner_low[0], inner_low[1], inner_low[2]}, {inner_high[0], inner_high[1], inner_high[2]}};
@@ -248,6 +252,7 @@ __global__ void cellSearchBoxes(const TreeCell* __restrict__ cells, std::uint32_
   const std::uint32_t c = begin + i;
   const TreeCell cell = cells[c];
   Boxd inner = Boxd::empty(), outer = Boxd::empty();
+  double radius_max = 0.0;
   if (cell.isLeaf()) {
     for (std::uint32_t k = cell.ep_first; k < cell.ep_first + cell.ep_count; ++k) {
       const Vec3d x = positionOf(epj[k]);
@@ -255,6 +260,7 @@ __global__ void cellSearchBoxes(const TreeCell* __restrict__ cells, std::uint32_
       if constexpr (M != SearchMode::GATHER) {
         const double r = search::radiusOf(epj[k]) + skin;
         outer.merge(Boxd{x - Vec3d(r), x + Vec3d(r)});
+        radius_max = ::fmax(radius_max, r);
       }
     }
   } else {
@@ -262,10 +268,11 @@ __global__ void cellSearchBoxes(const TreeCell* __restrict__ cells, std::uint32_
       const DeviceCellBoxes& b = boxes[cell.child_first + k];
       inner.merge(b.inner());
       outer.merge(b.outer());
+      radius_max = ::fmax(radius_max, b.radius_max);
     }
   }
   boxes[c] = {{inner.low.x, inner.low.y, inner.low.z}, {inner.high.x, inner.high.y, inner.high.z},
-              {outer.low.x, outer.low.y, outer.low.z}, {outer.high.x, outer.high.y, outer.high.z}};
+              {outer.low.x, outer.low.y, outer.low.z}, {outer.high.x, outer.high.y, outer.high.z}, radius_max};
 }
 
 // Every stack fits: a walk holds at most 7 siblings per level plus the children in hand.
@@ -280,7 +287,9 @@ constexpr int kSearchThreads = 128;
 // GATHER tests a cell by the distance from x_i to its box of positions against r_i (a sphere,
 // not its bounding box: about half the candidates of a box test), with a slack of 1e-12 of the
 // coordinates' magnitude so that rounding never drops a cell that holds a neighbour; SCATTER asks whether x_i lies
-// in the cell's box of search boxes; SYMMETRY takes either. Leaf particles are tested exactly.
+// in the cell's box of search boxes and within the cell's largest radius of its box of positions
+// (a sphere again: where radii are alike, about half the candidates of the box alone); SYMMETRY
+// takes either. Leaf particles are tested exactly.
 // Writes counts[i] (all of i's neighbours) and up to `capacity` of their EPJ indices, in tree
 // order, from list + base: base = i * stride (stride > 0: fixed slots; first[i] is set to it),
 // else first[i] (offsets from a counting pass). With list null it only counts. A skin > 0 widens
@@ -309,11 +318,13 @@ __global__ void __launch_bounds__(kSearchThreads)
   const double reach2 = (ri + skin + slack) * (ri + skin + slack);
   const auto needed = [&](int c) {
     const DeviceCellBoxes& b = boxes[c];
+    const double d2 = search::distanceSqToBox(xi, b.inner_low, b.inner_high, periods);
     bool need = false;
-    if constexpr (M != SearchMode::SCATTER)
-      need = search::distanceSqToBox(xi, b.inner_low, b.inner_high, periods) <= reach2;
-    if constexpr (M != SearchMode::GATHER)
-      need = need || search::boxesMeet(b.outer_low, b.outer_high, xi, xi, periods);
+    if constexpr (M != SearchMode::SCATTER) need = d2 <= reach2;
+    if constexpr (M != SearchMode::GATHER) {
+      const double r = b.radius_max * (1.0 + 1e-12) + slack;
+      need = need || (d2 <= r * r && search::boxesMeet(b.outer_low, b.outer_high, xi, xi, periods));
+    }
     return need;
   };
   std::int64_t base = 0;
