@@ -758,7 +758,6 @@ class ResidentTreeShort {
     const std::size_t n = epi_.size();
     skin_record_.resize(n);
     if (n == 0) return;
-    skin_record_.resize(n);
     kernel::recordForSkin<<<blocksFor(n, 256), 256, 0, stream()>>>(epi_.data(), epj_.data(), n, skin_record_.data());
     check(cudaGetLastError(), "recordForSkin kernel launch");
   }
