@@ -53,6 +53,23 @@ inline Boxd cutoffTreeBounds(Boxd particle_bounds, BoundaryCondition bc, const B
   return particle_bounds;
 }
 
+/// The tight box of one cell's entries: at a leaf, its particles' and received superparticles'
+/// positions; above, the union of its children's boxes (extent, made before it: bottom-up). The
+/// host's computeCellExtents and the device's cellExtents kernel (walk/walk_gpu.cuh) both call it.
+template <class EPJ, class SPJ>
+GROVE_HD_TEMPLATE Boxd cellExtentOf(const TreeCell& cell, const EPJ* epj, const SPJ* spj, const Boxd* extent) {
+  Boxd b = Boxd::empty();
+  if (cell.isLeaf()) {
+    for (std::uint32_t i = cell.ep_first; i < cell.ep_first + cell.ep_count; ++i) b.merge(positionOf(epj[i]));
+    // A superparticle type without a position (a one-rank user SPJ) is never received.
+    if constexpr (requires(const SPJ& sp) { positionOf(sp); })
+      for (std::uint32_t i = cell.sp_first; i < cell.sp_first + cell.sp_count; ++i) b.merge(positionOf(spj[i]));
+  } else {
+    for (int k = 0; k < cell.child_count; ++k) b.merge(extent[cell.child_first + k]);
+  }
+  return b;
+}
+
 /// Bottom-up bounding boxes of every cell's entries (particles and received superparticles):
 /// the reach test of a cutoff walk. Tight boxes, not the Morton cells, so that a cell whose
 /// particles sit far from its faces is skipped as early as possible. extent is resized to the
@@ -62,13 +79,7 @@ void computeCellExtents(const TreeShape& shape, std::span<const EPJ> epj, std::s
                         std::vector<Boxd>& extent) {
   extent.assign(shape.cells.size(), Boxd::empty());
   forEachCellBottomUp(shape, [&](std::size_t c, const TreeCell& cell) {
-    Boxd& b = extent[c];
-    if (cell.isLeaf()) {
-      for (std::uint32_t i = cell.ep_first; i < cell.ep_first + cell.ep_count; ++i) b.merge(positionOf(epj[i]));
-      for (std::uint32_t i = cell.sp_first; i < cell.sp_first + cell.sp_count; ++i) b.merge(positionOf(spj[i]));
-    } else {
-      for (int k = 0; k < cell.child_count; ++k) b.merge(extent[static_cast<std::size_t>(cell.child_first + k)]);
-    }
+    extent[c] = cellExtentOf(cell, epj.data(), spj.data(), extent.data());
   });
 }
 

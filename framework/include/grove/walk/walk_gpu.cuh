@@ -33,6 +33,7 @@
 #include "grove/gpu/multiwalk/multiwalk_kernel.cuh"
 #include "grove/tree/device_form.hpp"
 #include "grove/tree/tree_cells.hpp"
+#include "grove/walk/cutoff.hpp"
 #include "grove/walk/neighbour_search_gpu.cuh"
 #include "grove/walk/opening_criterion.hpp"
 
@@ -98,24 +99,13 @@ __global__ void finishCells(const TreeCell* __restrict__ cells, const Moment* __
 }
 
 // One level of cells' tight boxes of their entries (EPJ and received SPJ positions; leaves) or of
-// their children's boxes (the deeper level, done): the host's computeCellExtents.
+// their children's boxes (the deeper level, done): walk/cutoff.hpp's cellExtentOf, as the host's
+// computeCellExtents.
 template <class EPJ, class SPJ>
 __global__ void cellExtents(const TreeCell* __restrict__ cells, std::uint32_t begin, std::uint32_t n,
                             const EPJ* __restrict__ epj, const SPJ* __restrict__ spj, Boxd* __restrict__ extents) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const std::uint32_t c = begin + i;
-  const TreeCell cell = cells[c];
-  Boxd b = Boxd::empty();
-  if (cell.isLeaf()) {
-    for (std::uint32_t k = cell.ep_first; k < cell.ep_first + cell.ep_count; ++k) b.merge(positionOf(epj[k]));
-    // A superparticle type without a position (a one-rank user SPJ) is never received.
-    if constexpr (requires(const SPJ& sp) { positionOf(sp); })
-      for (std::uint32_t k = cell.sp_first; k < cell.sp_first + cell.sp_count; ++k) b.merge(positionOf(spj[k]));
-  } else {
-    for (int k = 0; k < cell.child_count; ++k) b.merge(extents[cell.child_first + k]);
-  }
-  extents[c] = b;
+  if (i < n) extents[begin + i] = cellExtentOf(cells[begin + i], epj, spj, extents);
 }
 
 // The union of each lane's box over a warp (every lane gets it).
