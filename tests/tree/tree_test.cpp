@@ -54,6 +54,33 @@ TEST(Morton, CellBoxesContainTheirPointsAtEveryLevel) {
   }
 }
 
+// A ring thin in y and z (planetary_ring's: 2 pi long in x, 1e-3 wide in y, flat in z): the root
+// cube must hold it and leave it on one side of its mid-planes along the thin axes, so that no
+// cell larger than the ring is cut in two there; a thick axis stays centred.
+TEST(Morton, ThinAxesLieOffTheRootsMidPlane) {
+  const Boxd ring{{-3.14159, 0.9995, -2e-6}, {3.14159, 1.0005, 2e-6}};
+  const RootCell root = rootCellAround(ring);
+  const Boxd cube = root.box();
+  const Vec3d mid = root.center();
+  for (std::size_t a = 0; a < 3; ++a) {
+    EXPECT_LE(cube.low[a], ring.low[a]) << "axis " << a;
+    EXPECT_GE(cube.high[a], ring.high[a]) << "axis " << a;
+  }
+  EXPECT_NEAR(mid.x, 0.0, 1e-12);  // the long axis: centred
+  for (std::size_t a : {1u, 2u}) {
+    EXPECT_GT(ring.low[a], mid[a]) << "axis " << a;  // wholly above the mid-plane
+    // and cut by no cell boundary until cells are about as small as the ring is wide
+    const int level = static_cast<int>(std::floor(std::log2(root.length / (ring.high[a] - ring.low[a])))) - 1;
+    const double edge = root.cellLength(level);
+    EXPECT_EQ(std::floor((ring.low[a] - root.low[a]) / edge), std::floor((ring.high[a] - root.low[a]) / edge))
+        << "axis " << a << " level " << level;
+  }
+  // Every point of the ring keys into the cube (no clamping at its faces).
+  for (double y : {ring.low.y, ring.high.y})
+    for (double z : {ring.low.z, ring.high.z})
+      for (double x : {ring.low.x, ring.high.x}) EXPECT_TRUE(cube.containsClosed({x, y, z}));
+}
+
 TEST(RadixSort, MatchesStableStdSort) {
   std::mt19937_64 rng(11);
   // 300000 items (4.8 MB) take LargeVector's huge-page path.
