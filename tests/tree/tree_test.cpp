@@ -11,6 +11,7 @@
 #include "grove/tree/moment_pass.hpp"
 #include "grove/tree/radix_sort.hpp"
 #include "grove/tree/tree_cells.hpp"
+#include "grove/walk/short_range_search.hpp"
 #include "support/gravity.hpp"
 
 using namespace grove;
@@ -79,6 +80,30 @@ TEST(Morton, ThinAxesLieOffTheRootsMidPlane) {
   for (double y : {ring.low.y, ring.high.y})
     for (double z : {ring.low.z, ring.high.z})
       for (double x : {ring.low.x, ring.high.x}) EXPECT_TRUE(cube.containsClosed({x, y, z}));
+}
+
+// ScatterWalk keeps a j when its search sphere reaches the target's positions, not when only its
+// search box does (the box's corners), and keeps one exactly at its radius.
+TEST(ShortRangeSearch, ScatterSelectsBySphereNotBox) {
+  struct J {
+    Vec3d pos;
+    double r;
+    Vec3d getPos() const { return pos; }
+    double getRSearch() const { return r; }
+  };
+  SearchReach target;
+  target.inner = {{0, 0, 0}, {1, 1, 1}};
+  // Diagonal from the corner (1,1,1): distance sqrt(3) = 1.73; its box reaches, its sphere does not.
+  EXPECT_FALSE(ScatterWalk::particleNeeded(J{{2, 2, 2}, 1.5}, target, Vec3d{}));
+  EXPECT_TRUE(overlapsClosed(searchBoxOf(J{{2, 2, 2}, 1.5}), target.inner));
+  EXPECT_TRUE(ScatterWalk::particleNeeded(J{{2, 2, 2}, 1.75}, target, Vec3d{}));
+  // Facing a side, at exactly its radius; inside the box; and seen through a shift.
+  EXPECT_TRUE(ScatterWalk::particleNeeded(J{{2, 0.5, 0.5}, 1.0}, target, Vec3d{}));
+  EXPECT_FALSE(ScatterWalk::particleNeeded(J{{2.01, 0.5, 0.5}, 1.0}, target, Vec3d{}));
+  EXPECT_TRUE(ScatterWalk::particleNeeded(J{{0.5, 0.5, 0.5}, 0.0}, target, Vec3d{}));
+  EXPECT_TRUE(ScatterWalk::particleNeeded(J{{12, 0.5, 0.5}, 1.0}, target, Vec3d{-10, 0, 0}));
+  // An empty target needs nothing.
+  EXPECT_FALSE(ScatterWalk::particleNeeded(J{{0.5, 0.5, 0.5}, 1e30}, SearchReach{}, Vec3d{}));
 }
 
 TEST(RadixSort, MatchesStableStdSort) {
