@@ -107,11 +107,14 @@ def dem_kinetic_energy(folder: Path) -> float:
 
 
 def treepm_diag(row: int, column: int):
-    """A number from the TreePM sample's log random.diag (a header, then per step: step, time,
-    dt, redshift, a, wall time). Read by position: the step column is not initialised by the
-    sample (run_param::step), so it shows whatever the memory held."""
+    """A number from the TreePM sample's log random.diag (per step: step, time, dt, redshift, a,
+    wall time). Read by position, skipping '#' lines: the sample never sets run_param::step, and
+    writes its header line only when the memory it holds happens to be 0, so whether a header
+    comes first depends on the build (FDPS's runs had one, Grove's none: dropping the first line
+    unread took Grove's second step for its first)."""
     def read(folder: Path) -> float:
-        rows = [line.split() for line in (folder / "random.diag").read_text().splitlines()[1:] if line.strip()]
+        rows = [line.split() for line in (folder / "random.diag").read_text().splitlines()
+                if line.strip() and not line.lstrip().startswith("#")]
         return float(rows[row][column])
     return read
 
