@@ -188,8 +188,11 @@ SAMPLES = [
     Sample("treepm", "treepm", "treepm", ["CXX"],
            grove_make_vars=lambda work: {"PM_ROOT": str(work / "grove" / "pm_root")},
            args=["random.para"], prepare=write_treepm_parameters,
-           figures=[Figure("first dt", reader=treepm_diag(0, 2), tolerance=1e-3,
-                           why="set by the largest acceleration, tree (PP) plus mesh (PM)")],
+           # dt = sqrt(eps / |a|) a^3 of the one particle with the largest acceleration, tree
+           # (PP) plus mesh (PM). Each code's PP force is within 2.4% (FDPS) and 2.5% (Grove) rms
+           # of direct summation at theta 0.5, so dt agrees to the trees' accuracy, not to 1e-3.
+           figures=[Figure("first dt", reader=treepm_diag(0, 2), tolerance=1e-2,
+                           why="set by one particle's acceleration, tree (theta 0.5, ~2.5% rms) plus mesh")],
            steps=count(r"this_run\.step=")),
 ]
 
