@@ -102,8 +102,9 @@ TEST(ShortRangeSearch, ScatterSelectsBySphereNotBox) {
   EXPECT_FALSE(ScatterWalk::particleNeeded(J{{2.01, 0.5, 0.5}, 1.0}, target, Vec3d{}));
   EXPECT_TRUE(ScatterWalk::particleNeeded(J{{0.5, 0.5, 0.5}, 0.0}, target, Vec3d{}));
   EXPECT_TRUE(ScatterWalk::particleNeeded(J{{12, 0.5, 0.5}, 1.0}, target, Vec3d{-10, 0, 0}));
-  // An empty target needs nothing.
+  // An empty target needs nothing; a negative radius reaches nothing (its box is empty).
   EXPECT_FALSE(ScatterWalk::particleNeeded(J{{0.5, 0.5, 0.5}, 1e30}, SearchReach{}, Vec3d{}));
+  EXPECT_FALSE(ScatterWalk::particleNeeded(J{{1.5, 0.5, 0.5}, -1.0}, target, Vec3d{}));
 }
 
 TEST(RadixSort, MatchesStableStdSort) {

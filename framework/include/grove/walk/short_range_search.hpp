@@ -172,7 +172,8 @@ struct ScatterWalk {
       const double d = below > 0.0 ? below : (above > 0.0 ? above : 0.0);
       d2 += d * d;
     }
-    return !target.inner.isEmpty() && d2 <= r * r * (1.0 + 1e-12);
+    // A negative or NaN radius reaches nothing, as its (empty) box did.
+    return r >= 0.0 && !target.inner.isEmpty() && d2 <= r * r * (1.0 + 1e-12);
   }
 };
 
