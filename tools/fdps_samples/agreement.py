@@ -167,8 +167,11 @@ SAMPLES = [
                         "FDPS hangs, Grove stops on the non-finite position"),
     Sample("nbodysph", "nbodysph", "sph.out", ["CC"],
            shorten=[("init.cpp", "*end_time = 0.77;", "*end_time = 0.3;")],
-           figures=[Figure("total energy", parse=last_block_value(1), tolerance=1e-3,
-                           why="gravity by a theta = 0.5 tree: forces to ~1e-3"),
+           # The figure (thermal plus kinetic energy) follows the gravity of a theta = 0.7 tree
+           # (FDPS's default), ~0.8% rms from direct summation in both codes; FDPS's own 1- and
+           # 2-rank figures differ by 1.2e-3 (its 2-rank LET gives other, equally accurate forces).
+           figures=[Figure("total energy", parse=last_block_value(1), tolerance=3e-3,
+                           why="gravity by a theta = 0.7 tree (~0.8% rms): FDPS's 1- and 2-rank runs differ by 1.2e-3"),
                     Figure("dt", r"dt = " + NUMBER, tolerance=1e-2, why="the CFL step: a minimum over particles")],
            steps=last_int(r"^step = (\d+)")),
     Sample("nbody+sph", "nbody+sph", "nbodysph.out", ["CXX"],
