@@ -11,6 +11,7 @@
 #include "grove/tree/moment_pass.hpp"
 #include "grove/tree/radix_sort.hpp"
 #include "grove/tree/tree_cells.hpp"
+#include "grove/walk/short_range_search.hpp"
 #include "support/gravity.hpp"
 
 using namespace grove;
@@ -52,6 +53,58 @@ TEST(Morton, CellBoxesContainTheirPointsAtEveryLevel) {
       EXPECT_NEAR(box.size().x, root.cellLength(level), 1e-12);
     }
   }
+}
+
+// A ring thin in y and z (planetary_ring's: 2 pi long in x, 1e-3 wide in y, flat in z): the root
+// cube must hold it and leave it on one side of its mid-planes along the thin axes, so that no
+// cell larger than the ring is cut in two there; a thick axis stays centred.
+TEST(Morton, ThinAxesLieOffTheRootsMidPlane) {
+  const Boxd ring{{-3.14159, 0.9995, -2e-6}, {3.14159, 1.0005, 2e-6}};
+  const RootCell root = rootCellAround(ring);
+  const Boxd cube = root.box();
+  const Vec3d mid = root.center();
+  for (std::size_t a = 0; a < 3; ++a) {
+    EXPECT_LE(cube.low[a], ring.low[a]) << "axis " << a;
+    EXPECT_GE(cube.high[a], ring.high[a]) << "axis " << a;
+  }
+  EXPECT_NEAR(mid.x, 0.0, 1e-12);  // the long axis: centred
+  for (std::size_t a : {1u, 2u}) {
+    EXPECT_GT(ring.low[a], mid[a]) << "axis " << a;  // wholly above the mid-plane
+    // and cut by no cell boundary until cells are about as small as the ring is wide
+    const int level = static_cast<int>(std::floor(std::log2(root.length / (ring.high[a] - ring.low[a])))) - 1;
+    const double edge = root.cellLength(level);
+    EXPECT_EQ(std::floor((ring.low[a] - root.low[a]) / edge), std::floor((ring.high[a] - root.low[a]) / edge))
+        << "axis " << a << " level " << level;
+  }
+  // Every point of the ring keys into the cube (no clamping at its faces).
+  for (double y : {ring.low.y, ring.high.y})
+    for (double z : {ring.low.z, ring.high.z})
+      for (double x : {ring.low.x, ring.high.x}) EXPECT_TRUE(cube.containsClosed({x, y, z}));
+}
+
+// ScatterWalk keeps a j when its search sphere reaches the target's positions, not when only its
+// search box does (the box's corners), and keeps one exactly at its radius.
+TEST(ShortRangeSearch, ScatterSelectsBySphereNotBox) {
+  struct J {
+    Vec3d pos;
+    double r;
+    Vec3d getPos() const { return pos; }
+    double getRSearch() const { return r; }
+  };
+  SearchReach target;
+  target.inner = {{0, 0, 0}, {1, 1, 1}};
+  // Diagonal from the corner (1,1,1): distance sqrt(3) = 1.73; its box reaches, its sphere does not.
+  EXPECT_FALSE(ScatterWalk::particleNeeded(J{{2, 2, 2}, 1.5}, target, Vec3d{}));
+  EXPECT_TRUE(overlapsClosed(searchBoxOf(J{{2, 2, 2}, 1.5}), target.inner));
+  EXPECT_TRUE(ScatterWalk::particleNeeded(J{{2, 2, 2}, 1.75}, target, Vec3d{}));
+  // Facing a side, at exactly its radius; inside the box; and seen through a shift.
+  EXPECT_TRUE(ScatterWalk::particleNeeded(J{{2, 0.5, 0.5}, 1.0}, target, Vec3d{}));
+  EXPECT_FALSE(ScatterWalk::particleNeeded(J{{2.01, 0.5, 0.5}, 1.0}, target, Vec3d{}));
+  EXPECT_TRUE(ScatterWalk::particleNeeded(J{{0.5, 0.5, 0.5}, 0.0}, target, Vec3d{}));
+  EXPECT_TRUE(ScatterWalk::particleNeeded(J{{12, 0.5, 0.5}, 1.0}, target, Vec3d{-10, 0, 0}));
+  // An empty target needs nothing; a negative radius reaches nothing (its box is empty).
+  EXPECT_FALSE(ScatterWalk::particleNeeded(J{{0.5, 0.5, 0.5}, 1e30}, SearchReach{}, Vec3d{}));
+  EXPECT_FALSE(ScatterWalk::particleNeeded(J{{1.5, 0.5, 0.5}, -1.0}, target, Vec3d{}));
 }
 
 TEST(RadixSort, MatchesStableStdSort) {

@@ -47,10 +47,12 @@ GROVE_CXX = Path(__file__).resolve().parent / "grove-cxx"
 @dataclass
 class Figure:
     """One number a run reports: the last match of `pattern` (one group) in its stdout and stderr,
-    or what `reader(run folder)` computes from the files it wrote."""
+    what `parse(stdout and stderr)` finds there, or what `reader(run folder)` computes from the
+    files it wrote."""
     name: str
     pattern: str = ""
     reader: Optional[Callable] = None
+    parse: Optional[Callable] = None
     tolerance: float = 0.0    # relative; 0: equal to the digits printed
     absolute: float = 0.0     # for quantities conserved at zero (momenta): both below it agree
     difference: float = 0.0   # for errors of a conserved quantity: they agree within this
@@ -85,6 +87,23 @@ def last_int(pattern):
     return steps
 
 
+def last_block_value(index: int):
+    """The index-th distinct number (0: the first) of the last block of numbers, one a line, after
+    a "step = N" line and a "//===" line. nbodysph prints its block on every rank, so at 2 ranks
+    the two copies' lines may interleave; each rank prints them in the same order, so the order
+    in which the distinct values first appear is the block's own."""
+    def parse(out):
+        blocks = re.findall(r"^step = \d+\n//=+\n((?:\S+\n)+)", out, re.M)
+        if not blocks:
+            return None
+        distinct = []
+        for line in blocks[-1].split():
+            if re.fullmatch(NUMBER, line) and line not in distinct:
+                distinct.append(line)
+        return distinct[index] if index < len(distinct) else None
+    return parse
+
+
 def count(pattern):
     return lambda out: len(re.findall(pattern, out, re.M))
 
@@ -107,11 +126,14 @@ def dem_kinetic_energy(folder: Path) -> float:
 
 
 def treepm_diag(row: int, column: int):
-    """A number from the TreePM sample's log random.diag (a header, then per step: step, time,
-    dt, redshift, a, wall time). Read by position: the step column is not initialised by the
-    sample (run_param::step), so it shows whatever the memory held."""
+    """A number from the TreePM sample's log random.diag (per step: step, time, dt, redshift, a,
+    wall time). Read by position, skipping '#' lines: the sample never sets run_param::step, and
+    writes its header line only when the memory it holds happens to be 0, so whether a header
+    comes first depends on the build (FDPS's runs had one, Grove's none: dropping the first line
+    unread took Grove's second step for its first)."""
     def read(folder: Path) -> float:
-        rows = [line.split() for line in (folder / "random.diag").read_text().splitlines()[1:] if line.strip()]
+        rows = [line.split() for line in (folder / "random.diag").read_text().splitlines()
+                if line.strip() and not line.lstrip().startswith("#")]
         return float(rows[row][column])
     return read
 
@@ -145,8 +167,11 @@ SAMPLES = [
                         "FDPS hangs, Grove stops on the non-finite position"),
     Sample("nbodysph", "nbodysph", "sph.out", ["CC"],
            shorten=[("init.cpp", "*end_time = 0.77;", "*end_time = 0.3;")],
-           figures=[Figure("total energy", r"^step = \d+\n//=+\n\S+\n" + NUMBER + r"$", tolerance=1e-3,
-                           why="gravity by a theta = 0.5 tree: forces to ~1e-3"),
+           # The figure (thermal plus kinetic energy) follows the gravity of a theta = 0.7 tree
+           # (FDPS's default), ~0.8% rms from direct summation in both codes; FDPS's own 1- and
+           # 2-rank figures differ by 1.2e-3 (its 2-rank LET gives other, equally accurate forces).
+           figures=[Figure("total energy", parse=last_block_value(1), tolerance=3e-3,
+                           why="gravity by a theta = 0.7 tree (~0.8% rms): FDPS's 1- and 2-rank runs differ by 1.2e-3"),
                     Figure("dt", r"dt = " + NUMBER, tolerance=1e-2, why="the CFL step: a minimum over particles")],
            steps=last_int(r"^step = (\d+)")),
     Sample("nbody+sph", "nbody+sph", "nbodysph.out", ["CXX"],
@@ -185,8 +210,11 @@ SAMPLES = [
     Sample("treepm", "treepm", "treepm", ["CXX"],
            grove_make_vars=lambda work: {"PM_ROOT": str(work / "grove" / "pm_root")},
            args=["random.para"], prepare=write_treepm_parameters,
-           figures=[Figure("first dt", reader=treepm_diag(0, 2), tolerance=1e-3,
-                           why="set by the largest acceleration, tree (PP) plus mesh (PM)")],
+           # dt = sqrt(eps / |a|) a^3 of the one particle with the largest acceleration, tree
+           # (PP) plus mesh (PM). Each code's PP force is within 2.4% (FDPS) and 2.5% (Grove) rms
+           # of direct summation at theta 0.5, so dt agrees to the trees' accuracy, not to 1e-3.
+           figures=[Figure("first dt", reader=treepm_diag(0, 2), tolerance=1e-2,
+                           why="set by one particle's acceleration, tree (theta 0.5, ~2.5% rms) plus mesh")],
            steps=count(r"this_run\.step=")),
 ]
 
@@ -244,11 +272,10 @@ def build_sample(sample: Sample, side: str, work: Path, log: Path, env) -> bool:
     for file, old, new in sample.shorten:
         path = folder / file
         text = path.read_text()
-        if new in text:
-            continue  # edited by an earlier run of this script (--no-unpack)
-        if old not in text:
+        if old in text:
+            path.write_text(text.replace(old, new, 1))
+        elif new not in text:  # else edited by an earlier run of this script (--no-unpack)
             sys.exit(f"{sample.name}: '{old}' not found in {path}: the shortening no longer applies")
-        path.write_text(text.replace(old, new, 1))
     ok = run(["make", *variables], folder, log, env=env) == 0
     return ok and (folder / sample.executable).exists()
 
@@ -284,6 +311,8 @@ def run_sample(sample: Sample, side: str, ranks: int, work: Path, log: Path, tim
         try:
             if fig.reader:
                 figures[fig.name] = fig.reader(folder)
+            elif fig.parse:
+                figures[fig.name] = fig.parse(out)
             else:
                 found = re.findall(fig.pattern, out, re.M)
                 figures[fig.name] = found[-1] if found else None

@@ -20,7 +20,15 @@ RootCell rootCellAround(const Boxd& bounds) {
                                      std::abs(bounds.high.x), std::abs(bounds.high.y), std::abs(bounds.high.z)});
   // Widen by a relative 1e-6 (and never to zero), so the upper face is strictly outside.
   length = length * (1.0 + 1e-6) + std::max(magnitude, 1.0) * 1e-12;
-  const Vec3d center = bounds.center();
+  // A thin axis (the particles span less than a tenth of the cube there: a disc, a ring, a
+  // sheet): centred, the particles would straddle the cube's mid-plane, a cell boundary at every
+  // level, so every cell down to the sheet's thickness would be cut in two along that axis, each
+  // half a cell of its own (up to 4x the cells, superparticles and interactions for a ring thin
+  // in two axes). Moved down by 0.51 of their extent, they lie in the upper half, from just above
+  // the mid-plane, and are cut only by cells smaller than their extent, as in FDPS 7.1.
+  Vec3d center = bounds.center();
+  for (std::size_t a = 0; a < 3; ++a)
+    if (size[a] < 0.1 * length) center[a] -= 0.51 * size[a];
   return {center - Vec3d(0.5 * length), length};
 }
 
