@@ -302,21 +302,10 @@ class ResidentTreeShort {
                   "ResidentTreeShort::calcForceAllAndWriteBackOnListsOf: the lists of a symmetry tree or of a tree of "
                   "this mode");
     requireOneRank(dinfo);
-    require(built.listsKept() && built.builtGeneration() == psys.orderGeneration() && built.epi().size() == psys.size() &&
-                built.searchRecord().size() == psys.size() && built.policy().stream == stream() &&
-                !built.globalTreeBuilt(),
-            "ResidentTreeShort", "the tree whose lists to use has no lists of these particles in their present order "
-            "(or runs on another stream, or on several ranks)");
-    profile_ = {};
-    marks_.begin(stream());
-    profile_.n_particles = static_cast<std::int64_t>(psys.size());
-    periods_ = built.periods();
-    gather(psys, nullptr, static_cast<FP*>(nullptr));
-    built_generation_ = psys.orderGeneration();
-    global_built_ = false;
+    require(built.listsKept() && built.searchRecord().size() == psys.size(), "ResidentTreeShort",
+            "the tree whose lists to use kept none of these particles");
+    beginOnParticlesOf(built, psys);
     lists_kept_ = false;  // this tree's own lists (none now)
-    marks_.mark(stream(), Stage::kReorder);
-    if (periods_.any()) raise(radiusBeyondHalfPeriod(), nullptr);
     const double drift = driftSince(built.searchRecord().data(), nullptr);
     if (drift <= built.listsSkin()) {
       profile_.lists_borrowed = 1;
@@ -327,7 +316,7 @@ class ResidentTreeShort {
       compute(kernel);
       borrowed_ = {};
     } else {
-      buildTreeLike(built, psys);
+      adoptCellsOf(built);
       findNeighbours();
       profile_.skin_drift = drift;
       compute(kernel);
@@ -438,30 +427,8 @@ class ResidentTreeShort {
   /// EPI, EPJ and search boxes from psys.
   template <class FP, class Built>
   void buildTreeLike(const Built& built, DeviceParticleSystem<FP>& psys) {
-    require(built.builtGeneration() == psys.orderGeneration() && built.epi().size() == psys.size() &&
-                built.policy().stream == stream() && !built.globalTreeBuilt(),
-            "ResidentTreeShort", "the tree to share was not built from these particles in their present order "
-            "(or runs on another stream, or on several ranks)");
-    profile_ = {};
-    marks_.begin(stream());
-    profile_.n_particles = static_cast<std::int64_t>(psys.size());
-    periods_ = built.periods();
-    root_ = built.rootCell();
-    const DeviceTreeShape& from = built.shape();
-    shape_.level_begin = from.level_begin;
-    shape_.cells.resize(from.cells.size());
-    check(cudaMemcpyAsync(shape_.cells.data(), from.cells.data(), from.cells.size() * sizeof(TreeCell),
-                          cudaMemcpyDeviceToDevice, stream()),
-          "cudaMemcpyAsync (shared cells)");
-    profile_.n_cells = static_cast<std::int64_t>(shape_.size());
-    gather(psys, nullptr, static_cast<FP*>(nullptr));
-    built_generation_ = psys.orderGeneration();
-    global_built_ = false;
-    marks_.mark(stream(), Stage::kReorder);
-    computeSearchBoxes(shape_, epj_.data(), boxes_);
-    if (periods_.any()) raise(radiusBeyondHalfPeriod(), nullptr);
-    marks_.mark(stream(), Stage::kBoxes);
-    lists_kept_ = false;
+    beginOnParticlesOf(built, psys);
+    adoptCellsOf(built);
   }
 
   /// Every particle's neighbours: one walk into fixed slots of the capacity the last search
@@ -654,6 +621,41 @@ class ResidentTreeShort {
     kernel::gatherSelected<<<blocksFor(total, 256), 256, 0, stream()>>>(global_.staged.data(), global_.index.data(),
                                                                           total, global_.epj.data());
     check(cudaGetLastError(), "gatherSelected kernel launch (global tree)");
+  }
+
+  /// A step on the cells or lists of `built`, another tree whose last build was of these particles
+  /// in their present order: the check, this tree's profile begun, built's periods, EPI and EPJ
+  /// gathered from psys (no reorder).
+  template <class FP, class Built>
+  void beginOnParticlesOf(const Built& built, DeviceParticleSystem<FP>& psys) {
+    require(built.builtGeneration() == psys.orderGeneration() && built.epi().size() == psys.size() &&
+                built.policy().stream == stream() && !built.globalTreeBuilt(),
+            "ResidentTreeShort", "the tree to share was not built from these particles in their present order "
+            "(or runs on another stream, or on several ranks)");
+    profile_ = {};
+    marks_.begin(stream());
+    profile_.n_particles = static_cast<std::int64_t>(psys.size());
+    periods_ = built.periods();
+    gather(psys, nullptr, static_cast<FP*>(nullptr));
+    built_generation_ = psys.orderGeneration();
+    global_built_ = false;
+    marks_.mark(stream(), Stage::kReorder);
+    if (periods_.any()) raise(radiusBeyondHalfPeriod(), nullptr);
+  }
+  /// built's root and cells, and this tree's search boxes over them (after beginOnParticlesOf).
+  template <class Built>
+  void adoptCellsOf(const Built& built) {
+    root_ = built.rootCell();
+    const DeviceTreeShape& from = built.shape();
+    shape_.level_begin = from.level_begin;
+    shape_.cells.resize(from.cells.size());
+    check(cudaMemcpyAsync(shape_.cells.data(), from.cells.data(), from.cells.size() * sizeof(TreeCell),
+                          cudaMemcpyDeviceToDevice, stream()),
+          "cudaMemcpyAsync (shared cells)");
+    profile_.n_cells = static_cast<std::int64_t>(shape_.size());
+    computeSearchBoxes(shape_, epj_.data(), boxes_);
+    marks_.mark(stream(), Stage::kBoxes);
+    lists_kept_ = false;
   }
 
   cudaStream_t stream() const { return policy_.stream; }
