@@ -31,14 +31,22 @@ add_optional_suites() {
 }
 
 build_suites() {
-  local flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+  # UBSan's alignment check only where byte buffers are viewed as typed data: grove's library
+  # sources and the suites of its byte-level code (GROVE_LIBRARY_CXX_FLAGS, CMakeLists.txt). In
+  # the tree and force suites it checked arrays typed from their allocation on, and doubled their
+  # compile time (gravity_tree_test.cpp: 72 CPU-s with it, 38 without).
+  local flags="-fsanitize=address,undefined -fno-sanitize=alignment -fno-sanitize-recover=all -fno-omit-frame-pointer"
   mkdir -p "$build_dir"
   cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-    -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+    -DCMAKE_CXX_FLAGS="$flags" -DGROVE_LIBRARY_CXX_FLAGS="-fsanitize=alignment" \
+    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
     -DGROVE_CUDA=OFF -DGROVE_BUILD_SAMPLES=OFF -DGROVE_TEST_RANK_COUNTS="1;2" > "$build_dir/configure.log" 2>&1 ||
     { cat "$build_dir/configure.log"; return 1; }
   add_optional_suites
-  cmake --build "$build_dir" -j "$(nproc)" --target "${suites[@]}"
+  # One target for all suites, so that they compile side by side (CMakeLists.txt: GROVE_TARGET_GROUP).
+  cmake -S . -B "$build_dir" -DGROVE_TARGET_GROUP="$(IFS=';'; echo "${suites[*]}")" >> "$build_dir/configure.log" 2>&1 ||
+    { cat "$build_dir/configure.log"; return 1; }
+  cmake --build "$build_dir" -j "$(nproc)" --target grove_target_group
   echo "grove sanitizer build: $(( $(date +%s) - start )) s"
 }
 
