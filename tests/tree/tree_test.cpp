@@ -109,8 +109,9 @@ TEST(ShortRangeSearch, ScatterSelectsBySphereNotBox) {
 
 TEST(RadixSort, MatchesStableStdSort) {
   std::mt19937_64 rng(11);
-  // 300000 items (4.8 MB) take LargeVector's huge-page path.
-  for (std::size_t n : {0u, 1u, 7u, 1000u, 100000u, 300000u}) {
+  // 300000 items (4.8 MB) take LargeVector's huge-page path; below 256 items a comparison sort
+  // runs instead of the radix passes, so sizes on either side of it.
+  for (std::size_t n : {0u, 1u, 7u, 255u, 256u, 257u, 1000u, 100000u, 300000u}) {
     LargeVector<KeyIndex> items(n);
     for (std::size_t i = 0; i < n; ++i) items[i] = {rng() >> (i % 3 == 0 ? 40 : 1), static_cast<std::uint32_t>(i)};
     if (n > 10) items[5].key = items[9].key;  // a tie: stability decides its order
