@@ -14,6 +14,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <queue>
 #include <span>
 #include <unordered_map>
@@ -446,7 +447,12 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::buildTrees(const PSys& psys, con
   }
   bounds = comm.allreduceUnion(bounds);
   r_max = comm.allreduceMax(r_max);
-  const RootCell root = rootCellAround({bounds.low - Vec3d(r_max), bounds.high + Vec3d(r_max)});
+  const Boxd outer{bounds.low - Vec3d(r_max), bounds.high + Vec3d(r_max)};
+  const BoundaryCondition bc = dinfo.getBoundaryCondition();
+  const std::array<bool, 3> periodic{isPeriodic(bc, 0), isPeriodic(bc, 1), isPeriodic(bc, 2)};
+  const RootCell root = periodic[0] || periodic[1] || periodic[2]
+                            ? periodicRootCell(outer, dinfo.getPosRootDomain(), periodic)
+                            : rootCellAround(outer);
 
   // Periodic images: every whole period that can come within r_max of a particle (several shells
   // when r_max exceeds the period; each image within reach is an entry of the global tree).
