@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <random>
+#include <utility>
 
 #include "grove/tree/device_form.hpp"
 #include "grove/tree/groups.hpp"
@@ -58,6 +59,36 @@ TEST(Morton, CellBoxesContainTheirPointsAtEveryLevel) {
 // A ring thin in y and z (planetary_ring's: 2 pi long in x, 1e-3 wide in y, flat in z): the root
 // cube must hold it and leave it on one side of its mid-planes along the thin axes, so that no
 // cell larger than the ring is cut in two there; a thick axis stays centred.
+TEST(Morton, PeriodicRootCellSpansWholePeriodsAroundTheDomain) {
+  // FDPS's SPH sample: a 1 x 1/8 x 1/8 periodic box, particles widened by a search radius 0.03.
+  const Boxd domain{{0, 0, 0}, {1, 0.125, 0.125}};
+  const Boxd outer{{-0.03, -0.03, -0.03}, {1.03, 0.155, 0.155}};
+  const RootCell all = periodicRootCell(outer, domain, {true, true, true});
+  // One period past the domain on each side: 3 periods of the longest axis, centred on the domain.
+  EXPECT_NEAR(all.length, 3.0, 1e-5);
+  EXPECT_GE(all.length, 3.0);
+  EXPECT_NEAR(all.center().x, 0.5, 1e-5);
+  EXPECT_NEAR(all.center().y, 0.0625, 1e-5);
+  EXPECT_NEAR(all.center().z, 0.0625, 1e-5);
+  // Not reaching past the domain: one period. A radius of 1.3 periods: 2 past, 5 periods.
+  EXPECT_NEAR(periodicRootCell({{0.1, 0.1, 0.1}, {0.9, 0.9, 0.9}}, {{0, 0, 0}, {1, 1, 1}}, {true, true, true}).length,
+              1.0, 1e-5);
+  EXPECT_NEAR(periodicRootCell({{-1.3, 0, 0}, {1.4, 1, 1}}, {{0, 0, 0}, {1, 1, 1}}, {true, false, false}).length, 5.0,
+              1e-5);
+  // An open axis spans `outer`, centred on it; here it is the longest.
+  const Boxd tall{{-0.1, -0.1, -4}, {1.1, 1.1, 4}};
+  const RootCell mixed = periodicRootCell(tall, {{0, 0, 0}, {1, 1, 1}}, {true, true, false});
+  EXPECT_NEAR(mixed.length, 8.0, 1e-4);
+  EXPECT_NEAR(mixed.center().z, 0.0, 1e-9);
+  EXPECT_NEAR(mixed.center().x, 0.5, 1e-9);
+  // The cube holds all of `outer` (no key clamped at its faces).
+  for (const auto& [root, box] : {std::pair{all, outer}, std::pair{mixed, tall}})
+    for (std::size_t a = 0; a < 3; ++a) {
+      EXPECT_LT(root.low[a], box.low[a]) << "axis " << a;
+      EXPECT_GT(root.low[a] + root.length, box.high[a]) << "axis " << a;
+    }
+}
+
 TEST(Morton, ThinAxesLieOffTheRootsMidPlane) {
   const Boxd ring{{-3.14159, 0.9995, -2e-6}, {3.14159, 1.0005, 2e-6}};
   const RootCell root = rootCellAround(ring);
@@ -109,8 +140,9 @@ TEST(ShortRangeSearch, ScatterSelectsBySphereNotBox) {
 
 TEST(RadixSort, MatchesStableStdSort) {
   std::mt19937_64 rng(11);
-  // 300000 items (4.8 MB) take LargeVector's huge-page path.
-  for (std::size_t n : {0u, 1u, 7u, 1000u, 100000u, 300000u}) {
+  // 300000 items (4.8 MB) take LargeVector's huge-page path; below 256 items a comparison sort
+  // runs instead of the radix passes, so sizes on either side of it.
+  for (std::size_t n : {0u, 1u, 7u, 255u, 256u, 257u, 1000u, 100000u, 300000u}) {
     LargeVector<KeyIndex> items(n);
     for (std::size_t i = 0; i < n; ++i) items[i] = {rng() >> (i % 3 == 0 ? 40 : 1), static_cast<std::uint32_t>(i)};
     if (n > 10) items[5].key = items[9].key;  // a tie: stability decides its order

@@ -1,4 +1,5 @@
 #include "grove/core/execution.hpp"
+#include "grove/core/host_loop.hpp"
 #include "grove/tree/cell_linking.hpp"
 #include "grove/tree/tree_cells.hpp"
 
@@ -24,22 +25,20 @@ void linkCells(Cpu, std::span<const MortonKey> ep_keys, std::span<const MortonKe
     // Pass 1: how many non-empty children each splitting cell has. (Pass 2 searches again:
     // keeping 72 bytes of bounds per cell costs more, in fresh memory, than the searches.)
     child_offset.assign(static_cast<std::size_t>(n) + 1, 0);
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) {
+    forEachIndex(0, n, [&](std::int64_t i) {
       const auto ii = static_cast<std::size_t>(i);
       child_offset[ii + 1] = linking::childCount(shape.cells[begin + ii], ep_keys.data(), sp_keys.data(), n_leaf_limit);
-    }
+    });
     for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) child_offset[i + 1] += child_offset[i];
     const std::uint32_t new_cells = child_offset[static_cast<std::size_t>(n)];
     if (new_cells == 0) break;
     shape.cells.resize(shape.cells.size() + new_cells);
     // Pass 2: write the children, contiguous per parent, in Morton order.
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) {
+    forEachIndex(0, n, [&](std::int64_t i) {
       const auto ii = static_cast<std::size_t>(i);
       linking::writeChildren(shape.cells[begin + ii], shape.cells.data(), end + child_offset[ii],
                              child_offset[ii + 1] - child_offset[ii], ep_keys.data(), sp_keys.data());
-    }
+    });
     shape.level_begin.push_back(end + new_cells);
   }
 }

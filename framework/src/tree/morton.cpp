@@ -32,4 +32,32 @@ RootCell rootCellAround(const Boxd& bounds) {
   return {center - Vec3d(0.5 * length), length};
 }
 
+RootCell periodicRootCell(const Boxd& outer, const Boxd& domain, const std::array<bool, 3>& periodic) {
+  if (outer.isEmpty()) return rootCellAround(outer);
+  Vec3d span, center;
+  double length = 0.0;
+  for (std::size_t a = 0; a < 3; ++a) {
+    const double period = domain.high[a] - domain.low[a];
+    // (A periodic axis without a finite period is the caller's error to report; spanned as open.)
+    if (periodic[a] && std::isfinite(period) && period > 0.0) {
+      // Shifted copies of the domain that `outer` still overlaps (closed), above and below.
+      const double above = std::floor((outer.high[a] - domain.low[a]) / period);
+      const double below = std::floor((domain.high[a] - outer.low[a]) / period);
+      const double n = std::max({above, below, 0.0});
+      span[a] = (2.0 * n + 1.0) * period;
+      center[a] = 0.5 * (domain.low[a] + domain.high[a]);
+    } else {
+      span[a] = outer.high[a] - outer.low[a];
+      center[a] = 0.5 * (outer.low[a] + outer.high[a]);
+    }
+    length = std::max(length, span[a]);
+  }
+  const double magnitude = std::max({std::abs(outer.low.x), std::abs(outer.low.y), std::abs(outer.low.z),
+                                     std::abs(outer.high.x), std::abs(outer.high.y), std::abs(outer.high.z)});
+  for (std::size_t a = 0; a < 3; ++a)
+    if (span[a] < 0.1 * length) center[a] -= 0.51 * span[a];
+  length = length * (1.0 + 1e-6) + std::max(magnitude, 1.0) * 1e-12;
+  return {center - Vec3d(0.5 * length), length};
+}
+
 }  // namespace grove

@@ -14,12 +14,22 @@ namespace {
 // per-thread histograms (2048 counters) still sit in L1/L2.
 constexpr int kDigitBits = 11;
 constexpr std::size_t kBuckets = std::size_t{1} << kDigitBits;
+// Below this many items a comparison sort is cheaper: each radix pass clears and prefix-sums all
+// 2048 buckets and opens a parallel region whatever n is (about 24k instructions a pass, up to six
+// passes a sort), more than a comparison sort of 256 items (~2k comparisons) takes in all. The
+// DEM sample builds a tree of a handful of particles every step, and these passes were half of
+// its instructions.
+constexpr std::size_t kComparisonSortBelow = 256;
 }  // namespace
 
 void radixSortByKey(LargeVector<KeyIndex>& items, LargeVector<KeyIndex>& scratch) {
   const std::size_t n = items.size();
   if (n < 2) return;
   require(n < (std::size_t{1} << 32), "radixSortByKey", "{} items exceed the 2^32 its counters hold", n);
+  if (n < kComparisonSortBelow) {
+    std::stable_sort(items.begin(), items.end(), [](const KeyIndex& a, const KeyIndex& b) { return a.key < b.key; });
+    return;
+  }
   MortonKey all_or = 0, all_and = ~MortonKey{0};
 #pragma omp parallel for reduction(| : all_or) reduction(& : all_and) schedule(static)
   for (std::size_t i = 0; i < n; ++i) {

@@ -14,6 +14,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <queue>
 #include <span>
 #include <unordered_map>
@@ -21,6 +22,7 @@
 
 #include "grove/comm/comm.hpp"
 #include "grove/core/error.hpp"
+#include "grove/core/host_loop.hpp"
 #include "grove/core/list_mode.hpp"
 #include "grove/core/particle_order.hpp"
 #include "grove/domain/domain_info.hpp"
@@ -435,12 +437,22 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::buildTrees(const PSys& psys, con
   Boxd bounds = boundingBox(Cpu{}, psys.particles());
   double r_max = 0.0;
   const auto n = static_cast<std::int64_t>(psys.size());
+  if (hostLoopsShareThreads()) {
 #pragma omp parallel for reduction(max : r_max) schedule(static)
-  for (std::int64_t i = 0; i < n; ++i)
-    r_max = Walk::template widenRadius<EPI, EPJ>(r_max, psys[static_cast<std::size_t>(i)]);
+    for (std::int64_t i = 0; i < n; ++i)
+      r_max = Walk::template widenRadius<EPI, EPJ>(r_max, psys[static_cast<std::size_t>(i)]);
+  } else {
+    for (std::int64_t i = 0; i < n; ++i)
+      r_max = Walk::template widenRadius<EPI, EPJ>(r_max, psys[static_cast<std::size_t>(i)]);
+  }
   bounds = comm.allreduceUnion(bounds);
   r_max = comm.allreduceMax(r_max);
-  const RootCell root = rootCellAround({bounds.low - Vec3d(r_max), bounds.high + Vec3d(r_max)});
+  const Boxd outer{bounds.low - Vec3d(r_max), bounds.high + Vec3d(r_max)};
+  const BoundaryCondition bc = dinfo.getBoundaryCondition();
+  const std::array<bool, 3> periodic{isPeriodic(bc, 0), isPeriodic(bc, 1), isPeriodic(bc, 2)};
+  const RootCell root = periodic[0] || periodic[1] || periodic[2]
+                            ? periodicRootCell(outer, dinfo.getPosRootDomain(), periodic)
+                            : rootCellAround(outer);
 
   // Periodic images: every whole period that can come within r_max of a particle (several shells
   // when r_max exceeds the period; each image within reach is an entry of the global tree).
@@ -487,12 +499,11 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::makeInteractionGroups() {
   const std::vector<InteractionGroup> cells = makeGroups(Cpu{}, local_.shape, n_group_limit_);
   groups_.resize(cells.size());
   const auto ng = static_cast<std::int64_t>(cells.size());
-#pragma omp parallel for schedule(static)
-  for (std::int64_t g = 0; g < ng; ++g) {
+  forEachIndex(0, ng, [&](std::int64_t g) {
     const InteractionGroup& cell = cells[static_cast<std::size_t>(g)];
     groups_[static_cast<std::size_t>(g)] = {
         cell.first, cell.count, targetReach<Walk>(std::span<const EPI>(sorted_.epi).subspan(cell.first, cell.count))};
-  }
+  });
   profile_.n_groups = ng;
   profile_.groups = omp_get_wtime() - t;
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "grove/comm/comm.hpp"
+#include "grove/core/host_loop.hpp"
 #include "grove/tree/profile.hpp"
 #include "grove/walk/short_range_search.hpp"
 
@@ -46,21 +47,27 @@ ShortRangeLetPlan planShortRangeLet(const Comm& comm, const TreeShape& shape, st
   ShortRangeLetPlan plan;
   plan.shifts.assign(image_shifts.begin(), image_shifts.end());
   plan.to.resize(static_cast<std::size_t>(ranks));
+  const auto plan_for = [&](int t, std::vector<std::int32_t>& stack) {
+    const SearchReach& target = reaches[static_cast<std::size_t>(t)];
+    if (target.inner.isEmpty() || shape.cells.empty()) return;
+    auto& mine = plan.to[static_cast<std::size_t>(t)];
+    for (std::size_t s = 0; s < image_shifts.size(); ++s) {
+      const bool itself = t == me && norm2(image_shifts[s]) == 0.0;
+      if (itself || !Walk::cellNeeded(boxes[0], target, image_shifts[s])) continue;
+      searchTree<Walk>(shape, boxes, epj, target, image_shifts[s], stack,
+                       [&](std::uint32_t i) { mine.push_back({i, static_cast<std::uint32_t>(s)}); });
+    }
+  };
+  if (!hostLoopsShareThreads()) {
+    std::vector<std::int32_t> stack;
+    for (int t = 0; t < ranks; ++t) plan_for(t, stack);
+    return plan;
+  }
 #pragma omp parallel
   {
     std::vector<std::int32_t> stack;
 #pragma omp for schedule(dynamic, 1)
-    for (int t = 0; t < ranks; ++t) {
-      const SearchReach& target = reaches[static_cast<std::size_t>(t)];
-      if (target.inner.isEmpty() || shape.cells.empty()) continue;
-      auto& mine = plan.to[static_cast<std::size_t>(t)];
-      for (std::size_t s = 0; s < image_shifts.size(); ++s) {
-        const bool itself = t == me && norm2(image_shifts[s]) == 0.0;
-        if (itself || !Walk::cellNeeded(boxes[0], target, image_shifts[s])) continue;
-        searchTree<Walk>(shape, boxes, epj, target, image_shifts[s], stack,
-                         [&](std::uint32_t i) { mine.push_back({i, static_cast<std::uint32_t>(s)}); });
-      }
-    }
+    for (int t = 0; t < ranks; ++t) plan_for(t, stack);
   }
   return plan;
 }

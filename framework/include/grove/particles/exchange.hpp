@@ -13,6 +13,7 @@
 
 #include "grove/comm/comm.hpp"
 #include "grove/domain/domain_info.hpp"
+#include "grove/core/host_loop.hpp"
 #include "grove/core/particle_traits.hpp"
 
 namespace grove {
@@ -33,17 +34,22 @@ std::vector<int> destinationRanks(std::span<const FP> particles, const DomainInf
   int* count = counts.data();
   const std::int64_t n = static_cast<std::int64_t>(particles.size());
   std::int64_t first_bad = n;
-#pragma omp parallel for reduction(min : first_bad) reduction(+ : count[:ranks]) schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) {
+  const auto place = [&](std::int64_t i, std::int64_t& bad, int* per_rank) {
     const Vec3d pos = positionOf(particles[static_cast<std::size_t>(i)]);
     if (!dinfo.canOwn(pos)) {
-      first_bad = std::min(first_bad, i);
+      bad = std::min(bad, i);
       if (!one_rank) dest[static_cast<std::size_t>(i)] = -1;
     } else if (!one_rank) {
       const int d = dinfo.whichRank(pos);
       dest[static_cast<std::size_t>(i)] = d;
-      ++count[d];
+      ++per_rank[d];
     }
+  };
+  if (hostLoopsShareThreads()) {
+#pragma omp parallel for reduction(min : first_bad) reduction(+ : count[:ranks]) schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) place(i, first_bad, count);
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) place(i, first_bad, count);
   }
   if (one_rank) counts[0] = static_cast<int>(n);
   if (first_bad < n) {

@@ -18,6 +18,7 @@
 
 #include "grove/core/box.hpp"
 #include "grove/core/execution.hpp"
+#include "grove/core/host_loop.hpp"
 #include "grove/core/large_vector.hpp"
 #include "grove/core/particle_traits.hpp"
 #include "grove/tree/morton.hpp"
@@ -29,6 +30,10 @@ namespace grove {
 template <class T>
 Boxd boundingBox(Cpu, std::span<const T> items) {
   Boxd box = Boxd::empty();
+  if (!hostLoopsShareThreads()) {
+    for (std::size_t i = 0; i < items.size(); ++i) box.merge(positionOf(items[i]));
+    return box;
+  }
 #pragma omp parallel
   {
     Boxd mine = Boxd::empty();
@@ -47,10 +52,10 @@ template <class Items>
 void mortonKeys(Cpu, const RootCell& root, const Items& items, LargeVector<KeyIndex>& keys) {
   const auto n = static_cast<std::int64_t>(items.size());
   keys.resize(items.size());
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < n; ++i)
+  forEachIndex(0, n, [&](std::int64_t i) {
     keys[static_cast<std::size_t>(i)] = {root.keyOf(positionOf(items[static_cast<std::size_t>(i)])),
                                          static_cast<std::uint32_t>(i)};
+  });
 }
 
 /// Sorts (key, index) pairs by key, stably (radixSortByKey). scratch is resized as needed and may

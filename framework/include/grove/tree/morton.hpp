@@ -7,6 +7,7 @@
 /// n_leaf_limit if more than n_leaf_limit particles share a cell 4.8e-7 root lengths wide; such a
 /// leaf is kept, larger, and stays correct). 128-bit keys would double the sort traffic, which is
 /// a leading cost of every step, for a depth no test case needs.
+#include <array>
 #include <cmath>
 #include <cstdint>
 
@@ -83,6 +84,19 @@ GROVE_HOST_DEVICE inline void cellCoordinates(MortonKey prefix, int level, std::
 /// the last cell rather than on the upper face. An empty box gives the unit cube centred on the
 /// origin.
 RootCell rootCellAround(const Boxd& bounds);
+
+/// The root cell of a short-range tree with periodic axes, placed as FDPS 7.1 places it. Along a
+/// periodic axis (periodic[a]) the cube is centred on `domain` (the period) and spans 2n + 1
+/// periods, n the number of whole periods by which `outer` (the particles' positions widened by
+/// the search radius) reaches past the domain on the farther side; along an open axis it spans
+/// `outer`, centred on it. The edge is the largest of these spans; the thin-axis rule and the
+/// widening are rootCellAround's.
+///
+/// Why not rootCellAround(outer): the cube's edge sets every cell's size, so the groups and each
+/// group's list. On FDPS's SPH sample (a 1 x 1/8 x 1/8 periodic box on a lattice of 1/128) the
+/// cube around `outer` (edge ~1.06, against FDPS's 3 periods) cut the lattice into other groups,
+/// and the kernels were given 12% more pairs than FDPS's.
+RootCell periodicRootCell(const Boxd& outer, const Boxd& domain, const std::array<bool, 3>& periodic);
 
 /// First key of the cell (prefix, level).
 constexpr MortonKey cellKeyBegin(MortonKey prefix, int level) { return prefix << (3 * (kMortonLevels - level)); }

@@ -10,6 +10,7 @@
 
 #include "grove/core/error.hpp"
 #include "grove/core/execution.hpp"
+#include "grove/core/host_loop.hpp"
 #include "grove/core/large_vector.hpp"
 #include "grove/tree/key_order.hpp"
 #include "grove/tree/morton.hpp"
@@ -81,16 +82,19 @@ class SortedParticles {
     bool move = false;
     if (reorder) {
       require(reorder == &psys, "tree", "TREE_ORDER reorders the particle system the tree reads");
+      if (hostLoopsShareThreads()) {
 #pragma omp parallel for schedule(static) reduction(|| : move)
-      for (std::int64_t k = 0; k < ni; ++k) move = move || keys_[static_cast<std::size_t>(k)].index != k;
+        for (std::int64_t k = 0; k < ni; ++k) move = move || keys_[static_cast<std::size_t>(k)].index != k;
+      } else {
+        for (std::int64_t k = 0; k < ni && !move; ++k) move = keys_[static_cast<std::size_t>(k)].index != k;
+      }
     }
     std::span<FP> reordered;
     if (move) {
       if constexpr (requires { reorder->reorderBuffer(); }) reordered = reorder->reorderBuffer();
       else throw Error("tree", "ParticleOrder::TREE_ORDER needs a grove::ParticleSystem to reorder");
     }
-#pragma omp parallel for schedule(static)
-    for (std::int64_t k = 0; k < ni; ++k) {
+    forEachIndex(0, ni, [&](std::int64_t k) {
       const auto s = static_cast<std::size_t>(k);
       const std::uint32_t original = keys_[s].index;
       const FP& fp = psys[original];
@@ -104,7 +108,7 @@ class SortedParticles {
       const std::uint32_t at = move ? static_cast<std::uint32_t>(k) : original;
       order[s] = at;
       sorted_of_original[at] = static_cast<std::uint32_t>(k);
-    }
+    });
     if constexpr (requires { reorder->adoptReordered(); })
       if (move) reorder->adoptReordered();
     profile.reorder = omp_get_wtime() - t;
@@ -117,14 +121,13 @@ class SortedParticles {
   void refresh(const PSys& psys, ForceStart start, LargeVector<EPJ>& epj, TreeProfile& profile) {
     const double t = omp_get_wtime();
     const auto n = static_cast<std::int64_t>(order.size());
-#pragma omp parallel for schedule(static)
-    for (std::int64_t k = 0; k < n; ++k) {
+    forEachIndex(0, n, [&](std::int64_t k) {
       const auto s = static_cast<std::size_t>(k);
       const auto& fp = psys[order[s]];
       loadEssential(epi[s], fp);
       loadEssential(epj[s], fp);
       if (start == ForceStart::kClear) force[s].clear();
-    }
+    });
     profile.reorder = omp_get_wtime() - t;
   }
 
@@ -134,9 +137,9 @@ class SortedParticles {
   void writeBack(PSys& psys, TreeProfile& profile) const {
     const double start = omp_get_wtime();
     const auto n = static_cast<std::int64_t>(psys.size());
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i)
+    forEachIndex(0, n, [&](std::int64_t i) {
       psys[static_cast<std::size_t>(i)].copyFromForce(force[sorted_of_original[static_cast<std::size_t>(i)]]);
+    });
     profile.write_back = omp_get_wtime() - start;
   }
 

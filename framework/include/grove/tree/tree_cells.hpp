@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "grove/core/execution.hpp"
+#include "grove/core/host_loop.hpp"
 #include "grove/tree/morton.hpp"
 
 namespace grove {
@@ -47,9 +48,9 @@ void forEachCellBottomUp(const TreeShape& shape, Visit&& visit) {
   for (int level = shape.levels() - 1; level >= 0; --level) {
     const auto begin = static_cast<std::int64_t>(shape.level_begin[static_cast<std::size_t>(level)]);
     const auto end = static_cast<std::int64_t>(shape.level_begin[static_cast<std::size_t>(level) + 1]);
-#pragma omp parallel for schedule(static)
-    for (std::int64_t c = begin; c < end; ++c)
+    forEachIndex(begin, end, [&](std::int64_t c) {
       visit(static_cast<std::size_t>(c), shape.cells[static_cast<std::size_t>(c)]);
+    });
   }
 }
 

@@ -10,6 +10,8 @@
 
 #include <omp.h>
 
+#include "grove/core/host_loop.hpp"
+
 namespace grove {
 
 /// What a pass over the groups took and computed.
@@ -35,21 +37,28 @@ GroupPassTotals forEachGroupOnThreads(std::size_t n_groups, Collect&& collect, C
   double walk = 0.0, kernel = 0.0;
   std::int64_t ep_ep = 0, ep_sp = 0;
   const auto ng = static_cast<std::int64_t>(n_groups);
+  const auto one_group = [&](std::int64_t g, Scratch& scratch, double& walk_s, double& kernel_s,
+                             std::int64_t& n_ep_ep, std::int64_t& n_ep_sp) {
+    const auto gg = static_cast<std::size_t>(g);
+    const double t0 = omp_get_wtime();
+    collect(gg, scratch);
+    const double t1 = omp_get_wtime();
+    const GroupPairs pairs = compute(gg, scratch);
+    walk_s += t1 - t0;
+    kernel_s += omp_get_wtime() - t1;
+    n_ep_ep += pairs.ep_ep;
+    n_ep_sp += pairs.ep_sp;
+  };
+  if (!hostLoopsShareThreads()) {
+    Scratch scratch;
+    for (std::int64_t g = 0; g < ng; ++g) one_group(g, scratch, walk, kernel, ep_ep, ep_sp);
+    return {walk, kernel, ep_ep, ep_sp};
+  }
 #pragma omp parallel reduction(+ : walk, kernel, ep_ep, ep_sp)
   {
     Scratch scratch;
 #pragma omp for schedule(dynamic, 4)
-    for (std::int64_t g = 0; g < ng; ++g) {
-      const auto gg = static_cast<std::size_t>(g);
-      const double t0 = omp_get_wtime();
-      collect(gg, scratch);
-      const double t1 = omp_get_wtime();
-      const GroupPairs pairs = compute(gg, scratch);
-      walk += t1 - t0;
-      kernel += omp_get_wtime() - t1;
-      ep_ep += pairs.ep_ep;
-      ep_sp += pairs.ep_sp;
-    }
+    for (std::int64_t g = 0; g < ng; ++g) one_group(g, scratch, walk, kernel, ep_ep, ep_sp);
   }
   return {walk, kernel, ep_ep, ep_sp};
 }
