@@ -1,6 +1,7 @@
 #include "grove/tree/morton.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace grove {
 
@@ -12,30 +13,35 @@ Boxd RootCell::cellBox(MortonKey prefix, int level) const {
   return {lo, lo + Vec3d(edge)};
 }
 
-RootCell rootCellAround(const Boxd& bounds) {
-  if (bounds.isEmpty()) return {Vec3d(-0.5), 1.0};
-  const Vec3d size = bounds.size();
-  double length = std::max({size.x, size.y, size.z});
+namespace {
+
+// The cube of edge max(span) about `center`, over particles within `bounds`: widened by a relative
+// 1e-6 (and never to zero), so the upper face is strictly outside. A thin axis (the particles span
+// less than a tenth of the cube there: a disc, a ring, a sheet): centred, the particles would
+// straddle the cube's mid-plane, a cell boundary at every level, so every cell down to the
+// sheet's thickness would be cut in two along that axis, each half a cell of its own (up to 4x
+// the cells, superparticles and interactions for a ring thin in two axes). Moved down by 0.51 of
+// their extent, they lie in the upper half, from just above the mid-plane, and are cut only by
+// cells smaller than their extent, as in FDPS 7.1.
+RootCell cubeOver(Vec3d center, const Vec3d& span, const Boxd& bounds) {
   const double magnitude = std::max({std::abs(bounds.low.x), std::abs(bounds.low.y), std::abs(bounds.low.z),
                                      std::abs(bounds.high.x), std::abs(bounds.high.y), std::abs(bounds.high.z)});
-  // Widen by a relative 1e-6 (and never to zero), so the upper face is strictly outside.
-  length = length * (1.0 + 1e-6) + std::max(magnitude, 1.0) * 1e-12;
-  // A thin axis (the particles span less than a tenth of the cube there: a disc, a ring, a
-  // sheet): centred, the particles would straddle the cube's mid-plane, a cell boundary at every
-  // level, so every cell down to the sheet's thickness would be cut in two along that axis, each
-  // half a cell of its own (up to 4x the cells, superparticles and interactions for a ring thin
-  // in two axes). Moved down by 0.51 of their extent, they lie in the upper half, from just above
-  // the mid-plane, and are cut only by cells smaller than their extent, as in FDPS 7.1.
-  Vec3d center = bounds.center();
+  const double length = std::max({span.x, span.y, span.z}) * (1.0 + 1e-6) + std::max(magnitude, 1.0) * 1e-12;
   for (std::size_t a = 0; a < 3; ++a)
-    if (size[a] < 0.1 * length) center[a] -= 0.51 * size[a];
+    if (span[a] < 0.1 * length) center[a] -= 0.51 * span[a];
   return {center - Vec3d(0.5 * length), length};
+}
+
+}  // namespace
+
+RootCell rootCellAround(const Boxd& bounds) {
+  if (bounds.isEmpty()) return {Vec3d(-0.5), 1.0};
+  return cubeOver(bounds.center(), bounds.size(), bounds);
 }
 
 RootCell periodicRootCell(const Boxd& outer, const Boxd& domain, const std::array<bool, 3>& periodic) {
   if (outer.isEmpty()) return rootCellAround(outer);
   Vec3d span, center;
-  double length = 0.0;
   for (std::size_t a = 0; a < 3; ++a) {
     const double period = domain.high[a] - domain.low[a];
     // (A periodic axis without a finite period is the caller's error to report; spanned as open.)
@@ -50,14 +56,8 @@ RootCell periodicRootCell(const Boxd& outer, const Boxd& domain, const std::arra
       span[a] = outer.high[a] - outer.low[a];
       center[a] = 0.5 * (outer.low[a] + outer.high[a]);
     }
-    length = std::max(length, span[a]);
   }
-  const double magnitude = std::max({std::abs(outer.low.x), std::abs(outer.low.y), std::abs(outer.low.z),
-                                     std::abs(outer.high.x), std::abs(outer.high.y), std::abs(outer.high.z)});
-  for (std::size_t a = 0; a < 3; ++a)
-    if (span[a] < 0.1 * length) center[a] -= 0.51 * span[a];
-  length = length * (1.0 + 1e-6) + std::max(magnitude, 1.0) * 1e-12;
-  return {center - Vec3d(0.5 * length), length};
+  return cubeOver(center, span, outer);
 }
 
 }  // namespace grove
