@@ -437,13 +437,14 @@ void TreeForForceShortWith<Force, EPI, EPJ, M>::buildTrees(const PSys& psys, con
   Boxd bounds = boundingBox(Cpu{}, psys.particles());
   double r_max = 0.0;
   const auto n = static_cast<std::int64_t>(psys.size());
+  const auto widen = [&](double r, std::int64_t i) {
+    return Walk::template widenRadius<EPI, EPJ>(r, psys[static_cast<std::size_t>(i)]);
+  };
   if (hostLoopsShareThreads()) {
 #pragma omp parallel for reduction(max : r_max) schedule(static)
-    for (std::int64_t i = 0; i < n; ++i)
-      r_max = Walk::template widenRadius<EPI, EPJ>(r_max, psys[static_cast<std::size_t>(i)]);
+    for (std::int64_t i = 0; i < n; ++i) r_max = widen(r_max, i);
   } else {
-    for (std::int64_t i = 0; i < n; ++i)
-      r_max = Walk::template widenRadius<EPI, EPJ>(r_max, psys[static_cast<std::size_t>(i)]);
+    for (std::int64_t i = 0; i < n; ++i) r_max = widen(r_max, i);
   }
   bounds = comm.allreduceUnion(bounds);
   r_max = comm.allreduceMax(r_max);
