@@ -67,6 +67,7 @@
 #include <cstdint>
 #include <cub/device/device_scan.cuh>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -87,6 +88,7 @@
 #include "grove/tree/key_order_gpu.cuh"
 #include "grove/gpu/stage_marks.hpp"
 #include "grove/tree/tree_build_gpu.cuh"
+#include "grove/walk/group_lists_gpu.cuh"
 #include "grove/walk/walk_gpu.cuh"
 #include "grove/tree/moments.hpp"
 #include "grove/walk/long_search_mode.hpp"
@@ -165,118 +167,6 @@ __global__ void superparticleImages(const SPJ* __restrict__ spj, std::size_t n, 
   if (k < n) images[k] = DeviceForm<SPJ>::make(spj[k]);
 }
 
-// Non-template kernels in a header are static: each .cu that includes it compiles its own copy
-// (its device code is its own anyway) and no host stub is defined twice at link time. `inline`
-// did that too, but nvcc ignores it on __global__ functions and warns (#20050-D) in user code.
-
-static __global__ void sequence(std::uint32_t* __restrict__ index, std::size_t n) {
-  const std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (k < n) index[k] = static_cast<std::uint32_t>(k);
-}
-
-static __global__ void splitListCounts(const int* __restrict__ counts, std::uint32_t n_groups,
-                                       std::int64_t* __restrict__ j_counts, std::int64_t* __restrict__ s_counts) {
-  const std::uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
-  if (g < n_groups) j_counts[g] = counts[2 * g], s_counts[g] = counts[2 * g + 1];
-  if (g == n_groups) j_counts[g] = 0, s_counts[g] = 0;
-}
-
-static __global__ void countInteractions(const WalkDesc* __restrict__ walks, std::uint32_t n_walks,
-                                         unsigned long long* __restrict__ counters) {
-  const std::uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;
-  unsigned long long ep = 0, sp = 0;
-  if (w < n_walks) {
-    ep = static_cast<unsigned long long>(walks[w].n_i) * static_cast<unsigned long long>(walks[w].n_j);
-    sp = static_cast<unsigned long long>(walks[w].n_i) * static_cast<unsigned long long>(walks[w].n_s);
-  }
-  for (int offset = 16; offset > 0; offset /= 2) {
-    ep += __shfl_xor_sync(0xffffffffu, ep, offset);
-    sp += __shfl_xor_sync(0xffffffffu, sp, offset);
-  }
-  if (threadIdx.x % 32 == 0) {
-    atomicAdd(counters, ep);
-    atomicAdd(counters + 1, sp);
-  }
-}
-
-// Cells of the global tree that hold this rank's particles alone (level by level, deepest first):
-// a leaf whose EPJs all come from below n_local and that holds no received superparticle, or a
-// cell whose children all are such.
-static __global__ void localOnlyCells(const TreeCell* __restrict__ cells, std::uint32_t begin, std::uint32_t n,
-                                      const std::uint32_t* __restrict__ ep_source, std::uint32_t n_local,
-                                      std::uint8_t* __restrict__ flags) {
-  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const std::uint32_t c = begin + i;
-  const TreeCell cell = cells[c];
-  bool local = true;
-  if (cell.isLeaf()) {
-    local = cell.sp_count == 0;
-    for (std::uint32_t k = cell.ep_first; k < cell.ep_first + cell.ep_count && local; ++k) local = ep_source[k] < n_local;
-  } else {
-    for (int k = 0; k < cell.child_count && local; ++k) local = flags[cell.child_first + k] != 0;
-  }
-  flags[c] = local ? 1 : 0;
-}
-
-// Whether a list entry needs nothing from other ranks: a global EPJ of this rank's, or a cell of
-// this rank's particles alone (received superparticles, indexed after the cells, never).
-struct LocalEntry {
-  const std::uint32_t* ep_source;
-  std::uint32_t n_local;
-  const std::uint8_t* local_cells;
-  std::uint32_t n_cells;
-  __device__ bool j(int k) const { return ep_source[k] < n_local; }
-  __device__ bool s(int c) const { return static_cast<std::uint32_t>(c) < n_cells && local_cells[c]; }
-};
-
-// One warp per group. Pass 1 (kWrite = false): how many of the group's j and s entries are local
-// (local_counts) and how many not (remote_counts), as [2g] and [2g + 1]. Pass 2: the entries, each
-// side in the list's order, at the scanned offsets.
-template <bool kWrite>
-__global__ void splitListsByOrigin(std::uint32_t n_groups, const std::int64_t* __restrict__ j_offsets,
-                                   const std::int64_t* __restrict__ s_offsets, const int* __restrict__ j_list,
-                                   const int* __restrict__ s_list, LocalEntry is_local, int* __restrict__ local_counts,
-                                   int* __restrict__ remote_counts, const std::int64_t* __restrict__ local_j_offsets,
-                                   const std::int64_t* __restrict__ local_s_offsets,
-                                   const std::int64_t* __restrict__ remote_j_offsets,
-                                   const std::int64_t* __restrict__ remote_s_offsets, int* __restrict__ local_j,
-                                   int* __restrict__ local_s, int* __restrict__ remote_j, int* __restrict__ remote_s) {
-  const std::uint32_t g = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const unsigned lane = threadIdx.x % 32;
-  if (g >= n_groups) return;
-  for (int side = 0; side < 2; ++side) {
-    const std::int64_t begin = side == 0 ? j_offsets[g] : s_offsets[g];
-    const std::int64_t end = side == 0 ? j_offsets[g + 1] : s_offsets[g + 1];
-    const int* list = side == 0 ? j_list : s_list;
-    std::int64_t at_local = 0, at_remote = 0;
-    if constexpr (kWrite) {
-      at_local = side == 0 ? local_j_offsets[g] : local_s_offsets[g];
-      at_remote = side == 0 ? remote_j_offsets[g] : remote_s_offsets[g];
-    }
-    int n_local = 0, n_remote = 0;
-    for (std::int64_t base = begin; base < end; base += 32) {
-      const std::int64_t k = base + lane;
-      const bool valid = k < end;
-      const int entry = valid ? list[k] : 0;
-      const bool local = valid && (side == 0 ? is_local.j(entry) : is_local.s(entry));
-      const unsigned local_mask = __ballot_sync(0xffffffffu, local);
-      const unsigned remote_mask = __ballot_sync(0xffffffffu, valid && !local);
-      const unsigned below = (1u << lane) - 1u;
-      if constexpr (kWrite) {
-        if (local) (side == 0 ? local_j : local_s)[at_local + n_local + __popc(local_mask & below)] = entry;
-        else if (valid) (side == 0 ? remote_j : remote_s)[at_remote + n_remote + __popc(remote_mask & below)] = entry;
-      }
-      n_local += __popc(local_mask);
-      n_remote += __popc(remote_mask);
-    }
-    if (!kWrite && lane == 0) {
-      local_counts[2 * g + side] = n_local;
-      remote_counts[2 * g + side] = n_remote;
-    }
-  }
-}
-
 }  // namespace kernel
 
 /// The long-range tree of the GPU-resident pipeline: build, walk and the user's interactions on
@@ -320,7 +210,7 @@ class ResidentTreeLong {
   ResidentTreeLong(double theta, int n_leaf_limit, int n_group_limit, Gpu policy = {},
                    ResidentTreeOptions options = {})
       : theta_(theta), n_leaf_limit_(n_leaf_limit), n_group_limit_(n_group_limit), policy_(policy),
-        options_(options) {
+        options_(options), walker_("ResidentTreeLong", options.stack_capacity) {
     require(theta >= 0.0, "ResidentTreeLong", "theta must be >= 0 (got {})", theta);
     require(n_leaf_limit > 0 && n_group_limit > 0, "ResidentTreeLong",
             "n_leaf_limit and n_group_limit must be positive (got {} and {})", n_leaf_limit, n_group_limit);
@@ -331,8 +221,6 @@ class ResidentTreeLong {
     require(options.stack_capacity >= 8 * kWalkThreads, "ResidentTreeLong",
             "ResidentTreeOptions::stack_capacity must hold at least one chunk's children ({}; got {})",
             8 * kWalkThreads, options.stack_capacity);
-    check(cudaGetDevice(&device_), "cudaGetDevice");
-    check(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device_), "cudaDeviceGetAttribute");
   }
 
   // ---- the whole step ------------------------------------------------------------------------------
@@ -366,7 +254,7 @@ class ResidentTreeLong {
   template <class Ep, class Sp>
   void computeForceFused(Ep ep, Sp sp) {
     launchFusedWalk(ep, sp);
-    checkOverflow();
+    walker_.checkOverflow(policy_);
   }
 
   /// The fused walk, enqueued without waiting (computeForceFused waits and checks the stacks).
@@ -374,12 +262,13 @@ class ResidentTreeLong {
   void launchFusedWalk(Ep ep, Sp sp) {
     const std::size_t n = epi_.size();
     force_.resize(n);
-    resetCounters();
+    walker_.resetCounters(policy_);
     using Kernel = decltype(&kernel::fusedWalk<kWalkThreads, kIPerThread, kJCapacity, kSCapacity, DI, DJ, DS, Force,
                                                Ep, Sp>);
     Kernel walk = &kernel::fusedWalk<kWalkThreads, kIPerThread, kJCapacity, kSCapacity, DI, DJ, DS, Force, Ep, Sp>;
-    const unsigned blocks = persistentBlocks(reinterpret_cast<const void*>(walk), groups_.size());
-    kernel::WalkTree tree = walkTree(blocks);
+    const unsigned blocks = walker_.persistentBlocks(reinterpret_cast<const void*>(walk), groups_.size());
+    kernel::WalkTree tree = walker_.prepare(policy_, walkedCells(walked()), blocks, groups_.data(), group_boxes_.data(),
+                                            groupSearchBoxes(), groups_.size(), true);
     walk<<<blocks, kWalkThreads, 0, stream()>>>(tree, epiImages(), walkedEpjImages(), walked().spj_images.data(), ep, sp,
                                                  force_.data());
     check(cudaGetLastError(), "fusedWalk kernel launch");
@@ -389,7 +278,7 @@ class ResidentTreeLong {
   /// Stage: the list-building walk: every group's EPJ and SPJ index lists in device memory (over
   /// the tree the groups walk: the local tree, or the global tree of a merged multi-rank step).
   void buildLists() {
-    resetCounters();
+    walker_.resetCounters(policy_);
     buildListsOver(walked(), group_lists_, "interaction lists");
     profile_.list_entries = static_cast<std::int64_t>(group_lists_.lists.j.size() + group_lists_.lists.s.size());
     marks_.mark(stream(), Stage::kLists);
@@ -400,8 +289,8 @@ class ResidentTreeLong {
   void computeForceFromLists(Ep ep, Sp sp) {
     forceFromLists(ep, sp, group_lists_, walked(), walkedEpjImages(), false);
     marks_.mark(stream(), Stage::kForce);
-    resetCounters();
-    countListInteractions(group_lists_);
+    walker_.resetCounters(policy_);
+    walker_.countInteractions(policy_, group_lists_);
   }
 
   /// Stage: the LET decision on the device: for each target box (another rank's particle box, not
@@ -419,8 +308,9 @@ class ResidentTreeLong {
             targets.size(), target_search_boxes.size());
     let_boxes_.assign(targets.data(), targets.size(), stream());
     if (symmetry) let_search_boxes_.assign(target_search_boxes.data(), target_search_boxes.size(), stream());
-    writeIndexLists(local_, let_boxes_.data(), symmetry ? let_search_boxes_.data() : nullptr,
-                    static_cast<std::uint32_t>(targets.size()), false, "LET selections", let_lists_);
+    walker_.writeLists(policy_, cub_, walkedCells(local_), let_boxes_.data(),
+                       symmetry ? let_search_boxes_.data() : nullptr, static_cast<std::uint32_t>(targets.size()),
+                       false, "LET selections", let_lists_);
   }
   /// selectLet's particles (local EPJ indices), target after target.
   const DeviceVector<int>& letParticles() const { return let_lists_.j; }
@@ -470,7 +360,7 @@ class ResidentTreeLong {
   /// The global tree's cells (see globalTreeBuilt()).
   const DeviceTreeShape& globalShape() const { return global_.shape; }
   /// The global tree's EPJ sources (see globalTreeBuilt()).
-  const DeviceVector<std::uint32_t>& globalEpSource() const { return global_particles_.ep_source; }
+  const DeviceVector<std::uint32_t>& globalEpSource() const { return global_particles_.ep_order.index; }
   /// The groups: (first particle << 32 | particle count), in key order.
   const DeviceVector<std::uint64_t>& groups() const { return groups_; }
   /// Each group's box of positions.
@@ -513,7 +403,7 @@ class ResidentTreeLong {
     b.cells = local_.bytes();
     b.groups = groups_.bytes() + group_scratch_.bytes() + group_flags_.bytes() + group_boxes_.bytes() +
                group_search_boxes_.bytes();
-    b.lists = group_lists_.bytes() + stack_.bytes();
+    b.lists = group_lists_.bytes() + walker_.bytes();
     b.force = force_.bytes();
     b.let = global_.bytes() + global_particles_.bytes() + let_exchange_.deviceBytes() + remote_group_lists_.bytes() +
             let_lists_.bytes() + let_boxes_.bytes() + let_search_boxes_.bytes();
@@ -523,23 +413,6 @@ class ResidentTreeLong {
   std::size_t deviceBytes() const { return deviceBytesByPart().total(); }
 
  private:
-  // Index lists of walks for targets (groups, or other ranks' boxes): counts, offsets, entries.
-  struct IndexLists {
-    DeviceVector<int> counts;                         // [2t]: particles, [2t + 1]: superparticles
-    DeviceVector<std::int64_t> j_offsets, s_offsets;  // per target, and the total last
-    DeviceVector<int> j, s;                           // particle indices, superparticle (cell) indices
-    std::size_t bytes() const { return counts.bytes() + j_offsets.bytes() + s_offsets.bytes() + j.bytes() + s.bytes(); }
-  };
-
-  // The groups' interaction lists over one tree, and the list kernel's description of them.
-  struct GroupLists {
-    IndexLists lists;
-    DeviceVector<kernel::WalkDesc> walks;
-    DeviceVector<int> task_offsets;
-    DeviceVector<kernel::WalkTask> tasks;
-    std::size_t bytes() const { return lists.bytes() + walks.bytes() + task_offsets.bytes() + tasks.bytes(); }
-  };
-
   // In step order. Several ranks, not merged: kLetSelect ends once the payloads are packed,
   // kLists and kForce are the local walk, kLetExchange the wait for the payloads after it (what the
   // overlap did not hide), kGlobalTree the LET tree, kLetLists and kLetForce its walk.
@@ -574,15 +447,13 @@ class ResidentTreeLong {
   // (for REUSE_LIST).
   struct GlobalParticles {
     DeviceVector<EPJ> staged;  // merged: the local EPJs, then the received ones; LET tree: received only
-    DeviceVector<MortonKey> ep_keys, ep_keys_alt, sp_keys, sp_keys_alt;
-    DeviceVector<std::uint32_t> ep_source, ep_source_alt, sp_source, sp_source_alt;
+    KeyOrder ep_order, sp_order;  // index: where each came from (staged, received_spj)
     DeviceVector<EPJ> epj;  // key order
     DeviceVector<DJ> dj;    // only when EPJ's device form differs from EPJ
     DeviceVector<SPJ> received_spj, spj;
     std::size_t bytes() const {
-      return staged.bytes() + ep_keys.bytes() + ep_keys_alt.bytes() + sp_keys.bytes() + sp_keys_alt.bytes() +
-             ep_source.bytes() + ep_source_alt.bytes() + sp_source.bytes() + sp_source_alt.bytes() + epj.bytes() +
-             dj.bytes() + received_spj.bytes() + spj.bytes();
+      return staged.bytes() + ep_order.bytes() + sp_order.bytes() + epj.bytes() + dj.bytes() + received_spj.bytes() +
+             spj.bytes();
     }
   };
 
@@ -643,7 +514,7 @@ class ResidentTreeLong {
         }
       }
       if (let_tree) finishLet();
-      if (fused) checkOverflow();
+      if (fused) walker_.checkOverflow(policy_);
       if (let_tree) {  // then the groups against the tree of what arrived, adding to their forces
         if (mode == REUSE_LIST) {
           refreshGlobalTree(false);
@@ -658,9 +529,9 @@ class ResidentTreeLong {
     }
     // Interactions: the fused kernel counted its own; lists are counted from their walks.
     const bool second_lists = let_tree || (merged && split_lists_);
-    if (!fused) resetCounters();
-    if (!fused) countListInteractions(group_lists_);
-    if (second_lists) countListInteractions(remote_group_lists_);
+    if (!fused) walker_.resetCounters(policy_);
+    if (!fused) walker_.countInteractions(policy_, group_lists_);
+    if (second_lists) walker_.countInteractions(policy_, remote_group_lists_);
     profile_.list_entries = static_cast<std::int64_t>(
         group_lists_.lists.j.size() + group_lists_.lists.s.size() +
         (second_lists ? remote_group_lists_.lists.j.size() + remote_group_lists_.lists.s.size() : 0));
@@ -927,24 +798,10 @@ class ResidentTreeLong {
   void buildGlobalTree(bool with_local) {
     GlobalParticles& g = global_particles_;
     const std::size_t n_local = with_local ? epj_.size() : 0, n_ep = g.staged.size(), n_sp = g.received_spj.size();
-    g.ep_keys.resize(n_ep);
-    g.ep_source.resize(n_ep);
-    if (n_local > 0) {
-      check(cudaMemcpyAsync(g.ep_keys.data(), order_.keys.data(), n_local * sizeof(MortonKey), cudaMemcpyDeviceToDevice,
-                            stream()),
-            "cudaMemcpyAsync (local keys)");
-      kernel::sequence<<<blocksFor(n_local, 256), 256, 0, stream()>>>(g.ep_source.data(), n_local);
-      check(cudaGetLastError(), "sequence kernel launch");
-    }
-    mortonKeys(policy_, root_, g.staged.data() + n_local, n_ep - n_local, g.ep_keys.data() + n_local,
-               g.ep_source.data() + n_local, static_cast<std::uint32_t>(n_local));
-    sortByKey(policy_, g.ep_keys, g.ep_keys_alt, g.ep_source, g.ep_source_alt, cub_);
-    g.sp_keys.resize(n_sp);
-    g.sp_source.resize(n_sp);
-    mortonKeys(policy_, root_, g.received_spj.data(), n_sp, g.sp_keys.data(), g.sp_source.data());
-    sortByKey(policy_, g.sp_keys, g.sp_keys_alt, g.sp_source, g.sp_source_alt, cub_);
+    sortIntoKeyOrder(policy_, root_, g.staged.data(), n_ep, g.ep_order, cub_, order_.keys.data(), n_local);
+    sortIntoKeyOrder(policy_, root_, g.received_spj.data(), n_sp, g.sp_order, cub_);
     gatherGlobalParticles();
-    linkCells(policy_, g.ep_keys.data(), n_ep, g.sp_keys.data(), n_sp, n_leaf_limit_, global_.shape, level_scratch_,
+    linkCells(policy_, g.ep_order.keys.data(), n_ep, g.sp_order.keys.data(), n_sp, n_leaf_limit_, global_.shape, level_scratch_,
               cub_);
     // The LET tree's cells whose cube this rank's particles may share are walked with care.
     computeCellMoments(global_, g.epj.data(), g.spj.data(), n_sp, true, with_local ? nullptr : &my_box_);
@@ -970,100 +827,28 @@ class ResidentTreeLong {
   // particles alone), kept in group_lists_, and the rest, in remote_group_lists_, each side in
   // the list's order. A REUSE_LIST step evaluates the first while the payloads travel.
   void splitListsByOrigin() {
-    GlobalParticles& g = global_particles_;
-    const DeviceTreeShape& shape = global_.shape;
-    const auto nc = static_cast<std::uint32_t>(shape.size());
-    const auto n_local = static_cast<std::uint32_t>(epj_.size());
-    local_only_cells_.resize(nc);
-    for (int level = shape.levels() - 1; level >= 0; --level) {
-      const std::uint32_t begin = shape.level_begin[static_cast<std::size_t>(level)];
-      const std::uint32_t n = shape.level_begin[static_cast<std::size_t>(level) + 1] - begin;
-      kernel::localOnlyCells<<<blocksFor(n, 256), 256, 0, stream()>>>(shape.cells.data(), begin, n,
-                                                                       g.ep_source.data(), n_local,
-                                                                       local_only_cells_.data());
-      check(cudaGetLastError(), "localOnlyCells kernel launch");
-    }
-    const auto ng = static_cast<std::uint32_t>(groups_.size());
-    const kernel::LocalEntry is_local{g.ep_source.data(), n_local, local_only_cells_.data(), nc};
-    IndexLists& all = group_lists_.lists;
-    IndexLists local, remote;
-    local.counts.resize(2 * std::size_t{ng});
-    remote.counts.resize(2 * std::size_t{ng});
-    const unsigned blocks = blocksFor(std::size_t{ng} * 32, 128);
-    if (ng > 0) {
-      kernel::splitListsByOrigin<false><<<blocks, 128, 0, stream()>>>(
-          ng, all.j_offsets.data(), all.s_offsets.data(), all.j.data(), all.s.data(), is_local, local.counts.data(),
-          remote.counts.data(), nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
-      check(cudaGetLastError(), "splitListsByOrigin (count) kernel launch");
-    }
-    scanListCounts(local, ng);
-    scanListCounts(remote, ng);
-    for (IndexLists* side : {&local, &remote}) {
-      side->j.resize(static_cast<std::size_t>(side->j_offsets.elementToHost(ng, stream())));
-      side->s.resize(static_cast<std::size_t>(side->s_offsets.elementToHost(ng, stream())));
-    }
-    if (ng > 0) {
-      kernel::splitListsByOrigin<true><<<blocks, 128, 0, stream()>>>(
-          ng, all.j_offsets.data(), all.s_offsets.data(), all.j.data(), all.s.data(), is_local, nullptr, nullptr,
-          local.j_offsets.data(), local.s_offsets.data(), remote.j_offsets.data(), remote.s_offsets.data(),
-          local.j.data(), local.s.data(), remote.j.data(), remote.s.data());
-      check(cudaGetLastError(), "splitListsByOrigin (write) kernel launch");
-    }
-    std::swap(group_lists_.lists, local);  // the full lists go with `local` at the end of the call
-    remote_group_lists_.lists = std::move(remote);
-    describeLists(group_lists_);
-    describeLists(remote_group_lists_);
+    gpu::splitListsByOrigin(policy_, cub_, global_.shape, global_particles_.ep_order.index.data(),
+                            static_cast<std::uint32_t>(epj_.size()), static_cast<std::uint32_t>(groups_.size()),
+                            local_only_cells_, group_lists_.lists, remote_group_lists_.lists);
+    describeGroupLists(policy_, cub_, groups_, kListChunk, group_lists_);
+    describeGroupLists(policy_, cub_, groups_, kListChunk, remote_group_lists_);
     split_lists_ = true;
   }
 
   // The groups' lists over `tree` and the list kernel's tasks for them.
-  void buildListsOver(const Cells& tree, GroupLists& out, const char* what) {
-    const std::uint32_t ng = static_cast<std::uint32_t>(groups_.size());
-    writeIndexLists(tree, group_boxes_.data(), groupSearchBoxes(), ng, true, what, out.lists);
-    describeLists(out);
-  }
-
-  // The list kernel's walk descriptors and tasks for the groups' lists in out.lists.
-  void describeLists(GroupLists& out) {
-    const std::uint32_t ng = static_cast<std::uint32_t>(groups_.size());
-    out.walks.resize(ng);
-    if (ng > 0)  // a rank without particles has no groups (several ranks)
-      kernel::describeWalks<<<blocksFor(ng, 256), 256, 0, stream()>>>(groups_.data(), ng, out.lists.counts.data(),
-                                                                         out.lists.j_offsets.data(),
-                                                                         out.lists.s_offsets.data(), out.walks.data());
-    out.task_offsets.resize(std::size_t{ng} + 1);
-    kernel::countTasks<<<blocksFor(std::size_t{ng} + 1, 256), 256, 0, stream()>>>(groups_.data(), ng, kListChunk,
-                                                                                   out.task_offsets.data());
-    exclusiveSum(cub_, out.task_offsets.data(), out.task_offsets.data(), static_cast<std::int64_t>(ng) + 1, stream(),
-                 "cub::DeviceScan::ExclusiveSum (tasks)");
-    const int n_tasks = out.task_offsets.elementToHost(ng, stream());
-    out.tasks.resize(static_cast<std::size_t>(n_tasks));
-    if (ng > 0)
-      kernel::writeTasks<<<blocksFor(ng, 256), 256, 0, stream()>>>(ng, out.task_offsets.data(), out.tasks.data(),
-                                                                     kListChunk);
-    check(cudaGetLastError(), "list description kernels launch");
+  void buildListsOver(const Cells& tree, DeviceGroupLists& out, const char* what) {
+    walker_.writeLists(policy_, cub_, walkedCells(tree), group_boxes_.data(), groupSearchBoxes(),
+                       static_cast<std::uint32_t>(groups_.size()), true, what, out.lists);
+    describeGroupLists(policy_, cub_, groups_, kListChunk, out);
   }
 
   // The list kernel over one set of lists into force_ (accumulate: adding to the forces there).
   template <class Ep, class Sp>
-  void forceFromLists(Ep ep, Sp sp, const GroupLists& gl, const Cells& tree, const DJ* epj_images, bool accumulate) {
+  void forceFromLists(Ep ep, Sp sp, const DeviceGroupLists& gl, const Cells& tree, const DJ* epj_images, bool accumulate) {
     require(!gl.walks.empty() || groups_.empty(), "ResidentTreeLong", "no interaction lists were built");
     force_.resize(epi_.size());
-    if (gl.tasks.empty()) return;
-    const unsigned blocks = static_cast<unsigned>(gl.tasks.size());
-    const kernel::IndexedSource<DJ> j{epj_images, gl.lists.j.data()};
-    const kernel::IndexedSource<DS> s{tree.spj_images.data(), gl.lists.s.data()};
-    if (accumulate)
-      kernel::multiwalkKernel<kListThreads, kListIPerThread, true, DI, DJ, DS, Force, Ep, Sp, kernel::IndexedSource<DJ>,
-                              kernel::IndexedSource<DS>, true>
-          <<<blocks, kListThreads, 0, stream()>>>(gl.tasks.data(), gl.walks.data(), epiImages(), j, s, ep, sp,
-                                                  force_.data());
-    else
-      kernel::multiwalkKernel<kListThreads, kListIPerThread, true, DI, DJ, DS, Force, Ep, Sp, kernel::IndexedSource<DJ>,
-                              kernel::IndexedSource<DS>>
-          <<<blocks, kListThreads, 0, stream()>>>(gl.tasks.data(), gl.walks.data(), epiImages(), j, s, ep, sp,
-                                                  force_.data());
-    check(cudaGetLastError(), "list force kernel launch");
+    evaluateGroupLists<kListThreads, kListIPerThread>(policy_, gl, epiImages(), epj_images, tree.spj_images.data(), ep,
+                                                      sp, force_.data(), accumulate);
   }
 
   // The global (or LET) tree's particles from the staged ones in key order; local_only: those
@@ -1079,13 +864,13 @@ class ResidentTreeLong {
       DJ* dj = nullptr;
       if constexpr (!std::is_same_v<DJ, EPJ>) dj = g.dj.data();
       kernel::gatherGlobalParticles<<<blocksFor(n_ep, 256), 256, 0, stream()>>>(
-          g.staged.data(), g.ep_source.data(), n_ep, source_limit, g.epj.data(), dj);
+          g.staged.data(), g.ep_order.index.data(), n_ep, source_limit, g.epj.data(), dj);
       check(cudaGetLastError(), "gatherGlobalParticles kernel launch");
     }
     if (local_only) return;
     if (n_sp > 0) {
       kernel::gatherSelected<<<blocksFor(n_sp, 256), 256, 0, stream()>>>(
-          g.received_spj.data(), g.sp_source.data(), n_sp, g.spj.data());
+          g.received_spj.data(), g.sp_order.index.data(), n_sp, g.spj.data());
       check(cudaGetLastError(), "gatherSelected kernel launch");
     }
   }
@@ -1140,128 +925,23 @@ class ResidentTreeLong {
     if constexpr (kSearches) computeCellSearchBoxes<SearchMode::SCATTER>(policy_, tree.shape, epj, 0.0, tree.search_boxes);
   }
 
-  unsigned persistentBlocks(const void* kernel_function, std::size_t work_items) const {
-    int per_sm = 0;
-    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_function, kWalkThreads, 0),
-          "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-    const auto blocks = static_cast<unsigned>(std::max(1, per_sm) * sm_count_);
-    return std::min<unsigned>(blocks, std::max<std::size_t>(1, work_items));
-  }
-
-  // The counting walk, the offsets, then the writing walk, for n targets.
-  void writeIndexLists(const Cells& cells, const Boxd* targets, const Boxd* target_search_boxes, std::uint32_t n,
-                       bool open_root, const char* what, IndexLists& lists) {
-    lists.counts.resize(2 * std::size_t{n});
-    auto count = &kernel::buildLists<kWalkThreads, false>;
-    auto write = &kernel::buildLists<kWalkThreads, true>;
-    const unsigned blocks = persistentBlocks(reinterpret_cast<const void*>(count), n);
-    kernel::WalkTree tree = walkTree(cells, blocks, targets, target_search_boxes, n, open_root);
-    if (n > 0) {
-      count<<<blocks, kWalkThreads, 0, stream()>>>(tree, lists.counts.data(), nullptr, nullptr, nullptr, nullptr);
-      check(cudaGetLastError(), "buildLists (count) kernel launch");
-    }
-    checkOverflow();
-    scanListCounts(lists, n);
-    const auto n_j = lists.j_offsets.elementToHost(n, stream());
-    const auto n_s = lists.s_offsets.elementToHost(n, stream());
-    require(n_j < (std::int64_t{1} << 31) && n_s < (std::int64_t{1} << 31), "ResidentTreeLong",
-            "{} of {} + {} entries exceed the 2^31 the list kernel indexes (lower theta's reach or "
-            "n_group_limit)", what, n_j, n_s);
-    lists.j.resize(static_cast<std::size_t>(n_j));
-    lists.s.resize(static_cast<std::size_t>(n_s));
-    check(cudaMemsetAsync(next_group_.data(), 0, sizeof(unsigned), stream()), "cudaMemsetAsync (group counter)");
-    if (n > 0) {
-      write<<<blocks, kWalkThreads, 0, stream()>>>(tree, nullptr, lists.j_offsets.data(), lists.s_offsets.data(),
-                                                    lists.j.data(), lists.s.data());
-      check(cudaGetLastError(), "buildLists (write) kernel launch");
-    }
-    checkOverflow();
-  }
-
-  // The groups' walk: over the global tree when there is one.
-  kernel::WalkTree walkTree(unsigned blocks) {
-    return walkTree(walked(), blocks, group_boxes_.data(), groupSearchBoxes(), groups_.size(), true);
+  // What the walks read of `tree`.
+  WalkedCells walkedCells(const Cells& tree) const {
+    return {tree.shape.cells.data(), tree.walk_cells.data(), static_cast<std::uint32_t>(tree.shape.size()),
+            kSearches ? tree.search_boxes.data() : nullptr};
   }
   const Boxd* groupSearchBoxes() const {
     return kSearch == LongSearchMode::SYMMETRY ? group_search_boxes_.data() : nullptr;
   }
-  kernel::WalkTree walkTree(const Cells& cells, unsigned blocks, const Boxd* targets, const Boxd* target_search_boxes,
-                            std::size_t n_targets, bool open_root) {
-    stack_.resize(static_cast<std::size_t>(blocks) * static_cast<std::size_t>(options_.stack_capacity));
-    next_group_.resize(1);
-    overflow_.resize(1);
-    check(cudaMemsetAsync(next_group_.data(), 0, sizeof(unsigned), stream()), "cudaMemsetAsync (group counter)");
-    const int none = -1;
-    check(cudaMemcpyAsync(overflow_.data(), &none, sizeof(int), cudaMemcpyHostToDevice, stream()),
-          "cudaMemcpyAsync (overflow flag)");
-    return {cells.shape.cells.data(),   cells.walk_cells.data(), static_cast<std::uint32_t>(cells.shape.size()),
-            groups_.data(),        targets,            static_cast<std::uint32_t>(n_targets),
-            open_root,             next_group_.data(), stack_.data(),
-            options_.stack_capacity, overflow_.data(), counters_.data(),
-            kSearches ? cells.search_boxes.data() : nullptr, target_search_boxes};
-  }
-
-  void checkOverflow() {
-    const int group = overflow_.elementToHost(0, stream());
-    require(group < 0, "ResidentTreeLong",
-            "the walk of group {} needed more than the {} stack entries per block of ResidentTreeOptions::stack_capacity "
-            "(raise it)", group, options_.stack_capacity);
-  }
-
-  void resetCounters() {
-    counters_.resize(2);
-    check(cudaMemsetAsync(counters_.data(), 0, 2 * sizeof(unsigned long long), stream()), "cudaMemsetAsync (counters)");
-  }
-
-  // Adds the i-j and i-s pairs of a set of lists' walks to the counters.
-  void countListInteractions(const GroupLists& gl) {
-    if (gl.walks.empty()) return;
-    kernel::countInteractions<<<blocksFor(gl.walks.size(), 256), 256, 0, stream()>>>(
-        gl.walks.data(), static_cast<std::uint32_t>(gl.walks.size()), counters_.data());
-    check(cudaGetLastError(), "countInteractions kernel launch");
-  }
-
-  // Each target's j and s list offsets: the counts split into two 64-bit arrays with a 0
-  // appended, then exclusive scans (offsets[n] is the total).
-  void scanListCounts(IndexLists& lists, std::uint32_t n) {
-    lists.j_offsets.resize(std::size_t{n} + 1);
-    lists.s_offsets.resize(std::size_t{n} + 1);
-    kernel::splitListCounts<<<blocksFor(std::size_t{n} + 1, 256), 256, 0, stream()>>>(
-        lists.counts.data(), n, lists.j_offsets.data(), lists.s_offsets.data());
-    check(cudaGetLastError(), "splitListCounts kernel launch");
-    for (DeviceVector<std::int64_t>* offsets : {&lists.j_offsets, &lists.s_offsets}) {
-      exclusiveSum(cub_, offsets->data(), offsets->data(), static_cast<std::int64_t>(n) + 1, stream(),
-                   "cub::DeviceScan::ExclusiveSum (list offsets)");
-    }
-  }
 
   void finishProfile() {
-    profile_.total = marks_.collect([&](Stage stage, double seconds) {
-      switch (stage) {
-        case Stage::kRoot: profile_.root = seconds; break;
-        case Stage::kKeys: profile_.keys = seconds; break;
-        case Stage::kSort: profile_.sort = seconds; break;
-        case Stage::kReorder: profile_.reorder = seconds; break;
-        case Stage::kLink: profile_.link = seconds; break;
-        case Stage::kMoments: profile_.moments = seconds; break;
-        case Stage::kGroups: profile_.groups = seconds; break;
-        case Stage::kLetSelect: profile_.let_select = seconds; break;
-        case Stage::kLetExchange: profile_.let_exchange = seconds; break;
-        case Stage::kGlobalTree: profile_.global_tree += seconds; break;
-        case Stage::kGlobalLocal: profile_.global_tree += seconds; break;
-        case Stage::kLists: profile_.lists += seconds; break;
-        case Stage::kForce: profile_.force += seconds; break;
-        case Stage::kLetLists: profile_.lists += seconds; break;
-        case Stage::kLetForce: profile_.force += seconds; break;
-        case Stage::kWriteBack: profile_.write_back = seconds; break;
-        case Stage::kCount: break;
-      }
-    });
-    if (!counters_.empty()) {
-      const std::vector<unsigned long long> counts = counters_.toHost(stream());
-      profile_.interactions_ep = static_cast<std::int64_t>(counts[0]);
-      profile_.interactions_sp = static_cast<std::int64_t>(counts[1]);
-    }
+    using P = ResidentProfile;
+    // Stage's fields, in its order: the local-part and LET-tree stages add to the ones they share.
+    static constexpr typename StageMarks<Stage>::template Fields<P> kFields = {
+        &P::root,        &P::keys,  &P::sort,  &P::reorder,      &P::link,        &P::moments, &P::groups, &P::let_select,
+        &P::global_tree, &P::lists, &P::force, &P::let_exchange, &P::global_tree, &P::lists,   &P::force,  &P::write_back};
+    profile_.total = marks_.collectInto(profile_, kFields);
+    std::tie(profile_.interactions_ep, profile_.interactions_sp) = walker_.interactions(policy_);
     profile_.device_bytes = static_cast<std::int64_t>(deviceBytes());
   }
 
@@ -1297,7 +977,6 @@ class ResidentTreeLong {
   int n_leaf_limit_, n_group_limit_;
   Gpu policy_;
   ResidentTreeOptions options_;
-  int device_ = 0, sm_count_ = 1;
   RootCell root_;
   OpeningCriterion criterion_;
   CubScratch cub_;
@@ -1320,17 +999,15 @@ class ResidentTreeLong {
   DeviceVector<std::uint8_t> group_flags_;
   DeviceVector<Boxd> group_boxes_;
   DeviceVector<Force> force_;
-  DeviceVector<int> stack_, overflow_;
-  DeviceVector<unsigned> next_group_;
-  DeviceVector<unsigned long long> counters_;
-  GroupLists group_lists_;      // the groups' lists over the walked tree (local, or global when merged)
+  DeviceWalker<kWalkThreads> walker_;  // the walks' stacks, counters and launch shape
+  DeviceGroupLists group_lists_;      // the groups' lists over the walked tree (local, or global when merged)
   // Several ranks: the groups' lists over the LET tree (kLetTree), or, once split by origin
   // (kReuseSteps), the entries of the global tree's lists that need other ranks' data (the others
   // stay in group_lists_).
-  GroupLists remote_group_lists_;
+  DeviceGroupLists remote_group_lists_;
   bool split_lists_ = false;
   DeviceVector<std::uint8_t> local_only_cells_;  // global tree cells holding this rank's particles alone
-  IndexLists let_lists_;        // the LET selections, one target per peer
+  DeviceIndexLists let_lists_;        // the LET selections, one target per peer
   DeviceVector<Boxd> let_boxes_, let_search_boxes_;
   DeviceVector<Boxd> group_search_boxes_;  // symmetry search trees: the groups' search spheres
   bool lists_kept_ = false;

@@ -407,15 +407,12 @@ class ResidentTreeShort {
     marks_.mark(stream(), Stage::kLet);
     const Boxd bounds = boundingBox(policy_, global_.staged.data(), total, cub_);
     global_.root = total > 0 ? rootCellAround(bounds) : RootCell{};
-    global_.keys.resize(total);
-    global_.index.resize(total);
-    mortonKeys(policy_, global_.root, global_.staged.data(), total, global_.keys.data(), global_.index.data());
-    sortByKey(policy_, global_.keys, global_.keys_alt, global_.index, global_.index_alt, cub_);
+    sortIntoKeyOrder(policy_, global_.root, global_.staged.data(), total, global_.order, cub_);
     gatherGlobalParticles();
     global_.shape.cells.resize(0);
     global_.shape.level_begin.assign({0, 0});
     if (total > 0) {
-      linkCells(policy_, global_.keys.data(), total, nullptr, 0, n_leaf_limit_, global_.shape, level_scratch_, cub_);
+      linkCells(policy_, global_.order.keys.data(), total, nullptr, 0, n_leaf_limit_, global_.shape, level_scratch_, cub_);
       computeSearchBoxes(global_.shape, global_.epj.data(), global_.boxes);
     }
     profile_.n_cells = static_cast<std::int64_t>(global_.shape.size());
@@ -566,14 +563,12 @@ class ResidentTreeShort {
   struct GlobalTree {
     DeviceVector<EPJ> staged;  // local EPJs, own images, received ones
     RootCell root;
-    DeviceVector<MortonKey> keys, keys_alt;
-    DeviceVector<std::uint32_t> index, index_alt;  // index[k]: the staged particle at key position k
+    KeyOrder order;  // order.index[k]: the staged particle at key position k
     DeviceVector<EPJ> epj;                         // key order
     DeviceTreeShape shape;
     DeviceVector<DeviceCellBoxes> boxes;
     std::size_t bytes() const {
-      return staged.bytes() + keys.bytes() + keys_alt.bytes() + index.bytes() + index_alt.bytes() + epj.bytes() +
-             shape.cells.bytes() + boxes.bytes();
+      return staged.bytes() + order.bytes() + epj.bytes() + shape.cells.bytes() + boxes.bytes();
     }
   };
 
@@ -618,7 +613,7 @@ class ResidentTreeShort {
     const std::size_t total = global_.staged.size();
     global_.epj.resize(total);
     if (total == 0) return;
-    kernel::gatherSelected<<<blocksFor(total, 256), 256, 0, stream()>>>(global_.staged.data(), global_.index.data(),
+    kernel::gatherSelected<<<blocksFor(total, 256), 256, 0, stream()>>>(global_.staged.data(), global_.order.index.data(),
                                                                           total, global_.epj.data());
     check(cudaGetLastError(), "gatherSelected kernel launch (global tree)");
   }
@@ -924,22 +919,12 @@ class ResidentTreeShort {
   }
 
   void finishProfile() {
-    profile_.total = marks_.collect([&](Stage stage, double seconds) {
-      switch (stage) {
-        case Stage::kRoot: profile_.root = seconds; break;
-        case Stage::kKeys: profile_.keys = seconds; break;
-        case Stage::kSort: profile_.sort = seconds; break;
-        case Stage::kReorder: profile_.reorder = seconds; break;
-        case Stage::kLink: profile_.link = seconds; break;
-        case Stage::kBoxes: profile_.boxes = seconds; break;
-        case Stage::kLet: profile_.let = seconds; break;
-        case Stage::kGlobalTree: profile_.global_tree = seconds; break;
-        case Stage::kSearch: profile_.search = seconds; break;
-        case Stage::kForce: profile_.force = seconds; break;
-        case Stage::kWriteBack: profile_.write_back = seconds; break;
-        case Stage::kCount: break;
-      }
-    });
+    using P = ResidentShortProfile;
+    // Stage's fields, in its order.
+    static constexpr typename StageMarks<Stage>::template Fields<P> kFields = {
+        &P::root, &P::keys, &P::sort, &P::reorder, &P::link, &P::boxes, &P::let, &P::global_tree, &P::search, &P::force,
+        &P::write_back};
+    profile_.total = marks_.collectInto(profile_, kFields);
     profile_.device_bytes = static_cast<std::int64_t>(deviceBytes());
   }
 

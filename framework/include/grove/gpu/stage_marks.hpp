@@ -2,6 +2,7 @@
 /// @file
 /// grove::gpu::StageMarks: per-stage device times of a resident tree's step
 /// (grove/force/resident_tree_*.cuh). Needs the CUDA runtime headers, not nvcc.
+#include <array>
 #include <cstddef>
 #include <vector>
 
@@ -42,6 +43,22 @@ class StageMarks {
       previous = &events_[static_cast<std::size_t>(s)];
     }
     return events_[static_cast<std::size_t>(order_.back())].secondsSince(start_);
+  }
+
+  /// Per-stage fields of a profile: fields[s] is the field that stage s's time goes to (stages
+  /// may share a field, whose time is then their sum; null: not kept).
+  template <class Profile>
+  using Fields = std::array<double Profile::*, static_cast<std::size_t>(Stage::kCount)>;
+
+  /// collect() into `profile`: each field of `fields` set to the time of its stages marked since
+  /// begin() (0 when none was); returns the whole span.
+  template <class Profile>
+  double collectInto(Profile& profile, const Fields<Profile>& fields) {
+    for (const auto field : fields)
+      if (field) profile.*field = 0.0;
+    return collect([&](Stage stage, double seconds) {
+      if (const auto field = fields[static_cast<std::size_t>(stage)]) profile.*field += seconds;
+    });
   }
 
  private:

@@ -45,6 +45,12 @@ __global__ void gatherParticles(const FP* __restrict__ in, const std::uint32_t* 
   if constexpr (!std::is_same_v<DJ, EPJ>) dj[k] = DeviceForm<EPJ>::make(j);
 }
 
+// index[k] = k: the identity permutation (items whose keys are known to be in order).
+static __global__ void sequence(std::uint32_t* __restrict__ index, std::size_t n) {
+  const std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k < n) index[k] = static_cast<std::uint32_t>(k);
+}
+
 template <class FP, class Force>
 __global__ void writeBackForces(FP* __restrict__ particles, const Force* __restrict__ force, std::size_t n) {
   const std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -83,6 +89,28 @@ void sortIntoKeyOrder(Gpu policy, const RootCell& root, DeviceParticleSystem<FP>
   gather(psys, order.index.data(), psys.reorderBuffer());
   psys.adoptReordered();
   marks.mark(policy.stream, Stage::kReorder);
+}
+
+/// The key order of n items (a device array) under root: their keys, stably sorted, into `order`
+/// (resized to n; order.index[k]: the item now at place k). The first n_keyed items already have
+/// their keys, ascending, in keyed (a tree's own particles at the head of a global tree's): those
+/// are copied, not recomputed, and the stable sort keeps each before the later items of its key.
+/// On the policy's stream; not waited for.
+template <class P>
+void sortIntoKeyOrder(Gpu policy, const RootCell& root, const P* items, std::size_t n, KeyOrder& order,
+                      CubScratch& cub, const MortonKey* keyed = nullptr, std::size_t n_keyed = 0) {
+  order.keys.resize(n);
+  order.index.resize(n);
+  if (n_keyed > 0) {
+    check(cudaMemcpyAsync(order.keys.data(), keyed, n_keyed * sizeof(MortonKey), cudaMemcpyDeviceToDevice,
+                          policy.stream),
+          "cudaMemcpyAsync (known keys)");
+    kernel::sequence<<<blocksFor(n_keyed, 256), 256, 0, policy.stream>>>(order.index.data(), n_keyed);
+    check(cudaGetLastError(), "sequence kernel launch");
+  }
+  mortonKeys(policy, root, items + n_keyed, n - n_keyed, order.keys.data() + n_keyed, order.index.data() + n_keyed,
+             static_cast<std::uint32_t>(n_keyed));
+  sortByKey(policy, order.keys, order.keys_alt, order.index, order.index_alt, cub);
 }
 
 /// particles[k].copyFromForce(force[k]) for each of the n particles (device arrays), on the
