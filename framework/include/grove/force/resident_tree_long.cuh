@@ -28,8 +28,8 @@
 /// LET to and which send it one (ResidentTreeOptions::let_mode: by default only ranks whose
 /// particles the opening criterion cannot accept whole; the others' root superparticles stand in).
 /// The LET decision runs on the device against the peers' boxes (selectLet), the payloads are
-/// packed on the device and travel device to device (let/let_exchange_gpu.cuh,
-/// gpu/device_transport.hpp).
+/// packed on the device and travel device to device (let/long_range_let_gpu.cuh,
+/// let/let_exchange_gpu.cuh, gpu/device_transport.hpp).
 /// ResidentTreeOptions::let_overlap orders the rest:
 ///   kReuseSteps (default)  the received EPJs and SPJs are merged with the local EPJs into one
 ///       global tree, in the host's order (received particles after local ones of the same key,
@@ -66,6 +66,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cub/device/device_scan.cuh>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -82,7 +83,7 @@
 #include "grove/gpu/multiwalk/multiwalk_kernel.cuh"
 #include "grove/gpu/device_particle_system.hpp"
 #include "grove/gpu/device_vector.hpp"
-#include "grove/let/let_exchange_gpu.cuh"
+#include "grove/let/long_range_let_gpu.cuh"
 #include "grove/walk/neighbour_search_gpu.cuh"
 #include "grove/force/resident_profile.hpp"
 #include "grove/tree/key_order_gpu.cuh"
@@ -356,7 +357,7 @@ class ResidentTreeLong {
   /// Whether the last multi-rank step walked a LET tree after the local one (not merged).
   bool letTreeBuilt() const { return let_tree_built_; }
   /// How LET payloads travel (null before the first multi-rank step).
-  const DeviceTransport* letTransport() const { return let_exchange_.transport(); }
+  const DeviceTransport* letTransport() const { return let_.transport(); }
   /// The global tree's cells (see globalTreeBuilt()).
   const DeviceTreeShape& globalShape() const { return global_.shape; }
   /// The global tree's EPJ sources (see globalTreeBuilt()).
@@ -405,7 +406,7 @@ class ResidentTreeLong {
                group_search_boxes_.bytes();
     b.lists = group_lists_.bytes() + walker_.bytes();
     b.force = force_.bytes();
-    b.let = global_.bytes() + global_particles_.bytes() + let_exchange_.deviceBytes() + remote_group_lists_.bytes() +
+    b.let = global_.bytes() + global_particles_.bytes() + let_.deviceBytes() + remote_group_lists_.bytes() +
             let_lists_.bytes() + let_boxes_.bytes() + let_search_boxes_.bytes();
     return b;
   }
@@ -435,13 +436,7 @@ class ResidentTreeLong {
     }
   };
 
-  // What each rank tells the others about its tree when LETs are planned (allgathered).
-  struct RankSummary {
-    Boxd box;        // its particles' box (a search tree's: of its EPIs); empty when it has none
-    Vec3d root_pos;  // its root cell's expansion centre
-    SPJ root;        // its root cell's superparticle, which stands in for it where it is far
-    int has = 0;     // whether it holds particles
-  };
+  using RankSummary = typename DeviceLongRangeLet<EPJ, SPJ>::RankSummary;
 
   // The global (merged) or LET tree's particles and superparticles, and where each came from
   // (for REUSE_LIST).
@@ -470,7 +465,7 @@ class ResidentTreeLong {
       requireReusable(psys, several_ranks);
       refresh(psys);
       if (several_ranks) {
-        if (any_far_) refreshFarRoots(*comm);  // a collective: only when some rank has far ranks
+        if (let_.anyFar()) refreshFarRoots(*comm);  // a collective: only when some rank has far ranks
         startLet();
       }
     } else {
@@ -478,7 +473,7 @@ class ResidentTreeLong {
       if (several_ranks) {
         planLet(*comm);
         // The local cells whose cube a peer's particles may share: walked with care (finishCells).
-        if (let_tree) finishCells(local_, true, &peer_boxes_);
+        if (let_tree) finishCells(local_, true, &let_.peerBoxes());
         startLet();
       }
     }
@@ -692,69 +687,30 @@ class ResidentTreeLong {
     return mine;
   }
 
-  // Several ranks, on a step that builds: who sends whom a LET (decided alike on both sides of
-  // every pair from allgathered summaries), this rank's selections for its targets on the device
-  // (selectLet), and their sizes to the targets (point to point).
+  // Several ranks, on a step that builds: who sends whom a LET (let/long_range_let_gpu.cuh),
+  // this rank's selections for its targets on the device (selectLet), and their sizes.
   void planLet(const Comm& comm) {
-    const int ranks = comm.size(), me = comm.rank();
-    const std::size_t n_local = epj_.size();
     // The boxes: of the EPJs, as the host's planLet; a search tree's reach is of the EPIs, as the
-    // host's planSearchLet (empty when a rank has none).
+    // host's planSearchLet (empty when a rank has none); symmetry search trees: every rank's box of
+    // its i-particles' search spheres too.
     const Boxd my_box = kSearches ? boundingBox(policy_, epi_.data(), epi_.size(), cub_)
-                                  : boundingBox(policy_, epj_.data(), n_local, cub_);
-    const std::vector<RankSummary> all = comm.allgather(rootSummary(my_box));
-    // Symmetry search trees: every rank's box of its i-particles' search spheres too.
-    std::vector<Boxd> reaches;
+                                  : boundingBox(policy_, epj_.data(), epj_.size(), cub_);
+    const RankSummary mine = rootSummary(my_box);
+    std::optional<Boxd> reach;
     if constexpr (kSearch == LongSearchMode::SYMMETRY)
-      reaches = comm.allgather(boundingBox(policy_, epi_.data(), epi_.size(), cub_, search::SearchBoxOf{}));
-    const bool fast = letFast();
-    // Whether rank `source`'s tree must be opened for rank `target`'s box (else its root stands in).
-    auto opens = [&](int target, int source) {
-      const RankSummary& t = all[static_cast<std::size_t>(target)];
-      const RankSummary& s = all[static_cast<std::size_t>(source)];
-      return s.has && !t.box.isEmpty() && (!fast || criterion_.opensExtent(t.box, s.root_pos, s.box));
-    };
-    std::vector<Boxd> target_boxes, target_reaches;
-    std::vector<int> targets, sources;
-    far_ranks_.clear();
-    for (int r = 0; r < ranks; ++r) {
-      if (r == me) continue;
-      if (opens(r, me)) {
-        targets.push_back(r);
-        target_boxes.push_back(all[static_cast<std::size_t>(r)].box);
-        if (!reaches.empty()) target_reaches.push_back(reaches[static_cast<std::size_t>(r)]);
-      }
-      if (opens(me, r)) sources.push_back(r);
-      else if (all[static_cast<std::size_t>(r)].has && !my_box.isEmpty()) far_ranks_.push_back(r);
-    }
-    far_roots_.clear();
-    for (int r : far_ranks_) far_roots_.push_back(all[static_cast<std::size_t>(r)].root);
-    any_far_ = comm.allreduceMax(far_ranks_.empty() ? 0 : 1) == 1;
-    // The boxes of the peers' particles and of mine: where the local and LET trees share cubes.
-    std::vector<Boxd> peer_boxes;
-    for (int r : targets) peer_boxes.push_back(all[static_cast<std::size_t>(r)].box);
-    for (int r : sources)
-      if (!std::binary_search(targets.begin(), targets.end(), r)) peer_boxes.push_back(all[static_cast<std::size_t>(r)].box);
-    peer_boxes_.assign(peer_boxes.data(), peer_boxes.size(), stream());
-    my_box_.assign(&my_box, my_box.isEmpty() ? 0 : 1, stream());
-    selectLet(target_boxes, target_reaches);
-    const std::vector<std::int64_t> j_offsets = let_lists_.j_offsets.toHost(stream());
-    const std::vector<std::int64_t> s_offsets = let_lists_.s_offsets.toHost(stream());
-    std::vector<int> send_ep(targets.size()), send_sp(targets.size());
-    for (std::size_t t = 0; t < targets.size(); ++t) {
-      send_ep[t] = static_cast<int>(j_offsets[t + 1] - j_offsets[t]);
-      send_sp[t] = static_cast<int>(s_offsets[t + 1] - s_offsets[t]);
-    }
-    let_exchange_.setCounts(comm, targets, send_ep, send_sp, sources, options_.transport);
-    profile_.let_peers = static_cast<std::int64_t>(targets.size() + sources.size());
+      reach = boundingBox(policy_, epi_.data(), epi_.size(), cub_, search::SearchBoxOf{});
+    let_.plan(comm, policy_, mine, reach, criterion_, letFast(), options_.transport,
+              [&](const std::vector<Boxd>& boxes, const std::vector<Boxd>& reaches) -> const DeviceIndexLists& {
+                selectLet(boxes, reaches);
+                return let_lists_;
+              });
+    profile_.let_peers = static_cast<std::int64_t>(let_.peers());
   }
 
   // REUSE_LIST with far ranks: their fresh root superparticles (the kept plan's far ranks).
   void refreshFarRoots(const Comm& comm) {
-    const std::vector<RankSummary> all = comm.allgather(rootSummary(Boxd::empty()));
-    for (std::size_t k = 0; k < far_ranks_.size(); ++k)
-      far_roots_[k] = all[static_cast<std::size_t>(far_ranks_[k])].root;
-    profile_.let_peers = static_cast<std::int64_t>(let_exchange_.targets().size() + let_exchange_.sources().size());
+    let_.refreshFarRoots(comm, rootSummary(Boxd::empty()));
+    profile_.let_peers = static_cast<std::int64_t>(let_.peers());
   }
 
   // Packs the selections' current payloads and posts their exchange (planLet done): the received
@@ -763,31 +719,18 @@ class ResidentTreeLong {
   void startLet() {
     GlobalParticles& g = global_particles_;
     const bool merged = options_.let_overlap != ResidentTreeOptions::LetOverlap::kLetTree;
-    const std::size_t n_local = merged ? epj_.size() : 0, n_ep = let_exchange_.receivedEp();
-    const std::size_t n_sp = let_exchange_.receivedSp();
-    require(n_local + n_ep < (std::size_t{1} << 31), "ResidentTreeLong",
-            "{} local and {} received particles exceed the 2^31 a resident tree indexes", n_local, n_ep);
-    g.staged.resize(n_local + n_ep);
-    g.received_spj.resize(n_sp + far_roots_.size());
-    if (n_local > 0)
-      check(cudaMemcpyAsync(g.staged.data(), epj_.data(), n_local * sizeof(EPJ), cudaMemcpyDeviceToDevice, stream()),
-            "cudaMemcpyAsync (local EPJs to the global tree)");
-    if (!far_roots_.empty())  // pageable: the call returns once the bytes are staged
-      check(cudaMemcpyAsync(g.received_spj.data() + n_sp, far_roots_.data(), far_roots_.size() * sizeof(SPJ),
-                            cudaMemcpyHostToDevice, stream()),
-            "cudaMemcpyAsync (far ranks' root superparticles)");
-    let_exchange_.start(policy_, epj_.data(), local_.moments.data(), let_lists_.j.data(), let_lists_.s.data(),
-                        g.staged.data() + n_local, g.received_spj.data());
-    profile_.let_ep_sent = static_cast<std::int64_t>(let_exchange_.sentEp());
-    profile_.let_sp_sent = static_cast<std::int64_t>(let_exchange_.sentSp());
-    profile_.let_ep_received = static_cast<std::int64_t>(n_ep);
+    let_.start(policy_, epj_.data(), merged ? epj_.size() : 0, local_.moments.data(), let_lists_, g.staged,
+               g.received_spj, "ResidentTreeLong");
+    profile_.let_ep_sent = static_cast<std::int64_t>(let_.sentEp());
+    profile_.let_sp_sent = static_cast<std::int64_t>(let_.sentSp());
+    profile_.let_ep_received = static_cast<std::int64_t>(let_.receivedEp());
     profile_.let_sp_received = static_cast<std::int64_t>(g.received_spj.size());
     marks_.mark(stream(), Stage::kLetSelect);
   }
 
   // Waits for the payloads: later work on the stream sees them.
   void finishLet() {
-    let_exchange_.finish(policy_);
+    let_.finish(policy_);
     marks_.mark(stream(), Stage::kLetExchange);
   }
 
@@ -804,7 +747,7 @@ class ResidentTreeLong {
     linkCells(policy_, g.ep_order.keys.data(), n_ep, g.sp_order.keys.data(), n_sp, n_leaf_limit_, global_.shape, level_scratch_,
               cub_);
     // The LET tree's cells whose cube this rank's particles may share are walked with care.
-    computeCellMoments(global_, g.epj.data(), g.spj.data(), n_sp, true, with_local ? nullptr : &my_box_);
+    computeCellMoments(global_, g.epj.data(), g.spj.data(), n_sp, true, with_local ? nullptr : &let_.myBox());
     computeSearchBoxes(global_, g.epj.data());
     profile_.n_global_cells = static_cast<std::int64_t>(global_.shape.size());
     (with_local ? global_built_ : let_tree_built_) = true;
@@ -988,11 +931,7 @@ class ResidentTreeLong {
   DeviceVector<DJ> dj_;
   Cells local_, global_;  // the local tree; the global tree (several ranks)
   GlobalParticles global_particles_;
-  DeviceLetExchange<EPJ, SPJ> let_exchange_;
-  DeviceVector<Boxd> peer_boxes_, my_box_;  // LET peers' particle boxes, and this rank's
-  std::vector<int> far_ranks_;   // ranks whose root superparticle stands in for their LET
-  std::vector<SPJ> far_roots_;   // their roots, in that order (the LET's last superparticles)
-  bool any_far_ = false;         // whether any rank has far ranks (reuse steps then refresh roots)
+  DeviceLongRangeLet<EPJ, SPJ> let_;  // several ranks: who exchanges with whom, the payloads
   bool global_built_ = false;    // the merged global tree of the last multi-rank step
   bool let_tree_built_ = false;  // the LET tree of the last multi-rank step (not merged)
   DeviceVector<std::uint64_t> groups_, group_scratch_;
