@@ -62,12 +62,9 @@
 /// @endverbatim
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cub/device/device_scan.cuh>
 #include <optional>
-#include <string>
 #include <tuple>
 #include <type_traits>
 #include <vector>
@@ -175,8 +172,8 @@ __global__ void superparticleImages(const SPJ* __restrict__ spj, std::size_t n, 
 ///
 /// Needs: Force, EPI, EPJ, the moment and the SPJ trivially copyable, their members that the
 /// device calls GROVE_HOST_DEVICE; interactions ep(const EPI&, const DeviceFormOf<EPJ>&, Force&)
-/// and sp(const EPI&, const DeviceFormOf<SPJ>&, Force&) callable on the device; a CUDA device
-/// current when it is made. Promises: forces as the host's TreeForForceLong computes them (the
+/// and sp(const EPI&, const DeviceFormOf<SPJ>&, Force&) callable on the device; the CUDA
+/// device current at its first step stays its device. Promises: forces as the host's TreeForForceLong computes them (the
 /// same criterion and, with POINT_TO_POINT on several ranks, the same lists); every body's own
 /// EPJ reaches ep once (doc/gpu_resident.md, "Self pairs"); bad arguments and misuse (a
 /// REUSE_LIST after a reorder) throw grove::Error naming them.
@@ -191,8 +188,12 @@ class ResidentTreeLong {
   static constexpr int kIPerThread = 4;      ///< fused walk: i-particles per thread (512 per pass)
   static constexpr int kJCapacity = 2048;    ///< fused walk: shared-memory EPJ index buffer
   static constexpr int kSCapacity = 1024;    ///< fused walk: shared-memory SPJ index buffer
-  static constexpr int kListThreads = 64;    ///< the list kernel: the multiwalk engine's shape
-  static constexpr int kListIPerThread = 1;  ///< the list kernel: i-particles per thread
+  /// The list kernel: threads per block. 32 threads of 2 i-particles each take the same 64-particle
+  /// tasks as the engine's 64 x 1 and load each source once for two i-particles: 4 % less kernel
+  /// time for the monopole, 0.3-1 % for the quadrupole, the same sums in the same order
+  /// (doc/performance.md, issue 31).
+  static constexpr int kListThreads = 32;
+  static constexpr int kListIPerThread = 2;  ///< the list kernel: i-particles per thread
   static constexpr int kListChunk = kListThreads * kListIPerThread;  ///< the list kernel: i-particles per block
 
   static_assert(std::is_trivially_copyable_v<EPI> && std::is_trivially_copyable_v<EPJ> &&
@@ -894,11 +895,7 @@ class ResidentTreeLong {
   }
   // What the groups walk: the global tree after a multi-rank build, else the local tree.
   const Cells& walked() const { return global_built_ ? global_ : local_; }
-  const DJ* walkedEpjImages() const {
-    if (!global_built_) return epjImages();
-    if constexpr (std::is_same_v<DJ, EPJ>) return global_particles_.epj.data();
-    else return global_particles_.dj.data();
-  }
+  const DJ* walkedEpjImages() const { return global_built_ ? globalEpjImages() : epjImages(); }
   const DJ* epjImages() const {
     if constexpr (std::is_same_v<DJ, EPJ>) return epj_.data();
     else return dj_.data();

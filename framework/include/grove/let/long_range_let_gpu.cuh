@@ -55,8 +55,8 @@ class DeviceLongRangeLet {
   };
 
   /// Collective over comm, on a step that builds. mine: this rank's summary; reach: for symmetry
-  /// search trees, this rank's box of its EPIs' search spheres (allgathered too; every rank passes
-  /// one or none); fast: far ranks judged as a whole (see the top of this file). select(boxes,
+  /// search trees, this rank's box of its EPIs' search spheres (allgathered too: every rank passes
+  /// one, or none does, else the collectives pair up wrongly); fast: far ranks judged as a whole (see the top of this file). select(boxes,
   /// reaches) makes this rank's selections for its targets' boxes (and, with reach, their boxes of
   /// search spheres), in that order, on the policy's stream, and returns them; their sizes go to
   /// the targets. transport: the transport's choice when it is first made.
@@ -67,10 +67,11 @@ class DeviceLongRangeLet {
     const std::vector<RankSummary> all = comm.allgather(mine);
     std::vector<Boxd> reaches;
     if (reach) reaches = comm.allgather(*reach);
+    auto summary = [&](int r) -> const RankSummary& { return all[static_cast<std::size_t>(r)]; };
     // Whether rank `source`'s tree must be opened for rank `target`'s box (else its root stands in).
     auto opens = [&](int target, int source) {
-      const RankSummary& t = all[static_cast<std::size_t>(target)];
-      const RankSummary& s = all[static_cast<std::size_t>(source)];
+      const RankSummary& t = summary(target);
+      const RankSummary& s = summary(source);
       return s.has && !t.box.isEmpty() && (!fast || criterion.opensExtent(t.box, s.root_pos, s.box));
     };
     std::vector<Boxd> target_boxes, target_reaches;
@@ -80,20 +81,20 @@ class DeviceLongRangeLet {
       if (r == me) continue;
       if (opens(r, me)) {
         targets.push_back(r);
-        target_boxes.push_back(all[static_cast<std::size_t>(r)].box);
+        target_boxes.push_back(summary(r).box);
         if (!reaches.empty()) target_reaches.push_back(reaches[static_cast<std::size_t>(r)]);
       }
       if (opens(me, r)) sources.push_back(r);
-      else if (all[static_cast<std::size_t>(r)].has && !mine.box.isEmpty()) far_ranks_.push_back(r);
+      else if (summary(r).has && !mine.box.isEmpty()) far_ranks_.push_back(r);
     }
     far_roots_.clear();
-    for (int r : far_ranks_) far_roots_.push_back(all[static_cast<std::size_t>(r)].root);
+    for (int r : far_ranks_) far_roots_.push_back(summary(r).root);
     any_far_ = comm.allreduceMax(far_ranks_.empty() ? 0 : 1) == 1;
     // The boxes of the peers' particles and of mine: where the local and LET trees share cubes.
     std::vector<Boxd> peer_boxes;
-    for (int r : targets) peer_boxes.push_back(all[static_cast<std::size_t>(r)].box);
+    for (int r : targets) peer_boxes.push_back(summary(r).box);
     for (int r : sources)
-      if (!std::binary_search(targets.begin(), targets.end(), r)) peer_boxes.push_back(all[static_cast<std::size_t>(r)].box);
+      if (!std::binary_search(targets.begin(), targets.end(), r)) peer_boxes.push_back(summary(r).box);
     peer_boxes_.assign(peer_boxes.data(), peer_boxes.size(), policy.stream);
     my_box_.assign(&mine.box, mine.box.isEmpty() ? 0 : 1, policy.stream);
     const DeviceIndexLists& selections = select(target_boxes, target_reaches);
@@ -151,7 +152,7 @@ class DeviceLongRangeLet {
   std::size_t sentEp() const { return exchange_.sentEp(); }
   /// Superparticles sent by the last start() (the far ranks' roots not included).
   std::size_t sentSp() const { return exchange_.sentSp(); }
-  /// Particles received by the last start() (after finish()).
+  /// Particles the last start() receives (known once plan() has exchanged the counts).
   std::size_t receivedEp() const { return exchange_.receivedEp(); }
   /// The peers' particle boxes (device): where the local tree and the tree of what arrives share cubes.
   const DeviceVector<Boxd>& peerBoxes() const { return peer_boxes_; }
@@ -159,7 +160,8 @@ class DeviceLongRangeLet {
   const DeviceVector<Boxd>& myBox() const { return my_box_; }
   /// How the payloads travel (null before the first plan).
   const DeviceTransport* transport() const { return exchange_.transport(); }
-  /// Device bytes held beyond the transport's arena.
+  /// Device bytes held by the exchange beyond the transport's arena (the peers' boxes, a few
+  /// bytes, are not counted).
   std::size_t deviceBytes() const { return exchange_.deviceBytes(); }
 
  private:

@@ -4,14 +4,15 @@
 /// short-range trees share (nvcc only): the
 /// particles' Morton keys and stable sort (tree_build_gpu.cuh's mortonKeys and sortByKey) put
 /// together as one step, the gather of the particles into key order with their EPI and EPJ, and
-/// the write-back of the forces. A tree keeps its keys and permutation in a KeyOrder; the cells are
-/// then linked from its keys.
+/// the write-back of the forces; and the key order of staged items (a global tree's particles).
+/// A tree keeps its keys and permutation in a KeyOrder; the cells are then linked from its keys.
 #include <cuda_runtime.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
+#include "grove/core/error.hpp"
 #include "grove/core/execution.hpp"
 #include "grove/gpu/cuda_resources.hpp"
 #include "grove/gpu/device_particle_system.hpp"
@@ -93,12 +94,15 @@ void sortIntoKeyOrder(Gpu policy, const RootCell& root, DeviceParticleSystem<FP>
 
 /// The key order of n items (a device array) under root: their keys, stably sorted, into `order`
 /// (resized to n; order.index[k]: the item now at place k). The first n_keyed items already have
-/// their keys, ascending, in keyed (a tree's own particles at the head of a global tree's): those
-/// are copied, not recomputed, and the stable sort keeps each before the later items of its key.
+/// their keys in keyed (keyed[k]: item k's; a tree's own particles at the head of a global
+/// tree's): those are copied, not recomputed, and the stable sort keeps each before the later
+/// items of its key.
 /// On the policy's stream; not waited for.
 template <class P>
 void sortIntoKeyOrder(Gpu policy, const RootCell& root, const P* items, std::size_t n, KeyOrder& order,
                       CubScratch& cub, const MortonKey* keyed = nullptr, std::size_t n_keyed = 0) {
+  require(n_keyed <= n && (n_keyed == 0 || keyed != nullptr), "sortIntoKeyOrder",
+          "{} known keys for {} items (and keys given: {})", n_keyed, n, keyed != nullptr);
   order.keys.resize(n);
   order.index.resize(n);
   if (n_keyed > 0) {

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <utility>
 #include <vector>
 
@@ -319,7 +320,6 @@ class DeviceWalker {
     stack_.resize(static_cast<std::size_t>(blocks) * static_cast<std::size_t>(stack_capacity_));
     next_group_.resize(1);
     overflow_.resize(1);
-    counters_.resize(2);
     check(cudaMemsetAsync(next_group_.data(), 0, sizeof(unsigned), policy.stream), "cudaMemsetAsync (group counter)");
     const int none = -1;
     check(cudaMemcpyAsync(overflow_.data(), &none, sizeof(int), cudaMemcpyHostToDevice, policy.stream),
@@ -387,7 +387,9 @@ class DeviceWalker {
     check(cudaGetLastError(), "countInteractions kernel launch");
   }
 
-  /// The counters (i-j pairs, i-s pairs); waits for them. Zero before the first walk.
+  /// The counters (i-j pairs, i-s pairs); waits for them. (0, 0) before the first
+  /// resetCounters(), which the fused walk needs before prepare() (the list walks leave the
+  /// counters alone).
   std::pair<std::int64_t, std::int64_t> interactions(Gpu policy) const {
     if (counters_.empty()) return {0, 0};
     const std::vector<unsigned long long> counts = counters_.toHost(policy.stream);

@@ -21,8 +21,8 @@
 /// With OpeningRule::kFdps both visit the same cells as the host's walkTree for the same tree and
 /// box, so the lists are the host's (in another order).
 /// @endverbatim
-/// The walk kernels and the sinks are in grove::gpu::kernel (internals of
-/// grove/force/resident_tree_long.cuh).
+/// The walk kernels and the sinks are in grove::gpu::kernel (internals of the device list stage,
+/// grove/walk/group_lists_gpu.cuh, and of grove/force/resident_tree_long.cuh's fused walk).
 #include <cuda_runtime.h>
 
 #include <cstdint>

@@ -8,7 +8,7 @@
 /// that stay on the device (index form): the two differ only in how a tile is loaded, so plain,
 /// gathered and indexed runs give bitwise-identical forces. Everything here is in
 /// grove::gpu::kernel, internals of the multiwalk engine (grove/gpu/multiwalk/multiwalk_engine.cuh) and of
-/// the resident trees' list kernel (grove/force/resident_tree_long.cuh).
+/// the resident trees' list kernel (grove/walk/group_lists_gpu.cuh's evaluateGroupLists).
 #include <cuda_runtime.h>
 
 #include <cstring>
