@@ -11,27 +11,28 @@ namespace {
 // The renormalised lattice sum of one multipole m about c: for each level, the M2L of the ring
 // of 9^3 - 3^3 cells of side a around the 3^3 block of them (the target at c), then the
 // supercell of 27 copies (side 3a) by M2M.
-std::vector<double> latticeSum(const MultiIndexSet& set, std::span<const double> m, double side, int levels) {
+std::vector<double> latticeSum(const MultiIndexSet& set, std::span<const double> m, double side, int levels, int w) {
   const auto n = static_cast<std::size_t>(set.size());
   std::vector<double> local(n, 0.0), current(m.begin(), m.end()), next(n);
   double a = side;
   for (int level = 0; level < levels; ++level) {
     std::vector<const double*> sources;
     std::vector<Vec3d> separations;
-    for (int i = -4; i <= 4; ++i)
-      for (int j = -4; j <= 4; ++j)
-        for (int k = -4; k <= 4; ++k) {
-          if (std::abs(i) <= 1 && std::abs(j) <= 1 && std::abs(k) <= 1) continue;
+    const int ring = 2 * w * w + 2 * w;  // the next level's block, in this level's cells
+    for (int i = -ring; i <= ring; ++i)
+      for (int j = -ring; j <= ring; ++j)
+        for (int k = -ring; k <= ring; ++k) {
+          if (std::abs(i) <= w && std::abs(j) <= w && std::abs(k) <= w) continue;
           sources.push_back(current.data());
           separations.push_back(Vec3d(-i * a, -j * a, -k * a));  // z_target - z_source
         }
     set.multipolesToLocal(sources, separations, local);
     std::fill(next.begin(), next.end(), 0.0);
-    for (int i = -1; i <= 1; ++i)
-      for (int j = -1; j <= 1; ++j)
-        for (int k = -1; k <= 1; ++k) set.shiftMultipole(current, Vec3d(-i * a, -j * a, -k * a), next);
+    for (int i = -w; i <= w; ++i)
+      for (int j = -w; j <= w; ++j)
+        for (int k = -w; k <= w; ++k) set.shiftMultipole(current, Vec3d(-i * a, -j * a, -k * a), next);
     current.swap(next);
-    a *= 3.0;
+    a *= 2 * w + 1;
   }
   return local;
 }
@@ -39,8 +40,9 @@ std::vector<double> latticeSum(const MultiIndexSet& set, std::span<const double>
 }  // namespace
 
 PeriodicLattice::PeriodicLattice(const MultiIndexSet& set, std::span<const double> box_multipole,
-                                 const Vec3d& centre, double side, int levels)
+                                 const Vec3d& centre, double side, int levels, int block)
     : set_(set), centre_(centre), side_(side) {
+  require(block == 1 || block == 2, "PeriodicLattice", "the near block's half-width must be 1 or 2, got {}", block);
   const auto n = static_cast<std::size_t>(set.size());
   require(box_multipole.size() >= n, "PeriodicLattice", "{} multipole coefficients for order {} (needs {})",
           box_multipole.size(), set.order(), n);
@@ -58,13 +60,13 @@ PeriodicLattice::PeriodicLattice(const MultiIndexSet& set, std::span<const doubl
   std::vector<double> high(box_multipole.begin(), box_multipole.begin() + static_cast<std::ptrdiff_t>(n));
   high[static_cast<std::size_t>(i0)] = high[static_cast<std::size_t>(ix)] = high[static_cast<std::size_t>(iy)] =
       high[static_cast<std::size_t>(iz)] = 0.0;
-  local_ = latticeSum(set, high, side, levels);
+  local_ = latticeSum(set, high, side, levels, block);
   // The monopole and dipole, on unit multipoles, only the degrees whose sums converge (the lower
   // ones vanish by the lattice's symmetry or are the conditionally convergent terms above).
   auto addUnit = [&](int index, double weight, int lowest_degree) {
     std::vector<double> unit(n, 0.0);
     unit[static_cast<std::size_t>(index)] = 1.0;
-    const std::vector<double> sum = latticeSum(set, unit, side, levels);
+    const std::vector<double> sum = latticeSum(set, unit, side, levels, block);
     for (std::size_t k = 0; k < n; ++k)
       if (set.degree(static_cast<int>(k)) >= lowest_degree) local_[k] += weight * sum[k];
   };
@@ -72,9 +74,9 @@ PeriodicLattice::PeriodicLattice(const MultiIndexSet& set, std::span<const doubl
   for (const auto& [index, weight] : {std::pair{ix, -dipole_.x}, std::pair{iy, -dipole_.y}, std::pair{iz, -dipole_.z}})
     if (weight != 0.0) addUnit(index, weight, 3);
   double sigma = 0.0;
-  for (int i = -1; i <= 1; ++i)
-    for (int j = -1; j <= 1; ++j)
-      for (int k = -1; k <= 1; ++k)
+  for (int i = -block; i <= block; ++i)
+    for (int j = -block; j <= block; ++j)
+      for (int k = -block; k <= block; ++k)
         if (i != 0 || j != 0 || k != 0) sigma += 1.0 / std::sqrt(double(i * i + j * j + k * k));
   constant_ = (kWigner - sigma) * charge_ / side;
 }

@@ -31,9 +31,10 @@ class PeriodicLattice {
  public:
   /// set: the expansions' order; box_multipole: the whole box's multipole about centre (set.size()
   /// coefficients, every rank's particles); side: the cube's edge; levels: supercell levels summed
-  /// (each shrinks the truncation error by about 9).
+  /// (each shrinks the truncation error by about 9); block: the half-width w of the near block
+  /// the caller sums ((2w + 1)^3 images; 1 or 2).
   PeriodicLattice(const MultiIndexSet& set, std::span<const double> box_multipole, const Vec3d& centre,
-                  double side, int levels = 12);
+                  double side, int levels = 12, int block = 1);
 
   /// Adds the lattice's phi and grad phi at x (inside the cube) to *phi and *gradient.
   void evaluate(const Vec3d& x, double* phi, Vec3d* gradient) const;
