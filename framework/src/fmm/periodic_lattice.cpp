@@ -1,7 +1,10 @@
 #include "grove/fmm/periodic_lattice.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <numbers>
+#include <vector>
 
 #include "grove/core/error.hpp"
 
@@ -37,48 +40,54 @@ std::vector<double> latticeSum(const MultiIndexSet& set, std::span<const double>
   return local;
 }
 
+// The lattice sum of a unit multipole at `index`, only its degrees from lowest_degree up (the
+// lower ones vanish by the lattice's symmetry or are the conditionally convergent terms).
+std::vector<double> unitLatticeSum(const MultiIndexSet& set, int index, int lowest_degree, double side, int levels,
+                                   int block) {
+  std::vector<double> unit(static_cast<std::size_t>(set.size()), 0.0);
+  unit[static_cast<std::size_t>(index)] = 1.0;
+  std::vector<double> sum = latticeSum(set, unit, side, levels, block);
+  for (std::size_t k = 0; k < sum.size(); ++k)
+    if (set.degree(static_cast<int>(k)) < lowest_degree) sum[k] = 0.0;
+  return sum;
+}
+
 }  // namespace
 
-PeriodicLattice::PeriodicLattice(const MultiIndexSet& set, std::span<const double> box_multipole,
-                                 const Vec3d& centre, double side, int levels, int block)
-    : set_(set), centre_(centre), side_(side) {
+PeriodicLattice::PeriodicLattice(const MultiIndexSet& set, double side, int levels, int block)
+    : set_(set), side_(side), levels_(levels), block_(block) {
   require(block == 1 || block == 2, "PeriodicLattice", "the near block's half-width must be 1 or 2, got {}", block);
-  const auto n = static_cast<std::size_t>(set.size());
-  require(box_multipole.size() >= n, "PeriodicLattice", "{} multipole coefficients for order {} (needs {})",
-          box_multipole.size(), set.order(), n);
   require(side > 0.0 && std::isfinite(side), "PeriodicLattice", "the side must be positive and finite, got {}", side);
   require(levels >= 1, "PeriodicLattice", "levels must be at least 1, got {}", levels);
   require(set.order() >= 4, "PeriodicLattice", "order {} is below 4, the lowest the lattice sum keeps", set.order());
-  const int i0 = set.find(0, 0, 0), ix = set.find(1, 0, 0), iy = set.find(0, 1, 0), iz = set.find(0, 0, 1);
-  charge_ = box_multipole[static_cast<std::size_t>(i0)];
-  // M_k = sum_j q_j (c - x_j)^k: the dipole coefficients are -D.
-  dipole_ = Vec3d(-box_multipole[static_cast<std::size_t>(ix)], -box_multipole[static_cast<std::size_t>(iy)],
-                  -box_multipole[static_cast<std::size_t>(iz)]);
-  for (const int i : {set.find(2, 0, 0), set.find(0, 2, 0), set.find(0, 0, 2)})
-    second_moment_ += box_multipole[static_cast<std::size_t>(i)];
-  // The part above the dipole, summed as it is.
-  std::vector<double> high(box_multipole.begin(), box_multipole.begin() + static_cast<std::ptrdiff_t>(n));
-  high[static_cast<std::size_t>(i0)] = high[static_cast<std::size_t>(ix)] = high[static_cast<std::size_t>(iy)] =
-      high[static_cast<std::size_t>(iz)] = 0.0;
-  local_ = latticeSum(set, high, side, levels, block);
-  // The monopole and dipole, on unit multipoles, only the degrees whose sums converge (the lower
-  // ones vanish by the lattice's symmetry or are the conditionally convergent terms above).
-  auto addUnit = [&](int index, double weight, int lowest_degree) {
-    std::vector<double> unit(n, 0.0);
-    unit[static_cast<std::size_t>(index)] = 1.0;
-    const std::vector<double> sum = latticeSum(set, unit, side, levels, block);
-    for (std::size_t k = 0; k < n; ++k)
-      if (set.degree(static_cast<int>(k)) >= lowest_degree) local_[k] += weight * sum[k];
-  };
-  if (charge_ != 0.0) addUnit(i0, charge_, 4);
-  for (const auto& [index, weight] : {std::pair{ix, -dipole_.x}, std::pair{iy, -dipole_.y}, std::pair{iz, -dipole_.z}})
-    if (weight != 0.0) addUnit(index, weight, 3);
-  double sigma = 0.0;
+  unit_charge_ = unitLatticeSum(set, set.find(0, 0, 0), 4, side, levels, block);
+  unit_dipole_ = {unitLatticeSum(set, set.find(1, 0, 0), 3, side, levels, block),
+                  unitLatticeSum(set, set.find(0, 1, 0), 3, side, levels, block),
+                  unitLatticeSum(set, set.find(0, 0, 1), 3, side, levels, block)};
   for (int i = -block; i <= block; ++i)
     for (int j = -block; j <= block; ++j)
       for (int k = -block; k <= block; ++k)
-        if (i != 0 || j != 0 || k != 0) sigma += 1.0 / std::sqrt(double(i * i + j * j + k * k));
-  constant_ = (kWigner - sigma) * charge_ / side;
+        if (i != 0 || j != 0 || k != 0) sigma_ += 1.0 / std::sqrt(double(i * i + j * j + k * k));
+}
+
+void PeriodicLattice::setBox(std::span<const double> box_multipole, const Vec3d& centre) {
+  const auto n = static_cast<std::size_t>(set_.size());
+  require(box_multipole.size() >= n, "PeriodicLattice::setBox", "{} multipole coefficients for order {} (needs {})",
+          box_multipole.size(), set_.order(), n);
+  centre_ = centre;
+  const auto at = [&](int a, int b, int c) { return static_cast<std::size_t>(set_.find(a, b, c)); };
+  charge_ = box_multipole[at(0, 0, 0)];
+  // M_k = sum_j q_j (c - x_j)^k: the dipole coefficients are -D.
+  dipole_ = Vec3d(-box_multipole[at(1, 0, 0)], -box_multipole[at(0, 1, 0)], -box_multipole[at(0, 0, 1)]);
+  second_moment_ = box_multipole[at(2, 0, 0)] + box_multipole[at(0, 2, 0)] + box_multipole[at(0, 0, 2)];
+  // The part above the dipole, summed as it is; the monopole and dipole from the unit sums.
+  std::vector<double> high(box_multipole.begin(), box_multipole.begin() + static_cast<std::ptrdiff_t>(n));
+  for (const std::size_t k : {at(0, 0, 0), at(1, 0, 0), at(0, 1, 0), at(0, 0, 1)}) high[k] = 0.0;
+  local_ = latticeSum(set_, high, side_, levels_, block_);
+  for (std::size_t k = 0; k < n; ++k)
+    local_[k] += charge_ * unit_charge_[k] - dipole_.x * unit_dipole_[0][k] - dipole_.y * unit_dipole_[1][k] -
+                 dipole_.z * unit_dipole_[2][k];
+  constant_ = (kWigner - sigma_) * charge_ / side_;
 }
 
 void PeriodicLattice::evaluate(const Vec3d& x, double* phi, Vec3d* gradient) const {

@@ -21,6 +21,7 @@
 /// with Q = sum q_j, D = sum q_j (x_j - c), xi the Wigner constant of the simple cubic lattice
 /// and sigma = sum over the near block's images n != 0 of 1/|n|.
 /// @endverbatim
+#include <array>
 #include <span>
 #include <vector>
 
@@ -35,14 +36,19 @@ namespace grove::fmm {
 /// than 1 or 2. Keeps a reference to set.
 class PeriodicLattice {
  public:
-  /// set: the expansions' order; box_multipole: the whole box's multipole about centre (set.size()
-  /// coefficients, every rank's particles); side: the cube's edge; levels: supercell levels summed
-  /// (each shrinks the truncation error by about 9); block: the half-width w of the near block
-  /// the caller sums ((2w + 1)^3 images; 1 or 2).
-  PeriodicLattice(const MultiIndexSet& set, std::span<const double> box_multipole, const Vec3d& centre,
-                  double side, int levels = 12, int block = 1);
+  /// set: the expansions' order; side: the cube's edge; levels: supercell levels summed (each
+  /// shrinks the truncation error by about 9); block: the half-width w of the near block the
+  /// caller sums ((2w + 1)^3 images; 1 or 2). Sums the lattice of the unit monopole and dipoles,
+  /// which depend on nothing else, once.
+  PeriodicLattice(const MultiIndexSet& set, double side, int levels = 12, int block = 1);
 
-  /// Adds the lattice's phi and grad phi at x (inside the cube) to *phi and *gradient.
+  /// The box's charges: box_multipole is the whole box's multipole about centre (set.size()
+  /// coefficients, every rank's particles). Sums the lattice of its part above the dipole; needed
+  /// before evaluate(), and again whenever the charges move.
+  void setBox(std::span<const double> box_multipole, const Vec3d& centre);
+
+  /// Adds the lattice's phi and grad phi at x (inside the cube) to *phi and *gradient (after
+  /// setBox()).
   void evaluate(const Vec3d& x, double* phi, Vec3d* gradient) const;
 
   /// The Wigner constant of the simple cubic lattice: a unit charge's Ewald potential at itself,
@@ -51,8 +57,12 @@ class PeriodicLattice {
 
  private:
   const MultiIndexSet& set_;
-  Vec3d centre_;
   double side_;
+  int levels_, block_;
+  double sigma_ = 0.0;                      // sum over the near block's images n != 0 of 1/|n|
+  std::vector<double> unit_charge_;         // the unit monopole's lattice, degrees 4 and up
+  std::array<std::vector<double>, 3> unit_dipole_;  // the unit dipoles', degrees 3 and up
+  Vec3d centre_;
   double charge_ = 0.0, second_moment_ = 0.0;  // Q, S2 = sum q_j |x_j - c|^2
   Vec3d dipole_;                                // D
   double constant_ = 0.0;                       // (xi - sigma) Q / L
