@@ -621,6 +621,37 @@ TEST_F(ResidentTest, StackOverflowIsAnError) {
   EXPECT_THROW(Tree(kTheta, kLeaf, kGroup, {}, options), grove::Error);
 }
 
+// A whole step keeps the walks' stacks in the particle system's reorder buffer when they fit
+// (it holds nothing between two builds): the same lists and forces, bitwise, as the stages run
+// alone on the tree's own stacks, and no stack memory of the tree's own.
+TEST_F(ResidentTest, StacksInTheReorderBufferGiveTheSameListsAndForces) {
+  const auto bodies = resident_test::coldSphere(200000, 47);
+  grove::gpu::ResidentTreeOptions options;
+  // ~1300 groups' blocks x 12 KB: 16 MB, within the reorder buffer's 200000 x 96 bytes.
+  options.stack_capacity = 3072;
+  grove::gpu::DeviceParticleSystem<user::Body> lent, own;
+  lent.upload(bodies);
+  own.upload(bodies);
+  Tree whole(kTheta, kLeaf, kGroup, {}, options), stages(kTheta, kLeaf, kGroup, {}, options);
+  whole.calcForceAllAndWriteBack(lent, Ep{kEps2}, SpMono{kEps2});
+  ASSERT_TRUE(whole.stacksInReorderBuffer()) << "the stacks did not fit: lower stack_capacity in this test";
+  stages.buildTree(own);
+  stages.buildLists();
+  stages.computeForceFromLists(Ep{kEps2}, SpMono{kEps2});
+  EXPECT_FALSE(stages.stacksInReorderBuffer());
+  EXPECT_EQ(whole.epjLists().toHost(nullptr), stages.epjLists().toHost(nullptr));
+  EXPECT_EQ(whole.spjLists().toHost(nullptr), stages.spjLists().toHost(nullptr));
+  const std::vector<user::GravityForce> a = whole.forces().toHost(nullptr), b = stages.forces().toHost(nullptr);
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(user::GravityForce)), 0);
+  EXPECT_LT(whole.deviceBytesByPart().lists, stages.deviceBytesByPart().lists);
+  // A reuse step walks nothing and keeps the forces.
+  whole.calcForceAllAndWriteBack(lent, Ep{kEps2}, SpMono{kEps2}, grove::MAKE_LIST_FOR_REUSE);
+  whole.calcForceAllAndWriteBack(lent, Ep{kEps2}, SpMono{kEps2}, grove::REUSE_LIST);
+  const std::vector<user::GravityForce> again = whole.forces().toHost(nullptr);
+  EXPECT_EQ(std::memcmp(a.data(), again.data(), a.size() * sizeof(user::GravityForce)), 0);
+}
+
 struct MassOf {
   GROVE_HOST_DEVICE double operator()(const user::Body& b) const { return b.mass; }
 };

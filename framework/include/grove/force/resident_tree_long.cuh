@@ -381,6 +381,9 @@ class ResidentTreeLong {
   const DeviceVector<std::int64_t>& epjListOffsets() const { return group_lists_.lists.j_offsets; }
   /// Where each group's SPJ indices start in spjLists().
   const DeviceVector<std::int64_t>& spjListOffsets() const { return group_lists_.lists.s_offsets; }
+  /// Whether the last walk kept its stacks in the particle system's reorder buffer (a whole step,
+  /// calcForceAllAndWriteBack, lends it when the stacks fit: no stack memory of the tree's own).
+  bool stacksInReorderBuffer() const { return walker_.lastStacksLent(); }
   /// Whether lists are kept for REUSE_LIST (the last build was MAKE_LIST_FOR_REUSE).
   bool listsKept() const { return lists_kept_; }
   /// The tree's device memory by what holds it (bytes, now): the build's sort and scratch, the
@@ -391,7 +394,7 @@ class ResidentTreeLong {
     std::size_t particles = 0;  ///< EPI and EPJ in key order (and their device images)
     std::size_t cells = 0;      ///< the local tree: cells, moments, superparticle images, walk cells
     std::size_t groups = 0;     ///< groups, their flags, scratch and boxes
-    std::size_t lists = 0;      ///< the groups' interaction lists, walk descriptions, tasks, walk stack
+    std::size_t lists = 0;      ///< the groups' interaction lists, walk descriptions, tasks, the walks' own stacks
     std::size_t force = 0;      ///< the forces in key order
     std::size_t let = 0;        ///< the global tree, its particles, the LET exchange and lists
     /// The sum of the parts.
@@ -462,15 +465,18 @@ class ResidentTreeLong {
     const bool let_tree = several_ranks && options_.let_overlap == LetOverlap::kLetTree;
     const bool merged = several_ranks && !let_tree;
     const bool fused = mode == MAKE_LIST && options_.fused_walk;
+    const StackLoan loan{walker_};  // ends with the step, whichever way it ends
     if (mode == REUSE_LIST) {
       requireReusable(psys, several_ranks);
       refresh(psys);
+      lendReorderBuffer(psys);
       if (several_ranks) {
         if (let_.anyFar()) refreshFarRoots(*comm);  // a collective: only when some rank has far ranks
         startLet();
       }
     } else {
       buildLocalTree(psys, comm);
+      lendReorderBuffer(psys);
       if (several_ranks) {
         planLet(*comm);
         // The local cells whose cube a peer's particles may share: walked with care (finishCells).
@@ -542,6 +548,19 @@ class ResidentTreeLong {
       lists_kept_ = false;
     }
   }
+
+  // The particle system's reorder buffer holds nothing from a build's reorder (done by now) to
+  // the next one, which the stream orders after this step's walks: the walks keep their stacks
+  // there meanwhile instead of in a buffer of their own (when they fit).
+  template <class FP>
+  void lendReorderBuffer(DeviceParticleSystem<FP>& psys) {
+    walker_.lendStack(reinterpret_cast<int*>(psys.reorderBuffer()), psys.size() * sizeof(FP) / sizeof(int));
+  }
+  // Ends a step's loan of the reorder buffer.
+  struct StackLoan {
+    DeviceWalker<kWalkThreads>& walker;
+    ~StackLoan() { walker.lendStack(nullptr, 0); }
+  };
 
   template <class FP>
   void buildLocalTree(DeviceParticleSystem<FP>& psys, const Comm* comm) {

@@ -317,7 +317,7 @@ class DeviceWalker {
   kernel::WalkTree prepare(Gpu policy, const WalkedCells& cells, unsigned blocks, const std::uint64_t* groups,
                            const Boxd* targets, const Boxd* target_search_boxes, std::size_t n_targets,
                            bool open_root) {
-    stack_.resize(static_cast<std::size_t>(blocks) * static_cast<std::size_t>(stack_capacity_));
+    int* stack = stackFor(blocks);
     next_group_.resize(1);
     overflow_.resize(1);
     check(cudaMemsetAsync(next_group_.data(), 0, sizeof(unsigned), policy.stream), "cudaMemsetAsync (group counter)");
@@ -326,7 +326,7 @@ class DeviceWalker {
           "cudaMemcpyAsync (overflow flag)");
     return {cells.cells,         cells.walk_cells,   cells.n_cells,   groups,
             targets,             static_cast<std::uint32_t>(n_targets), open_root, next_group_.data(),
-            stack_.data(),       stack_capacity_,    overflow_.data(), counters_.data(),
+            stack,               stack_capacity_,    overflow_.data(), counters_.data(),
             cells.search_boxes,  target_search_boxes};
   }
 
@@ -396,13 +396,42 @@ class DeviceWalker {
     return {static_cast<std::int64_t>(counts[0]), static_cast<std::int64_t>(counts[1])};
   }
 
-  /// Device bytes of the stacks (the rest is a few words).
+  /// Lends the walks device memory for their stacks: ints ints at `memory` (device memory, 4-byte
+  /// aligned), which the caller does not touch until it lends none (lendStack(nullptr, 0)) and
+  /// the walks enqueued meanwhile are done (stream order suffices). A walk whose stacks do not fit
+  /// in it uses the walker's own. Memory dead between two uses elsewhere (a particle system's
+  /// reorder buffer between builds) so holds the stacks instead of a buffer of their own.
+  void lendStack(int* memory, std::size_t ints) {
+    lent_ = memory;
+    lent_ints_ = memory ? ints : 0;
+  }
+
+  /// Whether the last walk kept its stacks in lent memory.
+  bool lastStacksLent() const { return last_lent_; }
+
+  /// Device bytes of the walker's own stacks (lent memory is not counted; the rest is a few words).
   std::size_t bytes() const { return stack_.bytes(); }
 
  private:
   const char* owner_;
   int stack_capacity_;
   int sm_count_ = 0;  // read on the first launch
+  int* lent_ = nullptr;  // lendStack's memory
+  std::size_t lent_ints_ = 0;
+  bool last_lent_ = false;
+
+  // The stacks of `blocks` blocks: in lent memory when it holds them (the walker's own stacks are
+  // then released), else the walker's own.
+  int* stackFor(unsigned blocks) {
+    const std::size_t ints = static_cast<std::size_t>(blocks) * static_cast<std::size_t>(stack_capacity_);
+    last_lent_ = lent_ && ints <= lent_ints_;
+    if (last_lent_) {
+      if (stack_.bytes() > 0) stack_.release();  // waits for the device: once, when lent memory first suffices
+      return lent_;
+    }
+    stack_.resize(ints);
+    return stack_.data();
+  }
   DeviceVector<int> stack_, overflow_;
   DeviceVector<unsigned> next_group_;
   DeviceVector<unsigned long long> counters_;
