@@ -627,8 +627,9 @@ TEST_F(ResidentTest, StackOverflowIsAnError) {
 TEST_F(ResidentTest, StacksInTheReorderBufferGiveTheSameListsAndForces) {
   const auto bodies = resident_test::coldSphere(200000, 47);
   grove::gpu::ResidentTreeOptions options;
-  // ~1300 groups' blocks x 12 KB: 16 MB, within the reorder buffer's 200000 x 96 bytes.
-  options.stack_capacity = 3072;
+  // At most ~1600 blocks (one per group of <= 256) x 8 KB: 13 MB, within the reorder buffer's
+  // 200000 x 96 bytes (3072 ints, 19.7 MB, did not fit on an H100).
+  options.stack_capacity = 2048;
   grove::gpu::DeviceParticleSystem<user::Body> lent, own;
   lent.upload(bodies);
   own.upload(bodies);
