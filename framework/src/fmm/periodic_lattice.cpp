@@ -11,30 +11,70 @@
 namespace grove::fmm {
 namespace {
 
-// The renormalised lattice sum of one multipole m about c: for each level, the M2L of the ring
-// of 9^3 - 3^3 cells of side a around the 3^3 block of them (the target at c), then the
-// supercell of 27 copies (side 3a) by M2M.
-std::vector<double> latticeSum(const MultiIndexSet& set, std::span<const double> m, double side, int levels, int w) {
+// The Taylor coefficients of 1/r summed over one level's ring of cells, for cells of side 1:
+// sum over the (4w(w+1) + 1)^3 - (2w + 1)^3 cells n of the ring of T_m(-n), r = z_target -
+// z_source with the target at the origin. The ring is the next level's block, in this level's
+// cells, less this level's block. For cells of side a, T_m(a r) = a^-(|m| + 1) T_m(r), so one
+// sum serves every level. M2L is linear in T: the ring's M2L of one multipole is one contraction
+// with this sum instead of one M2L per cell.
+std::vector<double> ringTaylorSum(const MultiIndexSet& set, int w) {
   const auto n = static_cast<std::size_t>(set.size());
-  std::vector<double> local(n, 0.0), current(m.begin(), m.end()), next(n);
+  std::vector<double> sum(n, 0.0), t(n);
+  const int ring = 2 * w * w + 2 * w;
+  for (int i = -ring; i <= ring; ++i)
+    for (int j = -ring; j <= ring; ++j)
+      for (int k = -ring; k <= ring; ++k) {
+        if (std::abs(i) <= w && std::abs(j) <= w && std::abs(k) <= w) continue;
+        set.taylorCoefficients(Vec3d(-i, -j, -k), set.order(), t);
+        for (std::size_t m = 0; m < n; ++m) sum[m] += t[m];
+      }
+  return sum;
+}
+
+// local += the M2L of `multipole` through the summed Taylor coefficients `taylor` (the batched
+// M2L's contraction: n! L_n = sum_k D_{n+k} M_k / k!, D_m = m! T_m, |n| + |k| <= p).
+void contractIntoLocal(const MultiIndexSet& set, std::span<const double> taylor, std::span<const double> multipole,
+                       std::span<double> local) {
+  const auto begin = set.contractionBegin();
+  const auto pairs = set.contraction();
+  const auto factorial = set.factorials(), inverse_factorial = set.inverseFactorials();
+  for (std::size_t n = 0; n < local.size(); ++n) {
+    double total = 0.0;
+    for (auto t = static_cast<std::size_t>(begin[n]); t < static_cast<std::size_t>(begin[n + 1]); ++t) {
+      const std::size_t k = pairs[t][0], m = pairs[t][1];
+      total += factorial[m] * taylor[m] * multipole[k] * inverse_factorial[k];
+    }
+    local[n] += inverse_factorial[n] * total;
+  }
+}
+
+// The supercell of (2w + 1)^3 copies of a cell of side a, one M2M per axis in turn: a row of
+// 2w + 1 along x, a layer of 2w + 1 rows, a block of 2w + 1 layers (the shifts compose exactly).
+std::vector<double> supercell(const MultiIndexSet& set, const std::vector<double>& cell, double a, int w) {
+  std::vector<double> from = cell, to(cell.size());
+  for (int axis = 0; axis < 3; ++axis) {
+    std::fill(to.begin(), to.end(), 0.0);
+    for (int i = -w; i <= w; ++i) {
+      Vec3d s(0.0, 0.0, 0.0);
+      s[static_cast<std::size_t>(axis)] = -i * a;  // z_parent - z_copy
+      set.shiftMultipole(from, s, to);
+    }
+    from.swap(to);
+  }
+  return from;
+}
+
+// The renormalised lattice sum of one multipole m about c: for each level, the ring's M2L into
+// the local expansion at c, then the supercell of (2w + 1)^3 copies by M2M.
+std::vector<double> latticeSum(const MultiIndexSet& set, std::span<const double> ring_taylor, std::span<const double> m,
+                               double side, int levels, int w) {
+  const auto n = static_cast<std::size_t>(set.size());
+  std::vector<double> local(n, 0.0), current(m.begin(), m.end()), taylor(n);
   double a = side;
   for (int level = 0; level < levels; ++level) {
-    std::vector<const double*> sources;
-    std::vector<Vec3d> separations;
-    const int ring = 2 * w * w + 2 * w;  // the next level's block, in this level's cells
-    for (int i = -ring; i <= ring; ++i)
-      for (int j = -ring; j <= ring; ++j)
-        for (int k = -ring; k <= ring; ++k) {
-          if (std::abs(i) <= w && std::abs(j) <= w && std::abs(k) <= w) continue;
-          sources.push_back(current.data());
-          separations.push_back(Vec3d(-i * a, -j * a, -k * a));  // z_target - z_source
-        }
-    set.multipolesToLocal(sources, separations, local);
-    std::fill(next.begin(), next.end(), 0.0);
-    for (int i = -w; i <= w; ++i)
-      for (int j = -w; j <= w; ++j)
-        for (int k = -w; k <= w; ++k) set.shiftMultipole(current, Vec3d(-i * a, -j * a, -k * a), next);
-    current.swap(next);
+    for (std::size_t k = 0; k < n; ++k) taylor[k] = ring_taylor[k] * std::pow(a, -(set.degree(static_cast<int>(k)) + 1));
+    contractIntoLocal(set, taylor, current, local);
+    current = supercell(set, current, a, w);
     a *= 2 * w + 1;
   }
   return local;
@@ -42,11 +82,11 @@ std::vector<double> latticeSum(const MultiIndexSet& set, std::span<const double>
 
 // The lattice sum of a unit multipole at `index`, only its degrees from lowest_degree up (the
 // lower ones vanish by the lattice's symmetry or are the conditionally convergent terms).
-std::vector<double> unitLatticeSum(const MultiIndexSet& set, int index, int lowest_degree, double side, int levels,
-                                   int block) {
+std::vector<double> unitLatticeSum(const MultiIndexSet& set, std::span<const double> ring_taylor, int index,
+                                   int lowest_degree, double side, int levels, int block) {
   std::vector<double> unit(static_cast<std::size_t>(set.size()), 0.0);
   unit[static_cast<std::size_t>(index)] = 1.0;
-  std::vector<double> sum = latticeSum(set, unit, side, levels, block);
+  std::vector<double> sum = latticeSum(set, ring_taylor, unit, side, levels, block);
   for (std::size_t k = 0; k < sum.size(); ++k)
     if (set.degree(static_cast<int>(k)) < lowest_degree) sum[k] = 0.0;
   return sum;
@@ -60,10 +100,11 @@ PeriodicLattice::PeriodicLattice(const MultiIndexSet& set, double side, int leve
   require(side > 0.0 && std::isfinite(side), "PeriodicLattice", "the side must be positive and finite, got {}", side);
   require(levels >= 1, "PeriodicLattice", "levels must be at least 1, got {}", levels);
   require(set.order() >= 4, "PeriodicLattice", "order {} is below 4, the lowest the lattice sum keeps", set.order());
-  unit_charge_ = unitLatticeSum(set, set.find(0, 0, 0), 4, side, levels, block);
-  unit_dipole_ = {unitLatticeSum(set, set.find(1, 0, 0), 3, side, levels, block),
-                  unitLatticeSum(set, set.find(0, 1, 0), 3, side, levels, block),
-                  unitLatticeSum(set, set.find(0, 0, 1), 3, side, levels, block)};
+  ring_taylor_ = ringTaylorSum(set, block);
+  unit_charge_ = unitLatticeSum(set, ring_taylor_, set.find(0, 0, 0), 4, side, levels, block);
+  unit_dipole_ = {unitLatticeSum(set, ring_taylor_, set.find(1, 0, 0), 3, side, levels, block),
+                  unitLatticeSum(set, ring_taylor_, set.find(0, 1, 0), 3, side, levels, block),
+                  unitLatticeSum(set, ring_taylor_, set.find(0, 0, 1), 3, side, levels, block)};
   for (int i = -block; i <= block; ++i)
     for (int j = -block; j <= block; ++j)
       for (int k = -block; k <= block; ++k)
@@ -83,7 +124,7 @@ void PeriodicLattice::setBox(std::span<const double> box_multipole, const Vec3d&
   // The part above the dipole, summed as it is; the monopole and dipole from the unit sums.
   std::vector<double> high(box_multipole.begin(), box_multipole.begin() + static_cast<std::ptrdiff_t>(n));
   for (const std::size_t k : {at(0, 0, 0), at(1, 0, 0), at(0, 1, 0), at(0, 0, 1)}) high[k] = 0.0;
-  local_ = latticeSum(set_, high, side_, levels_, block_);
+  local_ = latticeSum(set_, ring_taylor_, high, side_, levels_, block_);
   for (std::size_t k = 0; k < n; ++k)
     local_[k] += charge_ * unit_charge_[k] - dipole_.x * unit_dipole_[0][k] - dipole_.y * unit_dipole_[1][k] -
                  dipole_.z * unit_dipole_[2][k];

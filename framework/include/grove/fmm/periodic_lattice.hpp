@@ -60,6 +60,7 @@ class PeriodicLattice {
   double side_;
   int levels_, block_;
   double sigma_ = 0.0;                      // sum over the near block's images n != 0 of 1/|n|
+  std::vector<double> ring_taylor_;         // T_m summed over a level's ring, cells of side 1
   std::vector<double> unit_charge_;         // the unit monopole's lattice, degrees 4 and up
   std::array<std::vector<double>, 3> unit_dipole_;  // the unit dipoles', degrees 3 and up
   Vec3d centre_;
