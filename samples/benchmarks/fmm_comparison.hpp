@@ -9,6 +9,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <random>
 #include <vector>
 
 #include <fmt/format.h>
@@ -212,6 +213,21 @@ inline void makePlummerSphere(grove::ParticleSystem<Star>& psys, grove::DomainIn
   for (std::int64_t id = n * comm.rank() / comm.size(); id < n * (comm.rank() + 1) / comm.size(); ++id) {
     const nbody::Body b = nbody::plummerSphere(id, n, 2026);
     psys.add(Star{b.id, b.mass, b.pos, {}});
+  }
+  dinfo.decomposeDomainAll(psys);
+  psys.exchangeParticle(dinfo);
+}
+
+// n bodies of mass 1 / n uniform in the unit cube (seed 2026), spread over the ranks and
+// decomposed in a periodic unit box (dinfo: PERIODIC_XYZ, root domain [0, 1)^3).
+inline void makeUniformBox(grove::ParticleSystem<Star>& psys, grove::DomainInfo& dinfo, std::int64_t n) {
+  const grove::Comm& comm = psys.comm();
+  dinfo.setBoundaryCondition(grove::BoundaryCondition::PERIODIC_XYZ);
+  dinfo.setPosRootDomain(grove::Vec3d(0.0, 0.0, 0.0), grove::Vec3d(1.0, 1.0, 1.0));
+  for (std::int64_t id = n * comm.rank() / comm.size(); id < n * (comm.rank() + 1) / comm.size(); ++id) {
+    std::mt19937_64 rng(2026 * 1000003 + static_cast<std::uint64_t>(id));
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    psys.add(Star{id, 1.0 / static_cast<double>(n), grove::Vec3d(u(rng), u(rng), u(rng)), {}});
   }
   dinfo.decomposeDomainAll(psys);
   psys.exchangeParticle(dinfo);

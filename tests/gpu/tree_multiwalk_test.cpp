@@ -433,3 +433,54 @@ TEST(FmmDevice, FmmForceWithTheDeviceFarField) {
   expectClose(resultOf(bodies), host, "device far field beside the engine's near field");
   EXPECT_EQ(fmm.statistics().p2p_interactions, host_stats.p2p_interactions);
 }
+
+// A periodic box (PERIODIC_XYZ, the near block's images as received trees, the lattice on the
+// host): the device far field meets the images' roots as it meets other ranks', so its forces are
+// the host far field's to rounding.
+TEST(FmmDevice, PeriodicBoxWithTheDeviceFarField) {
+  if (grove::gpu::deviceCount() == 0) GTEST_SKIP() << "no CUDA device";
+  grove::ParticleSystem<user::Body> bodies;
+  std::mt19937_64 rng(12);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int k = 0; k < 20000; ++k) {
+    user::Body b;
+    b.id = k;
+    b.mass = 1.0 / 20000;
+    b.pos = grove::Vec3d(u(rng), u(rng), u(rng));
+    bodies.add(b);
+  }
+  grove::DomainInfo dinfo;
+  dinfo.setBoundaryCondition(grove::BoundaryCondition::PERIODIC_XYZ);
+  dinfo.setPosRootDomain(grove::Vec3d(0.0), grove::Vec3d(1.0));
+  grove::FmmForce<user::GravityForce, user::GravityEPI, user::GravityEPJ> fmm(bodies.size(), 0.4, 32, 6);
+  fmm.calcForceAllAndWriteBack(user::GravityMonopoleKernel{kEps2}, bodies, dinfo);
+  const Result host = resultOf(bodies);
+  const grove::fmm::FmmStatistics host_stats = fmm.statistics();
+  ASSERT_GT(host_stats.let.cells_received, 0);
+  ASSERT_GT(host_stats.lattice_seconds, 0.0);
+  fmm.setFarFieldEngine(std::make_shared<grove::fmm::DeviceFarField>());
+  fmm.calcForceAllAndWriteBack(user::GravityMonopoleKernel{kEps2}, bodies, dinfo);
+  const Result device = resultOf(bodies);
+  EXPECT_STREQ(fmm.statistics().far_field_engine, "device");
+  EXPECT_EQ(fmm.statistics().m2l, host_stats.m2l);
+  EXPECT_EQ(fmm.statistics().m2p, host_stats.m2p);
+  EXPECT_EQ(fmm.statistics().p2p_interactions, host_stats.p2p_interactions);
+  // Relative to the rms force: a periodic box's forces nearly cancel at some bodies.
+  // Relative to the rms force and potential: a periodic box's forces nearly cancel at some bodies,
+  // and its potential has zero mean.
+  double rms = 0.0, pot_rms = 0.0;
+  for (std::size_t i = 0; i < host.acc.size(); ++i) rms += grove::norm2(host.acc[i]), pot_rms += host.pot[i] * host.pot[i];
+  rms = std::sqrt(rms / static_cast<double>(host.acc.size()));
+  pot_rms = std::sqrt(pot_rms / static_cast<double>(host.acc.size()));
+  double acc_max = 0.0, pot_max = 0.0;
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    acc_max = std::max(acc_max, grove::norm(device.acc[i] - host.acc[i]) / rms);
+    pot_max = std::max(pot_max, std::abs(device.pot[i] - host.pot[i]) / pot_rms);
+  }
+  EXPECT_LE(acc_max, 1e-9);
+  EXPECT_LE(pot_max, 1e-9);
+  std::printf("  [periodic box, device far field] vs host far field: acc max diff / rms %.2e, pot %.2e; "
+              "%lld M2L, LET cells %lld\n",
+              acc_max, pot_max, static_cast<long long>(host_stats.m2l),
+              static_cast<long long>(host_stats.let.cells_received));
+}

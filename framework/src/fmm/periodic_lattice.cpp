@@ -12,12 +12,12 @@ namespace grove::fmm {
 namespace {
 
 // The Taylor coefficients of 1/r summed over one level's ring of cells, for cells of side 1:
-// sum over the (4w(w+1) + 1)^3 - (2w + 1)^3 cells n of the ring of T_m(-n), r = z_target -
-// z_source with the target at the origin. The ring is the next level's block, in this level's
-// cells, less this level's block. For cells of side a, T_m(a r) = a^-(|m| + 1) T_m(r), so one
-// sum serves every level. M2L is linear in T: the ring's M2L of one multipole is one contraction
-// with this sum instead of one M2L per cell.
-std::vector<double> ringTaylorSum(const MultiIndexSet& set, int w) {
+// sum over the (4w(w+1) + 1)^3 - (2w + 1)^3 cells n of the ring of T_m(u - n), r = z_target -
+// z_source with the source cells at n and the target at u. The ring is the next level's block,
+// in this level's cells, less this level's block. For cells of side a, T_m(a r) = a^-(|m| + 1)
+// T_m(r), so one sum serves every level. M2L is linear in T: the ring's M2L of one multipole is
+// one contraction with this sum instead of one M2L per cell.
+std::vector<double> ringTaylorSum(const MultiIndexSet& set, int w, const Vec3d& u) {
   const auto n = static_cast<std::size_t>(set.size());
   std::vector<double> sum(n, 0.0), t(n);
   const int ring = 2 * w * w + 2 * w;
@@ -25,10 +25,17 @@ std::vector<double> ringTaylorSum(const MultiIndexSet& set, int w) {
     for (int j = -ring; j <= ring; ++j)
       for (int k = -ring; k <= ring; ++k) {
         if (std::abs(i) <= w && std::abs(j) <= w && std::abs(k) <= w) continue;
-        set.taylorCoefficients(Vec3d(-i, -j, -k), set.order(), t);
+        set.taylorCoefficients(u - Vec3d(i, j, k), set.order(), t);
         for (std::size_t m = 0; m < n; ++m) sum[m] += t[m];
       }
   return sum;
+}
+
+// T_m(a r) = a^-(|m| + 1) T_m(r): a sum for cells of side 1 scaled to cells of side a.
+std::vector<double> scaled(const MultiIndexSet& set, std::span<const double> taylor, double a) {
+  std::vector<double> out(taylor.begin(), taylor.end());
+  for (std::size_t k = 0; k < out.size(); ++k) out[k] *= std::pow(a, -(set.degree(static_cast<int>(k)) + 1));
+  return out;
 }
 
 // local += the M2L of `multipole` through the summed Taylor coefficients `taylor` (the batched
@@ -69,11 +76,10 @@ std::vector<double> supercell(const MultiIndexSet& set, const std::vector<double
 std::vector<double> latticeSum(const MultiIndexSet& set, std::span<const double> ring_taylor, std::span<const double> m,
                                double side, int levels, int w) {
   const auto n = static_cast<std::size_t>(set.size());
-  std::vector<double> local(n, 0.0), current(m.begin(), m.end()), taylor(n);
+  std::vector<double> local(n, 0.0), current(m.begin(), m.end());
   double a = side;
   for (int level = 0; level < levels; ++level) {
-    for (std::size_t k = 0; k < n; ++k) taylor[k] = ring_taylor[k] * std::pow(a, -(set.degree(static_cast<int>(k)) + 1));
-    contractIntoLocal(set, taylor, current, local);
+    contractIntoLocal(set, scaled(set, ring_taylor, a), current, local);
     current = supercell(set, current, a, w);
     a *= 2 * w + 1;
   }
@@ -100,7 +106,32 @@ PeriodicLattice::PeriodicLattice(const MultiIndexSet& set, double side, int leve
   require(side > 0.0 && std::isfinite(side), "PeriodicLattice", "the side must be positive and finite, got {}", side);
   require(levels >= 1, "PeriodicLattice", "levels must be at least 1, got {}", levels);
   require(set.order() >= 4, "PeriodicLattice", "order {} is below 4, the lowest the lattice sum keeps", set.order());
-  ring_taylor_ = ringTaylorSum(set, block);
+  ring_taylor_ = ringTaylorSum(set, block, Vec3d(0.0, 0.0, 0.0));
+  // The first ring's sums at each part's centre u (in units of the side), from the parts with
+  // every u_a > 0: reflecting axis a maps the ring onto itself and T_m onto (-1)^(m_a) T_m.
+  const double part = 1.0 / kParts;
+  std::vector<std::vector<double>> positive(kParts * kParts * kParts);
+  part_taylor_.resize(positive.size());
+  for (int p = 0; p < kParts * kParts * kParts; ++p) {
+    const int index[3] = {p / (kParts * kParts), (p / kParts) % kParts, p % kParts};
+    Vec3d u, mirrored;
+    for (std::size_t a = 0; a < 3; ++a) {
+      u[a] = (index[a] + 0.5) * part - 0.5;
+      mirrored[a] = std::abs(u[a]);
+    }
+    const int key = partIndex(mirrored + Vec3d(0.5, 0.5, 0.5));
+    if (positive[static_cast<std::size_t>(key)].empty())
+      positive[static_cast<std::size_t>(key)] = scaled(set, ringTaylorSum(set, block, mirrored), side);
+    std::vector<double>& sum = part_taylor_[static_cast<std::size_t>(p)];
+    sum = positive[static_cast<std::size_t>(key)];
+    for (std::size_t k = 0; k < sum.size(); ++k) {
+      const auto& m = set.index(static_cast<int>(k));
+      int flips = 0;
+      for (std::size_t a = 0; a < 3; ++a)
+        if (u[a] < 0.0) flips += m[a];
+      if (flips % 2) sum[k] = -sum[k];
+    }
+  }
   unit_charge_ = unitLatticeSum(set, ring_taylor_, set.find(0, 0, 0), 4, side, levels, block);
   unit_dipole_ = {unitLatticeSum(set, ring_taylor_, set.find(1, 0, 0), 3, side, levels, block),
                   unitLatticeSum(set, ring_taylor_, set.find(0, 1, 0), 3, side, levels, block),
@@ -124,16 +155,43 @@ void PeriodicLattice::setBox(std::span<const double> box_multipole, const Vec3d&
   // The part above the dipole, summed as it is; the monopole and dipole from the unit sums.
   std::vector<double> high(box_multipole.begin(), box_multipole.begin() + static_cast<std::ptrdiff_t>(n));
   for (const std::size_t k : {at(0, 0, 0), at(1, 0, 0), at(0, 1, 0), at(0, 0, 1)}) high[k] = 0.0;
-  local_ = latticeSum(set_, ring_taylor_, high, side_, levels_, block_);
+  // Levels 1 and up, and the monopole's and dipole's sums (point sources: no part of the box's
+  // extent in their truncation), about the centre.
+  std::vector<double> outer(n, 0.0);
+  if (levels_ > 1)
+    outer = latticeSum(set_, ring_taylor_, supercell(set_, high, side_, block_), side_ * (2 * block_ + 1),
+                       levels_ - 1, block_);
   for (std::size_t k = 0; k < n; ++k)
-    local_[k] += charge_ * unit_charge_[k] - dipole_.x * unit_dipole_[0][k] - dipole_.y * unit_dipole_[1][k] -
-                 dipole_.z * unit_dipole_[2][k];
+    outer[k] += charge_ * unit_charge_[k] - dipole_.x * unit_dipole_[0][k] - dipole_.y * unit_dipole_[1][k] -
+                dipole_.z * unit_dipole_[2][k];
+  // The first ring into each part's own expansion: the target's extent in the M2L's truncation
+  // is then the part's, not the box's (the source's is the whole box's either way).
+  local_.assign(part_taylor_.size(), std::vector<double>(n, 0.0));
+  for (std::size_t p = 0; p < part_taylor_.size(); ++p) {
+    set_.shiftLocal(outer, partCentre(static_cast<int>(p)) - centre_, local_[p]);
+    contractIntoLocal(set_, part_taylor_[p], high, local_[p]);
+  }
   constant_ = (kWigner - sigma_) * charge_ / side_;
+}
+
+int PeriodicLattice::partIndex(const Vec3d& fraction) {
+  int index[3];
+  for (std::size_t a = 0; a < 3; ++a)
+    index[a] = std::clamp(static_cast<int>(std::floor(fraction[a] * kParts)), 0, kParts - 1);
+  return (index[0] * kParts + index[1]) * kParts + index[2];
+}
+
+Vec3d PeriodicLattice::partCentre(int p) const {
+  const int index[3] = {p / (kParts * kParts), (p / kParts) % kParts, p % kParts};
+  Vec3d x;
+  for (std::size_t a = 0; a < 3; ++a) x[a] = centre_[a] + ((index[a] + 0.5) / kParts - 0.5) * side_;
+  return x;
 }
 
 void PeriodicLattice::evaluate(const Vec3d& x, double* phi, Vec3d* gradient) const {
   const Vec3d h = x - centre_;
-  set_.evaluateLocal(local_, h, phi, gradient);
+  const int p = partIndex(h / side_ + Vec3d(0.5, 0.5, 0.5));
+  set_.evaluateLocal(local_[static_cast<std::size_t>(p)], x - partCentre(p), phi, gradient);
   const double volume = side_ * side_ * side_;
   *gradient += (h * charge_ - dipole_) * (4.0 * std::numbers::pi / (3.0 * volume));
   const double quadratic = charge_ * dot(h, h) - 2.0 * dot(dipole_, h) + second_moment_;

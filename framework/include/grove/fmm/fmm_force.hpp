@@ -34,7 +34,15 @@
 /// - Momentum: within a rank both directions of every pair come from the same (mutual) visit with
 ///   exactly opposite Taylor coefficients, and the kernel sees both directions of a leaf pair, so
 ///   the forces are equal and opposite to rounding (for a kernel that is antisymmetric itself).
-/// - Not supported: periodic boundaries (refused with an error; use the tree with PM for those).
+/// - Periodic boxes (PERIODIC_XYZ on a cubic root domain, side L): the forces of every image,
+///   as the Ewald sum gives them (tin-foil boundary, uniform neutralising background, potential of
+///   zero mean; grove/fmm/periodic_lattice.hpp). The 125 images n L with |n_i| <= 2 are the
+///   tree's own, moved (through the local essential tree, EPJ::setPos), so the traversal treats
+///   them as it treats other ranks' cells; the lattice beyond them is one local expansion about
+///   the box's centre. Particles must lie in the closed root domain
+///   (ParticleSystem::adjustPositionIntoRootDomain). Partly periodic and non-cubic boxes are
+///   refused. Momentum is then conserved only to the traversal's accuracy: an image pair is
+///   visited in one direction.
 #include <algorithm>
 #include <concepts>
 #include <memory>
@@ -60,6 +68,8 @@
 #include "grove/fmm/far_field_engine.hpp"
 #include "grove/fmm/fmm_let.hpp"
 #include "grove/fmm/fmm_tree.hpp"
+#include "grove/fmm/periodic_lattice.hpp"
+#include "grove/domain/periodic_images.hpp"
 #include "grove/tree/contracts.hpp"
 #include "grove/tree/moments.hpp"
 #include "grove/tree/profile.hpp"
@@ -129,16 +139,21 @@ struct FmmStatistics {
   /// The near field (the user's kernel or the multiwalk hooks).
   /// @var far_field_wait_seconds
   /// Waiting for the far field after the near field.
+  /// @var lattice_seconds
+  /// Periodic boxes: the box's multipole (an allreduce), the lattice's local expansion and its
+  /// evaluation at every particle (0 for open boxes).
   /// @var write_back_seconds
   /// Applying the far-field functor, restoring psys's order and, for the WriteBack calls,
   /// copying the forces into psys.
   double copy_seconds = 0, tree_seconds = 0, let_seconds = 0, traversal_seconds = 0, m2l_seconds = 0,
-         downward_seconds = 0, p2p_seconds = 0, far_field_wait_seconds = 0, write_back_seconds = 0;
+         downward_seconds = 0, p2p_seconds = 0, far_field_wait_seconds = 0, lattice_seconds = 0,
+         write_back_seconds = 0;
   /// The step's wall time: the parts summed, with far_field_wait_seconds in place of the far
   /// field's own time when overlapped.
   double total() const {
     return copy_seconds + tree_seconds + let_seconds + traversal_seconds +
-           (overlapped ? far_field_wait_seconds : m2l_seconds + downward_seconds) + p2p_seconds + write_back_seconds;
+           (overlapped ? far_field_wait_seconds : m2l_seconds + downward_seconds) + p2p_seconds + lattice_seconds +
+           write_back_seconds;
   }
   /// The statistics as one JSON object: far_field_engine, overlapped, "seconds" (each part and
   /// total) and "counts".
@@ -148,7 +163,7 @@ struct FmmStatistics {
 }  // namespace fmm
 
 /// The fast multipole method for 1/r forces, with TreeForForceLong's calling form (see the file's
-/// description). Open boundaries only. The force calls are collective over the particle system's
+/// description). Open boundaries, and periodic ones on a cube. The force calls are collective over the particle system's
 /// communicator; input errors are found on every rank together and throw grove::Error on all.
 /// Not thread-safe: one calculation at a time per object (and per far-field engine).
 template <class Force, class EPI, class EPJ>
@@ -208,8 +223,10 @@ class FmmForce {
   /// field as gravity with G = 1 (GravityFarField). clear = false adds to the forces of the
   /// previous call (same particles, same order). The list mode is accepted for FDPS's form and
   /// ignored: the tree and lists are made at every call. Throws grove::Error, on every rank,
-  /// with periodic boundaries, a particle of non-finite position or charge, 2^31 particles or
-  /// more on a rank, or clear = false after a call with another particle count.
+  /// for a particle of non-finite position or charge, 2^31 particles or more on a rank, clear =
+  /// false after a call with another particle count, and, for periodic boundaries, boundaries
+  /// periodic along one or two axes only, a root domain that is not a cube, a particle outside
+  /// the closed root domain, or an EPJ type without setPos.
   template <class NearKernel, class PSys>
   void calcForceAll(NearKernel&& near, const PSys& psys, const DomainInfo& dinfo, bool clear = true,
                     InteractionListMode = MAKE_LIST) {
@@ -379,11 +396,8 @@ class FmmForce {
     using FP = typename PSys::value_type;
     static_assert(checkLongRangeContracts<FP, Force, EPI, EPJ>());
     const Comm& comm = psys.comm();
-    std::optional<std::string> problem;
-    if (dinfo.getBoundaryCondition() != BoundaryCondition::OPEN)
-      problem = "periodic boundaries are not supported by the fast multipole method; use TreeForForceLong (with PM "
-                "for the long range)";
-    comm.throwIfAnyFailed(problem, "FmmForce::calcForceAll");
+    const bool periodic = dinfo.getBoundaryCondition() != BoundaryCondition::OPEN;
+    comm.throwIfAnyFailed(periodic ? periodicBoxProblem(dinfo) : std::nullopt, "FmmForce::calcForceAll");
     stats_ = {};
     const std::size_t n = psys.size();
     stats_.particles = static_cast<std::int64_t>(n);
@@ -412,6 +426,17 @@ class FmmForce {
     if (first_bad < n)
       bad_input = fmt::format("particle {} on rank {} has position {} and charge {}: the FMM needs finite values",
                               first_bad, comm.rank(), positions[first_bad], charges[first_bad]);
+    if (periodic) {
+      const Boxd root = dinfo.getPosRootDomain();
+      std::size_t first_outside = n;
+#pragma omp parallel for reduction(min : first_outside)
+      for (std::size_t i = 0; i < n; ++i)
+        if (!root.containsClosed(positions[i])) first_outside = std::min(first_outside, i);
+      if (first_outside < n && first_bad == n)
+        bad_input = fmt::format("particle {} on rank {} at {} is outside the periodic root domain {}: put it in with "
+                                "ParticleSystem::adjustPositionIntoRootDomain",
+                                first_outside, comm.rank(), positions[first_outside], root);
+    }
     if (!clear && forces_.size() != n)
       bad_input = fmt::format("clear = false adds to the previous call's forces, but rank {} has {} particles and the "
                               "previous call {}",
@@ -442,12 +467,22 @@ class FmmForce {
     stats_.leaves = tree_.leafCount();
 
     start = wallSeconds();
-    if (comm.size() > 1) {
+    // Periodic: the near block's images of every rank's tree (this one's too) come as LET trees.
+    const std::vector<Vec3d> shifts = periodic ? nearImageShifts(dinfo) : std::vector<Vec3d>();
+    if (comm.size() > 1 || periodic) {
       std::vector<EPJ> remote;
-      stats_.let = fmm::exchangeLet(comm, tree_, std::span<const EPJ>(epj_.data(), n), theta_, sources_, remote);
+      stats_.let =
+          fmm::exchangeLet(comm, tree_, std::span<const EPJ>(epj_.data(), n), theta_, sources_, remote, shifts);
       epj_.insert(epj_.end(), remote.begin(), remote.end());
     }
     stats_.let_seconds = wallSeconds() - start;
+    if (periodic) {
+      start = wallSeconds();
+      startLattice(comm, dinfo);
+      stats_.lattice_seconds = wallSeconds() - start;
+    } else {
+      lattice_on_ = false;
+    }
 
     sorted_forces_.resize(n);
 #pragma omp parallel for
@@ -489,6 +524,13 @@ class FmmForce {
     stats_.m2l_seconds = seconds.m2l;
     stats_.downward_seconds = seconds.downward;
 
+    if (lattice_on_) {
+      start = wallSeconds();
+      const std::span<const Vec3d> x = tree_.positions();
+#pragma omp parallel for
+      for (std::size_t k = 0; k < phi_.size(); ++k) lattice_->evaluate(x[k], &phi_[k], &grad_phi_[k]);
+      stats_.lattice_seconds += wallSeconds() - start;
+    }
     // The far field's functor and the move to particle order in one pass.
     start = wallSeconds();
     const std::span<const int> order = tree_.order();
@@ -500,6 +542,60 @@ class FmmForce {
     }
     stats_.write_back_seconds = wallSeconds() - start;
   }
+
+  // Why a periodic domain cannot be computed (checked on every rank alike), or nothing.
+  static std::optional<std::string> periodicBoxProblem(const DomainInfo& dinfo) {
+    const BoundaryCondition bc = dinfo.getBoundaryCondition();
+    if (bc != BoundaryCondition::PERIODIC_XYZ) {
+      std::string axes;
+      for (int a = 0; a < 3; ++a)
+        if (isPeriodic(bc, a)) axes += "xyz"[a];
+      return fmt::format("the boundary is periodic along {} only: the fast multipole method takes open boundaries or "
+                         "PERIODIC_XYZ (periodic along every axis)",
+                         axes);
+    }
+    const Vec3d side = dinfo.getPosRootDomain().size();
+    if (!isFinite(side) || !(side.x > 0.0))
+      return fmt::format("periodic boundaries need a root domain (setPosRootDomain); its size is {}", side);
+    if (std::abs(side.y - side.x) > 1e-12 * side.x || std::abs(side.z - side.x) > 1e-12 * side.x)
+      return fmt::format("the periodic root domain is {} by {} by {}: the fast multipole method's lattice sum needs a "
+                         "cube",
+                         side.x, side.y, side.z);
+    if constexpr (!requires(EPJ& j, const Vec3d& p) { j.setPos(p); })
+      return std::string("periodic boundaries move copies of the particles: the EPJ type needs "
+                         "setPos(const grove::Vec3d&)");
+    return std::nullopt;
+  }
+
+  // The images the traversal meets as trees: n L with |n_i| <= kNearBlock, the zero shift first.
+  // A block of 5^3 (not 3^3) is what brings the lattice's error at order 8 to 1e-7 (doc/fmm.md).
+  static std::vector<Vec3d> nearImageShifts(const DomainInfo& dinfo) {
+    const Boxd root = dinfo.getPosRootDomain();
+    // periodicImageShells(reach, L) = floor(reach / L) + 1 shells: reach L gives 2.
+    static_assert(kNearBlock == 2);
+    return periodicImageShifts(BoundaryCondition::PERIODIC_XYZ, root, root.size().x, "FmmForce::calcForceAll");
+  }
+
+  // The lattice beyond the near block, for this step's charges: the whole box's multipole about
+  // the root domain's centre (each rank's root expansion moved there, summed over the ranks), its
+  // lattice sum (made once per order and side), ready for evaluation at every particle. Collective.
+  void startLattice(const Comm& comm, const DomainInfo& dinfo) {
+    const Boxd root = dinfo.getPosRootDomain();
+    const Vec3d centre = (root.low + root.high) * 0.5;
+    std::vector<double> box_multipole(static_cast<std::size_t>(expansion_.size()), 0.0);
+    if (!tree_.cells().empty())
+      expansion_.shiftMultipole(tree_.multipoles().subspan(0, tree_.stride()), centre - tree_.cells()[0].center,
+                                box_multipole);
+    comm.allreduceSum(box_multipole);
+    if (!lattice_ || lattice_->order() != expansion_.order() || lattice_->side() != root.size().x)
+      lattice_ = std::make_unique<fmm::PeriodicLattice>(expansion_, root.size().x, kLatticeLevels, kNearBlock);
+    lattice_->setBox(box_multipole, centre);
+    lattice_on_ = true;
+  }
+
+  // The near block's half-width, and the lattice's supercell levels (each 5 times the last: 5^12
+  // L away, the rest is below double precision's rounding).
+  static constexpr int kNearBlock = 2, kLatticeLevels = 12;
 
   double theta_ = 0.5;
   int n_leaf_ = 32;
@@ -513,6 +609,8 @@ class FmmForce {
   std::vector<double> phi_;       // far-field potential sum q / r, key order
   std::vector<Vec3d> grad_phi_;   // and its gradient
   fmm::FmmStatistics stats_;
+  std::unique_ptr<fmm::PeriodicLattice> lattice_;  // periodic boxes: the far images
+  bool lattice_on_ = false;                        // this step's box is periodic
 };
 
 }  // namespace grove

@@ -1,8 +1,8 @@
 #pragma once
 /// @file
 /// grove::fmm::PeriodicLattice: the far images of a periodic cube for the fast multipole method
-/// (doc/fmm_periodic_plan.md, sections 3 and 4). A building block of periodic boxes in FmmForce,
-/// which does not use it yet (FmmForce still refuses periodic domains).
+/// (doc/fmm_periodic_plan.md, sections 3 and 4): FmmForce's periodic boxes sum their far images
+/// with it.
 /// @verbatim
 /// A cube of side L, centre c, with charges q_j at x_j (the whole box, every rank's). Its images
 /// at x_j + n L, n in Z^3, split into the near block |n_i| <= w, which the caller sums itself,
@@ -33,7 +33,7 @@ namespace grove::fmm {
 /// The potential phi = sum q / r and its gradient, inside a periodic cube, of every image beyond
 /// the near block, with the Ewald terms above (see the top of this file). Throws grove::Error for
 /// an order below 4, a side that is not positive and finite, levels below 1 or a block other
-/// than 1 or 2. Keeps a reference to set.
+/// than 1 or 2.
 class PeriodicLattice {
  public:
   /// set: the expansions' order; side: the cube's edge; levels: supercell levels summed (each
@@ -51,12 +51,19 @@ class PeriodicLattice {
   /// setBox()).
   void evaluate(const Vec3d& x, double* phi, Vec3d* gradient) const;
 
+  /// The expansions' order.
+  int order() const { return set_.order(); }
+  /// The cube's edge.
+  double side() const { return side_; }
+  /// The near block's half-width w: the caller sums the (2w + 1)^3 images n with |n_i| <= w.
+  int block() const { return block_; }
+
   /// The Wigner constant of the simple cubic lattice: a unit charge's Ewald potential at itself,
   /// its own images and the background included, is xi / L.
   static constexpr double kWigner = -2.8372974794806;
 
  private:
-  const MultiIndexSet& set_;
+  MultiIndexSet set_;
   double side_;
   int levels_, block_;
   double sigma_ = 0.0;                      // sum over the near block's images n != 0 of 1/|n|
@@ -67,7 +74,14 @@ class PeriodicLattice {
   double charge_ = 0.0, second_moment_ = 0.0;  // Q, S2 = sum q_j |x_j - c|^2
   Vec3d dipole_;                                // D
   double constant_ = 0.0;                       // (xi - sigma) Q / L
-  std::vector<double> local_;                   // the far images' local expansion about c
+  // The box split into kParts^3 parts, each with its own local expansion: the first ring's M2L
+  // truncation then sees a part's extent on the target side, not the whole box's.
+  static constexpr int kParts = 4;
+  // The part of a point at `fraction` of the box along each axis (0 ... 1, clamped), and its centre.
+  static int partIndex(const Vec3d& fraction);
+  Vec3d partCentre(int part) const;
+  std::vector<std::vector<double>> part_taylor_;  // the first ring's summed T at each part's centre
+  std::vector<std::vector<double>> local_;        // the far images' local expansion about each part's centre
 };
 
 }  // namespace grove::fmm
