@@ -151,10 +151,11 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
   std::vector<std::vector<double>> multipoles(static_cast<std::size_t>(ranks));
   std::vector<std::vector<EPJ>> particles(static_cast<std::size_t>(ranks));
   std::vector<std::vector<int>> roots(static_cast<std::size_t>(ranks));  // each selection's first cell
+  // This rank's own images stay here (no message): the receiving loop takes them from selections.
   for (int pair = 0; pair < ranks * n_shifts; ++pair) {
     const auto ur = static_cast<std::size_t>(pair / n_shifts);
     Selection& from = selections[static_cast<std::size_t>(pair)];
-    if (from.cells.empty()) continue;
+    if (from.cells.empty() || pair / n_shifts == me) continue;
     const int cell_base = static_cast<int>(cells[ur].size()), particle_base = static_cast<int>(particles[ur].size());
     roots[ur].push_back(cell_base);
     for (FmmCell c : from.cells) {
@@ -190,39 +191,64 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
                             "(use more ranks or a lower order)",
                             comm.rank(), multipoles_send.size(), particles_send.size());
   comm.throwIfAnyFailed(too_large, "fmm::exchangeLet");
-  counts.cells_sent = static_cast<std::int64_t>(cells_send.size());
-  counts.particles_sent = static_cast<std::int64_t>(particles_send.size());
+  std::int64_t own_cells = 0, own_particles = 0;  // this rank's images of its own tree
+  for (int s = 0; s < n_shifts; ++s) {
+    const Selection& own = selections[static_cast<std::size_t>(me * n_shifts + s)];
+    own_cells += static_cast<std::int64_t>(own.cells.size());
+    own_particles += static_cast<std::int64_t>(own.particles.size());
+  }
+  counts.cells_sent = static_cast<std::int64_t>(cells_send.size()) + own_cells;
+  counts.particles_sent = static_cast<std::int64_t>(particles_send.size()) + own_particles;
 
   std::vector<int> cells_from, particles_from, roots_from;
   const std::vector<int> roots_in = comm.alltoallv(roots_send, root_counts, &roots_from);
   const std::vector<FmmCell> cells_in = comm.alltoallv(cells_send, cell_counts, &cells_from);
   const std::vector<double> multipoles_in = comm.alltoallv(multipoles_send, multipole_counts);
   std::vector<EPJ> particles_in = comm.alltoallv(particles_send, particle_counts, &particles_from);
-  counts.cells_received = static_cast<std::int64_t>(cells_in.size());
-  counts.particles_received = static_cast<std::int64_t>(particles_in.size());
+  counts.cells_received = static_cast<std::int64_t>(cells_in.size()) + own_cells;
+  counts.particles_received = static_cast<std::int64_t>(particles_in.size()) + own_particles;
 
+  require(multipoles_in.size() == cells_in.size() * stride, "fmm::exchangeLet",
+          "received {} multipole coefficients for {} cells of {} each", multipoles_in.size(), cells_in.size(), stride);
+
+  // Appends n cells (children and particle ranges relative to the block), their multipoles and
+  // particles as one received block, with a root at each of `roots` (relative too).
   const int local_particles = static_cast<int>(epj.size());
-  std::size_t cell_at = 0, particle_at = 0, root_at = 0;
-  for (int r = 0; r < ranks; ++r) {
-    const auto ur = static_cast<std::size_t>(r);
+  auto append = [&](const FmmCell* cells_of, std::size_t n, const double* multipoles_of, const EPJ* particles_of,
+                    std::size_t n_particles, const int* roots_of, std::size_t n_roots) {
     const int cell_base = static_cast<int>(sources.cells.size());
     const int particle_base = local_particles + static_cast<int>(remote_epj.size());
-    for (int k = 0; k < roots_from[ur]; ++k) sources.remote_roots.push_back(cell_base + roots_in[root_at++]);
-    for (int k = 0; k < cells_from[ur]; ++k) {
-      FmmCell c = cells_in[cell_at++];
+    for (std::size_t k = 0; k < n_roots; ++k) sources.remote_roots.push_back(cell_base + roots_of[k]);
+    for (std::size_t k = 0; k < n; ++k) {
+      FmmCell c = cells_of[k];
       if (c.child_count > 0) c.first_child += cell_base;
       c.begin += particle_base;
       c.end += particle_base;
       sources.cells.push_back(c);
     }
-    remote_epj.insert(remote_epj.end(), particles_in.begin() + static_cast<std::ptrdiff_t>(particle_at),
-                      particles_in.begin() + static_cast<std::ptrdiff_t>(particle_at + particles_from[ur]));
+    sources.remote_multipoles.insert(sources.remote_multipoles.end(), multipoles_of, multipoles_of + n * stride);
+    remote_epj.insert(remote_epj.end(), particles_of, particles_of + n_particles);
+  };
+  std::size_t cell_at = 0, particle_at = 0, root_at = 0;
+  const int zero = 0;
+  for (int r = 0; r < ranks; ++r) {
+    const auto ur = static_cast<std::size_t>(r);
+    if (r == me) {
+      for (int s = 0; s < n_shifts; ++s) {
+        const Selection& own = selections[static_cast<std::size_t>(me * n_shifts + s)];
+        if (!own.cells.empty())
+          append(own.cells.data(), own.cells.size(), own.multipoles.data(), own.particles.data(), own.particles.size(),
+                 &zero, 1);
+      }
+      continue;
+    }
+    append(cells_in.data() + cell_at, static_cast<std::size_t>(cells_from[ur]), multipoles_in.data() + cell_at * stride,
+           particles_in.data() + particle_at, static_cast<std::size_t>(particles_from[ur]), roots_in.data() + root_at,
+           static_cast<std::size_t>(roots_from[ur]));
+    cell_at += static_cast<std::size_t>(cells_from[ur]);
     particle_at += static_cast<std::size_t>(particles_from[ur]);
+    root_at += static_cast<std::size_t>(roots_from[ur]);
   }
-  sources.remote_multipoles.insert(sources.remote_multipoles.end(), multipoles_in.begin(), multipoles_in.end());
-  require(sources.remote_multipoles.size() == (sources.cells.size() - sources.localCount()) * stride,
-          "fmm::exchangeLet", "received {} multipole coefficients for {} cells of {} each", multipoles_in.size(),
-          cells_in.size(), stride);
   return counts;
 }
 
