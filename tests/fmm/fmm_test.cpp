@@ -650,6 +650,30 @@ TEST(FmmPeriodic, NeutralChargesThroughAFunctorMatchTheEwaldSum) {
   EXPECT_LT(e.potential_rms, 1e-6);
 }
 
+// One charge in a periodic box, on rank 0 (the other ranks empty): its images pull it equally
+// every way, and its potential is the Wigner constant's, -xi q / L in gravity's sign. Only the
+// lattice's truncation remains (the charge is 0.77 from the box's centre): 4.6e-8 of q / L^2 and
+// 3.9e-10 of the potential, measured.
+TEST(FmmPeriodic, OneChargeFeelsNoForceAndTheWignerPotential) {
+  Psys psys;
+  if (psys.comm().rank() == 0) {
+    Charged c;
+    c.pos = Vec3d(0.3, 0.55, 0.8);
+    c.charge = 1.5;
+    psys.add(c);
+  }
+  DomainInfo dinfo;
+  dinfo.setBoundaryCondition(BoundaryCondition::PERIODIC_XYZ);
+  dinfo.setPosRootDomain(Vec3d(0.0), Vec3d(2.0));
+  Fmm fmm(1, 0.5, 16, 8);
+  fmm.calcForceAllAndWriteBack(NewtonKernel{}, psys, dinfo);
+  if (psys.comm().rank() == 0) {
+    const double q_over_l = 1.5 / 2.0;
+    EXPECT_LT(norm(psys[0].result.acc), 2e-7 * q_over_l / 2.0);
+    EXPECT_NEAR(psys[0].result.pot, -fmm::PeriodicLattice::kWigner * q_over_l, 1e-8 * 2.84 * q_over_l);
+  }
+}
+
 // What a periodic box may not be, refused on every rank with the reason.
 TEST(FmmPeriodic, BoxesItCannotSumAreRefused) {
   auto refusal = [](Psys& psys, const DomainInfo& dinfo) -> std::string {
