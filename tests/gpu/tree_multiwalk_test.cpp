@@ -466,7 +466,6 @@ TEST(FmmDevice, PeriodicBoxWithTheDeviceFarField) {
   EXPECT_EQ(fmm.statistics().m2l, host_stats.m2l);
   EXPECT_EQ(fmm.statistics().m2p, host_stats.m2p);
   EXPECT_EQ(fmm.statistics().p2p_interactions, host_stats.p2p_interactions);
-  // Relative to the rms force: a periodic box's forces nearly cancel at some bodies.
   // Relative to the rms force and potential: a periodic box's forces nearly cancel at some bodies,
   // and its potential has zero mean.
   double rms = 0.0, pot_rms = 0.0;

@@ -113,7 +113,7 @@ PeriodicLattice::PeriodicLattice(const MultiIndexSet& set, double side, int leve
   std::vector<std::vector<double>> positive(kParts * kParts * kParts);
   part_taylor_.resize(positive.size());
   for (int p = 0; p < kParts * kParts * kParts; ++p) {
-    const int index[3] = {p / (kParts * kParts), (p / kParts) % kParts, p % kParts};
+    const std::array<int, 3> index = partAxes(p);
     Vec3d u, mirrored;
     for (std::size_t a = 0; a < 3; ++a) {
       u[a] = (index[a] + 0.5) * part - 0.5;
@@ -182,7 +182,7 @@ int PeriodicLattice::partIndex(const Vec3d& fraction) {
 }
 
 Vec3d PeriodicLattice::partCentre(int p) const {
-  const int index[3] = {p / (kParts * kParts), (p / kParts) % kParts, p % kParts};
+  const std::array<int, 3> index = partAxes(p);
   Vec3d x;
   for (std::size_t a = 0; a < 3; ++a) x[a] = centre_[a] + ((index[a] + 0.5) / kParts - 0.5) * side_;
   return x;

@@ -38,8 +38,9 @@
 ///   as the Ewald sum gives them (tin-foil boundary, uniform neutralising background, potential of
 ///   zero mean; grove/fmm/periodic_lattice.hpp). The 125 images n L with |n_i| <= 2 are the
 ///   tree's own, moved (through the local essential tree, EPJ::setPos), so the traversal treats
-///   them as it treats other ranks' cells; the lattice beyond them is one local expansion about
-///   the box's centre. Particles must lie in the closed root domain
+///   them as it treats other ranks' cells; the lattice beyond them is a local expansion per
+///   4^3-th of the box, evaluated at each particle. Order 4 or more. Particles must lie in the
+///   closed root domain
 ///   (ParticleSystem::adjustPositionIntoRootDomain). Partly periodic and non-cubic boxes are
 ///   refused. Momentum is then conserved only to the traversal's accuracy: an image pair is
 ///   visited in one direction.
@@ -61,6 +62,7 @@
 #include "grove/core/finite.hpp"
 #include "grove/core/list_mode.hpp"
 #include "grove/core/time_profile.hpp"
+#include "grove/domain/boundary.hpp"
 #include "grove/domain/domain_info.hpp"
 #include "grove/fmm/cartesian_expansion.hpp"
 #include "grove/fmm/dual_traversal.hpp"
@@ -69,7 +71,6 @@
 #include "grove/fmm/fmm_let.hpp"
 #include "grove/fmm/fmm_tree.hpp"
 #include "grove/fmm/periodic_lattice.hpp"
-#include "grove/domain/periodic_images.hpp"
 #include "grove/tree/contracts.hpp"
 #include "grove/tree/moments.hpp"
 #include "grove/tree/profile.hpp"
@@ -226,7 +227,7 @@ class FmmForce {
   /// for a particle of non-finite position or charge, 2^31 particles or more on a rank, clear =
   /// false after a call with another particle count, and, for periodic boundaries, boundaries
   /// periodic along one or two axes only, a root domain that is not a cube, a particle outside
-  /// the closed root domain, or an EPJ type without setPos.
+  /// the closed root domain, an EPJ type without setPos, or an order below 4.
   template <class NearKernel, class PSys>
   void calcForceAll(NearKernel&& near, const PSys& psys, const DomainInfo& dinfo, bool clear = true,
                     InteractionListMode = MAKE_LIST) {
@@ -544,7 +545,10 @@ class FmmForce {
   }
 
   // Why a periodic domain cannot be computed (checked on every rank alike), or nothing.
-  static std::optional<std::string> periodicBoxProblem(const DomainInfo& dinfo) {
+  std::optional<std::string> periodicBoxProblem(const DomainInfo& dinfo) const {
+    if (expansion_.order() < 4)
+      return fmt::format("order {}: periodic boxes need order 4 or more (the lattice sum keeps the degrees from 4 up)",
+                         expansion_.order());
     const BoundaryCondition bc = dinfo.getBoundaryCondition();
     if (bc != BoundaryCondition::PERIODIC_XYZ) {
       std::string axes;
@@ -561,7 +565,7 @@ class FmmForce {
       return fmt::format("the periodic root domain is {} by {} by {}: the fast multipole method's lattice sum needs a "
                          "cube",
                          side.x, side.y, side.z);
-    if constexpr (!requires(EPJ& j, const Vec3d& p) { j.setPos(p); })
+    if constexpr (!fmm::MovableEpj<EPJ>)
       return std::string("periodic boundaries move copies of the particles: the EPJ type needs "
                          "setPos(const grove::Vec3d&)");
     return std::nullopt;
@@ -570,10 +574,13 @@ class FmmForce {
   // The images the traversal meets as trees: n L with |n_i| <= kNearBlock, the zero shift first.
   // A block of 5^3 (not 3^3) is what brings the lattice's error at order 8 to 1e-7 (doc/fmm.md).
   static std::vector<Vec3d> nearImageShifts(const DomainInfo& dinfo) {
-    const Boxd root = dinfo.getPosRootDomain();
-    // periodicImageShells(reach, L) = floor(reach / L) + 1 shells: reach L gives 2.
-    static_assert(kNearBlock == 2);
-    return periodicImageShifts(BoundaryCondition::PERIODIC_XYZ, root, root.size().x, "FmmForce::calcForceAll");
+    const double side = dinfo.getPosRootDomain().size().x;
+    std::vector<Vec3d> shifts{Vec3d(0.0, 0.0, 0.0)};
+    for (int i = -kNearBlock; i <= kNearBlock; ++i)
+      for (int j = -kNearBlock; j <= kNearBlock; ++j)
+        for (int k = -kNearBlock; k <= kNearBlock; ++k)
+          if (i != 0 || j != 0 || k != 0) shifts.push_back(Vec3d(i, j, k) * side);
+    return shifts;
   }
 
   // The lattice beyond the near block, for this step's charges: the whole box's multipole about

@@ -10,6 +10,8 @@
 /// The receiver adds the cells after its own (grove/fmm/dual_traversal.hpp: SourceCells) and the
 /// particles after its own, and the traversal meets them as sources only: the criterion is the
 /// same, so the forces from other ranks are as accurate as those from the rank's own particles.
+/// Periodic boxes add the trees' images: every rank (this one too) gets, for each image shift,
+/// the image of the tree moved by it, selected with theta * kImageLetFactor (see exchangeLet).
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -25,7 +27,27 @@
 
 namespace grove::fmm {
 
-/// What exchangeLet() sent and received on this rank, over all other ranks.
+/// EPJ types whose copies can be moved to a periodic image (EPJ::setPos).
+template <class EPJ>
+concept MovableEpj = requires(EPJ& j, const Vec3d& p) { j.setPos(p); };
+
+namespace detail {
+// Appends a block of cells whose child indices and particle ranges count from the block's start,
+// rebased to cell_base and particle_base.
+inline void appendRebased(std::span<const FmmCell> block, int cell_base, int particle_base,
+                          std::vector<FmmCell>& cells) {
+  for (FmmCell c : block) {
+    if (c.child_count > 0) c.first_child += cell_base;
+    c.begin += particle_base;
+    c.end += particle_base;
+    cells.push_back(c);
+  }
+}
+}  // namespace detail
+
+/// What exchangeLet() sent and received on this rank, over all other ranks and, for periodic
+/// images, this rank's own images of its tree too (counted as sent and received, though they are
+/// appended without a message).
 struct LetCounts {
   /// @var cells_sent
   /// Cells sent.
@@ -60,7 +82,7 @@ void selectLetFor(const FmmTree& tree, std::span<const EPJ> epj, const Boxd& box
                   std::vector<FmmCell>& cells_out, std::vector<double>& multipoles_out, std::vector<EPJ>& epj_out,
                   const Vec3d& shift = Vec3d(0.0, 0.0, 0.0)) {
   const bool shifted = shift.x != 0.0 || shift.y != 0.0 || shift.z != 0.0;
-  if constexpr (!requires(EPJ& j, const Vec3d& p) { j.setPos(p); })
+  if constexpr (!MovableEpj<EPJ>)
     require(!shifted, "fmm::selectLetFor", "periodic images need EPJ::setPos(const grove::Vec3d&)");
   const std::span<const FmmCell> cells = tree.cells();
   const std::size_t stride = tree.stride();
@@ -88,7 +110,7 @@ void selectLetFor(const FmmTree& tree, std::span<const EPJ> epj, const Boxd& box
       out.begin = static_cast<int>(epj_out.size());
       epj_out.insert(epj_out.end(), epj.begin() + cell.begin, epj.begin() + cell.end);
       out.end = static_cast<int>(epj_out.size());
-      if constexpr (requires(EPJ& j, const Vec3d& p) { j.setPos(p); })
+      if constexpr (MovableEpj<EPJ>)
         if (shifted)
           for (auto j = static_cast<std::size_t>(out.begin); j < epj_out.size(); ++j)
             epj_out[j].setPos(Vec3d(epj_out[j].getPos()) + shift);
@@ -108,15 +130,22 @@ inline constexpr double kImageLetFactor = 0.5;
 /// Collective. Sends every other rank what it needs of `tree` (epj in the tree's key order) and
 /// appends what this rank receives to sources (cells, remote_multipoles, remote_roots) and remote_epj.
 /// sources.cells must hold the local tree's cells only; the received particles' ranges start after
-/// the epj.size() local ones. With periodic image shifts (the zero shift among them), every rank
-/// (this one too) is sent, for each shift s, what it needs of this tree's image moved by s (all but
-/// this rank's own tree unmoved): one received root per selection. Returns the counts sent and
-/// received. Throws grove::Error, on every rank, when a rank would send 2^31 multipole coefficients
-/// or particles or more, and when the multipoles received do not match the cells received.
+/// the epj.size() local ones. With periodic image shifts (the same on every rank, the zero shift
+/// among them), every rank (this one too) is sent, for each shift s, what it needs of this tree's
+/// image moved by s (all but this rank's own tree unmoved): one received root per selection, in
+/// rank order and, within a rank, in shift order. An image's cells go contents-less only at
+/// twice another rank's distance (theta * kImageLetFactor). Returns the counts sent and received.
+/// Throws grove::Error, on every rank: with shifts for an EPJ type without setPos, when a rank
+/// would send, or append of its own images, 2^31 multipole coefficients, cells or particles or
+/// more, and when the multipoles received do not match the cells received. (What a rank receives
+/// in all must stay below 2^31 per array too: Comm::alltoallv's displacements are ints.)
 template <class EPJ>
 LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ> epj, double theta,
                       SourceCells& sources, std::vector<EPJ>& remote_epj,
                       std::span<const Vec3d> shifts = std::span<const Vec3d>()) {
+  const bool periodic = shifts.size() > 1;
+  if constexpr (!MovableEpj<EPJ>)  // the same on every rank, before any message
+    require(!periodic, "fmm::exchangeLet", "periodic images need EPJ::setPos(const grove::Vec3d&)");
   const int ranks = comm.size(), me = comm.rank();
   const std::size_t stride = tree.stride();
   const std::vector<Boxd> boxes = comm.allgather(tree.bounds());
@@ -126,7 +155,7 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
   const auto n_shifts = static_cast<int>(shifts.size());
   auto unshifted = [](const Vec3d& s) { return s.x == 0.0 && s.y == 0.0 && s.z == 0.0; };
 
-  // One selection per (target rank, shift), made in parallel, then joined per rank in shift order.
+  // One selection per (target rank, shift), made in parallel.
   struct Selection {
     std::vector<FmmCell> cells;
     std::vector<double> multipoles;
@@ -140,33 +169,40 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
     const auto ur = static_cast<std::size_t>(r);
     if ((r == me && unshifted(shift)) || !have_particles || boxes[ur].isEmpty()) continue;
     Selection& out = selections[static_cast<std::size_t>(pair)];
-    // An image's cells are sent contents-less only at half the distance: the traversal then
+    // An image's cells are sent contents-less only at twice the distance: the traversal then
     // accepts them at the receiver's cells (M2L) instead of evaluating them at every particle of
     // a leaf (M2P). Measured on a periodic uniform cube of 2^17 at order 8, theta 0.5, one rank:
     // M2P pairs 30 592 -> 4 134, the far field's downward pass 0.68 -> 0.27 s.
     const double criterion = unshifted(shift) ? theta : kImageLetFactor * theta;
     selectLetFor(tree, epj, boxes[ur], criterion, out.cells, out.multipoles, out.particles, shift);
   }
+  auto selection = [&](int r, int s) -> Selection& { return selections[static_cast<std::size_t>(r * n_shifts + s)]; };
+
+  // Each other rank's selections joined in shift order (each block's cells rebased to the rank's
+  // block), with each selection's first cell as a root. This rank's own images need no message:
+  // the receiving loop below takes them from their selections.
   std::vector<std::vector<FmmCell>> cells(static_cast<std::size_t>(ranks));
   std::vector<std::vector<double>> multipoles(static_cast<std::size_t>(ranks));
   std::vector<std::vector<EPJ>> particles(static_cast<std::size_t>(ranks));
-  std::vector<std::vector<int>> roots(static_cast<std::size_t>(ranks));  // each selection's first cell
-  // This rank's own images stay here (no message): the receiving loop takes them from selections.
-  for (int pair = 0; pair < ranks * n_shifts; ++pair) {
-    const auto ur = static_cast<std::size_t>(pair / n_shifts);
-    Selection& from = selections[static_cast<std::size_t>(pair)];
-    if (from.cells.empty() || pair / n_shifts == me) continue;
-    const int cell_base = static_cast<int>(cells[ur].size()), particle_base = static_cast<int>(particles[ur].size());
-    roots[ur].push_back(cell_base);
-    for (FmmCell c : from.cells) {
-      if (c.child_count > 0) c.first_child += cell_base;
-      c.begin += particle_base;
-      c.end += particle_base;
-      cells[ur].push_back(c);
+  std::vector<std::vector<int>> roots(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    if (r == me) continue;
+    const auto ur = static_cast<std::size_t>(r);
+    for (int s = 0; s < n_shifts; ++s) {
+      Selection& from = selection(r, s);
+      if (from.cells.empty()) continue;
+      roots[ur].push_back(static_cast<int>(cells[ur].size()));
+      detail::appendRebased(from.cells, static_cast<int>(cells[ur].size()), static_cast<int>(particles[ur].size()),
+                            cells[ur]);
+      multipoles[ur].insert(multipoles[ur].end(), from.multipoles.begin(), from.multipoles.end());
+      particles[ur].insert(particles[ur].end(), from.particles.begin(), from.particles.end());
+      from = Selection{};
     }
-    multipoles[ur].insert(multipoles[ur].end(), from.multipoles.begin(), from.multipoles.end());
-    particles[ur].insert(particles[ur].end(), from.particles.begin(), from.particles.end());
-    from = Selection{};
+  }
+  std::int64_t own_cells = 0, own_particles = 0;  // this rank's images of its own tree
+  for (int s = 0; s < n_shifts; ++s) {
+    own_cells += static_cast<std::int64_t>(selection(me, s).cells.size());
+    own_particles += static_cast<std::int64_t>(selection(me, s).particles.size());
   }
 
   LetCounts counts;
@@ -179,75 +215,81 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
     return all;
   };
   std::vector<int> cell_counts, multipole_counts, particle_counts, root_counts;
-  const std::vector<int> roots_send = flatten(roots, root_counts);
   const std::vector<FmmCell> cells_send = flatten(cells, cell_counts);
   const std::vector<double> multipoles_send = flatten(multipoles, multipole_counts);
   const std::vector<EPJ> particles_send = flatten(particles, particle_counts);
-  // MPI counts are ints: refuse, on every rank together, a LET too large to send in one exchange.
+  // MPI counts and the cells' indices are ints: refuse, on every rank together, a LET too large.
+  constexpr auto kIntMax = static_cast<std::int64_t>(std::numeric_limits<int>::max());
   std::optional<std::string> too_large;
-  if (multipoles_send.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()) ||
-      particles_send.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+  if (static_cast<std::int64_t>(multipoles_send.size()) > kIntMax ||
+      static_cast<std::int64_t>(particles_send.size()) > kIntMax)
     too_large = fmt::format("rank {} would send {} multipole coefficients and {} particles: at most 2^31 - 1 each "
                             "(use more ranks or a lower order)",
                             comm.rank(), multipoles_send.size(), particles_send.size());
+  else if (own_cells * static_cast<std::int64_t>(stride) > kIntMax ||
+           static_cast<std::int64_t>(epj.size()) + own_particles > kIntMax)
+    too_large = fmt::format("rank {}'s images of its own tree hold {} cells and {} particles: with its {} particles "
+                            "and {} coefficients a cell, more than 2^31 - 1 (use more ranks or a lower order)",
+                            comm.rank(), own_cells, own_particles, epj.size(), stride);
   comm.throwIfAnyFailed(too_large, "fmm::exchangeLet");
-  std::int64_t own_cells = 0, own_particles = 0;  // this rank's images of its own tree
-  for (int s = 0; s < n_shifts; ++s) {
-    const Selection& own = selections[static_cast<std::size_t>(me * n_shifts + s)];
-    own_cells += static_cast<std::int64_t>(own.cells.size());
-    own_particles += static_cast<std::int64_t>(own.particles.size());
-  }
   counts.cells_sent = static_cast<std::int64_t>(cells_send.size()) + own_cells;
   counts.particles_sent = static_cast<std::int64_t>(particles_send.size()) + own_particles;
 
   std::vector<int> cells_from, particles_from, roots_from;
-  const std::vector<int> roots_in = comm.alltoallv(roots_send, root_counts, &roots_from);
   const std::vector<FmmCell> cells_in = comm.alltoallv(cells_send, cell_counts, &cells_from);
   const std::vector<double> multipoles_in = comm.alltoallv(multipoles_send, multipole_counts);
   std::vector<EPJ> particles_in = comm.alltoallv(particles_send, particle_counts, &particles_from);
+  // Open boxes: one selection per rank, its root the block's first cell (no message needed).
+  std::vector<int> roots_in;
+  if (periodic) {
+    const std::vector<int> roots_send = flatten(roots, root_counts);
+    roots_in = comm.alltoallv(roots_send, root_counts, &roots_from);
+  } else {
+    for (const int n : cells_from) {
+      roots_from.push_back(n > 0 ? 1 : 0);
+      if (n > 0) roots_in.push_back(0);
+    }
+  }
   counts.cells_received = static_cast<std::int64_t>(cells_in.size()) + own_cells;
   counts.particles_received = static_cast<std::int64_t>(particles_in.size()) + own_particles;
+  std::optional<std::string> mismatch;
+  if (multipoles_in.size() != cells_in.size() * stride)
+    mismatch = fmt::format("rank {} received {} multipole coefficients for {} cells of {} each", comm.rank(),
+                           multipoles_in.size(), cells_in.size(), stride);
+  comm.throwIfAnyFailed(mismatch, "fmm::exchangeLet");
 
-  require(multipoles_in.size() == cells_in.size() * stride, "fmm::exchangeLet",
-          "received {} multipole coefficients for {} cells of {} each", multipoles_in.size(), cells_in.size(), stride);
-
-  // Appends n cells (children and particle ranges relative to the block), their multipoles and
-  // particles as one received block, with a root at each of `roots` (relative too).
+  // Appends a received block: its cells (children and particle ranges relative to the block),
+  // their multipoles and particles, with a root at each of `block_roots` (relative too).
   const int local_particles = static_cast<int>(epj.size());
-  auto append = [&](const FmmCell* cells_of, std::size_t n, const double* multipoles_of, const EPJ* particles_of,
-                    std::size_t n_particles, const int* roots_of, std::size_t n_roots) {
+  auto append = [&](std::span<const FmmCell> block, const double* block_multipoles, std::span<const EPJ> block_particles,
+                    std::span<const int> block_roots) {
     const int cell_base = static_cast<int>(sources.cells.size());
-    const int particle_base = local_particles + static_cast<int>(remote_epj.size());
-    for (std::size_t k = 0; k < n_roots; ++k) sources.remote_roots.push_back(cell_base + roots_of[k]);
-    for (std::size_t k = 0; k < n; ++k) {
-      FmmCell c = cells_of[k];
-      if (c.child_count > 0) c.first_child += cell_base;
-      c.begin += particle_base;
-      c.end += particle_base;
-      sources.cells.push_back(c);
-    }
-    sources.remote_multipoles.insert(sources.remote_multipoles.end(), multipoles_of, multipoles_of + n * stride);
-    remote_epj.insert(remote_epj.end(), particles_of, particles_of + n_particles);
+    for (const int root : block_roots) sources.remote_roots.push_back(cell_base + root);
+    detail::appendRebased(block, cell_base, local_particles + static_cast<int>(remote_epj.size()), sources.cells);
+    sources.remote_multipoles.insert(sources.remote_multipoles.end(), block_multipoles,
+                                     block_multipoles + block.size() * stride);
+    remote_epj.insert(remote_epj.end(), block_particles.begin(), block_particles.end());
   };
   std::size_t cell_at = 0, particle_at = 0, root_at = 0;
-  const int zero = 0;
+  const int first_cell = 0;
   for (int r = 0; r < ranks; ++r) {
     const auto ur = static_cast<std::size_t>(r);
     if (r == me) {
       for (int s = 0; s < n_shifts; ++s) {
-        const Selection& own = selections[static_cast<std::size_t>(me * n_shifts + s)];
+        const Selection& own = selection(me, s);
         if (!own.cells.empty())
-          append(own.cells.data(), own.cells.size(), own.multipoles.data(), own.particles.data(), own.particles.size(),
-                 &zero, 1);
+          append(own.cells, own.multipoles.data(), own.particles, std::span<const int>(&first_cell, 1));
       }
       continue;
     }
-    append(cells_in.data() + cell_at, static_cast<std::size_t>(cells_from[ur]), multipoles_in.data() + cell_at * stride,
-           particles_in.data() + particle_at, static_cast<std::size_t>(particles_from[ur]), roots_in.data() + root_at,
-           static_cast<std::size_t>(roots_from[ur]));
-    cell_at += static_cast<std::size_t>(cells_from[ur]);
-    particle_at += static_cast<std::size_t>(particles_from[ur]);
-    root_at += static_cast<std::size_t>(roots_from[ur]);
+    const auto n_cells = static_cast<std::size_t>(cells_from[ur]), n_particles = static_cast<std::size_t>(particles_from[ur]),
+               n_roots = static_cast<std::size_t>(roots_from[ur]);
+    append(std::span<const FmmCell>(cells_in).subspan(cell_at, n_cells), multipoles_in.data() + cell_at * stride,
+           std::span<const EPJ>(particles_in).subspan(particle_at, n_particles),
+           std::span<const int>(roots_in).subspan(root_at, n_roots));
+    cell_at += n_cells;
+    particle_at += n_particles;
+    root_at += n_roots;
   }
   return counts;
 }

@@ -7,11 +7,13 @@
 /// A cube of side L, centre c, with charges q_j at x_j (the whole box, every rank's). Its images
 /// at x_j + n L, n in Z^3, split into the near block |n_i| <= w, which the caller sums itself,
 /// and the rest, which this class sums: the box's multipole about c is carried outwards by
-/// supercells of side (2w + 1)^l L (M2M of (2w + 1)^3 copies), and its local expansion at c
-/// gathers, level by level, the M2L of the supercells of the ring between one level's block and
-/// the next. w = 2 (125 images) gives a median error of 7.4e-8 to 2.4e-7 against Ewald at order
-/// 8 for charges filling the box; w = 1 (27 images) only 3.8e-5 to 1.5e-4 (tests/fmm/
-/// periodic_lattice_test.cpp).
+/// supercells of side (2w + 1)^l L (M2M of (2w + 1)^3 copies), and a local expansion gathers,
+/// level by level, the M2L of the supercells of the ring between one level's block and the next:
+/// about c from the second level on, and the first ring's straight into the expansions of the box's
+/// 4^3 parts (so the target's extent in that truncation is a part's). w = 2 (125 images) gives a
+/// median error of 7.7e-8 to 9.8e-8 against Ewald at order 8 for charges filling the box; w = 1
+/// (27 images) only about 4e-5 to 1.5e-4 (tests/fmm/periodic_lattice_test.cpp). The field jumps
+/// by about that error where two parts meet.
 /// The monopole and dipole parts are summed apart, on unit multipoles, keeping only the degrees
 /// whose sums converge absolutely; the conditionally convergent rest is replaced by the terms
 /// that make "block + lattice" the Ewald sum with a uniform neutralising background and tin-foil
@@ -79,6 +81,10 @@ class PeriodicLattice {
   static constexpr int kParts = 4;
   // The part of a point at `fraction` of the box along each axis (0 ... 1, clamped), and its centre.
   static int partIndex(const Vec3d& fraction);
+  // A part's index along x, y and z.
+  static std::array<int, 3> partAxes(int part) {
+    return {part / (kParts * kParts), (part / kParts) % kParts, part % kParts};
+  }
   Vec3d partCentre(int part) const;
   std::vector<std::vector<double>> part_taylor_;  // the first ring's summed T at each part's centre
   std::vector<std::vector<double>> local_;        // the far images' local expansion about each part's centre

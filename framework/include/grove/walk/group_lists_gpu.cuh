@@ -396,7 +396,7 @@ class DeviceWalker {
     return {static_cast<std::int64_t>(counts[0]), static_cast<std::int64_t>(counts[1])};
   }
 
-  /// Lends the walks device memory for their stacks: ints ints at `memory` (device memory, 4-byte
+  /// Lends the walks device memory for their stacks: `ints` ints at `memory` (device memory, 4-byte
   /// aligned), which the caller does not touch until it lends none (lendStack(nullptr, 0)) and
   /// the walks enqueued meanwhile are done (stream order suffices). A walk whose stacks do not fit
   /// in it uses the walker's own. Memory dead between two uses elsewhere (a particle system's
