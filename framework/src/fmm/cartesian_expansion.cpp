@@ -30,6 +30,7 @@ MultiIndexSet::MultiIndexSet(int order) : order_(order), lookup_(kSide * kSide *
         indices_.push_back({static_cast<std::uint8_t>(a), static_cast<std::uint8_t>(b), static_cast<std::uint8_t>(c)});
       }
   lower_.resize(indices_.size());
+  power_steps_.resize(indices_.size());
   for (std::size_t i = 0; i < indices_.size(); ++i) {
     const auto& k = indices_[i];
     for (int axis = 0; axis < 3; ++axis) {
@@ -39,6 +40,11 @@ MultiIndexSet::MultiIndexSet(int order) : order_(order), lookup_(kSide * kSide *
       };
       lower_[i][static_cast<std::size_t>(axis)] = minus(1);
       lower_[i][static_cast<std::size_t>(axis + 3)] = minus(2);
+    }
+    // x^k = x^(k - e_a) x_a along the first axis a with k_a > 0.
+    if (i > 0) {
+      const std::size_t axis = k[0] > 0 ? 0 : (k[1] > 0 ? 1 : 2);
+      power_steps_[i] = {static_cast<std::uint16_t>(lower_[i][axis]), static_cast<std::uint8_t>(axis)};
     }
   }
 
@@ -93,11 +99,10 @@ MultiIndexSet::MultiIndexSet(int order) : order_(order), lookup_(kSide * kSide *
 void MultiIndexSet::powers(const Vec3d& x, int degree, std::span<double> out) const {
   out[0] = 1.0;
   const int count = countUpTo(degree);
+  const double axes[3] = {x.x, x.y, x.z};
   for (int i = 1; i < count; ++i) {
-    const auto& k = indices_[static_cast<std::size_t>(i)];
-    const int axis = k[0] > 0 ? 0 : (k[1] > 0 ? 1 : 2);
-    out[static_cast<std::size_t>(i)] =
-        out[static_cast<std::size_t>(lower_[static_cast<std::size_t>(i)][static_cast<std::size_t>(axis)])] * x[static_cast<std::size_t>(axis)];
+    const auto& [from, axis] = power_steps_[static_cast<std::size_t>(i)];
+    out[static_cast<std::size_t>(i)] = out[from] * axes[axis];
   }
 }
 

@@ -167,9 +167,19 @@ void PeriodicLattice::setBox(std::span<const double> box_multipole, const Vec3d&
   // The first ring into each part's own expansion: the target's extent in the M2L's truncation
   // is then the part's, not the box's (the source's is the whole box's either way).
   local_.assign(part_taylor_.size(), std::vector<double>(n, 0.0));
+  gradient_.assign(part_taylor_.size(), {std::vector<double>(n, 0.0), std::vector<double>(n, 0.0),
+                                         std::vector<double>(n, 0.0)});
   for (std::size_t p = 0; p < part_taylor_.size(); ++p) {
     set_.shiftLocal(outer, partCentre(static_cast<int>(p)) - centre_, local_[p]);
     contractIntoLocal(set_, part_taylor_[p], high, local_[p]);
+    for (std::size_t m = 0; m < n; ++m) {
+      const auto& k = set_.index(static_cast<int>(m));
+      for (std::size_t a = 0; a < 3; ++a) {
+        const int up = set_.find(k[0] + (a == 0), k[1] + (a == 1), k[2] + (a == 2));
+        if (up >= 0 && up < set_.size())
+          gradient_[p][a][m] = static_cast<double>(k[a] + 1) * local_[p][static_cast<std::size_t>(up)];
+      }
+    }
   }
   constant_ = (kWigner - sigma_) * charge_ / side_;
 }
@@ -190,8 +200,22 @@ Vec3d PeriodicLattice::partCentre(int p) const {
 
 void PeriodicLattice::evaluate(const Vec3d& x, double* phi, Vec3d* gradient) const {
   const Vec3d h = x - centre_;
-  const int p = partIndex(h / side_ + Vec3d(0.5, 0.5, 0.5));
-  set_.evaluateLocal(local_[static_cast<std::size_t>(p)], x - partCentre(p), phi, gradient);
+  const auto p = static_cast<std::size_t>(partIndex(h / side_ + Vec3d(0.5, 0.5, 0.5)));
+  std::array<double, kMaxCoefficients> power;
+  const std::size_t n = local_[p].size();
+  set_.powers(x - partCentre(static_cast<int>(p)), set_.order(), power);
+  const double *l = local_[p].data(), *gx = gradient_[p][0].data(), *gy = gradient_[p][1].data(),
+               *gz = gradient_[p][2].data();
+  double sum_phi = 0.0, sum_x = 0.0, sum_y = 0.0, sum_z = 0.0;
+#pragma omp simd reduction(+ : sum_phi, sum_x, sum_y, sum_z)
+  for (std::size_t m = 0; m < n; ++m) {
+    sum_phi += l[m] * power[m];
+    sum_x += gx[m] * power[m];
+    sum_y += gy[m] * power[m];
+    sum_z += gz[m] * power[m];
+  }
+  *phi += sum_phi;
+  *gradient += Vec3d(sum_x, sum_y, sum_z);
   const double volume = side_ * side_ * side_;
   *gradient += (h * charge_ - dipole_) * (4.0 * std::numbers::pi / (3.0 * volume));
   const double quadratic = charge_ * dot(h, h) - 2.0 * dot(dipole_, h) + second_moment_;

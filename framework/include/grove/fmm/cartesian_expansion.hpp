@@ -77,6 +77,9 @@ class MultiIndexSet {
                          std::span<double> local) const;
   /// L2L: a parent's local expansion about z_p added to its child's about z_c; t = z_c - z_p.
   void shiftLocal(std::span<const double> parent, const Vec3d& t, std::span<double> child) const;
+  /// x^k for every |k| <= degree (at most p + 1; out.size() >= sizeBelow(degree + 1)), in index
+  /// order, written (not added) into out.
+  void powers(const Vec3d& x, int degree, std::span<double> out) const;
   /// L2P: phi and its gradient at z + h, added to *phi and *gradient.
   void evaluateLocal(std::span<const double> local, const Vec3d& h, double* phi, Vec3d* gradient) const;
   /// M2P: phi and its gradient at x from a multipole about z (r = x - z), for tests and leaves;
@@ -113,14 +116,18 @@ class MultiIndexSet {
  private:
   static constexpr int kSide = kMaxOrder + 2;  // multi-indices up to degree p + 1
   int countUpTo(int degree) const { return (degree + 1) * (degree + 2) * (degree + 3) / 6; }
-  // x^k for every |k| <= degree (by the same indices).
-  void powers(const Vec3d& x, int degree, std::span<double> out) const;
 
   int order_;
   std::vector<std::array<std::uint8_t, 3>> indices_;  // up to degree p + 1, by degree
   std::vector<int> lookup_;
   // Per index k: its lower neighbours k - e_i and k - 2 e_i (-1 where absent), for the recurrence.
   std::vector<std::array<int, 6>> lower_;
+  // Per index k: the power x^(k - e_a) that x^k is x_a times, and a (powers()).
+  struct PowerStep {
+    std::uint16_t from = 0;
+    std::uint8_t axis = 0;
+  };
+  std::vector<PowerStep> power_steps_;
   std::vector<Term> m2m_, m2l_, l2l_;
   // The batched M2L: per local coefficient n, the (k, n + k) pairs of its sum; k! and 1 / k!.
   std::vector<int> contraction_begin_;

@@ -88,6 +88,9 @@ class PeriodicLattice {
   Vec3d partCentre(int part) const;
   std::vector<std::vector<double>> part_taylor_;  // the first ring's summed T at each part's centre
   std::vector<std::vector<double>> local_;        // the far images' local expansion about each part's centre
+  // Each part's gradient as three polynomials over the same monomials (coefficient of h^m:
+  // (m_a + 1) L_{m + e_a}), so that an evaluation is four dot products with one table of powers.
+  std::vector<std::array<std::vector<double>, 3>> gradient_;
 };
 
 }  // namespace grove::fmm
