@@ -469,7 +469,8 @@ TEST(FmmDevice, PeriodicBoxWithTheDeviceFarField) {
   // Relative to the rms force and potential: a periodic box's forces nearly cancel at some bodies,
   // and its potential has zero mean.
   double rms = 0.0, pot_rms = 0.0;
-  for (std::size_t i = 0; i < host.acc.size(); ++i) rms += grove::norm2(host.acc[i]), pot_rms += host.pot[i] * host.pot[i];
+  for (std::size_t i = 0; i < host.acc.size(); ++i)
+    rms += grove::norm2(host.acc[i]), pot_rms += host.pot[i] * host.pot[i];
   rms = std::sqrt(rms / static_cast<double>(host.acc.size()));
   pot_rms = std::sqrt(pot_rms / static_cast<double>(host.acc.size()));
   // The largest differences from the host far field's forces, over the rms force and potential.

@@ -40,9 +40,8 @@
 ///   tree's own, moved (through the local essential tree, EPJ::setPos), so the traversal treats
 ///   them as it treats other ranks' cells; the lattice beyond them is a local expansion per
 ///   4^3-th of the box, evaluated at each particle. Order 4 or more. Particles must lie in the
-///   closed root domain
-///   (ParticleSystem::adjustPositionIntoRootDomain). Partly periodic and non-cubic boxes are
-///   refused. Momentum is then conserved only to the traversal's accuracy: an image pair is
+///   closed root domain (ParticleSystem::adjustPositionIntoRootDomain). Partly periodic and
+///   non-cubic boxes are refused. Momentum is then conserved only to the traversal's accuracy: an image pair is
 ///   visited in one direction.
 #include <algorithm>
 #include <concepts>
@@ -164,8 +163,9 @@ struct FmmStatistics {
 }  // namespace fmm
 
 /// The fast multipole method for 1/r forces, with TreeForForceLong's calling form (see the file's
-/// description). Open boundaries, and periodic ones on a cube. The force calls are collective over the particle system's
-/// communicator; input errors are found on every rank together and throw grove::Error on all.
+/// description). Open boundaries, and periodic ones on a cube. The force calls are collective
+/// over the particle system's communicator; input errors are found on every rank together and
+/// throw grove::Error on all.
 /// Not thread-safe: one calculation at a time per object (and per far-field engine).
 template <class Force, class EPI, class EPJ>
 class FmmForce {

@@ -261,8 +261,8 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
   // Appends a received block: its cells (children and particle ranges relative to the block),
   // their multipoles and particles, with a root at each of `block_roots` (relative too).
   const int local_particles = static_cast<int>(epj.size());
-  auto append = [&](std::span<const FmmCell> block, const double* block_multipoles, std::span<const EPJ> block_particles,
-                    std::span<const int> block_roots) {
+  auto append = [&](std::span<const FmmCell> block, const double* block_multipoles,
+                    std::span<const EPJ> block_particles, std::span<const int> block_roots) {
     const int cell_base = static_cast<int>(sources.cells.size());
     for (const int root : block_roots) sources.remote_roots.push_back(cell_base + root);
     detail::appendRebased(block, cell_base, local_particles + static_cast<int>(remote_epj.size()), sources.cells);
@@ -282,8 +282,9 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
       }
       continue;
     }
-    const auto n_cells = static_cast<std::size_t>(cells_from[ur]), n_particles = static_cast<std::size_t>(particles_from[ur]),
-               n_roots = static_cast<std::size_t>(roots_from[ur]);
+    const auto n_cells = static_cast<std::size_t>(cells_from[ur]);
+    const auto n_particles = static_cast<std::size_t>(particles_from[ur]);
+    const auto n_roots = static_cast<std::size_t>(roots_from[ur]);
     append(std::span<const FmmCell>(cells_in).subspan(cell_at, n_cells), multipoles_in.data() + cell_at * stride,
            std::span<const EPJ>(particles_in).subspan(particle_at, n_particles),
            std::span<const int>(roots_in).subspan(root_at, n_roots));
