@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <numbers>
 #include <vector>
 
@@ -140,6 +141,16 @@ PeriodicLattice::PeriodicLattice(const MultiIndexSet& set, double side, int leve
     for (int j = -block; j <= block; ++j)
       for (int k = -block; k <= block; ++k)
         if (i != 0 || j != 0 || k != 0) sigma_ += 1.0 / std::sqrt(double(i * i + j * j + k * k));
+  // d/dh_a of L_m h^m, gathered by monomial: (m_a + 1) L_{m + e_a} h^m, for |m + e_a| <= p.
+  for (int m = 0; m < set.size(); ++m) {
+    const auto& k = set.index(m);
+    for (std::uint8_t a = 0; a < 3; ++a) {
+      const int up = set.find(k[0] + (a == 0), k[1] + (a == 1), k[2] + (a == 2));
+      if (up >= 0 && up < set.size())
+        gradient_terms_.push_back({static_cast<std::size_t>(m), static_cast<std::size_t>(up), a,
+                                   static_cast<double>(k[a] + 1)});
+    }
+  }
 }
 
 void PeriodicLattice::setBox(std::span<const double> box_multipole, const Vec3d& centre) {
@@ -169,17 +180,13 @@ void PeriodicLattice::setBox(std::span<const double> box_multipole, const Vec3d&
   local_.assign(part_taylor_.size(), std::vector<double>(n, 0.0));
   gradient_.assign(part_taylor_.size(), {std::vector<double>(n, 0.0), std::vector<double>(n, 0.0),
                                          std::vector<double>(n, 0.0)});
+  part_centres_.resize(part_taylor_.size());
   for (std::size_t p = 0; p < part_taylor_.size(); ++p) {
-    set_.shiftLocal(outer, partCentre(static_cast<int>(p)) - centre_, local_[p]);
+    part_centres_[p] = partCentre(static_cast<int>(p));
+    set_.shiftLocal(outer, part_centres_[p] - centre_, local_[p]);
     contractIntoLocal(set_, part_taylor_[p], high, local_[p]);
-    for (std::size_t m = 0; m < n; ++m) {
-      const auto& k = set_.index(static_cast<int>(m));
-      for (std::size_t a = 0; a < 3; ++a) {
-        const int up = set_.find(k[0] + (a == 0), k[1] + (a == 1), k[2] + (a == 2));
-        if (up >= 0 && up < set_.size())
-          gradient_[p][a][m] = static_cast<double>(k[a] + 1) * local_[p][static_cast<std::size_t>(up)];
-      }
-    }
+    for (const GradientTerm& term : gradient_terms_)
+      gradient_[p][term.axis][term.monomial] = term.factor * local_[p][term.coefficient];
   }
   constant_ = (kWigner - sigma_) * charge_ / side_;
 }
@@ -203,7 +210,7 @@ void PeriodicLattice::evaluate(const Vec3d& x, double* phi, Vec3d* gradient) con
   const auto p = static_cast<std::size_t>(partIndex(h / side_ + Vec3d(0.5, 0.5, 0.5)));
   std::array<double, kMaxCoefficients> power;
   const std::size_t n = local_[p].size();
-  set_.powers(x - partCentre(static_cast<int>(p)), set_.order(), power);
+  set_.powers(x - part_centres_[p], set_.order(), power);
   const double *l = local_[p].data(), *gx = gradient_[p][0].data(), *gy = gradient_[p][1].data(),
                *gz = gradient_[p][2].data();
   double sum_phi = 0.0, sum_x = 0.0, sum_y = 0.0, sum_z = 0.0;

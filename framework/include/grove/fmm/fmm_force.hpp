@@ -397,7 +397,7 @@ class FmmForce {
     using FP = typename PSys::value_type;
     static_assert(checkLongRangeContracts<FP, Force, EPI, EPJ>());
     const Comm& comm = psys.comm();
-    const bool periodic = dinfo.getBoundaryCondition() != BoundaryCondition::OPEN;
+    const bool periodic = isAnyPeriodic(dinfo.getBoundaryCondition());
     comm.throwIfAnyFailed(periodic ? periodicBoxProblem(dinfo) : std::nullopt, "FmmForce::calcForceAll");
     stats_ = {};
     const std::size_t n = psys.size();
@@ -481,8 +481,6 @@ class FmmForce {
       start = wallSeconds();
       startLattice(comm, dinfo);
       stats_.lattice_seconds = wallSeconds() - start;
-    } else {
-      lattice_on_ = false;
     }
 
     sorted_forces_.resize(n);
@@ -525,7 +523,7 @@ class FmmForce {
     stats_.m2l_seconds = seconds.m2l;
     stats_.downward_seconds = seconds.downward;
 
-    if (lattice_on_) {
+    if (isAnyPeriodic(dinfo.getBoundaryCondition())) {  // startFarField set the lattice up
       start = wallSeconds();
       const std::span<const Vec3d> x = tree_.positions();
 #pragma omp parallel for
@@ -597,7 +595,6 @@ class FmmForce {
     if (!lattice_ || lattice_->order() != expansion_.order() || lattice_->side() != root.size().x)
       lattice_ = std::make_unique<fmm::PeriodicLattice>(expansion_, root.size().x, kLatticeLevels, kNearBlock);
     lattice_->setBox(box_multipole, centre);
-    lattice_on_ = true;
   }
 
   // The near block's half-width, and the lattice's supercell levels (each 5 times the last: 5^12
@@ -617,7 +614,6 @@ class FmmForce {
   std::vector<Vec3d> grad_phi_;   // and its gradient
   fmm::FmmStatistics stats_;
   std::unique_ptr<fmm::PeriodicLattice> lattice_;  // periodic boxes: the far images
-  bool lattice_on_ = false;                        // this step's box is periodic
 };
 
 }  // namespace grove

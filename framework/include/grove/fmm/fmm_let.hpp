@@ -81,7 +81,7 @@ template <class EPJ>
 void selectLetFor(const FmmTree& tree, std::span<const EPJ> epj, const Boxd& box, double theta,
                   std::vector<FmmCell>& cells_out, std::vector<double>& multipoles_out, std::vector<EPJ>& epj_out,
                   const Vec3d& shift = Vec3d(0.0, 0.0, 0.0)) {
-  const bool shifted = shift.x != 0.0 || shift.y != 0.0 || shift.z != 0.0;
+  const bool shifted = shift != Vec3d(0.0, 0.0, 0.0);
   if constexpr (!MovableEpj<EPJ>)
     require(!shifted, "fmm::selectLetFor", "periodic images need EPJ::setPos(const grove::Vec3d&)");
   const std::span<const FmmCell> cells = tree.cells();
@@ -153,7 +153,6 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
   const Vec3d no_shift(0.0, 0.0, 0.0);
   if (shifts.empty()) shifts = std::span<const Vec3d>(&no_shift, 1);
   const auto n_shifts = static_cast<int>(shifts.size());
-  auto unshifted = [](const Vec3d& s) { return s.x == 0.0 && s.y == 0.0 && s.z == 0.0; };
 
   // One selection per (target rank, shift), made in parallel.
   struct Selection {
@@ -167,37 +166,45 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
     const int r = pair / n_shifts;
     const Vec3d& shift = shifts[static_cast<std::size_t>(pair % n_shifts)];
     const auto ur = static_cast<std::size_t>(r);
-    if ((r == me && unshifted(shift)) || !have_particles || boxes[ur].isEmpty()) continue;
+    if ((r == me && shift == no_shift) || !have_particles || boxes[ur].isEmpty()) continue;
     Selection& out = selections[static_cast<std::size_t>(pair)];
     // An image's cells are sent contents-less only at twice the distance: the traversal then
     // accepts them at the receiver's cells (M2L) instead of evaluating them at every particle of
     // a leaf (M2P). Measured on a periodic uniform cube of 2^17 at order 8, theta 0.5, one rank:
     // M2P pairs 30 592 -> 4 134, the far field's downward pass 0.68 -> 0.27 s.
-    const double criterion = unshifted(shift) ? theta : kImageLetFactor * theta;
+    const double criterion = shift == no_shift ? theta : kImageLetFactor * theta;
     selectLetFor(tree, epj, boxes[ur], criterion, out.cells, out.multipoles, out.particles, shift);
   }
   auto selection = [&](int r, int s) -> Selection& { return selections[static_cast<std::size_t>(r * n_shifts + s)]; };
 
-  // Each other rank's selections joined in shift order (each block's cells rebased to the rank's
-  // block), with each selection's first cell as a root. This rank's own images need no message:
-  // the receiving loop below takes them from their selections.
-  std::vector<std::vector<FmmCell>> cells(static_cast<std::size_t>(ranks));
-  std::vector<std::vector<double>> multipoles(static_cast<std::size_t>(ranks));
-  std::vector<std::vector<EPJ>> particles(static_cast<std::size_t>(ranks));
-  std::vector<std::vector<int>> roots(static_cast<std::size_t>(ranks));
+  // The send buffers: each other rank's selections in shift order, each selection's cells rebased
+  // to the rank's block, its first cell a root. This rank's own images need no message: the
+  // receiving loop below takes them from their selections.
+  std::vector<FmmCell> cells_send;
+  std::vector<double> multipoles_send;
+  std::vector<EPJ> particles_send;
+  std::vector<int> roots_send;
+  std::vector<int> cell_counts(static_cast<std::size_t>(ranks), 0), multipole_counts(cell_counts),
+      particle_counts(cell_counts), root_counts(cell_counts);
   for (int r = 0; r < ranks; ++r) {
     if (r == me) continue;
-    const auto ur = static_cast<std::size_t>(r);
+    const std::size_t cell_start = cells_send.size(), particle_start = particles_send.size(),
+                      root_start = roots_send.size();
     for (int s = 0; s < n_shifts; ++s) {
       Selection& from = selection(r, s);
       if (from.cells.empty()) continue;
-      roots[ur].push_back(static_cast<int>(cells[ur].size()));
-      detail::appendRebased(from.cells, static_cast<int>(cells[ur].size()), static_cast<int>(particles[ur].size()),
-                            cells[ur]);
-      multipoles[ur].insert(multipoles[ur].end(), from.multipoles.begin(), from.multipoles.end());
-      particles[ur].insert(particles[ur].end(), from.particles.begin(), from.particles.end());
+      roots_send.push_back(static_cast<int>(cells_send.size() - cell_start));
+      detail::appendRebased(from.cells, static_cast<int>(cells_send.size() - cell_start),
+                            static_cast<int>(particles_send.size() - particle_start), cells_send);
+      multipoles_send.insert(multipoles_send.end(), from.multipoles.begin(), from.multipoles.end());
+      particles_send.insert(particles_send.end(), from.particles.begin(), from.particles.end());
       from = Selection{};
     }
+    const auto ur = static_cast<std::size_t>(r);
+    cell_counts[ur] = static_cast<int>(cells_send.size() - cell_start);
+    multipole_counts[ur] = static_cast<int>((cells_send.size() - cell_start) * stride);
+    particle_counts[ur] = static_cast<int>(particles_send.size() - particle_start);
+    root_counts[ur] = static_cast<int>(roots_send.size() - root_start);
   }
   std::int64_t own_cells = 0, own_particles = 0;  // this rank's images of its own tree
   for (int s = 0; s < n_shifts; ++s) {
@@ -206,18 +213,6 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
   }
 
   LetCounts counts;
-  auto flatten = [&](auto& per_rank, std::vector<int>& sizes) {
-    std::vector<typename std::remove_reference_t<decltype(per_rank)>::value_type::value_type> all;
-    for (auto& v : per_rank) {
-      sizes.push_back(static_cast<int>(v.size()));
-      all.insert(all.end(), v.begin(), v.end());
-    }
-    return all;
-  };
-  std::vector<int> cell_counts, multipole_counts, particle_counts, root_counts;
-  const std::vector<FmmCell> cells_send = flatten(cells, cell_counts);
-  const std::vector<double> multipoles_send = flatten(multipoles, multipole_counts);
-  const std::vector<EPJ> particles_send = flatten(particles, particle_counts);
   // MPI counts and the cells' indices are ints: refuse, on every rank together, a LET too large.
   constexpr auto kIntMax = static_cast<std::int64_t>(std::numeric_limits<int>::max());
   std::optional<std::string> too_large;
@@ -242,7 +237,6 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
   // Open boxes: one selection per rank, its root the block's first cell (no message needed).
   std::vector<int> roots_in;
   if (periodic) {
-    const std::vector<int> roots_send = flatten(roots, root_counts);
     roots_in = comm.alltoallv(roots_send, root_counts, &roots_from);
   } else {
     for (const int n : cells_from) {

@@ -24,6 +24,7 @@
 /// and sigma = sum over the near block's images n != 0 of 1/|n|.
 /// @endverbatim
 #include <array>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -89,8 +90,16 @@ class PeriodicLattice {
   std::vector<std::vector<double>> part_taylor_;  // the first ring's summed T at each part's centre
   std::vector<std::vector<double>> local_;        // the far images' local expansion about each part's centre
   // Each part's gradient as three polynomials over the same monomials (coefficient of h^m:
-  // (m_a + 1) L_{m + e_a}), so that an evaluation is four dot products with one table of powers.
+  // (m_a + 1) L_{m + e_a}), so that an evaluation is four dot products with one table of powers;
+  // the terms that make them from local_, and the parts' centres (this box's).
   std::vector<std::array<std::vector<double>, 3>> gradient_;
+  struct GradientTerm {
+    std::size_t monomial, coefficient;  // m, and m + e_axis in local_
+    std::uint8_t axis;
+    double factor;  // m_axis + 1
+  };
+  std::vector<GradientTerm> gradient_terms_;
+  std::vector<Vec3d> part_centres_;
 };
 
 }  // namespace grove::fmm
