@@ -14,9 +14,9 @@
 
 namespace {
 
-// The far lattice of a periodic cube (PeriodicLattice) with the near block summed directly, against the Ewald sum (background, tin-foil): a few charges,
-// one to fifty. GROVE_LATTICE_ORDER picks the order (default 8), GROVE_LATTICE_BLOCK the near
-// block's half-width (default 2).
+// The far lattice of a periodic cube (PeriodicLattice) with the near block summed directly,
+// against the Ewald sum (background, tin-foil): a few charges, one to fifty. GROVE_LATTICE_ORDER
+// picks the order (default 8), GROVE_LATTICE_BLOCK the near block's half-width (default 2).
 TEST(FmmPeriodic, LatticeAndNearBlockAgainstTheEwaldSum) {
   const double side = 2.0;
   const grove::Vec3d centre(1.0, 1.0, 1.0);

@@ -173,10 +173,10 @@ __global__ void superparticleImages(const SPJ* __restrict__ spj, std::size_t n, 
 /// Needs: Force, EPI, EPJ, the moment and the SPJ trivially copyable, their members that the
 /// device calls GROVE_HOST_DEVICE; interactions ep(const EPI&, const DeviceFormOf<EPJ>&, Force&)
 /// and sp(const EPI&, const DeviceFormOf<SPJ>&, Force&) callable on the device; the CUDA
-/// device current at its first step stays its device. Promises: forces as the host's TreeForForceLong computes them (the
-/// same criterion and, with POINT_TO_POINT on several ranks, the same lists); every body's own
-/// EPJ reaches ep once (doc/gpu_resident.md, "Self pairs"); bad arguments and misuse (a
-/// REUSE_LIST after a reorder) throw grove::Error naming them.
+/// device current at its first step stays its device. Promises: forces as the host's
+/// TreeForForceLong computes them (the same criterion and, with POINT_TO_POINT on several ranks,
+/// the same lists); every body's own EPJ reaches ep once (doc/gpu_resident.md, "Self pairs");
+/// bad arguments and misuse (a REUSE_LIST after a reorder) throw grove::Error naming them.
 template <class Force, class EPI, class EPJ, class Moment = MomentMonopole, class SPJ = SPJMonopole,
           LongSearchMode kSearch = LongSearchMode::NONE>
 class ResidentTreeLong {

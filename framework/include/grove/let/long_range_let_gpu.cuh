@@ -56,10 +56,11 @@ class DeviceLongRangeLet {
 
   /// Collective over comm, on a step that builds. mine: this rank's summary; reach: for symmetry
   /// search trees, this rank's box of its EPIs' search spheres (allgathered too: every rank passes
-  /// one, or none does, else the collectives pair up wrongly); fast: far ranks judged as a whole (see the top of this file). select(boxes,
-  /// reaches) makes this rank's selections for its targets' boxes (and, with reach, their boxes of
-  /// search spheres), in that order, on the policy's stream, and returns them; their sizes go to
-  /// the targets. transport: the transport's choice when it is first made.
+  /// one, or none does, else the collectives pair up wrongly); fast: far ranks judged as a whole
+  /// (see the top of this file). select(boxes, reaches) makes this rank's selections for its
+  /// targets' boxes (and, with reach, their boxes of search spheres), in that order, on the
+  /// policy's stream, and returns them; their sizes go to the targets. transport: the transport's
+  /// choice when it is first made.
   template <class Select>
   void plan(const Comm& comm, Gpu policy, const RankSummary& mine, const std::optional<Boxd>& reach,
             const OpeningCriterion& criterion, bool fast, TransportChoice transport, Select&& select) {
