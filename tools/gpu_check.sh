@@ -39,6 +39,8 @@
 #   GROVE_SKIP_BENCH      1: build and test only (no samples/sph runs, no benchmarks)
 #   GROVE_GPU_ONLY        single-process GPU suites to build and run instead of all of them (e.g.
 #                         "grove_gpu_tree_tests"): no MPI suites, tutorials or samples then
+#   GROVE_GPU_MPI_ONLY    MPI suites to build and run at GROVE_MPI_RANKS instead of all of them
+#                         (e.g. "grove_gpu_fmm_tests"; with GROVE_GPU_ONLY, beside its suites)
 #   GROVE_FMM_ARGS        when set, fmm_benchmark argument sets (';'-separated), each run twice:
 #                         --far-field host, and --far-field device --no-tree (the FMM's traversal
 #                         and far field on the GPU; the tree runs once), at OMP_NUM_THREADS
@@ -114,11 +116,11 @@ fi
 
 # ---- build ----------------------------------------------------------------------------------------
 TARGETS=(grove_gpu_tests grove_gpu_tree_tests grove_gpu_resident_tests grove_gpu_resident_exchange_tests
-         multiwalk_benchmark gravity_table2 resident_benchmark)
+         grove_gpu_fmm_tests multiwalk_benchmark gravity_table2 resident_benchmark)
 [[ -n ${GROVE_HOST_BENCH_ARGS:-} ]] && TARGETS+=(multiwalk_host_benchmark)
 SUITES=(grove_gpu_tests grove_gpu_tree_tests grove_gpu_resident_tests)
 # Suites run under mpirun at each of GROVE_MPI_RANKS (ranks share the GPU).
-MPI_SUITES=(grove_gpu_resident_exchange_tests)
+MPI_SUITES=(grove_gpu_resident_exchange_tests grove_gpu_fmm_tests)
 read -r -a MPI_RANKS <<< "${GROVE_MPI_RANKS:-1 2 3 4}"
 read -r -a NBODY_RANKS <<< "${GROVE_NBODY_RANKS:-1 2}"
 # SPH: the GPU suite, and the sample where CLI11 was found (samples/sph is configured only then).
@@ -134,6 +136,10 @@ if [[ -n ${GROVE_GPU_ONLY:-} ]]; then
   TARGETS=("${SUITES[@]}")
   MPI_SUITES=()
   TUTORIALS=()
+fi
+if [[ -n ${GROVE_GPU_MPI_ONLY:-} ]]; then
+  read -r -a MPI_SUITES <<< "$GROVE_GPU_MPI_ONLY"
+  TARGETS+=("${MPI_SUITES[@]}")
 fi
 if [[ -n ${GROVE_GPU_SKIP:-} ]]; then
   keep() { local out=() x; for x in "$@"; do [[ " $GROVE_GPU_SKIP " == *" $x "* ]] || out+=("$x"); done; echo "${out[@]}"; }
@@ -521,9 +527,10 @@ for line in open(sys.argv[1]):
         # --periodic lines carry their time against the open run's instead of an error.
         error = ("median error %.2e" % r["median_error"]) if "median_error" in r else (
             "%.3f x open" % r.get("periodic_over_open", 0))
-        print("  %-10s n %8d order %d theta %.2f: %7.3f s, %s | traversal %.3f m2l %.3f down %.3f p2p %.3f wait %.3f lattice %.3f" % (
-            r["method"], r["n"], r["order"], r["theta"], r["seconds"], error, s.get("traversal", 0),
-            s.get("m2l", 0), s.get("downward", 0), s.get("p2p", 0), s.get("far_field_wait", 0), s.get("lattice", 0)))
+        print("  %-14s n %8d order %d theta %.2f: %7.3f s, %s | tree %.3f traversal %.3f m2l %.3f down %.3f p2p %.3f (kernel %.4f) wait %.3f lattice %.3f" % (
+            r["method"], r["n"], r["order"], r["theta"], r["seconds"], error, s.get("tree", 0), s.get("traversal", 0),
+            s.get("m2l", 0), s.get("downward", 0), s.get("p2p", 0), s.get("p2p_kernel", 0), s.get("far_field_wait", 0),
+            s.get("lattice", 0)))
     elif "summary" in r:
         print("  summary", json.dumps(r["summary"]))
     elif "device_far_field_bytes" in r:

@@ -9,6 +9,7 @@
 #include <bit>
 #include <cstdint>
 #include <cub/cub.cuh>
+#include <utility>
 #include <vector>
 
 #include "grove/core/error.hpp"
@@ -501,6 +502,9 @@ struct DeviceFarField::State {
   std::span<double> phi_out;
   std::span<Vec3d> gradient_out;
   bool running = false;
+  bool keep_p2p = false;  // keepNextP2pOnDevice(): the next start() does not download its P2P lists
+  bool traversed_once = false;
+  std::int64_t p2p_pairs = 0;
 
   void* scratch(std::size_t bytes) {
     if (cub_scratch.size() < bytes) cub_scratch.resize(bytes);
@@ -540,6 +544,8 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
                                        const MultiIndexSet& expansion, std::span<double> phi,
                                        std::span<Vec3d> gradient, bool) {
   State& s = *state_;
+  // One start() only, also when it throws.
+  const bool keep_p2p = std::exchange(s.keep_p2p, false);
   require(!s.running, "fmm::DeviceFarField::start",
           "a far field is still running: an engine serves one calculation at a time");
   const int target_count = static_cast<int>(tree.cells().size());
@@ -614,6 +620,8 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
     check(cudaGetLastError(), "csrFromSortedKeys");
   }
   s.traversed.record(ts);
+  s.traversed_once = true;
+  s.p2p_pairs = static_cast<std::int64_t>(total.p2p);
 
   // The far field, queued on its own stream behind the traversal.
   const std::size_t stride = sources.stride;
@@ -667,7 +675,8 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
   TraversalSummary summary;
   summary.m2l = static_cast<std::int64_t>(total.m2l);
   summary.m2p = static_cast<std::int64_t>(total.m2p);
-  summary.p2p = s.download(kP2p);
+  summary.p2p_pairs = s.p2p_pairs;
+  if (!keep_p2p) summary.p2p = s.download(kP2p);
   summary.seconds = wallSeconds() - begin_seconds;
   return summary;
 }
@@ -681,6 +690,20 @@ FarFieldSeconds DeviceFarField::finish() {
   s.phi.copyTo(s.phi_out.data(), s.far_stream.get());
   s.gradient.copyTo(reinterpret_cast<double*>(s.gradient_out.data()), s.far_stream.get());
   return FarFieldSeconds{s.m2l_done.secondsSince(s.far_start), s.far_done.secondsSince(s.m2l_done)};
+}
+
+void DeviceFarField::keepNextP2pOnDevice() { state_->keep_p2p = true; }
+
+DeviceP2pLists DeviceFarField::deviceP2p() const {
+  const State& s = *state_;
+  require(s.traversed_once, "fmm::DeviceFarField::deviceP2p", "no traversal has run yet: call start() first");
+  return DeviceP2pLists{s.cells.data(),
+                        s.offsets[kP2p].data(),
+                        s.items[kP2p].data(),
+                        static_cast<int>(s.offsets[kP2p].size()) - 1,
+                        s.p2p_pairs,
+                        s.device,
+                        s.traversal_stream.get()};
 }
 
 InteractionLists DeviceFarField::lists() const {

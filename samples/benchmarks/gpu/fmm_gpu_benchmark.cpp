@@ -1,12 +1,15 @@
 // FMM against the Barnes-Hut tree on one GPU: fmm_benchmark's Plummer sphere, kernels and checks
 // (fmm_comparison.hpp), with every method's force work on the device. The FMM runs its traversal
-// and far field on the device (grove::fmm::DeviceFarField) beside its near field, which the
-// multiwalk engine computes (FDPS's index-form hooks); the quadrupole tree walks on the host and
-// hands its interaction lists to the same engine. Both kernels are double precision (the tree's
-// superparticles reach the device as float images). One JSON line per run, then per error target
-// the fastest run of each method and their ratio.
+// and far field on the device (grove::fmm::DeviceFarField) beside its near field, which either the
+// multiwalk engine computes (FDPS's index-form hooks, lists packed on the host: method "fmm_gpu")
+// or grove's device near field straight from the traversal's lists on the device (method
+// "fmm_gpu_device", grove/fmm/device_near_field.cuh); the quadrupole tree walks on the host and
+// hands its interaction lists to the multiwalk engine. Every kernel is double precision (the
+// tree's superparticles reach the device as float images). One JSON line per run, then per error
+// target the fastest run of each method and their ratio.
 //
 //   fmm_gpu_benchmark -n 1048576 --orders 6 8 --thetas 0.5 0.6 --tree-thetas 0.15 0.3
+//   fmm_gpu_benchmark -n 1048576 --orders 8 --thetas 0.5 --near-fields multiwalk device --no-tree
 #include <CLI/CLI.hpp>
 
 #include <memory>
@@ -15,7 +18,6 @@
 
 #include "../fmm_comparison.hpp"
 #include "fmm_gpu_engine.h"
-#include "grove/fmm/device_far_field_gpu.h"
 #include "grove/fmm/fmm_force.hpp"
 #include "grove/gpu/device_gpu.h"
 #include "grove/grove.hpp"
@@ -29,6 +31,12 @@ int main(int argc, char** argv) {
   Options o;
   o.addTo(app);
   int tag_max = 4, n_walk = 256;
+  std::vector<std::string> near_fields{"multiwalk"};
+  app.add_option("--near-fields", near_fields, "the FMM's near fields: multiwalk (FDPS's hooks), device (from the lists)")
+      ->check(CLI::IsMember({"multiwalk", "device"}));
+  long long task_particles = 2048;
+  app.add_option("--task-particles", task_particles, "device near field: the most source particles of a warp's task")
+      ->check(CLI::PositiveNumber);
   app.add_option("--tag-max", tag_max, "multiwalk batches in flight")->check(CLI::PositiveNumber);
   app.add_option("--walk-limit", n_walk, "walks per multiwalk batch")->check(CLI::PositiveNumber);
   if (const std::optional<int> code = parseCommandLine(app, argc, argv, runtime)) return *code;
@@ -43,20 +51,26 @@ int main(int argc, char** argv) {
   makePlummerSphere(psys, dinfo, o.n);
   const grove::Comm& comm = psys.comm();
   const Reference reference(psys, o.n_check);
-  Report report(runtime, reference, psys, o.n, fmt::format(R"("gpu":"{}",)", grove::gpu::deviceInfo(device).name));
+  Report report(runtime, reference, psys, o.n,
+                fmt::format(R"("gpu":"{}","task_particles":{},)", grove::gpu::deviceInfo(device).name, task_particles));
 
   const std::unique_ptr<NewtonMultiwalk> engine = makeNewtonEngine();
   const auto far_field = std::make_shared<grove::fmm::DeviceFarField>();
-  for (int order : o.orders)
-    for (double theta : o.thetas) {
-      grove::FmmForce<Force, EP, EP> fmm(psys.size(), theta, o.n_leaf, order);
-      fmm.setFarFieldEngine(far_field);
-      const double s = bestSeconds(comm, o.warmup, o.repeat, [&] {
-        fmm.calcForceAllAndWriteBackMultiWalkIndex<grove::SPJQuadrupole>(engine->dispatch(), engine->retrieve(), tag_max,
-                                                                         psys, dinfo, n_walk);
-      });
-      report({"fmm_gpu", theta, order, s, {}}, fmm.statistics().json());
-    }
+  const std::unique_ptr<NewtonNearField> near_field = makeNewtonNearField(far_field, task_particles);
+  for (const std::string& near : near_fields)
+    for (int order : o.orders)
+      for (double theta : o.thetas) {
+        grove::FmmForce<Force, EP, EP> fmm(psys.size(), theta, o.n_leaf, order);
+        fmm.setFarFieldEngine(far_field);
+        const double s = bestSeconds(comm, o.warmup, o.repeat, [&] {
+          if (near == "device")
+            fmm.calcForceAllAndWriteBackOnDevice(*near_field, psys, dinfo);
+          else
+            fmm.calcForceAllAndWriteBackMultiWalkIndex<grove::SPJQuadrupole>(engine->dispatch(), engine->retrieve(),
+                                                                             tag_max, psys, dinfo, n_walk);
+        });
+        report({near == "device" ? "fmm_gpu_device" : "fmm_gpu", theta, order, s, {}}, fmm.statistics().json());
+      }
   if (o.no_tree) o.tree_thetas.clear();
   for (double theta : o.tree_thetas) {
     grove::TreeForForceLong<Force, EP, EP>::Quadrupole tree(psys.size(), theta, o.tree_leaf, o.tree_group);
@@ -65,7 +79,9 @@ int main(int argc, char** argv) {
     });
     report({"tree_gpu", theta, 2, s, {}}, tree.profile().json());
   }
-  logSummaries(report.runs(), o.targets, "fmm_gpu", "tree_gpu", o.n, runtime.threadCount());
+  for (const std::string& near : near_fields)
+    logSummaries(report.runs(), o.targets, near == "device" ? "fmm_gpu_device" : "fmm_gpu", "tree_gpu", o.n,
+                 runtime.threadCount());
   grove::log(R"({{"device_far_field_bytes":{}}})", far_field->deviceBytes());  // held: the largest run's
   return 0;
 }

@@ -1,6 +1,8 @@
-// fmm_gpu_benchmark's engine (fmm_gpu_engine.h): the pairwise interactions, written once for the
-// device, which grove's multiwalk engine tiles, packs and transfers.
+// fmm_gpu_benchmark's engines (fmm_gpu_engine.h): the pairwise interactions, written once for the
+// device, which grove's multiwalk engine tiles, packs and transfers, and which the FMM's device
+// near field runs over the traversal's lists.
 #include "fmm_gpu_engine.h"
+#include "grove/fmm/device_near_field.cuh"
 #include "grove/gpu/multiwalk/multiwalk_engine.cuh"
 #include "grove/tree/device_form.hpp"
 
@@ -46,6 +48,11 @@ struct NewtonQuadrupole {
 std::unique_ptr<NewtonMultiwalk> makeNewtonEngine() {
   return std::make_unique<grove::gpu::MultiwalkEngine<EP, EP, grove::SPJQuadrupole, Force, NewtonEp, NewtonQuadrupole>>(
       NewtonEp{}, NewtonQuadrupole{});
+}
+
+std::unique_ptr<NewtonNearField> makeNewtonNearField(std::shared_ptr<grove::fmm::DeviceFarField> far_field,
+                                                     long long particles_per_task) {
+  return grove::fmm::makeDeviceNearField<Force, EP, EP>(std::move(far_field), NewtonEp{}, particles_per_task);
 }
 
 }  // namespace fmm_comparison

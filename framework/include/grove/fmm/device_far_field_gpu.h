@@ -13,15 +13,33 @@
 /// - Far field: M2L batched per target cell (a block per target, sources across its threads),
 ///   L2L a generation at a time, then L2P and M2P per particle.
 /// - Overlap: start() returns once the P2P lists are on the host, with the far field queued on a
-///   stream of its own; the caller runs the near field (host threads, or the GPU through the
-///   multiwalk hooks), and finish() waits for phi and its gradient.
+///   stream of its own; the caller runs the near field (host threads, the GPU through the
+///   multiwalk hooks, or grove/fmm/device_near_field.cuh straight from the lists left on the
+///   device), and finish() waits for phi and its gradient.
 ///
 /// The tree and its multipoles are built on the host (grove/fmm/fmm_tree.hpp) and uploaded each call.
+#include <cstdint>
 #include <memory>
 
 #include "grove/fmm/far_field_engine.hpp"
 
+struct CUstream_st;
+
 namespace grove::fmm {
+
+/// The last traversal's P2P lists as they lie on the device (DeviceFarField::deviceP2p()), for a
+/// near field computed there: CSR over the target cells (the local tree's, [0, target_count);
+/// a non-leaf has none), items indexing `cells` (SourceCells::cells: the local cells, then the
+/// received). Valid until the next start(); complete in the order of `stream`.
+struct DeviceP2pLists {
+  const FmmCell* cells = nullptr;         ///< device: SourceCells::cells
+  const std::int64_t* offsets = nullptr;  ///< device: target_count + 1 entries
+  const int* items = nullptr;             ///< device: the source cells, target by target
+  int target_count = 0;                   ///< the local tree's cells
+  std::int64_t pairs = 0;                 ///< the items, (target leaf, source leaf) pairs
+  int device = -1;                        ///< the CUDA device holding them
+  CUstream_st* stream = nullptr;          ///< the traversal's stream (a cudaStream_t)
+};
 
 /// The FMM's traversal and far field on a CUDA device (see the top of this file), a
 /// FarFieldEngine for FmmForce::setFarFieldEngine. One calculation at a time; not copyable.
@@ -53,6 +71,12 @@ class DeviceFarField final : public FarFieldEngine {
   /// Waits for a started far field and drops it, if there is one (nothing is copied into phi or
   /// the gradient); does nothing otherwise.
   void abandon() noexcept override;
+  /// The next start() (that one only) leaves its P2P lists on the device, for deviceP2p(): its
+  /// summary's p2p is then empty.
+  void keepNextP2pOnDevice() override;
+  /// Where the last start()'s P2P lists lie on the device (every start() leaves them there, also
+  /// when it copies them to the host). Throws grove::Error before the first start().
+  DeviceP2pLists deviceP2p() const;
 
   /// The last traversal's lists (M2L, P2P, M2P), downloaded (for tests against the host's
   /// traversal).

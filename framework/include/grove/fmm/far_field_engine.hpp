@@ -22,7 +22,10 @@ namespace grove::fmm {
 
 /// What start() gives the near field: the P2P lists and what the traversal found.
 struct TraversalSummary {
-  CsrList p2p;  ///< per target leaf: its source leaves (grove/fmm/dual_traversal.hpp)
+  /// Per target leaf: its source leaves (grove/fmm/dual_traversal.hpp). Empty when the engine
+  /// kept them on its device (keepNextP2pOnDevice()).
+  CsrList p2p;
+  std::int64_t p2p_pairs = 0;  ///< the P2P lists' (target leaf, source leaf) pairs, on the host or not
   /// @var m2l
   /// The number of M2L interactions (cell pairs) the traversal listed.
   /// @var m2p
@@ -51,6 +54,14 @@ class FarFieldEngine {
   /// Waits for the far field. Returns how long each part ran (the far field's own time, overlapped
   /// or not).
   virtual FarFieldSeconds finish() = 0;
+  /// For a near field on the engine's own device (grove/fmm/device_near_field.hpp): the next
+  /// start() leaves its P2P lists there (TraversalSummary::p2p empty, p2p_pairs counting them).
+  /// Throws grove::Error for an engine without a device (the default).
+  virtual void keepNextP2pOnDevice() {
+    throw Error("fmm::FarFieldEngine::keepNextP2pOnDevice",
+                fmt::format("the \"{}\" far-field engine has no device to keep its lists on: use fmm::DeviceFarField",
+                            name()));
+  }
   /// Waits for a started far field and drops it, if there is one: for a caller unwinding from an
   /// exception between start() and finish(), so that nothing writes into its arrays afterwards.
   virtual void abandon() noexcept = 0;
@@ -95,7 +106,8 @@ class HostFarField final : public FarFieldEngine {
             "a far field is still running: an engine serves one calculation at a time");
     const double begin = wallSeconds();
     lists_ = traverse(sources, static_cast<int>(tree.cells().size()), theta);
-    TraversalSummary summary{std::move(lists_.p2p), lists_.m2l.size(), lists_.m2p.size(), wallSeconds() - begin};
+    TraversalSummary summary{std::move(lists_.p2p), 0, lists_.m2l.size(), lists_.m2p.size(), wallSeconds() - begin};
+    summary.p2p_pairs = summary.p2p.size();
     // The far field reads only the M2L and M2P lists, kept here until finish().
     auto evaluate = [this, &tree, &sources, &expansion, phi, gradient] {
       return evaluateFarField(tree, sources, lists_, expansion, phi, gradient);

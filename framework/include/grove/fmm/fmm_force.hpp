@@ -14,6 +14,9 @@
 ///         [](Force& f, const EPI& i, double phi, const grove::Vec3d& grad_phi) { ... });
 ///     fmm.calcForceAllAndWriteBackMultiWalkIndex(dispatch, retrieve, tag_max, psys, dinfo, n_walk);
 ///                                                    // the near field on an accelerator (FDPS's hooks)
+///     fmm.calcForceAllAndWriteBackOnDevice(*near, psys, dinfo); // far and near field both on a GPU, the
+///                                                    // near field from the traversal's lists on the device
+///                                                    // (grove/fmm/device_near_field.cuh)
 ///     fmm.calcForceAllAndWriteBack(kernel_ep_ep, psys, dinfo, true, PS::MAKE_LIST);  // FDPS's trailing
 ///                                                    // arguments (clear, list_mode) are taken too
 ///
@@ -64,6 +67,7 @@
 #include "grove/domain/boundary.hpp"
 #include "grove/domain/domain_info.hpp"
 #include "grove/fmm/cartesian_expansion.hpp"
+#include "grove/fmm/device_near_field.hpp"
 #include "grove/fmm/dual_traversal.hpp"
 #include "grove/fmm/far_field.hpp"
 #include "grove/fmm/far_field_engine.hpp"
@@ -136,7 +140,11 @@ struct FmmStatistics {
   /// @var downward_seconds
   /// The far field's L2L, L2P and M2P work (its own time, overlapped or not).
   /// @var p2p_seconds
-  /// The near field (the user's kernel or the multiwalk hooks).
+  /// The near field (the user's kernel, the multiwalk hooks or the device near field, its
+  /// transfers included).
+  /// @var p2p_kernel_seconds
+  /// The device near field's kernel alone (calcForceAll...OnDevice; 0 otherwise): part of
+  /// p2p_seconds.
   /// @var far_field_wait_seconds
   /// Waiting for the far field after the near field.
   /// @var lattice_seconds
@@ -146,7 +154,7 @@ struct FmmStatistics {
   /// Applying the far-field functor, restoring psys's order and, for the WriteBack calls,
   /// copying the forces into psys.
   double copy_seconds = 0, tree_seconds = 0, let_seconds = 0, traversal_seconds = 0, m2l_seconds = 0,
-         downward_seconds = 0, p2p_seconds = 0, far_field_wait_seconds = 0, lattice_seconds = 0,
+         downward_seconds = 0, p2p_seconds = 0, p2p_kernel_seconds = 0, far_field_wait_seconds = 0, lattice_seconds = 0,
          write_back_seconds = 0;
   /// The step's wall time: the parts summed, with far_field_wait_seconds in place of the far
   /// field's own time when overlapped.
@@ -295,6 +303,42 @@ class FmmForce {
     writeBack(psys);
   }
 
+  /// The near field on the far-field engine's device (fmm::DeviceFarField, set with
+  /// setFarFieldEngine), straight from the P2P lists its traversal leaves there: `near` (made by
+  /// fmm::makeDeviceNearField, grove/fmm/device_near_field.cuh) runs the user's pairwise
+  /// interaction for every particle pair of every target leaf and its source leaves, received
+  /// and periodic images' included, beside the far field; nothing is packed on the host. The far
+  /// field is gravity's (G = 1). Collective. Throws grove::Error, on this rank, when `near`
+  /// reads another engine than this object's; otherwise as calcForceAll(), whose errors it
+  /// shares.
+  template <class PSys>
+  void calcForceAllOnDevice(fmm::NearFieldOnDevice<Force, EPI, EPJ>& near, const PSys& psys, const DomainInfo& dinfo,
+                            bool clear = true) {
+    nearFieldOnDevice(near, psys, dinfo, GravityFarField{}, clear);
+  }
+  /// As calcForceAllOnDevice() above, with the far field handed to the functor `far`.
+  template <class PSys, FarFieldOf<Force, EPI> FarField>
+  void calcForceAllOnDevice(fmm::NearFieldOnDevice<Force, EPI, EPJ>& near, const PSys& psys, const DomainInfo& dinfo,
+                            FarField far, bool clear = true) {
+    nearFieldOnDevice(near, psys, dinfo, far, clear);
+  }
+  /// calcForceAllOnDevice() with gravity's far field, then each force written to psys with
+  /// FP::copyFromForce. Collective.
+  template <class PSys>
+  void calcForceAllAndWriteBackOnDevice(fmm::NearFieldOnDevice<Force, EPI, EPJ>& near, PSys& psys,
+                                        const DomainInfo& dinfo, bool clear = true) {
+    nearFieldOnDevice(near, std::as_const(psys), dinfo, GravityFarField{}, clear);
+    writeBack(psys);
+  }
+  /// calcForceAllOnDevice() with the far-field functor `far`, then each force written to psys
+  /// with FP::copyFromForce. Collective.
+  template <class PSys, FarFieldOf<Force, EPI> FarField>
+  void calcForceAllAndWriteBackOnDevice(fmm::NearFieldOnDevice<Force, EPI, EPJ>& near, PSys& psys,
+                                        const DomainInfo& dinfo, FarField far, bool clear = true) {
+    nearFieldOnDevice(near, std::as_const(psys), dinfo, far, clear);
+    writeBack(psys);
+  }
+
   /// The force on psys[i] from the last calcForceAll; needs i below that call's particle
   /// count (unchecked).
   const Force& getForce(std::size_t i) const { return forces_[i]; }
@@ -309,7 +353,7 @@ class FmmForce {
                   "grove: the FMM's near-field kernel must be callable as kernel(const EPI*, int, const EPJ*, int, "
                   "Force*) or, pair by pair, as interaction(const EPI&, const EPJ&, Force&)");
     // A far field on the device runs beside the host's near field; the host's own waits for it.
-    calculate(psys, dinfo, far, clear, /*overlap=*/false, [&](const fmm::CsrList& p2p) {
+    calculate(psys, dinfo, far, clear, /*overlap=*/false, /*p2p_on_device=*/false, [&](const fmm::CsrList& p2p) {
       const int target_count = static_cast<int>(tree_.cells().size());
       std::int64_t interactions = 0;
 #pragma omp parallel reduction(+ : interactions)
@@ -348,7 +392,7 @@ class FmmForce {
                                                     const int*, const EPJ*, int, bool>;
     using Spj = std::conditional_t<kShortForm, NoSuperParticle, SPJ>;
     // The far field (host threads or a device) runs beside the accelerator's near field.
-    calculate(psys, dinfo, far, clear, /*overlap=*/true, [&](const fmm::CsrList& p2p) {
+    calculate(psys, dinfo, far, clear, /*overlap=*/true, /*p2p_on_device=*/false, [&](const fmm::CsrList& p2p) {
       std::vector<int> leaves;
       for (int c = 0; c < static_cast<int>(tree_.cells().size()); ++c) {
         const fmm::FmmCell& cell = tree_.cells()[static_cast<std::size_t>(c)];
@@ -379,6 +423,19 @@ class FmmForce {
     });
   }
 
+  template <class PSys, class FarField>
+  void nearFieldOnDevice(fmm::NearFieldOnDevice<Force, EPI, EPJ>& near, const PSys& psys, const DomainInfo& dinfo,
+                         FarField far, bool clear) {
+    require(&near.engine() == engine_.get(), "FmmForce::calcForceAllOnDevice",
+            "the device near field reads the lists of another far-field engine than this object's: make it with the "
+            "engine given to setFarFieldEngine");
+    calculate(psys, dinfo, far, clear, /*overlap=*/true, /*p2p_on_device=*/true, [&](const fmm::CsrList&) {
+      const std::int64_t interactions = near.evaluate(epi_, epj_, sorted_forces_, clear);
+      stats_.p2p_kernel_seconds = near.kernelSeconds();
+      return interactions;
+    });
+  }
+
   template <class PSys>
   void writeBack(PSys& psys) {
     const double start = wallSeconds();
@@ -391,9 +448,10 @@ class FmmForce {
   // the traversal, and the forces' start (cleared, or the previous call's when !clear); then the
   // far field started on the engine (into phi_, grad_phi_, key order), running on beside the
   // caller's near field where it can (a device engine, or the host's with `overlap`). Returns the
-  // P2P lists, the near field's. Collective.
+  // P2P lists, the near field's (empty with `p2p_on_device`: the engine keeps them on its device).
+  // Collective.
   template <class PSys>
-  fmm::CsrList startFarField(const PSys& psys, const DomainInfo& dinfo, bool clear, bool overlap) {
+  fmm::CsrList startFarField(const PSys& psys, const DomainInfo& dinfo, bool clear, bool overlap, bool p2p_on_device) {
     using FP = typename PSys::value_type;
     static_assert(checkLongRangeContracts<FP, Force, EPI, EPJ>());
     const Comm& comm = psys.comm();
@@ -493,13 +551,14 @@ class FmmForce {
     phi_.resize(n);
     grad_phi_.resize(n);
     const bool runs_beside = overlap || engine_->asynchronous();
+    if (p2p_on_device) engine_->keepNextP2pOnDevice();
     fmm::TraversalSummary traversal = engine_->start(tree_, sources_, theta_, expansion_, phi_, grad_phi_, runs_beside);
     stats_.far_field_engine = engine_->name();
     stats_.overlapped = runs_beside;
     stats_.traversal_seconds = traversal.seconds;
     stats_.m2l = traversal.m2l;
     stats_.m2p = traversal.m2p;
-    stats_.p2p_leaf_pairs = traversal.p2p.size();
+    stats_.p2p_leaf_pairs = traversal.p2p_pairs;
     return std::move(traversal.p2p);
   }
 
@@ -508,9 +567,9 @@ class FmmForce {
   // may run on beside it; the far field is then added and the forces put in particle order. A near
   // field that throws leaves no far field running.
   template <class PSys, class FarField, class NearField>
-  void calculate(const PSys& psys, const DomainInfo& dinfo, FarField& far, bool clear, bool overlap,
+  void calculate(const PSys& psys, const DomainInfo& dinfo, FarField& far, bool clear, bool overlap, bool p2p_on_device,
                  NearField&& near_field) {
-    const fmm::CsrList p2p = startFarField(psys, dinfo, clear, overlap);
+    const fmm::CsrList p2p = startFarField(psys, dinfo, clear, overlap, p2p_on_device);
     fmm::FarFieldInFlight in_flight(*engine_);
     double start = wallSeconds();
     stats_.p2p_interactions = near_field(p2p);

@@ -1,0 +1,392 @@
+#pragma once
+/// @file
+/// grove::fmm::DeviceNearField: the FMM's near field on the GPU that ran its traversal
+/// (grove::fmm::DeviceFarField), from the P2P lists the traversal leaves on the device, with the
+/// user's pairwise interaction. nvcc only: include it in the .cu file that instantiates the
+/// interaction, and hand the object to ordinary translation units as the host-only
+/// grove::fmm::NearFieldOnDevice (grove/fmm/device_near_field.hpp).
+///
+///     // in the user's .cu: the interaction as for grove's multiwalk engine
+///     struct NewtonEp {
+///       __device__ void operator()(const EPI& i, const EPJ& j, Force& f) const { ... }  // j's pull on i
+///     };
+///     std::unique_ptr<grove::fmm::NearFieldOnDevice<Force, EPI, EPJ>> makeNear(
+///         std::shared_ptr<grove::fmm::DeviceFarField> engine) {
+///       return grove::fmm::makeDeviceNearField<Force, EPI, EPJ>(std::move(engine), NewtonEp{});
+///     }
+///     // anywhere:
+///     fmm.setFarFieldEngine(engine);
+///     fmm.calcForceAllAndWriteBackOnDevice(*near, psys, dinfo);
+///
+/// How it runs. A warp per task: a target leaf with a run of its source leaves, each a contiguous
+/// range of the step's EPJ array (key order: no index list). The warp takes 32 sources at a time
+/// (one per lane: their ranges and a prefix sum over them), fills a shared tile with the next 32
+/// of their particles laid end to end, and each lane adds the tile's interactions to its
+/// i-particle. Leaves hold few particles (about 10 at n_leaf 32), so when Force has `+=` (callable
+/// on the device: GROVE_HOST_DEVICE) the warp is cut into 32 / w lane groups (w: n_i rounded up
+/// to a power of two), each taking every (32 / w)-th source of the tile, and the groups' partial
+/// forces are summed in group order; a target's list is cut into tasks of at most 2048 source
+/// particles (a sparse leaf in a cluster's outskirts meets thousands of leaves: alone in one warp
+/// it ran 10 times longer than the rest of the kernel), whose partial forces are summed in task
+/// order. Every sum has a fixed order: the result does not depend on timing. Without `+=` one
+/// lane serves one i-particle and a leaf is one task, in the host's order of additions. The interaction sees i = j (a particle in its own leaf's list, as FDPS's kernels
+/// do) and must give it no force (softening, or skipping r = 0).
+///
+/// EPI and EPJ travel as grove::gpu::DeviceFormOf (grove/tree/device_form.hpp): by default
+/// themselves, byte for byte; a specialised DeviceForm is made on the host while packing. The
+/// kernel runs on the traversal's stream after its lists, so it runs beside the far field, which
+/// waits on a stream of its own.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cub/cub.cuh>
+#include <memory>
+#include <span>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "grove/core/error.hpp"
+#include "grove/fmm/device_far_field_gpu.h"
+#include "grove/fmm/device_near_field.hpp"
+#include "grove/gpu/cuda_resources.hpp"
+#include "grove/gpu/device_vector.hpp"
+#include "grove/tree/device_form.hpp"
+
+namespace grove::fmm {
+
+namespace kernel {
+
+/// One warp's share of the near field: the sources items[first .. last) of target cell `target`;
+/// `segment` >= 0 when the target's list is cut into several tasks (its partial forces are then
+/// summed by sumSegments), -1 when this task is the target's only one.
+struct P2pTask {
+  std::int64_t first, last;
+  int target, segment;
+};
+
+/// The smallest power of two >= n (n >= 1).
+__device__ __forceinline__ int powerOfTwoAtLeast(int n) { return n <= 1 ? 1 : 1 << (32 - __clz(n - 1)); }
+
+/// Walks target t's sources in order and calls cut(k, first, last) for each of its tasks: runs of
+/// sources holding at most max_particles source particles (at least one source each).
+template <class Cut>
+__device__ void cutIntoTasks(const FmmCell* cells, const std::int64_t* offsets, const int* items, int t,
+                             long long max_particles, Cut&& cut) {
+  int k = 0;
+  std::int64_t first = offsets[t];
+  long long particles = 0;
+  for (std::int64_t e = first; e < offsets[t + 1]; ++e) {
+    const int s = items[e];
+    const long long n = cells[s].end - cells[s].begin;
+    if (particles > 0 && particles + n > max_particles) {
+      cut(k++, first, e);
+      first = e;
+      particles = 0;
+    }
+    particles += n;
+  }
+  cut(k, first, offsets[t + 1]);
+}
+
+/// Per target cell: its tasks (none for a cell with children or without particles) and the
+/// partial forces its tasks leave (n_i per task when there are several, else none).
+__global__ void countTasks(const FmmCell* __restrict__ cells, int target_count, const std::int64_t* __restrict__ offsets,
+                           const int* __restrict__ items, long long max_particles, int* __restrict__ tasks,
+                           std::int64_t* __restrict__ partials) {
+  const int t = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (t >= target_count) return;
+  const int n_i = cells[t].end - cells[t].begin;
+  int count = 0;
+  if (cells[t].child_count == 0 && n_i > 0)
+    cutIntoTasks(cells, offsets, items, t, max_particles, [&](int k, std::int64_t, std::int64_t) { count = k + 1; });
+  tasks[t] = count;
+  partials[t] = count > 1 ? static_cast<std::int64_t>(count) * n_i : 0;
+}
+
+/// Writes each target's tasks from task_begin[t] on (countTasks' counts, scanned).
+__global__ void writeTasks(const FmmCell* __restrict__ cells, int target_count, const std::int64_t* __restrict__ offsets,
+                           const int* __restrict__ items, long long max_particles, const int* __restrict__ task_begin,
+                           P2pTask* __restrict__ out) {
+  const int t = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (t >= target_count) return;
+  const int count = task_begin[t + 1] - task_begin[t];
+  if (count == 0) return;
+  cutIntoTasks(cells, offsets, items, t, max_particles, [&](int k, std::int64_t first, std::int64_t last) {
+    out[task_begin[t] + k] = P2pTask{first, last, t, count > 1 ? k : -1};
+  });
+}
+
+/// The near field, warp w of the grid on tasks[w]: adds interact(epi[i], epj[j], .) over every j
+/// of the task's source cells (ranges cells[s].begin .. end) for every i of its target leaf. A
+/// target's only task starts from the cleared force (forces_cleared) or from forces[i] and stores
+/// into forces[i]; a task among several starts cleared and stores into partials[partial_begin[t]
+/// + segment * n_i + (i - begin)]. kSplit: lane groups summed with Force's += (see the top of the
+/// file). Adds n_i times the task's source particles to *interactions. Launch with kWarps * 32
+/// threads a block.
+template <int kWarps, bool kSplit, class DI, class DJ, class Force, class Interaction>
+__global__ void __launch_bounds__(kWarps * 32)
+    p2pTasks(const P2pTask* __restrict__ tasks, int task_count, const FmmCell* __restrict__ cells,
+             const int* __restrict__ items, const DI* __restrict__ epi, const DJ* __restrict__ epj,
+             Interaction interact, bool forces_cleared, Force* __restrict__ forces,
+             const std::int64_t* __restrict__ partial_begin, Force* __restrict__ partials,
+             unsigned long long* __restrict__ interactions) {
+  __shared__ alignas(16) unsigned char tile_bytes[kWarps * 32 * sizeof(DJ)];
+  __shared__ alignas(16) unsigned char partial_bytes[kSplit ? kWarps * 32 * sizeof(Force) : 16];
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int w = static_cast<int>(blockIdx.x) * kWarps + warp;
+  if (w >= task_count) return;  // the whole warp: only warp-level barriers follow
+  const P2pTask task = tasks[w];
+  const int i_begin = cells[task.target].begin, n_i = cells[task.target].end - i_begin;
+  Force* out = task.segment < 0 ? forces + i_begin
+                                : partials + partial_begin[task.target] + static_cast<std::int64_t>(task.segment) * n_i;
+  const bool from_cleared = forces_cleared || task.segment >= 0;
+  DJ* tile = reinterpret_cast<DJ*>(tile_bytes) + warp * 32;
+  const int width = kSplit ? powerOfTwoAtLeast(n_i < 32 ? n_i : 32) : 32;
+  const int groups = 32 / width, group = lane / width, slot = lane % width;
+  long long source_particles = 0;
+  for (int chunk = 0; chunk < n_i; chunk += width) {
+    // Lanes past the leaf's end compute on its first particle and store nothing: every lane
+    // reaches the warp's barriers.
+    const bool active = chunk + slot < n_i;
+    const int k = active ? chunk + slot : 0;
+    const DI xi = epi[i_begin + k];
+    Force f;
+    f.clear();
+    if (!from_cleared && group == 0) f = out[k];
+    // The task's sources 32 at a time: lane l holds source l's particle range and its place in
+    // the batch's particles laid end to end; the warp then fills each tile with the next 32 of
+    // them, whatever source they belong to.
+    for (std::int64_t batch = task.first; batch < task.last; batch += 32) {
+      int j_begin = 0, n_j = 0;
+      if (batch + lane < task.last) {
+        const int s = items[batch + lane];
+        j_begin = cells[s].begin;
+        n_j = cells[s].end - j_begin;
+      }
+      int j_end = n_j;  // inclusive prefix sum over the lanes
+      for (int d = 1; d < 32; d <<= 1) {
+        const int below = __shfl_up_sync(0xffffffffu, j_end, d);
+        if (lane >= d) j_end += below;
+      }
+      const int total = __shfl_sync(0xffffffffu, j_end, 31);
+      if (chunk == 0) source_particles += total;
+      for (int base = 0; base < total; base += 32) {
+        // Position p of the batch is in the first source whose prefix end exceeds it.
+        const int p = base + lane;
+        int src = 0;
+        for (int step = 16; step > 0; step >>= 1)
+          if (__shfl_sync(0xffffffffu, j_end, src + step - 1) <= p) src += step;
+        const int src_first = __shfl_sync(0xffffffffu, j_begin, src);
+        const int src_start = __shfl_sync(0xffffffffu, j_end - n_j, src);
+        const int m = total - base < 32 ? total - base : 32;
+        __syncwarp();  // the last tile was read by every lane
+        if (lane < m) tile[lane] = epj[src_first + (p - src_start)];
+        __syncwarp();
+#pragma unroll 4
+        for (int q = group; q < m; q += groups) interact(xi, tile[q], f);
+      }
+    }
+    if constexpr (kSplit) {
+      Force* partial = reinterpret_cast<Force*>(partial_bytes) + warp * 32;
+      partial[lane] = f;
+      __syncwarp();
+      if (group == 0 && active) {
+        Force sum = partial[slot];
+        for (int g = 1; g < groups; ++g) sum += partial[g * width + slot];
+        out[k] = sum;
+      }
+      __syncwarp();  // partial is written again by the next chunk
+    } else {
+      if (active) out[k] = f;
+    }
+  }
+  if (lane == 0) atomicAdd(interactions, static_cast<unsigned long long>(n_i) * source_particles);
+}
+
+/// For each target whose list was cut into several tasks: forces[i] = (cleared, or forces[i]) +
+/// its tasks' partial forces, added in task order.
+template <class Force>
+__global__ void sumSegments(const FmmCell* __restrict__ cells, int target_count, const int* __restrict__ task_begin,
+                            const std::int64_t* __restrict__ partial_begin, const Force* __restrict__ partials,
+                            bool forces_cleared, Force* __restrict__ forces) {
+  const int t = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (t >= target_count) return;
+  const int segments = task_begin[t + 1] - task_begin[t];
+  if (segments < 2) return;
+  const int i_begin = cells[t].begin, n_i = cells[t].end - i_begin;
+  const Force* p = partials + partial_begin[t];
+  for (int k = 0; k < n_i; ++k) {
+    Force sum;
+    sum.clear();
+    if (!forces_cleared) sum = forces[i_begin + k];
+    for (int q = 0; q < segments; ++q) sum += p[static_cast<std::int64_t>(q) * n_i + k];
+    forces[i_begin + k] = sum;
+  }
+}
+
+}  // namespace kernel
+
+/// Whether the near-field kernel may split a warp into lane groups: Force has +=
+/// (GROVE_HOST_DEVICE, since the kernel calls it).
+template <class Force>
+concept SplittableForce = requires(Force& a, const Force& b) { a += b; };
+
+/// The FMM's near field on the device of `engine` with the pairwise `interaction` (see the top
+/// of the file). Holds the device copies of EPI, EPJ and the forces between calls (they grow to
+/// the largest step). One calculation at a time, as its engine.
+template <class Force, class EPI, class EPJ, class Interaction>
+class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
+  using DI = gpu::DeviceFormOf<EPI>;
+  using DJ = gpu::DeviceFormOf<EPJ>;
+  static_assert(std::is_trivially_copyable_v<Force>, "grove: the FMM's device near field copies Force to the device");
+
+ public:
+  /// Reads the lists of `engine` (which FmmForce must use: setFarFieldEngine). A warp's task
+  /// holds at most particles_per_task source particles (one source leaf at least) when Force has
+  /// +=, so that a leaf with a long list (a sparse leaf in a cluster's outskirts meets thousands of
+  /// leaves) is shared among warps instead of running alone long after the rest; the tasks'
+  /// partial forces are then summed in task order. Without += each leaf is one task. Throws
+  /// grove::Error when engine is null or particles_per_task < 1.
+  DeviceNearField(std::shared_ptr<DeviceFarField> engine, Interaction interaction,
+                  long long particles_per_task = kDefaultParticlesPerTask)
+      : engine_(std::move(engine)),
+        interaction_(std::move(interaction)),
+        particles_per_task_(SplittableForce<Force> ? particles_per_task : (1LL << 62)) {
+    require(engine_ != nullptr, "fmm::DeviceNearField", "no far-field engine given");
+    require(particles_per_task >= 1, "fmm::DeviceNearField", "particles_per_task must be at least 1, got {}",
+            particles_per_task);
+  }
+  /// The default most source particles of a warp's task.
+  static constexpr long long kDefaultParticlesPerTask = 2048;
+
+  const FarFieldEngine& engine() const override { return *engine_; }
+
+  std::int64_t evaluate(std::span<const EPI> epi, std::span<const EPJ> epj, std::span<Force> forces,
+                        bool forces_cleared) override {
+    require(forces.size() == epi.size(), "fmm::DeviceNearField::evaluate", "{} forces for {} target particles",
+            forces.size(), epi.size());
+    const DeviceP2pLists lists = engine_->deviceP2p();
+    const gpu::ScopedDevice on_device(lists.device);
+    const cudaStream_t stream = lists.stream;
+    upload(epi, epi_, epi_staging_, stream);
+    upload(epj, epj_, epj_staging_, stream);
+    if (forces_cleared) forces_.resize(forces.size());
+    else forces_.assignAsync(forces.data(), forces.size(), stream);
+    interactions_.resize(1);
+    gpu::check(cudaMemsetAsync(interactions_.data(), 0, sizeof(unsigned long long), stream), "cudaMemsetAsync");
+    start_.record(stream);
+    if (lists.target_count > 0) launch(lists, forces_cleared, stream);
+    stop_.record(stream);
+    forces_.copyTo(forces.data(), stream);  // waits
+    unsigned long long count = 0;
+    interactions_.copyTo(&count, stream);
+    kernel_seconds_ = stop_.secondsSince(start_);
+    return static_cast<std::int64_t>(count);
+  }
+
+  double kernelSeconds() const override { return kernel_seconds_; }
+  /// Device memory held (bytes).
+  std::size_t deviceBytes() const {
+    return epi_.bytes() + epj_.bytes() + forces_.bytes() + interactions_.bytes() + task_count_.bytes() +
+           task_begin_.bytes() + partial_count_.bytes() + partial_begin_.bytes() + tasks_.bytes() + partials_.bytes() +
+           scan_scratch_.bytes();
+  }
+
+ private:
+  static constexpr int kWarps = 4, kThreads = 256;
+
+  // The tasks, the near field, and the sums of cut targets, on `stream`.
+  void launch(const DeviceP2pLists& lists, bool forces_cleared, cudaStream_t stream) {
+    const int targets = lists.target_count;
+    const auto target_blocks = static_cast<unsigned>((targets + kThreads - 1) / kThreads);
+    task_count_.resize(static_cast<std::size_t>(targets) + 1);
+    task_begin_.resize(static_cast<std::size_t>(targets) + 1);
+    partial_count_.resize(static_cast<std::size_t>(targets) + 1);
+    partial_begin_.resize(static_cast<std::size_t>(targets) + 1);
+    gpu::check(cudaMemsetAsync(task_count_.data() + targets, 0, sizeof(int), stream), "cudaMemsetAsync");
+    gpu::check(cudaMemsetAsync(partial_count_.data() + targets, 0, sizeof(std::int64_t), stream), "cudaMemsetAsync");
+    kernel::countTasks<<<target_blocks, kThreads, 0, stream>>>(lists.cells, targets, lists.offsets, lists.items,
+                                                               particles_per_task_, task_count_.data(),
+                                                               partial_count_.data());
+    gpu::check(cudaGetLastError(), "fmm::kernel::countTasks");
+    exclusiveSum(task_count_, task_begin_, stream);
+    exclusiveSum(partial_count_, partial_begin_, stream);
+    const int task_count = task_begin_.elementToHost(static_cast<std::size_t>(targets), stream);  // waits
+    const std::int64_t partial_count = partial_begin_.elementToHost(static_cast<std::size_t>(targets), stream);
+    tasks_.resize(static_cast<std::size_t>(task_count));
+    partials_.resize(static_cast<std::size_t>(partial_count));
+    kernel::writeTasks<<<target_blocks, kThreads, 0, stream>>>(lists.cells, targets, lists.offsets, lists.items,
+                                                               particles_per_task_, task_begin_.data(), tasks_.data());
+    gpu::check(cudaGetLastError(), "fmm::kernel::writeTasks");
+    if (task_count > 0) {
+      const auto blocks = static_cast<unsigned>((task_count + kWarps - 1) / kWarps);
+      kernel::p2pTasks<kWarps, SplittableForce<Force>><<<blocks, kWarps * 32, 0, stream>>>(
+          tasks_.data(), task_count, lists.cells, lists.items, epi_.data(), epj_.data(), interaction_, forces_cleared,
+          forces_.data(), partial_begin_.data(), partials_.data(), interactions_.data());
+      gpu::check(cudaGetLastError(), "fmm::kernel::p2pTasks");
+    }
+    if constexpr (SplittableForce<Force>) {
+      if (partial_count > 0) {
+        kernel::sumSegments<<<target_blocks, kThreads, 0, stream>>>(lists.cells, targets, task_begin_.data(),
+                                                                    partial_begin_.data(), partials_.data(),
+                                                                    forces_cleared, forces_.data());
+        gpu::check(cudaGetLastError(), "fmm::kernel::sumSegments");
+      }
+    }
+  }
+
+  template <class T>
+  void exclusiveSum(gpu::DeviceVector<T>& in, gpu::DeviceVector<T>& out, cudaStream_t stream) {
+    std::size_t bytes = 0;
+    gpu::check(cub::DeviceScan::ExclusiveSum(nullptr, bytes, in.data(), out.data(), in.size(), stream),
+               "cub::DeviceScan::ExclusiveSum (size)");
+    if (scan_scratch_.size() < bytes) scan_scratch_.resize(bytes);
+    gpu::check(cub::DeviceScan::ExclusiveSum(scan_scratch_.data(), bytes, in.data(), out.data(), in.size(), stream),
+               "cub::DeviceScan::ExclusiveSum (near-field tasks)");
+  }
+
+  // Host particles into their device form on the device (packed on the host first when the form
+  // is not the type itself).
+  template <class T, class D>
+  static void upload(std::span<const T> host, gpu::DeviceVector<D>& device, std::vector<D>& staging,
+                     cudaStream_t stream) {
+    if constexpr (std::is_same_v<T, D>) {
+      device.assignAsync(host.data(), host.size(), stream);
+    } else {
+      staging.resize(host.size());
+#pragma omp parallel for
+      for (std::size_t k = 0; k < host.size(); ++k) staging[k] = gpu::DeviceForm<T>::make(host[k]);
+      device.assignAsync(staging.data(), staging.size(), stream);
+    }
+  }
+
+  std::shared_ptr<DeviceFarField> engine_;
+  Interaction interaction_;
+  gpu::DeviceVector<DI> epi_;
+  gpu::DeviceVector<DJ> epj_;
+  gpu::DeviceVector<Force> forces_;
+  gpu::DeviceVector<unsigned long long> interactions_;
+  gpu::DeviceVector<int> task_count_, task_begin_;                 // per target cell, and one past
+  gpu::DeviceVector<std::int64_t> partial_count_, partial_begin_;  // per target cell, and one past
+  gpu::DeviceVector<kernel::P2pTask> tasks_;
+  gpu::DeviceVector<Force> partials_;
+  gpu::DeviceVector<unsigned char> scan_scratch_;
+  std::vector<DI> epi_staging_;
+  std::vector<DJ> epj_staging_;
+  long long particles_per_task_;
+  gpu::Event start_{true}, stop_{true};
+  double kernel_seconds_ = 0.0;
+};
+
+/// A DeviceNearField for FmmForce<Force, EPI, EPJ> with `interaction`, on the device of `engine`
+/// (particles_per_task: see DeviceNearField's constructor).
+template <class Force, class EPI, class EPJ, class Interaction>
+std::unique_ptr<DeviceNearField<Force, EPI, EPJ, Interaction>> makeDeviceNearField(
+    std::shared_ptr<DeviceFarField> engine, Interaction interaction,
+    long long particles_per_task = DeviceNearField<Force, EPI, EPJ, Interaction>::kDefaultParticlesPerTask) {
+  return std::make_unique<DeviceNearField<Force, EPI, EPJ, Interaction>>(std::move(engine), std::move(interaction),
+                                                                         particles_per_task);
+}
+
+}  // namespace grove::fmm

@@ -1,0 +1,39 @@
+#pragma once
+/// @file
+/// grove::fmm::NearFieldOnDevice: the FMM's near field (P2P) computed on the device that ran its
+/// traversal, straight from the lists the traversal left there: FmmForce::calcForceAllOnDevice
+/// and calcForceAllAndWriteBackOnDevice take one. Host-only (no CUDA header), so ordinary
+/// translation units include it; the implementation (grove::fmm::DeviceNearField, made by
+/// makeDeviceNearField in grove/fmm/device_near_field.cuh) is compiled by nvcc in the user's own
+/// .cu file, where the user's pairwise interaction is instantiated, and handed over through this
+/// interface, as grove::gpu::Multiwalk is.
+#include <cstdint>
+#include <span>
+
+#include "grove/fmm/far_field_engine.hpp"
+
+namespace grove::fmm {
+
+/// A near field on the far-field engine's device (see the top of this file). FmmForce calls
+/// evaluate() once per force calculation, after the engine's start() (made with
+/// keepNextP2pOnDevice()) and before its finish(), while the far field runs beside it.
+template <class Force, class EPI, class EPJ>
+class NearFieldOnDevice {
+ public:
+  virtual ~NearFieldOnDevice() = default;
+  /// The far-field engine whose lists it reads: FmmForce refuses another one than its own.
+  virtual const FarFieldEngine& engine() const = 0;
+  /// Adds the P2P interactions of the engine's last traversal to forces[k] (one per target
+  /// particle, the tree's key order): forces[k] gains interaction(epi[k], epj[j], .) for every j of
+  /// every source leaf of k's leaf. epj: the local particles in key order, then the received (the
+  /// cells' [begin, end) index it). With `forces_cleared` the forces are known to be cleared, and
+  /// their values need not travel to the device. Returns the particle pairs evaluated (i = j
+  /// included). Returns once the forces are on the host; throws grove::Error when CUDA fails.
+  virtual std::int64_t evaluate(std::span<const EPI> epi, std::span<const EPJ> epj, std::span<Force> forces,
+                                bool forces_cleared) = 0;
+  /// The last evaluate()'s kernel time on the device (seconds; the transfers left out), 0
+  /// before the first.
+  virtual double kernelSeconds() const = 0;
+};
+
+}  // namespace grove::fmm

@@ -1,0 +1,335 @@
+// The FMM's near field on the device from the traversal's own lists (grove/fmm/device_near_field.cuh),
+// against the same FmmForce with the same far-field engine and the host's pair form of the same
+// GROVE_HOST_DEVICE interaction: only the near field's place differs. One lane per particle (a
+// Force without +=) adds the pairs in the host's order, so with this target built without fused
+// multiply-adds (-fmad=false) the forces are bitwise the host's; the split form (a Force with +=)
+// sums lane groups and is checked to rounding. At 1-4 ranks sharing one GPU (received particles),
+// open and periodic (the images' particles). Skips where there is no CUDA device.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "grove/fmm/device_far_field_gpu.h"
+#include "grove/fmm/device_near_field.cuh"
+#include "grove/fmm/fmm_force.hpp"
+#include "grove/gpu/device_gpu.h"
+#include "grove/grove.hpp"
+
+namespace {
+
+using grove::Vec3d;
+
+// Without += : the device near field gives each i-particle one lane (the host's order).
+struct LaneForce {
+  Vec3d acc;
+  double pot = 0.0;
+  GROVE_HOST_DEVICE void clear() { acc = Vec3d(0.0, 0.0, 0.0), pot = 0.0; }
+};
+// With += : lane groups, summed in group order.
+struct SplitForce {
+  Vec3d acc;
+  double pot = 0.0;
+  GROVE_HOST_DEVICE void clear() { acc = Vec3d(0.0, 0.0, 0.0), pot = 0.0; }
+  GROVE_HOST_DEVICE SplitForce& operator+=(const SplitForce& o) {
+    acc.x += o.acc.x, acc.y += o.acc.y, acc.z += o.acc.z, pot += o.pot;
+    return *this;
+  }
+};
+
+struct Body {
+  std::int64_t id = 0;
+  double mass = 0.0;
+  Vec3d pos, acc;
+  double pot = 0.0;
+  // GROVE_HOST_DEVICE: nvcc instantiates grove's host-device positionOf with it.
+  GROVE_HOST_DEVICE Vec3d getPos() const { return pos; }
+  template <class Force>
+  void copyFromForce(const Force& f) {
+    acc = f.acc, pot = f.pot;
+  }
+};
+
+struct Ep {
+  Vec3d pos;
+  double mass = 0.0;
+  GROVE_HOST_DEVICE Vec3d getPos() const { return pos; }
+  GROVE_HOST_DEVICE void setPos(const Vec3d& p) { pos = p; }
+  GROVE_HOST_DEVICE double getCharge() const { return mass; }
+  void copyFromFP(const Body& b) { pos = b.pos, mass = b.mass; }
+};
+
+// Newton with Plummer softening, written with IEEE-rounded sqrt and division on host and device.
+struct Newton {
+  double eps2 = 1e-6;
+  template <class Force>
+  GROVE_HOST_DEVICE void operator()(const Ep& i, const Ep& j, Force& f) const {
+    const double dx = j.pos.x - i.pos.x, dy = j.pos.y - i.pos.y, dz = j.pos.z - i.pos.z;
+    const double r2 = dx * dx + dy * dy + dz * dz + eps2;
+    const double r_inv = 1.0 / sqrt(r2);
+    const double m_r_inv = j.mass * r_inv, m_r3_inv = m_r_inv * r_inv * r_inv;
+    f.acc.x += m_r3_inv * dx;
+    f.acc.y += m_r3_inv * dy;
+    f.acc.z += m_r3_inv * dz;
+    f.pot -= m_r_inv;
+  }
+};
+
+// Leaves the far field out: the forces are the near field's alone, so the comparison is the P2P's.
+struct NoFarField {
+  template <class Force>
+  void operator()(Force&, const Ep&, double, const Vec3d&) const {}
+};
+
+class FmmDeviceNear : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (grove::gpu::deviceCount() == 0) GTEST_SKIP() << "no CUDA device";
+    grove::gpu::selectDeviceForRank(grove::Comm::world().rank());
+  }
+};
+
+// n bodies (ids dealt round-robin over the ranks), decomposed: a Plummer-like cluster in an open
+// box, or uniform in the periodic unit box; `coincident` of them at one point (a leaf larger than a
+// warp).
+void makeBodies(grove::ParticleSystem<Body>& psys, grove::DomainInfo& dinfo, int n, bool periodic,
+                int coincident = 0) {
+  const grove::Comm& comm = psys.comm();
+  if (periodic) {
+    dinfo.setBoundaryCondition(grove::BoundaryCondition::PERIODIC_XYZ);
+    dinfo.setPosRootDomain(Vec3d(0.0, 0.0, 0.0), Vec3d(1.0, 1.0, 1.0));
+  }
+  std::mt19937_64 rng(2026);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int k = 0; k < n; ++k) {
+    Vec3d x;
+    if (k < coincident) {
+      x = Vec3d(0.3, 0.6, 0.4);
+    } else if (periodic) {
+      x = Vec3d(u(rng), u(rng), u(rng));
+    } else {
+      // Plummer radii (scale 0.1), isotropic directions.
+      const double m = 0.999 * u(rng), r = 0.1 / std::sqrt(std::pow(m, -2.0 / 3.0) - 1.0);
+      const double cos_t = 2.0 * u(rng) - 1.0, phi = 2.0 * M_PI * u(rng), sin_t = std::sqrt(1.0 - cos_t * cos_t);
+      x = Vec3d(r * sin_t * std::cos(phi), r * sin_t * std::sin(phi), r * cos_t);
+    }
+    if (k % comm.size() == comm.rank()) psys.add(Body{k, 1.0 / n, x, {}, 0.0});
+  }
+  dinfo.decomposeDomainAll(psys);
+  psys.exchangeParticle(dinfo);
+}
+
+struct Forces {
+  std::vector<Vec3d> acc;
+  std::vector<double> pot;
+};
+Forces forcesOf(const grove::ParticleSystem<Body>& psys) {
+  Forces f;
+  for (const Body& b : psys.particles()) f.acc.push_back(b.acc), f.pot.push_back(b.pot);
+  return f;
+}
+
+bool bitwiseEqual(const Forces& a, const Forces& b) {
+  if (a.acc.size() != b.acc.size()) return false;
+  for (std::size_t i = 0; i < a.acc.size(); ++i)
+    if (a.acc[i].x != b.acc[i].x || a.acc[i].y != b.acc[i].y || a.acc[i].z != b.acc[i].z || a.pot[i] != b.pot[i])
+      return false;
+  return true;
+}
+
+// The largest |a - b| over the rms of b (force and potential), over every rank.
+std::pair<double, double> largestDifferences(const grove::Comm& comm, const Forces& a, const Forces& b) {
+  double acc = 0.0, pot = 0.0, acc_rms = 0.0, pot_rms = 0.0;
+  for (std::size_t i = 0; i < b.acc.size(); ++i) {
+    acc = std::max(acc, grove::norm(a.acc[i] - b.acc[i]));
+    pot = std::max(pot, std::abs(a.pot[i] - b.pot[i]));
+    acc_rms += grove::norm2(b.acc[i]), pot_rms += b.pot[i] * b.pot[i];
+  }
+  const double count = comm.allreduceSum(static_cast<double>(b.acc.size()));
+  acc_rms = std::sqrt(comm.allreduceSum(acc_rms) / count);
+  pot_rms = std::sqrt(comm.allreduceSum(pot_rms) / count);
+  return {comm.allreduceMax(acc) / acc_rms, comm.allreduceMax(pot) / pot_rms};
+}
+
+// The host pair form and the device near field of one FmmForce with one device far-field engine,
+// near field alone (NoFarField), then with gravity's far field.
+template <class Force>
+struct Compared {
+  Forces host, device, host_gravity, device_gravity;
+  grove::fmm::FmmStatistics host_stats, device_stats;
+};
+
+template <class Force>
+Compared<Force> compare(int n, bool periodic, int n_leaf, int coincident = 0, long long particles_per_task = 2048) {
+  grove::ParticleSystem<Body> psys;
+  grove::DomainInfo dinfo;
+  makeBodies(psys, dinfo, n, periodic, coincident);
+  const auto engine = std::make_shared<grove::fmm::DeviceFarField>();
+  auto near = grove::fmm::makeDeviceNearField<Force, Ep, Ep>(engine, Newton{}, particles_per_task);
+  grove::FmmForce<Force, Ep, Ep> fmm(psys.size(), 0.5, n_leaf, periodic ? 4 : 3);
+  fmm.setFarFieldEngine(engine);
+  Compared<Force> c;
+  fmm.calcForceAllAndWriteBack(Newton{}, psys, dinfo, NoFarField{});
+  c.host = forcesOf(psys);
+  c.host_stats = fmm.statistics();
+  fmm.calcForceAllAndWriteBackOnDevice(*near, psys, dinfo, NoFarField{});
+  c.device = forcesOf(psys);
+  c.device_stats = fmm.statistics();
+  fmm.calcForceAllAndWriteBack(Newton{}, psys, dinfo);
+  c.host_gravity = forcesOf(psys);
+  fmm.calcForceAllAndWriteBackOnDevice(*near, psys, dinfo);
+  c.device_gravity = forcesOf(psys);
+  return c;
+}
+
+template <class Force>
+void expectSameWork(const Compared<Force>& c) {
+  EXPECT_EQ(c.device_stats.p2p_interactions, c.host_stats.p2p_interactions);
+  EXPECT_EQ(c.device_stats.p2p_leaf_pairs, c.host_stats.p2p_leaf_pairs);
+  EXPECT_EQ(c.device_stats.m2l, c.host_stats.m2l);
+  EXPECT_GT(c.device_stats.p2p_interactions, 0);
+  EXPECT_GT(c.device_stats.p2p_kernel_seconds, 0.0);
+  EXPECT_EQ(c.host_stats.p2p_kernel_seconds, 0.0);
+  EXPECT_STREQ(c.device_stats.far_field_engine, "device");
+}
+
+}  // namespace
+
+// One lane per particle: the host's order of every addition, so bitwise; then with gravity's far
+// field (the same device engine's) bitwise too. At several ranks the received particles are in
+// the lists.
+TEST_F(FmmDeviceNear, OneLanePerParticleIsBitwiseTheHostPairForm) {
+  const auto c = compare<LaneForce>(20000, false, 32);
+  expectSameWork(c);
+  EXPECT_TRUE(bitwiseEqual(c.device, c.host));
+  EXPECT_TRUE(bitwiseEqual(c.device_gravity, c.host_gravity));
+  if (grove::Comm::world().size() > 1) EXPECT_GT(c.device_stats.let.particles_received, 0);
+}
+
+// Lane groups summed in group order: the same sums, another order: within double rounding.
+TEST_F(FmmDeviceNear, LaneGroupsMatchTheHostPairFormToRounding) {
+  const auto c = compare<SplitForce>(20000, false, 32);
+  expectSameWork(c);
+  const grove::Comm& comm = grove::Comm::world();
+  const auto [acc, pot] = largestDifferences(comm, c.device, c.host);
+  EXPECT_LE(acc, 1e-13);
+  EXPECT_LE(pot, 1e-13);
+  EXPECT_GT(acc, 0.0) << "the split form sums in another order: some rounding should differ";
+  const auto [acc_g, pot_g] = largestDifferences(comm, c.device_gravity, c.host_gravity);
+  EXPECT_LE(acc_g, 1e-13);
+  EXPECT_LE(pot_g, 1e-13);
+  if (comm.rank() == 0)
+    std::printf("  [split form, %d ranks] max |device - host| / rms: acc %.2e, pot %.2e\n", comm.size(), acc, pot);
+}
+
+// Every list cut into tasks of at most 64 source particles (most targets then have several):
+// their partial forces are summed in task order, to rounding of the host's, and the same bitwise
+// from call to call; with clear = false the sums start from the previous forces.
+TEST_F(FmmDeviceNear, ListsCutIntoTasksAddTheirPartialForcesInOrder) {
+  const grove::Comm& comm = grove::Comm::world();
+  const auto c = compare<SplitForce>(20000, false, 32, 0, 64);
+  expectSameWork(c);
+  const auto [acc, pot] = largestDifferences(comm, c.device, c.host);
+  EXPECT_LE(acc, 1e-13);
+  EXPECT_LE(pot, 1e-13);
+
+  grove::ParticleSystem<Body> psys;
+  grove::DomainInfo dinfo;
+  makeBodies(psys, dinfo, 5000, false);
+  const auto engine = std::make_shared<grove::fmm::DeviceFarField>();
+  auto near = grove::fmm::makeDeviceNearField<SplitForce, Ep, Ep>(engine, Newton{}, 64);
+  grove::FmmForce<SplitForce, Ep, Ep> fmm(psys.size(), 0.5, 32, 4);
+  fmm.setFarFieldEngine(engine);
+  fmm.calcForceAllAndWriteBackOnDevice(*near, psys, dinfo);
+  const Forces once = forcesOf(psys);
+  fmm.calcForceAllAndWriteBackOnDevice(*near, psys, dinfo);
+  EXPECT_TRUE(bitwiseEqual(forcesOf(psys), once)) << "the sums' order must not depend on timing";
+  fmm.calcForceAllOnDevice(*near, psys, dinfo);
+  fmm.calcForceAllAndWriteBackOnDevice(*near, psys, dinfo, false);
+  const Forces twice = forcesOf(psys);
+  for (std::size_t i = 0; i < once.acc.size(); ++i) {
+    ASSERT_NEAR(twice.pot[i], 2.0 * once.pot[i], 1e-12 * std::abs(once.pot[i])) << "particle " << i;
+    ASSERT_LE(grove::norm(twice.acc[i] - 2.0 * once.acc[i]), 1e-12 * grove::norm(once.acc[i])) << "particle " << i;
+  }
+  EXPECT_THROW((grove::fmm::makeDeviceNearField<SplitForce, Ep, Ep>(engine, Newton{}, 0)), grove::Error);
+}
+
+// Periodic: the images' particles come as received trees; their leaves are P2P sources as any.
+TEST_F(FmmDeviceNear, PeriodicImagesAreSourcesAsReceivedParticlesAre) {
+  const auto lane = compare<LaneForce>(8000, true, 32);
+  expectSameWork(lane);
+  EXPECT_GT(lane.device_stats.let.particles_received, 0);
+  EXPECT_TRUE(bitwiseEqual(lane.device, lane.host));
+  EXPECT_TRUE(bitwiseEqual(lane.device_gravity, lane.host_gravity));
+  const auto split = compare<SplitForce>(8000, true, 32);
+  const auto [acc, pot] = largestDifferences(grove::Comm::world(), split.device, split.host);
+  EXPECT_LE(acc, 1e-13);
+  EXPECT_LE(pot, 1e-13);
+}
+
+// 100 bodies at one point make a leaf of 100 (coincident keys cannot be split), over three warp
+// widths; n_leaf 64 gives leaves of up to 64 elsewhere.
+TEST_F(FmmDeviceNear, LeavesLargerThanAWarp) {
+  const auto lane = compare<LaneForce>(6000, false, 64, 100);
+  expectSameWork(lane);
+  EXPECT_TRUE(bitwiseEqual(lane.device, lane.host));
+  const auto split = compare<SplitForce>(6000, false, 64, 100);
+  const auto [acc, pot] = largestDifferences(grove::Comm::world(), split.device, split.host);
+  EXPECT_LE(acc, 1e-13);
+  EXPECT_LE(pot, 1e-13);
+}
+
+// clear = false adds the near and far field to the previous call's forces, on the device as on
+// the host.
+TEST_F(FmmDeviceNear, ClearFalseAddsToThePreviousForces) {
+  grove::ParticleSystem<Body> psys;
+  grove::DomainInfo dinfo;
+  makeBodies(psys, dinfo, 5000, false);
+  const auto engine = std::make_shared<grove::fmm::DeviceFarField>();
+  auto near = grove::fmm::makeDeviceNearField<LaneForce, Ep, Ep>(engine, Newton{});
+  grove::FmmForce<LaneForce, Ep, Ep> fmm(psys.size(), 0.5, 32, 4);
+  fmm.setFarFieldEngine(engine);
+  fmm.calcForceAll(Newton{}, psys, dinfo);
+  fmm.calcForceAllAndWriteBack(Newton{}, psys, dinfo, false);
+  const Forces host_twice = forcesOf(psys);
+  fmm.calcForceAllOnDevice(*near, psys, dinfo);
+  fmm.calcForceAllAndWriteBackOnDevice(*near, psys, dinfo, false);
+  const Forces device_twice = forcesOf(psys);
+  EXPECT_TRUE(bitwiseEqual(device_twice, host_twice));
+  fmm.calcForceAllAndWriteBack(Newton{}, psys, dinfo);
+  const Forces once = forcesOf(psys);
+  for (std::size_t i = 0; i < once.acc.size(); ++i)
+    ASSERT_NEAR(device_twice.pot[i], 2.0 * once.pot[i], 1e-12 * std::abs(once.pot[i])) << "particle " << i;
+}
+
+// A near field made for another engine than the FmmForce's is refused before anything runs, and
+// an engine without a device cannot keep lists on one.
+TEST_F(FmmDeviceNear, AnotherEnginesNearFieldIsRefused) {
+  grove::ParticleSystem<Body> psys;
+  grove::DomainInfo dinfo;
+  makeBodies(psys, dinfo, 1000, false);
+  auto near = grove::fmm::makeDeviceNearField<LaneForce, Ep, Ep>(std::make_shared<grove::fmm::DeviceFarField>(),
+                                                                 Newton{});
+  grove::FmmForce<LaneForce, Ep, Ep> fmm(psys.size(), 0.5, 32, 4);  // the host's far field
+  try {
+    fmm.calcForceAllOnDevice(*near, psys, dinfo);
+    ADD_FAILURE() << "no error";
+  } catch (const grove::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("another far-field engine"), std::string::npos) << e.what();
+  }
+  fmm.setFarFieldEngine(std::make_shared<grove::fmm::DeviceFarField>());
+  EXPECT_THROW(fmm.calcForceAllOnDevice(*near, psys, dinfo), grove::Error);
+  grove::fmm::HostFarField host;
+  EXPECT_THROW(host.keepNextP2pOnDevice(), grove::Error);
+  EXPECT_THROW(grove::fmm::DeviceFarField().deviceP2p(), grove::Error);
+  // The object still works with its own engine's near field afterwards.
+  const auto engine = std::make_shared<grove::fmm::DeviceFarField>();
+  fmm.setFarFieldEngine(engine);
+  auto own = grove::fmm::makeDeviceNearField<LaneForce, Ep, Ep>(engine, Newton{});
+  fmm.calcForceAllOnDevice(*own, psys, dinfo);
+  EXPECT_GT(fmm.statistics().p2p_interactions, 0);
+}
