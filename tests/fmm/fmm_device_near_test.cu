@@ -164,7 +164,7 @@ struct Compared {
 };
 
 template <class Force>
-Compared<Force> compare(int n, bool periodic, int n_leaf, int coincident = 0, long long particles_per_task = 2048) {
+Compared<Force> compare(int n, bool periodic, int n_leaf, int coincident = 0, long long particles_per_task = 8192) {
   grove::ParticleSystem<Body> psys;
   grove::DomainInfo dinfo;
   makeBodies(psys, dinfo, n, periodic, coincident);

@@ -25,7 +25,7 @@
 /// i-particle. Leaves hold few particles (about 10 at n_leaf 32), so when Force has `+=` (callable
 /// on the device: GROVE_HOST_DEVICE) the warp is cut into 32 / w lane groups (w: n_i rounded up
 /// to a power of two), each taking every (32 / w)-th source of the tile, and the groups' partial
-/// forces are summed in group order; a target's list is cut into tasks of at most 2048 source
+/// forces are summed in group order; a target's list is cut into tasks of at most 8192 source
 /// particles (a sparse leaf in a cluster's outskirts meets thousands of leaves: alone in one warp
 /// it ran 10 times longer than the rest of the kernel), whose partial forces are summed in task
 /// order. Every sum has a fixed order: the result does not depend on timing. Without `+=` one
@@ -258,7 +258,7 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
             particles_per_task);
   }
   /// The default most source particles of a warp's task.
-  static constexpr long long kDefaultParticlesPerTask = 2048;
+  static constexpr long long kDefaultParticlesPerTask = 8192;
 
   const FarFieldEngine& engine() const override { return *engine_; }
 
