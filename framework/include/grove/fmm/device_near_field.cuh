@@ -89,9 +89,12 @@ __device__ void cutIntoTasks(const FmmCell* cells, const std::int64_t* offsets, 
   cut(k, first, offsets[t + 1]);
 }
 
+// Non-template kernels in a header are static (as in grove/walk/walk_gpu.cuh): each .cu that
+// includes it compiles its own copy, and no host stub is defined twice at link time.
+
 /// Per target cell: its tasks (none for a cell with children or without particles) and the
 /// partial forces its tasks leave (n_i per task when there are several, else none).
-__global__ void countTasks(const FmmCell* __restrict__ cells, int target_count, const std::int64_t* __restrict__ offsets,
+static __global__ void countTasks(const FmmCell* __restrict__ cells, int target_count, const std::int64_t* __restrict__ offsets,
                            const int* __restrict__ items, long long max_particles, int* __restrict__ tasks,
                            std::int64_t* __restrict__ partials) {
   const int t = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
@@ -105,7 +108,7 @@ __global__ void countTasks(const FmmCell* __restrict__ cells, int target_count, 
 }
 
 /// Writes each target's tasks from task_begin[t] on (countTasks' counts, scanned).
-__global__ void writeTasks(const FmmCell* __restrict__ cells, int target_count, const std::int64_t* __restrict__ offsets,
+static __global__ void writeTasks(const FmmCell* __restrict__ cells, int target_count, const std::int64_t* __restrict__ offsets,
                            const int* __restrict__ items, long long max_particles, const int* __restrict__ task_begin,
                            P2pTask* __restrict__ out) {
   const int t = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
