@@ -504,7 +504,7 @@ struct DeviceFarField::State {
   bool running = false;
   bool keep_p2p = false;  // keepNextP2pOnDevice(): the next start() does not download its P2P lists
   bool traversed_once = false;
-  std::int64_t p2p_pairs = 0;
+  std::int64_t p2p_pairs = 0, target_particles = 0, source_particles = 0;
 
   void* scratch(std::size_t bytes) {
     if (cub_scratch.size() < bytes) cub_scratch.resize(bytes);
@@ -622,6 +622,9 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
   s.traversed.record(ts);
   s.traversed_once = true;
   s.p2p_pairs = static_cast<std::int64_t>(total.p2p);
+  s.target_particles = static_cast<std::int64_t>(n);
+  s.source_particles = 0;
+  for (const FmmCell& cell : sources.cells) s.source_particles = std::max<std::int64_t>(s.source_particles, cell.end);
 
   // The far field, queued on its own stream behind the traversal.
   const std::size_t stride = sources.stride;
@@ -702,6 +705,8 @@ DeviceP2pLists DeviceFarField::deviceP2p() const {
                         s.items[kP2p].data(),
                         static_cast<int>(s.offsets[kP2p].size()) - 1,
                         s.p2p_pairs,
+                        s.target_particles,
+                        s.source_particles,
                         s.device,
                         s.traversal_stream.get()};
 }

@@ -37,6 +37,8 @@ struct DeviceP2pLists {
   const int* items = nullptr;             ///< device: the source cells, target by target
   int target_count = 0;                   ///< the local tree's cells
   std::int64_t pairs = 0;                 ///< the items, (target leaf, source leaf) pairs
+  std::int64_t target_particles = 0;      ///< the local tree's particles (the targets' ranges)
+  std::int64_t source_particles = 0;      ///< one past the largest source cell's end (the EPJ needed)
   int device = -1;                        ///< the CUDA device holding them
   CUstream_st* stream = nullptr;          ///< the traversal's stream (a cudaStream_t)
 };

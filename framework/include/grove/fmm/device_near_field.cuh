@@ -6,7 +6,8 @@
 /// interaction, and hand the object to ordinary translation units as the host-only
 /// grove::fmm::NearFieldOnDevice (grove/fmm/device_near_field.hpp).
 ///
-///     // in the user's .cu: the interaction as for grove's multiwalk engine
+///     // in the user's .cu: the interaction as for grove's multiwalk engine (over DeviceFormOf<EPI>
+///     // and DeviceFormOf<EPJ>: EPI and EPJ themselves unless DeviceForm is specialised)
 ///     struct NewtonEp {
 ///       __device__ void operator()(const EPI& i, const EPJ& j, Force& f) const { ... }  // j's pull on i
 ///     };
@@ -245,12 +246,14 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
   static_assert(std::is_trivially_copyable_v<Force>, "grove: the FMM's device near field copies Force to the device");
 
  public:
-  /// Reads the lists of `engine` (which FmmForce must use: setFarFieldEngine). A warp's task
-  /// holds at most particles_per_task source particles (one source leaf at least) when Force has
-  /// +=, so that a leaf with a long list (a sparse leaf in a cluster's outskirts meets thousands of
-  /// leaves) is shared among warps instead of running alone long after the rest; the tasks'
-  /// partial forces are then summed in task order. Without += each leaf is one task. Throws
-  /// grove::Error when engine is null or particles_per_task < 1.
+  /// Reads the lists of `engine` (which FmmForce must use: setFarFieldEngine), on its device.
+  /// Whether Force has += chooses the form: with it, lane groups and tasks (below), the forces
+  /// within rounding of the host's order; without it, one lane per particle and a leaf per task,
+  /// the host's order of additions (and particles_per_task is not used). A warp's task holds at
+  /// most particles_per_task source particles (one source leaf at least), so that a leaf with a
+  /// long list (a sparse leaf in a cluster's outskirts meets thousands of leaves) is shared among
+  /// warps instead of running alone long after the rest; the tasks' partial forces are then
+  /// summed in task order. Throws grove::Error when engine is null or particles_per_task < 1.
   DeviceNearField(std::shared_ptr<DeviceFarField> engine, Interaction interaction,
                   long long particles_per_task = kDefaultParticlesPerTask)
       : engine_(std::move(engine)),
@@ -267,10 +270,21 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
 
   std::int64_t evaluate(std::span<const EPI> epi, std::span<const EPJ> epj, std::span<Force> forces,
                         bool forces_cleared) override {
-    require(forces.size() == epi.size(), "fmm::DeviceNearField::evaluate", "{} forces for {} target particles",
-            forces.size(), epi.size());
     const DeviceP2pLists lists = engine_->deviceP2p();
+    require(epi.size() == static_cast<std::size_t>(lists.target_particles) && forces.size() == epi.size() &&
+                epj.size() >= static_cast<std::size_t>(lists.source_particles),
+            "fmm::DeviceNearField::evaluate",
+            "{} EPI, {} forces and {} EPJ for lists over {} target and {} source particles: the arrays must be those "
+            "of the traversal just started",
+            epi.size(), forces.size(), epj.size(), lists.target_particles, lists.source_particles);
+    // Tasks are counted in int: at most one per source leaf pair, plus one per target.
+    require(lists.pairs + lists.target_count < std::int64_t{1} << 31, "fmm::DeviceNearField::evaluate",
+            "{} leaf pairs: at most 2^31 - 1 - targets are supported", lists.pairs);
     const gpu::ScopedDevice on_device(lists.device);
+    if (!start_) {
+      start_ = std::make_unique<gpu::Event>(true);
+      stop_ = std::make_unique<gpu::Event>(true);
+    }
     const cudaStream_t stream = lists.stream;
     upload(epi, epi_, epi_staging_, stream);
     upload(epj, epj_, epj_staging_, stream);
@@ -278,13 +292,12 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
     else forces_.assignAsync(forces.data(), forces.size(), stream);
     interactions_.resize(1);
     gpu::check(cudaMemsetAsync(interactions_.data(), 0, sizeof(unsigned long long), stream), "cudaMemsetAsync");
-    start_.record(stream);
+    kernel_seconds_ = 0.0;
     if (lists.target_count > 0) launch(lists, forces_cleared, stream);
-    stop_.record(stream);
     forces_.copyTo(forces.data(), stream);  // waits
     unsigned long long count = 0;
     interactions_.copyTo(&count, stream);
-    kernel_seconds_ = stop_.secondsSince(start_);
+    if (lists.target_count > 0) kernel_seconds_ = stop_->secondsSince(*start_);
     return static_cast<std::int64_t>(count);
   }
 
@@ -322,6 +335,7 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
     kernel::writeTasks<<<target_blocks, kThreads, 0, stream>>>(lists.cells, targets, lists.offsets, lists.items,
                                                                particles_per_task_, task_begin_.data(), tasks_.data());
     gpu::check(cudaGetLastError(), "fmm::kernel::writeTasks");
+    start_->record(stream);  // kernelSeconds(): the near field and the sums, not the tasks' set-up
     if (task_count > 0) {
       const auto blocks = static_cast<unsigned>((task_count + kWarps - 1) / kWarps);
       kernel::p2pTasks<kWarps, SplittableForce<Force>><<<blocks, kWarps * 32, 0, stream>>>(
@@ -337,6 +351,7 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
         gpu::check(cudaGetLastError(), "fmm::kernel::sumSegments");
       }
     }
+    stop_->record(stream);
   }
 
   template <class T>
@@ -378,7 +393,9 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
   std::vector<DI> epi_staging_;
   std::vector<DJ> epj_staging_;
   long long particles_per_task_;
-  gpu::Event start_{true}, stop_{true};
+  // Made on the engine's device by the first evaluate() (an event belongs to the device current
+  // when it is made).
+  std::unique_ptr<gpu::Event> start_, stop_;
   double kernel_seconds_ = 0.0;
 };
 

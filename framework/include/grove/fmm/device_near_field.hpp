@@ -28,11 +28,13 @@ class NearFieldOnDevice {
   /// every source leaf of k's leaf. epj: the local particles in key order, then the received (the
   /// cells' [begin, end) index it). With `forces_cleared` the forces are known to be cleared, and
   /// their values need not travel to the device. Returns the particle pairs evaluated (i = j
-  /// included). Returns once the forces are on the host; throws grove::Error when CUDA fails.
+  /// included). Returns once the forces are on the host. Throws grove::Error when the arrays do
+  /// not match the engine's last traversal (epi and forces: its targets' particles; epj: every
+  /// particle its source cells index) and when CUDA fails.
   virtual std::int64_t evaluate(std::span<const EPI> epi, std::span<const EPJ> epj, std::span<Force> forces,
                                 bool forces_cleared) = 0;
-  /// The last evaluate()'s kernel time on the device (seconds; the transfers left out), 0
-  /// before the first.
+  /// The last evaluate()'s kernels on the device (seconds): the near field and the sums of its
+  /// cut lists; the transfers and the tasks' set-up left out. 0 before the first.
   virtual double kernelSeconds() const = 0;
 };
 

@@ -307,7 +307,7 @@ class FmmForce {
   /// setFarFieldEngine), straight from the P2P lists its traversal leaves there: `near` (made by
   /// fmm::makeDeviceNearField, grove/fmm/device_near_field.cuh) runs the user's pairwise
   /// interaction for every particle pair of every target leaf and its source leaves, received
-  /// and periodic images' included, beside the far field; nothing is packed on the host. The far
+  /// and periodic images' included, beside the far field; no index list is packed on the host. The far
   /// field is gravity's (G = 1). Collective. Throws grove::Error, on this rank, when `near`
   /// reads another engine than this object's; otherwise as calcForceAll(), whose errors it
   /// shares.
@@ -426,9 +426,14 @@ class FmmForce {
   template <class PSys, class FarField>
   void nearFieldOnDevice(fmm::NearFieldOnDevice<Force, EPI, EPJ>& near, const PSys& psys, const DomainInfo& dinfo,
                          FarField far, bool clear) {
-    require(&near.engine() == engine_.get(), "FmmForce::calcForceAllOnDevice",
-            "the device near field reads the lists of another far-field engine than this object's: make it with the "
-            "engine given to setFarFieldEngine");
+    // Checked on every rank before any message: a rank that threw alone would leave the others
+    // waiting in the LET exchange.
+    psys.comm().throwIfAnyFailed(
+        &near.engine() == engine_.get()
+            ? std::nullopt
+            : std::optional<std::string>("the device near field reads the lists of another far-field engine than this "
+                                         "object's: make it with the engine given to setFarFieldEngine"),
+        "FmmForce::calcForceAllOnDevice");
     calculate(psys, dinfo, far, clear, /*overlap=*/true, /*p2p_on_device=*/true, [&](const fmm::CsrList&) {
       const std::int64_t interactions = near.evaluate(epi_, epj_, sorted_forces_, clear);
       stats_.p2p_kernel_seconds = near.kernelSeconds();
@@ -559,6 +564,15 @@ class FmmForce {
     stats_.m2l = traversal.m2l;
     stats_.m2p = traversal.m2p;
     stats_.p2p_leaf_pairs = traversal.p2p_pairs;
+    if (!p2p_on_device && traversal.p2p.size() != traversal.p2p_pairs) {
+      // An engine told to keep its lists on its device by someone else (keepNextP2pOnDevice):
+      // a host near field without them would silently compute nothing.
+      engine_->abandon();
+      throw Error("FmmForce::calcForceAll",
+                  fmt::format("the far-field engine kept its {} P2P pairs on its device (keepNextP2pOnDevice), but "
+                              "this call's near field needs them on the host",
+                              traversal.p2p_pairs));
+    }
     return std::move(traversal.p2p);
   }
 
