@@ -307,10 +307,10 @@ class FmmForce {
   /// setFarFieldEngine), straight from the P2P lists its traversal leaves there: `near` (made by
   /// fmm::makeDeviceNearField, grove/fmm/device_near_field.cuh) runs the user's pairwise
   /// interaction for every particle pair of every target leaf and its source leaves, received
-  /// and periodic images' included, beside the far field; no index list is packed on the host. The far
-  /// field is gravity's (G = 1). Collective. Throws grove::Error, on this rank, when `near`
-  /// reads another engine than this object's; otherwise as calcForceAll(), whose errors it
-  /// shares.
+  /// and periodic images' included, beside the far field; no index list is packed on the host.
+  /// The far field is gravity's (G = 1). Collective. Throws grove::Error, on every rank, when
+  /// `near` reads another engine than this object's on any rank; otherwise as calcForceAll(),
+  /// whose errors it shares.
   template <class PSys>
   void calcForceAllOnDevice(fmm::NearFieldOnDevice<Force, EPI, EPJ>& near, const PSys& psys, const DomainInfo& dinfo,
                             bool clear = true) {
