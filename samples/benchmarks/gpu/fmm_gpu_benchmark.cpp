@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   app.add_option("--near-fields", near_fields, "the FMM's near fields: multiwalk (FDPS's hooks), device (from the lists)")
       ->check(CLI::IsMember({"multiwalk", "device"}));
   long long task_particles = 8192;
-  app.add_option("--task-particles", task_particles, "device near field: the most source particles of a warp's task")
+  app.add_option("--task-particles", task_particles, "device near field: the window of source particles of a warp's task")
       ->check(CLI::PositiveNumber);
   app.add_option("--tag-max", tag_max, "multiwalk batches in flight")->check(CLI::PositiveNumber);
   app.add_option("--walk-limit", n_walk, "walks per multiwalk batch")->check(CLI::PositiveNumber);

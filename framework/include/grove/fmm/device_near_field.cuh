@@ -26,10 +26,11 @@
 /// i-particle. Leaves hold few particles (about 10 at n_leaf 32), so when Force has `+=` (callable
 /// on the device: GROVE_HOST_DEVICE) the warp is cut into 32 / w lane groups (w: n_i rounded up
 /// to a power of two), each taking every (32 / w)-th source of the tile, and the groups' partial
-/// forces are summed in group order; a target's list is cut into tasks of at most 8192 source
-/// particles (a sparse leaf in a cluster's outskirts meets thousands of leaves: alone in one warp
-/// it ran 10 times longer than the rest of the kernel), whose partial forces are summed in task
-/// order. Every sum has a fixed order: the result does not depend on timing. Without `+=` one
+/// forces are summed in group order; a target's list is cut into tasks of about 8192 source
+/// particles (the sources that start within each window of 8192; a sparse leaf in a cluster's
+/// outskirts meets thousands of leaves: alone in one warp it ran 10 times longer than the rest of
+/// the kernel), whose partial forces are summed in task order. The cuts are found by a warp per
+/// target, 32 sources at a time. Every sum has a fixed order: the result does not depend on timing. Without `+=` one
 /// lane serves one i-particle and a leaf is one task, in the host's order of additions. The interaction sees i = j (a particle in its own leaf's list, as FDPS's kernels
 /// do) and must give it no force (softening, or skipping r = 0).
 ///
@@ -69,56 +70,86 @@ struct P2pTask {
 /// The smallest power of two >= n (n >= 1).
 __device__ __forceinline__ int powerOfTwoAtLeast(int n) { return n <= 1 ? 1 : 1 << (32 - __clz(n - 1)); }
 
-/// Walks target t's sources in order and calls cut(k, first, last) for each of its tasks: runs of
-/// sources holding at most max_particles source particles (at least one source each).
-template <class Cut>
-__device__ void cutIntoTasks(const FmmCell* cells, const std::int64_t* offsets, const int* items, int t,
-                             long long max_particles, Cut&& cut) {
-  int k = 0;
-  std::int64_t first = offsets[t];
-  long long particles = 0;
-  for (std::int64_t e = first; e < offsets[t + 1]; ++e) {
-    const int s = items[e];
-    const long long n = cells[s].end - cells[s].begin;
-    if (particles > 0 && particles + n > max_particles) {
-      cut(k++, first, e);
-      first = e;
-      particles = 0;
+/// A warp's walk over target t's sources, 32 at a time (a lane each, with a prefix sum of their
+/// particles): source e opens a task when it is the target's first, or when the particles of the
+/// sources before it pass a multiple of max_particles, so a task holds the sources that start
+/// within one window of max_particles particles (the last of them may run past it). Calls
+/// open(e, k) on the lane of each source e that opens task k (k counts within the target) and
+/// returns the target's tasks: at least one for a list of one source or more, none for an empty
+/// list. Every lane of the warp must call it alike.
+template <class Open>
+__device__ int forEachTaskOpening(const FmmCell* cells, const std::int64_t* offsets, const int* items, int t,
+                                 long long max_particles, int lane, Open&& open) {
+  const std::int64_t first = offsets[t], last = offsets[t + 1];
+  long long before = 0;     // particles of the sources before this batch
+  long long last_size = 0;  // the particles of the source before this batch's first
+  int tasks = 0;
+  for (std::int64_t batch = first; batch < last; batch += 32) {
+    const std::int64_t e = batch + lane;
+    long long size = 0;
+    if (e < last) {
+      const int s = items[e];
+      size = cells[s].end - cells[s].begin;
     }
-    particles += n;
+    long long through = size;  // inclusive prefix sum over the lanes
+    for (int d = 1; d < 32; d <<= 1) {
+      const long long below = __shfl_up_sync(0xffffffffu, through, d);
+      if (lane >= d) through += below;
+    }
+    long long previous_size = __shfl_up_sync(0xffffffffu, size, 1);
+    if (lane == 0) previous_size = last_size;
+    const long long ahead = before + through - size;  // the target's particles before source e
+    const bool opens = e < last && (e == first || ahead / max_particles != (ahead - previous_size) / max_particles);
+    const unsigned openers = __ballot_sync(0xffffffffu, opens);
+    if (opens) open(e, tasks + __popc(openers & ((1u << lane) - 1u)));
+    tasks += __popc(openers);
+    before += __shfl_sync(0xffffffffu, through, 31);
+    last_size = __shfl_sync(0xffffffffu, size, 31);
   }
-  cut(k, first, offsets[t + 1]);
+  return tasks;
 }
 
 // Non-template kernels in a header are static (as in grove/walk/walk_gpu.cuh): each .cu that
 // includes it compiles its own copy, and no host stub is defined twice at link time.
 
-/// Per target cell: its tasks (none for a cell with children or without particles) and the
+/// Warp t of the grid, per target cell t: its tasks (none for a cell with children or without
+/// particles; one for a leaf whose list is empty, so that its forces are still written) and the
 /// partial forces its tasks leave (n_i per task when there are several, else none).
 static __global__ void countTasks(const FmmCell* __restrict__ cells, int target_count, const std::int64_t* __restrict__ offsets,
-                           const int* __restrict__ items, long long max_particles, int* __restrict__ tasks,
-                           std::int64_t* __restrict__ partials) {
-  const int t = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (t >= target_count) return;
+                                  const int* __restrict__ items, long long max_particles, int* __restrict__ tasks,
+                                  std::int64_t* __restrict__ partials) {
+  const int t = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32), lane = static_cast<int>(threadIdx.x % 32);
+  if (t >= target_count) return;  // the whole warp
   const int n_i = cells[t].end - cells[t].begin;
   int count = 0;
   if (cells[t].child_count == 0 && n_i > 0)
-    cutIntoTasks(cells, offsets, items, t, max_particles, [&](int k, std::int64_t, std::int64_t) { count = k + 1; });
-  tasks[t] = count;
-  partials[t] = count > 1 ? static_cast<std::int64_t>(count) * n_i : 0;
+    count = ::max(1, forEachTaskOpening(cells, offsets, items, t, max_particles, lane, [](std::int64_t, int) {}));
+  if (lane == 0) {
+    tasks[t] = count;
+    partials[t] = count > 1 ? static_cast<std::int64_t>(count) * n_i : 0;
+  }
 }
 
-/// Writes each target's tasks from task_begin[t] on (countTasks' counts, scanned).
+/// Warp t of the grid writes target t's tasks from task_begin[t] on (countTasks' counts,
+/// scanned). Each field is written by one lane: a task's `last` by the lane that opens the next.
 static __global__ void writeTasks(const FmmCell* __restrict__ cells, int target_count, const std::int64_t* __restrict__ offsets,
-                           const int* __restrict__ items, long long max_particles, const int* __restrict__ task_begin,
-                           P2pTask* __restrict__ out) {
-  const int t = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (t >= target_count) return;
+                                  const int* __restrict__ items, long long max_particles, const int* __restrict__ task_begin,
+                                  P2pTask* __restrict__ out) {
+  const int t = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32), lane = static_cast<int>(threadIdx.x % 32);
+  if (t >= target_count) return;  // the whole warp
   const int count = task_begin[t + 1] - task_begin[t];
   if (count == 0) return;
-  cutIntoTasks(cells, offsets, items, t, max_particles, [&](int k, std::int64_t first, std::int64_t last) {
-    out[task_begin[t] + k] = P2pTask{first, last, t, count > 1 ? k : -1};
+  P2pTask* mine = out + task_begin[t];
+  forEachTaskOpening(cells, offsets, items, t, max_particles, lane, [&](std::int64_t e, int k) {
+    mine[k].first = e;
+    mine[k].target = t;
+    mine[k].segment = count > 1 ? k : -1;
+    if (k > 0) mine[k - 1].last = e;
   });
+  if (lane == 0) {
+    if (offsets[t] == offsets[t + 1]) mine[0] = P2pTask{offsets[t], offsets[t], t, -1};  // an empty list
+    mine[count - 1].last = offsets[t + 1];
+  }
 }
 
 /// The near field, warp w of the grid on tasks[w]: adds interact(epi[i], epj[j], .) over every j
@@ -249,9 +280,9 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
   /// Reads the lists of `engine` (which FmmForce must use: setFarFieldEngine), on its device.
   /// Whether Force has += chooses the form: with it, lane groups and tasks (below), the forces
   /// within rounding of the host's order; without it, one lane per particle and a leaf per task,
-  /// the host's order of additions (and particles_per_task is not used). A warp's task holds at
-  /// most particles_per_task source particles (one source leaf at least), so that a leaf with a
-  /// long list (a sparse leaf in a cluster's outskirts meets thousands of leaves) is shared among
+  /// the host's order of additions (and particles_per_task is not used). A warp's task holds the
+  /// sources that start within one window of particles_per_task source particles (so about that
+  /// many, and one source leaf at least), so that a leaf with a long list (a sparse leaf in a cluster's outskirts meets thousands of leaves) is shared among
   /// warps instead of running alone long after the rest; the tasks' partial forces are then
   /// summed in task order. Throws grove::Error when engine is null or particles_per_task < 1.
   DeviceNearField(std::shared_ptr<DeviceFarField> engine, Interaction interaction,
@@ -263,7 +294,7 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
     require(particles_per_task >= 1, "fmm::DeviceNearField", "particles_per_task must be at least 1, got {}",
             particles_per_task);
   }
-  /// The default most source particles of a warp's task.
+  /// The default window of source particles of a warp's task.
   static constexpr long long kDefaultParticlesPerTask = 8192;
 
   const FarFieldEngine& engine() const override { return *engine_; }
@@ -316,13 +347,14 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
   void launch(const DeviceP2pLists& lists, bool forces_cleared, cudaStream_t stream) {
     const int targets = lists.target_count;
     const auto target_blocks = static_cast<unsigned>((targets + kThreads - 1) / kThreads);
+    const auto target_warp_blocks = static_cast<unsigned>((targets + kThreads / 32 - 1) / (kThreads / 32));
     task_count_.resize(static_cast<std::size_t>(targets) + 1);
     task_begin_.resize(static_cast<std::size_t>(targets) + 1);
     partial_count_.resize(static_cast<std::size_t>(targets) + 1);
     partial_begin_.resize(static_cast<std::size_t>(targets) + 1);
     gpu::check(cudaMemsetAsync(task_count_.data() + targets, 0, sizeof(int), stream), "cudaMemsetAsync");
     gpu::check(cudaMemsetAsync(partial_count_.data() + targets, 0, sizeof(std::int64_t), stream), "cudaMemsetAsync");
-    kernel::countTasks<<<target_blocks, kThreads, 0, stream>>>(lists.cells, targets, lists.offsets, lists.items,
+    kernel::countTasks<<<target_warp_blocks, kThreads, 0, stream>>>(lists.cells, targets, lists.offsets, lists.items,
                                                                particles_per_task_, task_count_.data(),
                                                                partial_count_.data());
     gpu::check(cudaGetLastError(), "fmm::kernel::countTasks");
@@ -332,7 +364,7 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
     const std::int64_t partial_count = partial_begin_.elementToHost(static_cast<std::size_t>(targets), stream);
     tasks_.resize(static_cast<std::size_t>(task_count));
     partials_.resize(static_cast<std::size_t>(partial_count));
-    kernel::writeTasks<<<target_blocks, kThreads, 0, stream>>>(lists.cells, targets, lists.offsets, lists.items,
+    kernel::writeTasks<<<target_warp_blocks, kThreads, 0, stream>>>(lists.cells, targets, lists.offsets, lists.items,
                                                                particles_per_task_, task_begin_.data(), tasks_.data());
     gpu::check(cudaGetLastError(), "fmm::kernel::writeTasks");
     start_->record(stream);  // kernelSeconds(): the near field and the sums, not the tasks' set-up
