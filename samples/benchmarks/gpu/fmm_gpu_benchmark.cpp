@@ -32,10 +32,12 @@ int main(int argc, char** argv) {
   o.addTo(app);
   int tag_max = 4, n_walk = 256;
   std::vector<std::string> near_fields{"multiwalk"};
-  app.add_option("--near-fields", near_fields, "the FMM's near fields: multiwalk (FDPS's hooks), device (from the lists)")
+  app.add_option("--near-fields", near_fields,
+                 "the FMM's near fields: multiwalk (FDPS's hooks), device (from the lists)")
       ->check(CLI::IsMember({"multiwalk", "device"}));
   long long task_particles = 8192;
-  app.add_option("--task-particles", task_particles, "device near field: the window of source particles of a warp's task")
+  app.add_option("--task-particles", task_particles,
+                 "device near field: the window of source particles of a warp's task")
       ->check(CLI::PositiveNumber);
   app.add_option("--tag-max", tag_max, "multiwalk batches in flight")->check(CLI::PositiveNumber);
   app.add_option("--walk-limit", n_walk, "walks per multiwalk batch")->check(CLI::PositiveNumber);

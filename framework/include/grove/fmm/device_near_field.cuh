@@ -23,16 +23,20 @@
 /// range of the step's EPJ array (key order: no index list). The warp takes 32 sources at a time
 /// (one per lane: their ranges and a prefix sum over them), fills a shared tile with the next 32
 /// of their particles laid end to end, and each lane adds the tile's interactions to its
-/// i-particle. Leaves hold few particles (about 10 at n_leaf 32), so when Force has `+=` (callable
-/// on the device: GROVE_HOST_DEVICE) the warp is cut into 32 / w lane groups (w: n_i rounded up
-/// to a power of two), each taking every (32 / w)-th source of the tile, and the groups' partial
-/// forces are summed in group order; a target's list is cut into tasks of about 8192 source
-/// particles (the sources that start within each window of 8192; a sparse leaf in a cluster's
-/// outskirts meets thousands of leaves: alone in one warp it ran 10 times longer than the rest of
-/// the kernel), whose partial forces are summed in task order. The cuts are found by a warp per
-/// target, 32 sources at a time. Every sum has a fixed order: the result does not depend on timing. Without `+=` one
-/// lane serves one i-particle and a leaf is one task, in the host's order of additions. The interaction sees i = j (a particle in its own leaf's list, as FDPS's kernels
-/// do) and must give it no force (softening, or skipping r = 0).
+/// i-particle.
+/// - With `+=` on Force (callable on the device: GROVE_HOST_DEVICE): leaves hold few particles
+///   (about 10 at n_leaf 32), so the warp is cut into 32 / w lane groups (w: n_i rounded up to a
+///   power of two), each taking every (32 / w)-th source of the tile, and the groups' partial
+///   forces are summed in group order. A target's list is cut into tasks of about 8192 source
+///   particles (the sources that start within each window of 8192), whose partial forces are
+///   summed in task order: a sparse leaf in a cluster's outskirts meets thousands of leaves, and
+///   alone in one warp it ran 10 times longer than the rest of the kernel. The cuts are found by
+///   a warp per target, 32 sources at a time.
+/// - Without `+=`: one lane serves one i-particle and a leaf is one task, in the host's order of
+///   additions.
+/// Every sum has a fixed order: the result does not depend on timing. The interaction sees i = j
+/// (a particle in its own leaf's list, as FDPS's kernels do) and must give it no force
+/// (softening, or skipping r = 0).
 ///
 /// EPI and EPJ travel as grove::gpu::DeviceFormOf (grove/tree/device_form.hpp): by default
 /// themselves, byte for byte; a specialised DeviceForm is made on the host while packing. The
@@ -115,10 +119,12 @@ __device__ int forEachTaskOpening(const FmmCell* cells, const std::int64_t* offs
 /// Warp t of the grid, per target cell t: its tasks (none for a cell with children or without
 /// particles; one for a leaf whose list is empty, so that its forces are still written) and the
 /// partial forces its tasks leave (n_i per task when there are several, else none).
-static __global__ void countTasks(const FmmCell* __restrict__ cells, int target_count, const std::int64_t* __restrict__ offsets,
-                                  const int* __restrict__ items, long long max_particles, int* __restrict__ tasks,
+static __global__ void countTasks(const FmmCell* __restrict__ cells, int target_count,
+                                  const std::int64_t* __restrict__ offsets, const int* __restrict__ items,
+                                  long long max_particles, int* __restrict__ tasks,
                                   std::int64_t* __restrict__ partials) {
-  const int t = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32), lane = static_cast<int>(threadIdx.x % 32);
+  const int t = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);
+  const int lane = static_cast<int>(threadIdx.x % 32);
   if (t >= target_count) return;  // the whole warp
   const int n_i = cells[t].end - cells[t].begin;
   int count = 0;
@@ -132,10 +138,12 @@ static __global__ void countTasks(const FmmCell* __restrict__ cells, int target_
 
 /// Warp t of the grid writes target t's tasks from task_begin[t] on (countTasks' counts,
 /// scanned). Each field is written by one lane: a task's `last` by the lane that opens the next.
-static __global__ void writeTasks(const FmmCell* __restrict__ cells, int target_count, const std::int64_t* __restrict__ offsets,
-                                  const int* __restrict__ items, long long max_particles, const int* __restrict__ task_begin,
+static __global__ void writeTasks(const FmmCell* __restrict__ cells, int target_count,
+                                  const std::int64_t* __restrict__ offsets, const int* __restrict__ items,
+                                  long long max_particles, const int* __restrict__ task_begin,
                                   P2pTask* __restrict__ out) {
-  const int t = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32), lane = static_cast<int>(threadIdx.x % 32);
+  const int t = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);
+  const int lane = static_cast<int>(threadIdx.x % 32);
   if (t >= target_count) return;  // the whole warp
   const int count = task_begin[t + 1] - task_begin[t];
   if (count == 0) return;
@@ -282,9 +290,10 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
   /// within rounding of the host's order; without it, one lane per particle and a leaf per task,
   /// the host's order of additions (and particles_per_task is not used). A warp's task holds the
   /// sources that start within one window of particles_per_task source particles (so about that
-  /// many, and one source leaf at least), so that a leaf with a long list (a sparse leaf in a cluster's outskirts meets thousands of leaves) is shared among
-  /// warps instead of running alone long after the rest; the tasks' partial forces are then
-  /// summed in task order. Throws grove::Error when engine is null or particles_per_task < 1.
+  /// many, and one source leaf at least), so that a leaf with a long list (a sparse leaf in a
+  /// cluster's outskirts meets thousands of leaves) is shared among warps instead of running
+  /// alone long after the rest; the tasks' partial forces are then summed in task order. Throws
+  /// grove::Error when engine is null or particles_per_task < 1.
   DeviceNearField(std::shared_ptr<DeviceFarField> engine, Interaction interaction,
                   long long particles_per_task = kDefaultParticlesPerTask)
       : engine_(std::move(engine)),
