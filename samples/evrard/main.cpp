@@ -187,8 +187,8 @@ void writeAsciiSnapshot(const std::vector<evrard::EvrardParticle>& all, const st
 }
 
 // Collective: one HDF5 file from all ranks, or an ASCII table gathered to rank 0.
-void writeSnapshot(const Options& opt, const Gas& gas, const std::filesystem::path& out, int index, double time,
-                   std::int64_t step) {
+void writeSnapshot(const Options& opt, const Gas& gas, const std::filesystem::path& out, std::int64_t index,
+                   double time, std::int64_t step) {
 #if GROVE_HAS_HDF5
   if (opt.snapshot_format == "hdf5") {
     grove::io::SnapshotHeader header;
@@ -258,15 +258,19 @@ void checkStart(const Gas& gas, const evrard::Energies& e, const Options& opt, c
 // ---- the run -------------------------------------------------------------------------------------
 
 // What the loop carries from step to step beside the gas and the domain (saved in checkpoints).
+// No padding: Checkpoint::value compares a value's bytes across ranks, and padding bytes hold
+// whatever was on each rank's stack (an `int snapshots` here once made that check fail at random).
 struct LoopState {
   double time = 0.0;
   std::int64_t step = 0;
-  int snapshots = 0;
+  std::int64_t snapshots = 0;
   double last_snapshot_time = -1.0;
   double next_snapshot = 0.0;
   evrard::TimeStep dt;  // the next step's
   double e0 = 0.0;
 };
+static_assert(sizeof(LoopState) == 4 * sizeof(double) + 2 * sizeof(std::int64_t) + sizeof(evrard::TimeStep),
+              "LoopState must have no padding bytes (see above)");
 
 struct Extremes {
   double thermal_max = 0, thermal_max_time = 0;
@@ -359,7 +363,7 @@ int run(const grove::Runtime& runtime, const Options& opt) {
   // The loop's names for the state it carries.
   double& time = loop.time;
   std::int64_t& step = loop.step;
-  int& snapshots = loop.snapshots;
+  std::int64_t& snapshots = loop.snapshots;
   double& last_snapshot_time = loop.last_snapshot_time;
   double& next_snapshot = loop.next_snapshot;
   evrard::TimeStep& dt = loop.dt;

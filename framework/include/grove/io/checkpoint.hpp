@@ -245,7 +245,10 @@ class Checkpoint {
   Checkpoint& domain(std::string name, DomainInfo& dinfo);
   /// A value that every rank holds alike (write checks it): trivially copyable, std::string, a
   /// std::vector of trivially copyable, or a type with stream operators. Restored at any rank count.
-  /// Names as for particles(); returns *this.
+  /// Names as for particles(); returns *this. A trivially copyable struct is saved and compared
+  /// byte for byte, so it must have no padding bytes (they hold whatever each rank's memory held,
+  /// and the check would then fail at random): order or widen its members, and a static_assert on
+  /// its sizeof keeps it so.
   template <class T>
   Checkpoint& value(std::string name, T& v) {
     return addValue(std::move(name), v, Kind::kSame);
