@@ -331,7 +331,8 @@ TEST(FmmDevice, TraversalGivesTheHostsLists) {
       const grove::fmm::InteractionLists host = grove::fmm::traverse(sources, targets, theta);
       std::vector<double> phi(a.size());
       std::vector<grove::Vec3d> gradient(a.size());
-      const grove::fmm::TraversalSummary summary = device.start(local, sources, theta, expansion, phi, gradient, true);
+      const grove::fmm::TraversalSummary summary = device.start(local, sources, theta, expansion, phi, gradient, true,
+                                                                   /*p2p_to_host=*/true);
       device.finish();
       const grove::fmm::InteractionLists lists = device.lists();
       const std::string what = "n_leaf " + std::to_string(n_leaf) + ", theta " + std::to_string(theta);
@@ -367,7 +368,7 @@ void expectDeviceFarFieldAsTheHosts(int n_local, int n_remote, int contents_less
     std::vector<double> phi_host(a.size()), phi_device(a.size());
     std::vector<grove::Vec3d> gradient_host(a.size()), gradient_device(a.size());
     grove::fmm::evaluateFarField(local, sources, lists, expansion, phi_host, gradient_host);
-    device.start(local, sources, 0.5, expansion, phi_device, gradient_device, true);
+    device.start(local, sources, 0.5, expansion, phi_device, gradient_device, true, /*p2p_to_host=*/true);
     const grove::fmm::FarFieldSeconds seconds = device.finish();
     double rms = 0.0;
     for (const auto& g : gradient_host) rms += grove::norm2(g);

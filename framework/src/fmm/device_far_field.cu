@@ -9,7 +9,6 @@
 #include <bit>
 #include <cstdint>
 #include <cub/cub.cuh>
-#include <utility>
 #include <vector>
 
 #include "grove/core/error.hpp"
@@ -502,7 +501,6 @@ struct DeviceFarField::State {
   std::span<double> phi_out;
   std::span<Vec3d> gradient_out;
   bool running = false;
-  bool keep_p2p = false;  // keepNextP2pOnDevice(): the next start() does not download its P2P lists
   bool traversed_once = false;
   std::int64_t p2p_pairs = 0, target_particles = 0, source_particles = 0;
 
@@ -542,10 +540,8 @@ void DeviceFarField::abandon() noexcept {
 
 TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& sources, double theta,
                                        const MultiIndexSet& expansion, std::span<double> phi,
-                                       std::span<Vec3d> gradient, bool) {
+                                       std::span<Vec3d> gradient, bool, bool p2p_to_host) {
   State& s = *state_;
-  // One start() only, also when it throws.
-  const bool keep_p2p = std::exchange(s.keep_p2p, false);
   require(!s.running, "fmm::DeviceFarField::start",
           "a far field is still running: an engine serves one calculation at a time");
   const int target_count = static_cast<int>(tree.cells().size());
@@ -679,7 +675,7 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
   summary.m2l = static_cast<std::int64_t>(total.m2l);
   summary.m2p = static_cast<std::int64_t>(total.m2p);
   summary.p2p_pairs = s.p2p_pairs;
-  if (!keep_p2p) summary.p2p = s.download(kP2p);
+  if (p2p_to_host) summary.p2p = s.download(kP2p);
   summary.seconds = wallSeconds() - begin_seconds;
   return summary;
 }
@@ -694,8 +690,6 @@ FarFieldSeconds DeviceFarField::finish() {
   s.gradient.copyTo(reinterpret_cast<double*>(s.gradient_out.data()), s.far_stream.get());
   return FarFieldSeconds{s.m2l_done.secondsSince(s.far_start), s.far_done.secondsSince(s.m2l_done)};
 }
-
-void DeviceFarField::keepNextP2pOnDevice() { state_->keep_p2p = true; }
 
 DeviceP2pLists DeviceFarField::deviceP2p() const {
   const State& s = *state_;

@@ -59,13 +59,15 @@ class DeviceFarField final : public FarFieldEngine {
   const char* name() const override { return "device"; }
   /// true: the far field always runs on the device beside the caller's work, `overlap` or not.
   bool asynchronous() const override { return true; }
-  /// The traversal on the device; returns once its P2P lists are on the host (in the summary),
-  /// with the far field queued on a stream of its own, whatever `overlap` says (it is ignored):
+  /// The traversal on the device; returns once its P2P lists are on the host (in the summary;
+  /// with p2p_to_host false they stay on the device only, for deviceP2p()), with the far field
+  /// queued on a stream of its own, whatever `overlap` says (it is ignored):
   /// tree, sources, phi and gradient must stay unchanged until finish() (or abandon()). Not
   /// collective. Throws grove::Error while a far field started earlier was neither finished nor
   /// abandoned, for inconsistent arguments (as the host engine checks them), and when CUDA fails.
   TraversalSummary start(const FmmTree& tree, const SourceCells& sources, double theta, const MultiIndexSet& expansion,
-                         std::span<double> phi, std::span<Vec3d> gradient, bool overlap) override;
+                         std::span<double> phi, std::span<Vec3d> gradient, bool overlap,
+                         bool p2p_to_host) override;
   /// Waits for the far field of the last start() and copies phi and its gradient into the spans
   /// given to it. Returns the device time of M2L and of the rest (L2L, L2P, M2P). Throws
   /// grove::Error when no far field was started.
@@ -73,9 +75,6 @@ class DeviceFarField final : public FarFieldEngine {
   /// Waits for a started far field and drops it, if there is one (nothing is copied into phi or
   /// the gradient); does nothing otherwise.
   void abandon() noexcept override;
-  /// The next start() (that one only) leaves its P2P lists on the device, for deviceP2p(): its
-  /// summary's p2p is then empty.
-  void keepNextP2pOnDevice() override;
   /// Where the last start()'s P2P lists lie on the device (every start() leaves them there, also
   /// when it copies them to the host). Throws grove::Error before the first start().
   DeviceP2pLists deviceP2p() const;

@@ -23,7 +23,7 @@ namespace grove::fmm {
 /// What start() gives the near field: the P2P lists and what the traversal found.
 struct TraversalSummary {
   /// Per target leaf: its source leaves (grove/fmm/dual_traversal.hpp). Empty when the engine
-  /// kept them on its device (keepNextP2pOnDevice()).
+  /// kept them on its device (start() with p2p_to_host false).
   CsrList p2p;
   std::int64_t p2p_pairs = 0;  ///< the P2P lists' (target leaf, source leaf) pairs, on the host or not
   /// @var m2l
@@ -47,21 +47,16 @@ class FarFieldEngine {
   /// Traverses targets = the cells of `tree` against `sources` and starts the far field into phi and
   /// gradient (one entry per particle of the tree, key order), which hold it once finish() returns.
   /// With `overlap` the far field may go on after the call returns (the caller then runs other
-  /// work until finish()); the arguments must then stay unchanged until finish(). Not collective.
+  /// work until finish()); the arguments must then stay unchanged until finish(). p2p_to_host:
+  /// whether the P2P lists come back in the summary; false leaves them on the engine's device for
+  /// a near field there (grove/fmm/device_near_field.hpp), and an engine without a device refuses
+  /// it (grove::Error). Not collective.
   virtual TraversalSummary start(const FmmTree& tree, const SourceCells& sources, double theta,
                                  const MultiIndexSet& expansion, std::span<double> phi, std::span<Vec3d> gradient,
-                                 bool overlap) = 0;
+                                 bool overlap, bool p2p_to_host) = 0;
   /// Waits for the far field. Returns how long each part ran (the far field's own time, overlapped
   /// or not).
   virtual FarFieldSeconds finish() = 0;
-  /// For a near field on the engine's own device (grove/fmm/device_near_field.hpp): the next
-  /// start() leaves its P2P lists there (TraversalSummary::p2p empty, p2p_pairs counting them).
-  /// Throws grove::Error for an engine without a device (the default).
-  virtual void keepNextP2pOnDevice() {
-    throw Error("fmm::FarFieldEngine::keepNextP2pOnDevice",
-                fmt::format("the \"{}\" far-field engine has no device to keep its lists on: use fmm::DeviceFarField",
-                            name()));
-  }
   /// Waits for a started far field and drops it, if there is one: for a caller unwinding from an
   /// exception between start() and finish(), so that nothing writes into its arrays afterwards.
   virtual void abandon() noexcept = 0;
@@ -98,16 +93,19 @@ class HostFarField final : public FarFieldEngine {
   /// false: without `overlap` the far field runs inside finish().
   bool asynchronous() const override { return false; }
   /// The traversal on the calling thread; the far field then on a thread of its own with
-  /// `overlap`, else deferred to finish(). Throws grove::Error while a far field started earlier
-  /// was neither finished nor abandoned, and as traverse() does.
+  /// `overlap`, else deferred to finish(). Throws grove::Error for p2p_to_host false (the lists
+  /// are the host's), while a far field started earlier was neither finished nor abandoned, and
+  /// as traverse() does.
   TraversalSummary start(const FmmTree& tree, const SourceCells& sources, double theta, const MultiIndexSet& expansion,
-                         std::span<double> phi, std::span<Vec3d> gradient, bool overlap) override {
+                         std::span<double> phi, std::span<Vec3d> gradient, bool overlap, bool p2p_to_host) override {
+    require(p2p_to_host, "fmm::HostFarField::start",
+            "the host engine has no device to keep its P2P lists on: use fmm::DeviceFarField");
     require(!running_.valid(), "fmm::HostFarField::start",
             "a far field is still running: an engine serves one calculation at a time");
     const double begin = wallSeconds();
     lists_ = traverse(sources, static_cast<int>(tree.cells().size()), theta);
-    TraversalSummary summary{std::move(lists_.p2p), 0, lists_.m2l.size(), lists_.m2p.size(), wallSeconds() - begin};
-    summary.p2p_pairs = summary.p2p.size();
+    const std::int64_t pairs = lists_.p2p.size();
+    TraversalSummary summary{std::move(lists_.p2p), pairs, lists_.m2l.size(), lists_.m2p.size(), wallSeconds() - begin};
     // The far field reads only the M2L and M2P lists, kept here until finish().
     auto evaluate = [this, &tree, &sources, &expansion, phi, gradient] {
       return evaluateFarField(tree, sources, lists_, expansion, phi, gradient);

@@ -556,23 +556,14 @@ class FmmForce {
     phi_.resize(n);
     grad_phi_.resize(n);
     const bool runs_beside = overlap || engine_->asynchronous();
-    if (p2p_on_device) engine_->keepNextP2pOnDevice();
-    fmm::TraversalSummary traversal = engine_->start(tree_, sources_, theta_, expansion_, phi_, grad_phi_, runs_beside);
+    fmm::TraversalSummary traversal =
+        engine_->start(tree_, sources_, theta_, expansion_, phi_, grad_phi_, runs_beside, !p2p_on_device);
     stats_.far_field_engine = engine_->name();
     stats_.overlapped = runs_beside;
     stats_.traversal_seconds = traversal.seconds;
     stats_.m2l = traversal.m2l;
     stats_.m2p = traversal.m2p;
     stats_.p2p_leaf_pairs = traversal.p2p_pairs;
-    if (!p2p_on_device && traversal.p2p.size() != traversal.p2p_pairs) {
-      // An engine told to keep its lists on its device by someone else (keepNextP2pOnDevice):
-      // a host near field without them would silently compute nothing.
-      engine_->abandon();
-      throw Error("FmmForce::calcForceAll",
-                  fmt::format("the far-field engine kept its {} P2P pairs on its device (keepNextP2pOnDevice), but "
-                              "this call's near field needs them on the host",
-                              traversal.p2p_pairs));
-    }
     return std::move(traversal.p2p);
   }
 
