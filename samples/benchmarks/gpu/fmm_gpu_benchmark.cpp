@@ -84,6 +84,8 @@ int main(int argc, char** argv) {
   for (const std::string& near : near_fields)
     logSummaries(report.runs(), o.targets, near == "device" ? "fmm_gpu_device" : "fmm_gpu", "tree_gpu", o.n,
                  runtime.threadCount());
-  grove::log(R"({{"device_far_field_bytes":{}}})", far_field->deviceBytes());  // held: the largest run's
+  // Held: the largest run's.
+  grove::log(R"({{"device_far_field_bytes":{},"device_near_field_bytes":{}}})", far_field->deviceBytes(),
+             near_field->deviceBytes());
   return 0;
 }

@@ -39,23 +39,23 @@
 /// (softening, or skipping r = 0).
 ///
 /// EPI and EPJ travel as grove::gpu::DeviceFormOf (grove/tree/device_form.hpp): by default
-/// themselves, byte for byte; a specialised DeviceForm is made on the host while packing. The
+/// themselves, byte for byte; a specialised DeviceForm is made on the host while packing. Both go
+/// through page-locked staging, slice by slice, as the multiwalk engine sends its arrays. The
 /// kernel runs on the traversal's stream after its lists, so it runs beside the far field, which
 /// waits on a stream of its own.
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <cub/cub.cuh>
 #include <memory>
 #include <span>
 #include <type_traits>
 #include <utility>
-#include <vector>
 
 #include "grove/core/error.hpp"
 #include "grove/fmm/device_far_field_gpu.h"
 #include "grove/fmm/device_near_field.hpp"
 #include "grove/gpu/cuda_resources.hpp"
+#include "grove/gpu/device_primitives.cuh"
 #include "grove/gpu/device_vector.hpp"
 #include "grove/tree/device_form.hpp"
 
@@ -327,7 +327,7 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
     }
     const cudaStream_t stream = lists.stream;
     upload(epi, epi_, epi_staging_, stream);
-    upload(epj, epj_, epj_staging_, stream);
+    upload(epj, epj_, epj_staging_, stream);  // the copies overlap the next slice's packing
     if (forces_cleared) forces_.resize(forces.size());
     else forces_.assignAsync(forces.data(), forces.size(), stream);
     interactions_.resize(1);
@@ -342,11 +342,9 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
   }
 
   double kernelSeconds() const override { return kernel_seconds_; }
-  /// Device memory held (bytes).
-  std::size_t deviceBytes() const {
-    return epi_.bytes() + epj_.bytes() + forces_.bytes() + interactions_.bytes() + task_count_.bytes() +
-           task_begin_.bytes() + partial_count_.bytes() + partial_begin_.bytes() + tasks_.bytes() + partials_.bytes() +
-           scan_scratch_.bytes();
+  std::size_t deviceBytes() const override {
+    return epi_.bytes() + epj_.bytes() + forces_.bytes() + interactions_.bytes() + task_begin_.bytes() +
+           partial_begin_.bytes() + tasks_.bytes() + partials_.bytes() + scratch_.bytes();
   }
 
  private:
@@ -355,69 +353,58 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
   // The tasks, the near field, and the sums of cut targets, on `stream`.
   void launch(const DeviceP2pLists& lists, bool forces_cleared, cudaStream_t stream) {
     const int targets = lists.target_count;
-    const auto target_blocks = static_cast<unsigned>((targets + kThreads - 1) / kThreads);
-    const auto target_warp_blocks = static_cast<unsigned>((targets + kThreads / 32 - 1) / (kThreads / 32));
-    task_count_.resize(static_cast<std::size_t>(targets) + 1);
-    task_begin_.resize(static_cast<std::size_t>(targets) + 1);
-    partial_count_.resize(static_cast<std::size_t>(targets) + 1);
-    partial_begin_.resize(static_cast<std::size_t>(targets) + 1);
-    gpu::check(cudaMemsetAsync(task_count_.data() + targets, 0, sizeof(int), stream), "cudaMemsetAsync");
-    gpu::check(cudaMemsetAsync(partial_count_.data() + targets, 0, sizeof(std::int64_t), stream), "cudaMemsetAsync");
-    kernel::countTasks<<<target_warp_blocks, kThreads, 0, stream>>>(lists.cells, targets, lists.offsets, lists.items,
-                                                               particles_per_task_, task_count_.data(),
-                                                               partial_count_.data());
+    const auto n = static_cast<std::size_t>(targets);
+    // Per target its tasks and partial forces, then (scanned in place, one past the last holding
+    // the totals) where they begin.
+    task_begin_.resize(n + 1);
+    partial_begin_.resize(n + 1);
+    gpu::check(cudaMemsetAsync(task_begin_.data() + n, 0, sizeof(int), stream), "cudaMemsetAsync");
+    gpu::check(cudaMemsetAsync(partial_begin_.data() + n, 0, sizeof(std::int64_t), stream), "cudaMemsetAsync");
+    const unsigned warp_per_target = gpu::blocksFor(n * 32, kThreads);
+    kernel::countTasks<<<warp_per_target, kThreads, 0, stream>>>(lists.cells, targets, lists.offsets, lists.items,
+                                                                 particles_per_task_, task_begin_.data(),
+                                                                 partial_begin_.data());
     gpu::check(cudaGetLastError(), "fmm::kernel::countTasks");
-    exclusiveSum(task_count_, task_begin_, stream);
-    exclusiveSum(partial_count_, partial_begin_, stream);
-    const int task_count = task_begin_.elementToHost(static_cast<std::size_t>(targets), stream);  // waits
-    const std::int64_t partial_count = partial_begin_.elementToHost(static_cast<std::size_t>(targets), stream);
+    gpu::exclusiveSum(scratch_, task_begin_.data(), task_begin_.data(), targets + 1, stream,
+                      "cub::DeviceScan::ExclusiveSum (near-field tasks)");
+    gpu::exclusiveSum(scratch_, partial_begin_.data(), partial_begin_.data(), targets + 1, stream,
+                      "cub::DeviceScan::ExclusiveSum (near-field partial forces)");
+    const int task_count = task_begin_.elementToHost(n, stream);  // waits
+    const std::int64_t partial_count = partial_begin_.elementToHost(n, stream);
     tasks_.resize(static_cast<std::size_t>(task_count));
     partials_.resize(static_cast<std::size_t>(partial_count));
-    kernel::writeTasks<<<target_warp_blocks, kThreads, 0, stream>>>(lists.cells, targets, lists.offsets, lists.items,
-                                                               particles_per_task_, task_begin_.data(), tasks_.data());
+    kernel::writeTasks<<<warp_per_target, kThreads, 0, stream>>>(lists.cells, targets, lists.offsets, lists.items,
+                                                                 particles_per_task_, task_begin_.data(), tasks_.data());
     gpu::check(cudaGetLastError(), "fmm::kernel::writeTasks");
     start_->record(stream);  // kernelSeconds(): the near field and the sums, not the tasks' set-up
     if (task_count > 0) {
-      const auto blocks = static_cast<unsigned>((task_count + kWarps - 1) / kWarps);
-      kernel::p2pTasks<kWarps, SplittableForce<Force>><<<blocks, kWarps * 32, 0, stream>>>(
-          tasks_.data(), task_count, lists.cells, lists.items, epi_.data(), epj_.data(), interaction_, forces_cleared,
-          forces_.data(), partial_begin_.data(), partials_.data(), interactions_.data());
+      kernel::p2pTasks<kWarps, SplittableForce<Force>>
+          <<<gpu::blocksFor(static_cast<std::size_t>(task_count), kWarps), kWarps * 32, 0, stream>>>(
+              tasks_.data(), task_count, lists.cells, lists.items, epi_.data(), epj_.data(), interaction_,
+              forces_cleared, forces_.data(), partial_begin_.data(), partials_.data(), interactions_.data());
       gpu::check(cudaGetLastError(), "fmm::kernel::p2pTasks");
     }
     if constexpr (SplittableForce<Force>) {
       if (partial_count > 0) {
-        kernel::sumSegments<<<target_blocks, kThreads, 0, stream>>>(lists.cells, targets, task_begin_.data(),
-                                                                    partial_begin_.data(), partials_.data(),
-                                                                    forces_cleared, forces_.data());
+        kernel::sumSegments<<<gpu::blocksFor(n, kThreads), kThreads, 0, stream>>>(
+            lists.cells, targets, task_begin_.data(), partial_begin_.data(), partials_.data(), forces_cleared,
+            forces_.data());
         gpu::check(cudaGetLastError(), "fmm::kernel::sumSegments");
       }
     }
     stop_->record(stream);
   }
 
-  template <class T>
-  void exclusiveSum(gpu::DeviceVector<T>& in, gpu::DeviceVector<T>& out, cudaStream_t stream) {
-    std::size_t bytes = 0;
-    gpu::check(cub::DeviceScan::ExclusiveSum(nullptr, bytes, in.data(), out.data(), in.size(), stream),
-               "cub::DeviceScan::ExclusiveSum (size)");
-    if (scan_scratch_.size() < bytes) scan_scratch_.resize(bytes);
-    gpu::check(cub::DeviceScan::ExclusiveSum(scan_scratch_.data(), bytes, in.data(), out.data(), in.size(), stream),
-               "cub::DeviceScan::ExclusiveSum (near-field tasks)");
-  }
-
-  // Host particles into their device form on the device (packed on the host first when the form
-  // is not the type itself).
+  // Host particles into their device form on the device, through page-locked staging, slice by
+  // slice (grove::gpu::convertAndCopyInSlices: the bus carries a slice while the threads pack the
+  // next).
   template <class T, class D>
-  static void upload(std::span<const T> host, gpu::DeviceVector<D>& device, std::vector<D>& staging,
+  static void upload(std::span<const T> host, gpu::DeviceVector<D>& device, gpu::PinnedArray<D>& staging,
                      cudaStream_t stream) {
-    if constexpr (std::is_same_v<T, D>) {
-      device.assignAsync(host.data(), host.size(), stream);
-    } else {
-      staging.resize(host.size());
-#pragma omp parallel for
-      for (std::size_t k = 0; k < host.size(); ++k) staging[k] = gpu::DeviceForm<T>::make(host[k]);
-      device.assignAsync(staging.data(), staging.size(), stream);
-    }
+    device.resize(host.size());
+    staging.reserve(host.size());
+    gpu::convertAndCopyInSlices(device.data(), staging.data(), host.data(), host.size(),
+                                [](const T& t) -> D { return gpu::DeviceForm<T>::make(t); }, stream);
   }
 
   std::shared_ptr<DeviceFarField> engine_;
@@ -426,13 +413,13 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
   gpu::DeviceVector<DJ> epj_;
   gpu::DeviceVector<Force> forces_;
   gpu::DeviceVector<unsigned long long> interactions_;
-  gpu::DeviceVector<int> task_count_, task_begin_;                 // per target cell, and one past
-  gpu::DeviceVector<std::int64_t> partial_count_, partial_begin_;  // per target cell, and one past
+  gpu::DeviceVector<int> task_begin_;              // per target cell, and one past
+  gpu::DeviceVector<std::int64_t> partial_begin_;  // per target cell, and one past
   gpu::DeviceVector<kernel::P2pTask> tasks_;
   gpu::DeviceVector<Force> partials_;
-  gpu::DeviceVector<unsigned char> scan_scratch_;
-  std::vector<DI> epi_staging_;
-  std::vector<DJ> epj_staging_;
+  gpu::CubScratch scratch_;
+  gpu::PinnedArray<DI> epi_staging_;  // page-locked: the uploads run from here
+  gpu::PinnedArray<DJ> epj_staging_;
   long long particles_per_task_;
   // Made on the engine's device by the first evaluate() (an event belongs to the device current
   // when it is made).

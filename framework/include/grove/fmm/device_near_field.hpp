@@ -7,6 +7,7 @@
 /// makeDeviceNearField in grove/fmm/device_near_field.cuh) is compiled by nvcc in the user's own
 /// .cu file, where the user's pairwise interaction is instantiated, and handed over through this
 /// interface, as grove::gpu::Multiwalk is.
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -15,8 +16,8 @@
 namespace grove::fmm {
 
 /// A near field on the far-field engine's device (see the top of this file). FmmForce calls
-/// evaluate() once per force calculation, after the engine's start() (made with
-/// keepNextP2pOnDevice()) and before its finish(), while the far field runs beside it.
+/// evaluate() once per force calculation, after the engine's start() (with p2p_to_host
+/// false) and before its finish(), while the far field runs beside it.
 template <class Force, class EPI, class EPJ>
 class NearFieldOnDevice {
  public:
@@ -36,6 +37,8 @@ class NearFieldOnDevice {
   /// The last evaluate()'s kernels on the device (seconds): the near field and the sums of its
   /// cut lists; the transfers and the tasks' set-up left out. 0 before the first.
   virtual double kernelSeconds() const = 0;
+  /// Device memory it holds between calls (bytes).
+  virtual std::size_t deviceBytes() const = 0;
 };
 
 }  // namespace grove::fmm
