@@ -349,6 +349,106 @@ TEST(FmmDevice, TraversalGivesTheHostsLists) {
     }
 }
 
+// The tree built on the device (DeviceFarField::buildTree) against FmmTree::build: the same cells,
+// generations, order, centres, radii and multipoles, bit for bit, whatever the particles: a Plummer
+// sphere, a cluster of coincident bodies (a leaf that cannot split), signed and zero charges (the
+// centre of |q|, and the mean position where every charge is zero), one body, none. Then the same
+// engine's far field from the tree it built (its positions and multipoles kept on the device) is
+// bitwise the far field from the host's tree (uploaded).
+namespace {
+void expectSameTree(const grove::fmm::FmmTree& device, const grove::fmm::FmmTree& host, const std::string& what) {
+  ASSERT_EQ(device.cells().size(), host.cells().size()) << what;
+  ASSERT_EQ(device.generationCount(), host.generationCount()) << what;
+  for (int g = 0; g <= host.generationCount(); ++g) EXPECT_EQ(device.generation(g), host.generation(g)) << what;
+  std::size_t differing = 0;
+  for (std::size_t c = 0; c < host.cells().size(); ++c) {
+    const grove::fmm::FmmCell &d = device.cells()[c], &h = host.cells()[c];
+    const bool same = d.center == h.center && d.radius == h.radius && d.charge == h.charge && d.begin == h.begin &&
+                      d.end == h.end && d.first_child == h.first_child && d.child_count == h.child_count &&
+                      d.parent == h.parent && d.multipole_only == h.multipole_only;
+    if (!same && differing++ < 3)
+      ADD_FAILURE() << what << ": cell " << c << " differs: centre " << d.center.x << " / " << h.center.x << ", radius "
+                    << d.radius << " / " << h.radius << ", particles [" << d.begin << ", " << d.end << ") / ["
+                    << h.begin << ", " << h.end << ")";
+  }
+  EXPECT_EQ(differing, 0u) << what;
+  EXPECT_TRUE(std::ranges::equal(device.order(), host.order())) << what;
+  EXPECT_TRUE(std::ranges::equal(device.positions(), host.positions())) << what;
+  EXPECT_TRUE(std::ranges::equal(device.charges(), host.charges())) << what;
+  EXPECT_TRUE(std::ranges::equal(device.multipoles(), host.multipoles())) << what << ": multipoles";
+  EXPECT_EQ(device.stride(), host.stride()) << what;
+  EXPECT_EQ(device.leafCount(), host.leafCount()) << what;
+  EXPECT_EQ(device.bounds().low, host.bounds().low) << what;
+  EXPECT_EQ(device.bounds().high, host.bounds().high) << what;
+}
+}  // namespace
+
+TEST(FmmDevice, TreeBuiltOnTheDeviceIsTheHosts) {
+  if (grove::gpu::deviceCount() == 0) GTEST_SKIP() << "no CUDA device";
+  grove::fmm::DeviceFarField device;
+  struct Case {
+    std::string name;
+    std::vector<grove::Vec3d> positions;
+    std::vector<double> charges;
+  };
+  std::vector<Case> cases;
+  {
+    std::vector<grove::Vec3d> x = plummerPositions(20000, 31, {});
+    cases.push_back({"Plummer 20000", x, std::vector<double>(x.size(), 1.0 / 20000)});
+    // 100 coincident bodies in the middle of it, and charges of both signs.
+    for (int i = 0; i < 100; ++i) x.push_back({0.125, -0.25, 0.5});
+    std::vector<double> q(x.size());
+    for (std::size_t i = 0; i < q.size(); ++i) q[i] = (i % 3 == 0 ? -1.0 : 1.0) * (1.0 + 1e-3 * static_cast<double>(i % 17));
+    cases.push_back({"signed charges, 100 coincident bodies", x, q});
+    cases.push_back({"zero charges", std::vector<grove::Vec3d>(x.begin(), x.begin() + 3000), std::vector<double>(3000, 0.0)});
+  }
+  cases.push_back({"one body", {{1.0, 2.0, 3.0}}, {2.0}});
+  cases.push_back({"no body", {}, {}});
+  for (const int order : {1, 4, 8}) {
+    const grove::fmm::MultiIndexSet expansion(order);
+    for (const int n_leaf : {1, 16, 64})
+      for (const Case& c : cases) {
+        const std::string what = c.name + ", order " + std::to_string(order) + ", n_leaf " + std::to_string(n_leaf);
+        grove::fmm::FmmTree host, built;
+        host.build(c.positions, c.charges, n_leaf, expansion);
+        device.buildTree(c.positions, c.charges, n_leaf, expansion, built);
+        expectSameTree(built, host, what);
+        EXPECT_NE(built.buildId(), host.buildId()) << what;
+      }
+  }
+  const Case& plummer = cases.front();
+  std::printf("  [%s] %zu cells bit for bit at orders 1, 4, 8 and n_leaf 1, 16, 64; so are the other %zu cases\n",
+              plummer.name.c_str(), [&] {
+                grove::fmm::FmmTree t;
+                t.build(plummer.positions, plummer.charges, 16, grove::fmm::MultiIndexSet(4));
+                return t.cells().size();
+              }(), cases.size() - 1);
+
+  // The far field from the tree built here (nothing uploaded) and from the host's (uploaded).
+  const grove::fmm::MultiIndexSet expansion(6);
+  grove::fmm::FmmTree host, built;
+  host.build(plummer.positions, plummer.charges, 32, expansion);
+  device.buildTree(plummer.positions, plummer.charges, 32, expansion, built);
+  std::vector<double> phi_built(plummer.positions.size()), phi_host(plummer.positions.size());
+  std::vector<grove::Vec3d> gradient_built(phi_built.size()), gradient_host(phi_built.size());
+  auto farField = [&](const grove::fmm::FmmTree& tree, std::vector<double>& phi, std::vector<grove::Vec3d>& gradient) {
+    grove::fmm::SourceCells sources;
+    sources.cells.assign(tree.cells().begin(), tree.cells().end());
+    sources.local_multipoles = tree.multipoles();
+    sources.stride = tree.stride();
+    device.start(tree, sources, 0.5, expansion, phi, gradient, true, /*p2p_to_host=*/true);
+    device.finish();
+  };
+  farField(built, phi_built, gradient_built);
+  farField(host, phi_host, gradient_host);
+  EXPECT_EQ(phi_built, phi_host);
+  EXPECT_EQ(gradient_built, gradient_host);
+  // A host tree in between: the engine uploads it, and the tree it built before is uploaded too.
+  farField(built, phi_built, gradient_built);
+  EXPECT_EQ(phi_built, phi_host);
+  EXPECT_GT(std::abs(phi_host[0]), 0.0);
+}
+
 // The device far field (M2L, L2L, L2P, M2P) against the host's for the same lists: the same sums
 // in another order, so equal to rounding.
 namespace {

@@ -15,6 +15,8 @@
 #include "grove/gpu/cuda_resources.hpp"
 #include "grove/gpu/device_gpu.h"
 #include "grove/gpu/device_vector.hpp"
+#include "device_expansion_tables.cuh"
+#include "device_tree_build.cuh"
 
 namespace grove::fmm {
 
@@ -22,6 +24,13 @@ namespace {
 
 using gpu::check;
 using gpu::DeviceVector;
+using detail::DeviceTables;
+using detail::kM2lGroups;
+using detail::kM2lLanes;
+using detail::kM2lThreads;
+using detail::kMaxItems;
+using detail::powers;
+using detail::Tables;
 
 static_assert(sizeof(Vec3d) == 3 * sizeof(double), "gradients are copied as three doubles per particle");
 
@@ -167,29 +176,6 @@ __global__ void csrFromSortedKeys(const std::uint64_t* keys, long long n, int ta
 // ---------------------------------------------------------------------------------------------
 // Far field. The operator tables of grove::fmm::MultiIndexSet, on the device.
 
-constexpr int kM2lLanes = 16;       // sources per chunk of a target's M2L list
-constexpr int kM2lThreads = 128;
-
-struct Tables {
-  int order, rows;                 // rows: coefficients of degree <= order
-  const int* degree_begin;         // first index of each degree 0 ... order + 2
-  const int* lower;                // 6 per index (degree <= order + 1)
-  const int* upper;                // 3 per index (degree <= order): k + e_axis
-  const int* power_axis;           // per index: the axis of x^k = x^(k - e_axis) x_axis
-  const unsigned char* index;      // 3 per index
-  const double* factorial;         // per index of degree <= order
-  const double* inverse_factorial;
-  const ushort2* contraction;      // (k, n + k)
-  // The M2L's work items: a group of kM2lLanes threads (one per source lane) takes each.
-  const int* item_begin;           // per local coefficient n: its work items [begin, end)
-  const int2* item_terms;          // per work item: its contraction terms [x, y)
-  const int* group_items;          // per group: its work items [begin, end)
-  int item_count;
-  const int* l2l_begin;            // per child coefficient: its terms, sorted
-  const ushort2* l2l_factors;      // (parent coefficient, power)
-  const double* l2l_weight;
-};
-
 struct Multipoles {
   const double* local;
   const double* remote;
@@ -209,8 +195,6 @@ struct Multipoles {
 // 18 % faster at order 8 than a thread per run of terms, which read rows at random), a work
 // item's sum is reduced across the lanes by shuffles, and each n's items are summed in a fixed
 // order at the end: no atomics, so the result does not depend on timing.
-constexpr int kM2lGroups = kM2lThreads / kM2lLanes;
-constexpr int kMaxItems = kM2lGroups + kMaxCoefficients;
 
 __global__ void __launch_bounds__(kM2lThreads) multipolesToLocals(Tables tb, const FmmCell* cells,
                                                                         Multipoles mp, const std::int64_t* offsets,
@@ -281,16 +265,6 @@ __global__ void __launch_bounds__(kM2lThreads) multipolesToLocals(Tables tb, con
     double sum = 0.0;
     for (int w = tb.item_begin[n]; w < tb.item_begin[n + 1]; ++w) sum += partial[w];
     locals[static_cast<long long>(t) * mp.stride + n] = sum * tb.inverse_factorial[n];
-  }
-}
-
-// x^k for every index of degree <= degree, as MultiIndexSet::powers.
-__device__ void powers(const Tables& tb, const Vec3d& x, int degree, double* out) {
-  out[0] = 1.0;
-  const double axis_value[3] = {x.x, x.y, x.z};
-  for (int i = 1; i < tb.degree_begin[degree + 1]; ++i) {
-    const int axis = tb.power_axis[i];
-    out[i] = out[tb.lower[6 * i + axis]] * axis_value[axis];
   }
 }
 
@@ -384,104 +358,6 @@ constexpr int kM2l = 0, kP2p = 1, kM2p = 2;
 
 }  // namespace
 
-// The device copy of one order's tables.
-struct DeviceTables {
-  int order = 0;
-  DeviceVector<int> degree_begin, lower, upper, power_axis, l2l_begin;
-  DeviceVector<int> item_begin, group_items;
-  DeviceVector<int2> item_terms;
-  int item_count = 0;
-  DeviceVector<unsigned char> index;
-  DeviceVector<double> factorial, inverse_factorial, l2l_weight;
-  DeviceVector<ushort2> contraction, l2l_factors;
-  int rows = 0;
-
-  void build(const MultiIndexSet& e, cudaStream_t stream) {
-    order = e.order();
-    rows = e.size();
-    const int gradient_rows = e.sizeBelow(order + 2);
-    std::vector<int> degree_begin_h;
-    for (int d = 0; d <= order + 2; ++d) degree_begin_h.push_back(e.sizeBelow(d));
-    std::vector<int> lower_h, upper_h, axis_h;
-    std::vector<unsigned char> index_h;
-    for (int i = 0; i < gradient_rows; ++i) {
-      for (int j : e.lowerNeighbours()[static_cast<std::size_t>(i)]) lower_h.push_back(j);
-      const auto& k = e.index(i);
-      for (int axis = 0; axis < 3; ++axis) index_h.push_back(k[static_cast<std::size_t>(axis)]);
-      axis_h.push_back(k[0] > 0 ? 0 : (k[1] > 0 ? 1 : 2));
-      for (int axis = 0; axis < 3; ++axis)
-        upper_h.push_back(i < rows ? e.find(k[0] + (axis == 0), k[1] + (axis == 1), k[2] + (axis == 2)) : -1);
-    }
-    const std::span<const int> cb = e.contractionBegin();
-    const int terms = cb[static_cast<std::size_t>(rows)];
-    // The M2L's work items: the contraction's terms in order, each group a share of the cost (a
-    // term costs 1, a work item's reduction across lanes kItemCost), cut at each n.
-    constexpr int kItemCost = 8;
-    std::vector<int> item_begin_h(static_cast<std::size_t>(rows) + 1, 0), group_items_h;
-    std::vector<int2> item_terms_h;
-    {
-      const long long cost = terms + static_cast<long long>(kItemCost) * (rows + kM2lGroups);
-      const double budget = static_cast<double>(cost) / kM2lGroups;
-      int group = 0;
-      double spent = 0.0;
-      group_items_h.push_back(0);
-      for (std::size_t k = 0; k < static_cast<std::size_t>(rows); ++k) {
-        item_begin_h[k] = static_cast<int>(item_terms_h.size());
-        for (int t = cb[k]; t < cb[k + 1];) {
-          if (group < kM2lGroups - 1 && spent + kItemCost >= budget * (group + 1)) {  // this group is full
-            ++group;
-            group_items_h.push_back(static_cast<int>(item_terms_h.size()));
-          }
-          // The terms this group can still take after paying for a new item (at least one).
-          const int room = group == kM2lGroups - 1
-                               ? cb[k + 1] - t
-                               : std::max(1, static_cast<int>(budget * (group + 1) - spent - kItemCost));
-          const int last = std::min(cb[k + 1], t + room);
-          item_terms_h.push_back(make_int2(t, last));
-          spent += kItemCost + (last - t);
-          t = last;
-        }
-      }
-      while (static_cast<int>(group_items_h.size()) <= kM2lGroups)
-        group_items_h.push_back(static_cast<int>(item_terms_h.size()));
-      item_count = static_cast<int>(item_terms_h.size());
-      item_begin_h[static_cast<std::size_t>(rows)] = item_count;
-    }
-    require(item_count <= kMaxItems, "fmm::DeviceFarField",
-            "{} M2L work items at order {} (at most {})", item_count, order, kMaxItems);
-    std::vector<ushort2> contraction_h;
-    for (const auto& pair : e.contraction()) contraction_h.push_back(make_ushort2(pair[0], pair[1]));
-    // L2L terms grouped by child coefficient, in the host's order within each.
-    std::vector<MultiIndexSet::Term> shifts(e.localShiftTerms().begin(), e.localShiftTerms().end());
-    std::stable_sort(shifts.begin(), shifts.end(), [](const auto& x, const auto& y) { return x.target < y.target; });
-    std::vector<int> l2l_begin_h(static_cast<std::size_t>(rows) + 1, 0);
-    std::vector<ushort2> factors_h;
-    std::vector<double> weight_h;
-    for (const auto& term : shifts) {
-      ++l2l_begin_h[term.target + 1u];
-      factors_h.push_back(make_ushort2(term.first, term.second));
-      weight_h.push_back(term.weight);
-    }
-    for (int n = 0; n < rows; ++n) l2l_begin_h[static_cast<std::size_t>(n) + 1] += l2l_begin_h[static_cast<std::size_t>(n)];
-
-    degree_begin.assignAsync(degree_begin_h.data(), degree_begin_h.size(), stream);
-    lower.assignAsync(lower_h.data(), lower_h.size(), stream);
-    upper.assignAsync(upper_h.data(), upper_h.size(), stream);
-    power_axis.assignAsync(axis_h.data(), axis_h.size(), stream);
-    index.assignAsync(index_h.data(), index_h.size(), stream);
-    factorial.assignAsync(e.factorials().data(), e.factorials().size(), stream);
-    inverse_factorial.assignAsync(e.inverseFactorials().data(), e.inverseFactorials().size(), stream);
-    contraction.assignAsync(contraction_h.data(), contraction_h.size(), stream);
-    item_begin.assignAsync(item_begin_h.data(), item_begin_h.size(), stream);
-    item_terms.assignAsync(item_terms_h.data(), item_terms_h.size(), stream);
-    group_items.assignAsync(group_items_h.data(), group_items_h.size(), stream);
-    l2l_begin.assignAsync(l2l_begin_h.data(), l2l_begin_h.size(), stream);
-    l2l_factors.assignAsync(factors_h.data(), factors_h.size(), stream);
-    l2l_weight.assignAsync(weight_h.data(), weight_h.size(), stream);
-    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (FMM tables)");
-  }
-};
-
 struct DeviceFarField::State {
   int device = -1;
   gpu::Stream traversal_stream, far_stream;
@@ -497,6 +373,11 @@ struct DeviceFarField::State {
   DeviceVector<std::int64_t> offsets[3];
   DeviceVector<int> items[3];
   DeviceVector<std::uint8_t> cub_scratch;
+  // The tree's build (buildTree), and the tree whose key-ordered positions and multipoles it left
+  // in `positions` and `local_multipoles` (FmmTree::buildId(); 0: none).
+  detail::DeviceTreeBuild build;
+  FmmTree::Built built;  // the host arrays the tree adopts (FmmTree::adopt gives the old ones back)
+  std::uint64_t built_tree = 0;
   // Where finish() puts the far field.
   std::span<double> phi_out;
   std::span<Vec3d> gradient_out;
@@ -538,6 +419,24 @@ void DeviceFarField::abandon() noexcept {
   state_->running = false;
 }
 
+void DeviceFarField::buildTree(std::span<const Vec3d> positions, std::span<const double> charges, int n_leaf,
+                               const MultiIndexSet& expansion, FmmTree& tree) {
+  State& s = *state_;
+  require(!s.running, "fmm::DeviceFarField::buildTree",
+          "a far field is still running: an engine serves one calculation at a time");
+  if (!tree_on_device_) {
+    FarFieldEngine::buildTree(positions, charges, n_leaf, expansion, tree);
+    return;
+  }
+  const gpu::ScopedDevice on_device(s.device);
+  const cudaStream_t ts = s.traversal_stream.get();
+  s.built_tree = 0;  // positions and local_multipoles are overwritten below
+  if (s.tables.order != expansion.order()) s.tables.build(expansion, ts);
+  detail::buildTreeOnDevice(s.build, s.tables, ts, positions, charges, n_leaf, expansion, tree, s.built, s.positions,
+                            s.local_multipoles);
+  s.built_tree = tree.buildId();
+}
+
 TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& sources, double theta,
                                        const MultiIndexSet& expansion, std::span<double> phi,
                                        std::span<Vec3d> gradient, bool, bool p2p_to_host) {
@@ -553,10 +452,17 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
   const cudaStream_t ts = s.traversal_stream.get();
   const cudaStream_t fs = s.far_stream.get();
   // The far field's inputs first, on its stream: independent of the traversal, so they need not
-  // wait for it (from pageable memory, each copy returns once staged).
-  s.local_multipoles.assignAsync(sources.local_multipoles.data(), sources.local_multipoles.size(), fs);
+  // wait for it (from pageable memory, each copy returns once staged). A tree built here left its
+  // positions and multipoles on the device (buildTree, which waited for them).
+  const bool built_here = s.built_tree != 0 && tree.buildId() == s.built_tree &&
+                          sources.local_multipoles.data() == tree.multipoles().data() &&
+                          sources.local_multipoles.size() == tree.multipoles().size();
+  if (!built_here) {
+    s.built_tree = 0;
+    s.local_multipoles.assignAsync(sources.local_multipoles.data(), sources.local_multipoles.size(), fs);
+    s.positions.assignAsync(tree.positions().data(), tree.positions().size(), fs);
+  }
   s.remote_multipoles.assignAsync(sources.remote_multipoles.data(), sources.remote_multipoles.size(), fs);
-  s.positions.assignAsync(tree.positions().data(), tree.positions().size(), fs);
   if (s.tables.order != expansion.order()) s.tables.build(expansion, ts);
   s.cells.assignAsync(sources.cells.data(), sources.cells.size(), ts);
 
@@ -629,23 +535,7 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
   s.locals.resize(static_cast<std::size_t>(target_count) * stride);
   check(cudaMemsetAsync(s.locals.data(), 0, s.locals.size() * sizeof(double), fs), "cudaMemsetAsync (locals)");
   const DeviceTables& dt = s.tables;
-  const Tables tb{dt.order,
-                  dt.rows,
-                  dt.degree_begin.data(),
-                  dt.lower.data(),
-                  dt.upper.data(),
-                  dt.power_axis.data(),
-                  dt.index.data(),
-                  dt.factorial.data(),
-                  dt.inverse_factorial.data(),
-                  dt.contraction.data(),
-                  dt.item_begin.data(),
-                  dt.item_terms.data(),
-                  dt.group_items.data(),
-                  dt.item_count,
-                  dt.l2l_begin.data(),
-                  dt.l2l_factors.data(),
-                  dt.l2l_weight.data()};
+  const Tables tb = dt.view();
   const Multipoles mp{s.local_multipoles.data(), s.remote_multipoles.data(),
                       static_cast<long long>(sources.localCount()), static_cast<int>(stride)};
   multipolesToLocals<<<static_cast<unsigned>(target_count), kM2lThreads, 0, fs>>>(
@@ -715,7 +605,8 @@ std::size_t DeviceFarField::deviceBytes() const {
   const State& s = *state_;
   std::size_t bytes = s.cells.bytes() + s.local_multipoles.bytes() + s.remote_multipoles.bytes() + s.locals.bytes() +
                       s.phi.bytes() + s.gradient.bytes() + s.positions.bytes() + s.frontier.bytes() + s.next.bytes() +
-                      s.counts.bytes() + s.ends.bytes() + s.keys_alt.bytes() + s.cub_scratch.bytes();
+                      s.counts.bytes() + s.ends.bytes() + s.keys_alt.bytes() + s.cub_scratch.bytes() +
+                      s.build.bytes();
   for (int list = 0; list < 3; ++list) bytes += s.keys[list].bytes() + s.offsets[list].bytes() + s.items[list].bytes();
   return bytes;
 }

@@ -2,6 +2,7 @@
 #include "grove/fmm/fmm_tree.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 
@@ -13,6 +14,20 @@
 
 namespace grove::fmm {
 
+namespace {
+std::uint64_t nextBuildId() {
+  static std::atomic<std::uint64_t> last{0};
+  return ++last;
+}
+}  // namespace
+
+RootCell FmmTree::keyRoot(const Boxd& bounds, std::size_t particles) {
+  const Vec3d size = particles > 0 ? bounds.high - bounds.low : Vec3d(1.0);
+  // Slightly larger than the particles' extent, so the largest coordinate stays inside the cube.
+  const double length = std::max({size.x, size.y, size.z, 1e-300}) * (1.0 + 1e-12);
+  return RootCell{particles > 0 ? bounds.low : Vec3d(0.0), length};
+}
+
 void FmmTree::build(std::span<const Vec3d> positions, std::span<const double> charges, int n_leaf,
                     const MultiIndexSet& expansion) {
   require(positions.size() == charges.size(), "fmm::FmmTree::build", "{} positions but {} charges", positions.size(),
@@ -23,6 +38,47 @@ void FmmTree::build(std::span<const Vec3d> positions, std::span<const double> ch
   orderParticles(positions, charges);
   splitCells(n_leaf);
   computeMoments(expansion);
+  build_id_ = nextBuildId();
+}
+
+void FmmTree::adopt(std::span<const Vec3d> positions, std::span<const double> charges, Built& built) {
+  const std::size_t n = positions.size();
+  require(charges.size() == n && built.order.size() == n, "fmm::FmmTree::adopt",
+          "{} positions, {} charges and an order of {}", n, charges.size(), built.order.size());
+  require(!built.cells.empty() && built.generation_begin.size() >= 2 && built.generation_begin.front() == 0 &&
+              built.generation_begin.back() == static_cast<int>(built.cells.size()),
+          "fmm::FmmTree::adopt", "{} cells do not fit generation bounds from {} to {}", built.cells.size(),
+          built.generation_begin.empty() ? -1 : built.generation_begin.front(),
+          built.generation_begin.empty() ? -1 : built.generation_begin.back());
+  require(built.stride > 0 && built.multipoles.size() == built.cells.size() * built.stride, "fmm::FmmTree::adopt",
+          "{} multipole coefficients for {} cells of {}", built.multipoles.size(), built.cells.size(), built.stride);
+  std::int64_t leaves = 0;
+  for (const FmmCell& cell : built.cells) {
+    require(0 <= cell.begin && cell.begin <= cell.end && cell.end <= static_cast<int>(n), "fmm::FmmTree::adopt",
+            "a cell holds particles [{}, {}) of {}", cell.begin, cell.end, n);
+    leaves += cell.leaf() ? 1 : 0;
+  }
+  bool in_range = true;
+#pragma omp parallel for reduction(&& : in_range)
+  for (std::size_t k = 0; k < n; ++k) in_range = in_range && 0 <= built.order[k] && static_cast<std::size_t>(built.order[k]) < n;
+  require(in_range, "fmm::FmmTree::adopt", "the order names a particle outside [0, {})", n);
+  std::swap(bounds_, built.bounds);
+  order_.swap(built.order);
+  cells_.swap(built.cells);
+  generation_begin_.swap(built.generation_begin);
+  multipoles_.swap(built.multipoles);
+  std::swap(stride_, built.stride);
+  leaves_ = leaves;
+  keys_.clear();
+  pos_.resize(n);
+  charge_.resize(n);
+#pragma omp parallel for
+  for (std::size_t k = 0; k < n; ++k) {
+    const auto i = static_cast<std::size_t>(order_[k]);
+    pos_[k] = positions[i];
+    charge_[k] = charges[i];
+  }
+  build_id_ = nextBuildId();
 }
 
 void FmmTree::orderParticles(std::span<const Vec3d> positions, std::span<const double> charges) {
@@ -31,11 +87,7 @@ void FmmTree::orderParticles(std::span<const Vec3d> positions, std::span<const d
   // parents), not by linkCells, whose layout the dual traversal and its expansions do not use.
   const std::size_t n = positions.size();
   bounds_ = boundingBox(Cpu{}, positions);
-  const Boxd& bounds = bounds_;
-  const Vec3d size = n > 0 ? bounds.high - bounds.low : Vec3d(1.0);
-  // Slightly larger than the particles' extent, so the largest coordinate stays inside the cube.
-  const double length = std::max({size.x, size.y, size.z, 1e-300}) * (1.0 + 1e-12);
-  const RootCell root{n > 0 ? bounds.low : Vec3d(0.0), length};
+  const RootCell root = keyRoot(bounds_, n);
 
   LargeVector<KeyIndex> items, scratch;
   mortonKeys(Cpu{}, root, positions, items);
@@ -115,26 +167,43 @@ void FmmTree::splitCells(int n_leaf) {
 
 // Children before parents, a generation at a time from the deepest: centre of |charge| (the centre
 // of mass for masses; for signed charges it stays inside the cell), expansion radius over the
-// particles, P2M at leaves, M2M above them.
+// particles, P2M at leaves, M2M above them. A leaf sums its particles in order; a parent sums its
+// children's sums in child order (so each particle is summed once, not once per generation, and a
+// device builds the same centres bit for bit: DeviceFarField::buildTree).
 void FmmTree::computeMoments(const MultiIndexSet& expansion) {
   stride_ = static_cast<std::size_t>(expansion.size());
   multipoles_.assign(cells_.size() * stride_, 0.0);
+  struct Sums {
+    double charge = 0.0, weight = 0.0;
+    Vec3d weighted{}, position{};
+  };
+  std::vector<Sums> sums(cells_.size());
   for (int g = generationCount() - 1; g >= 0; --g) {
 #pragma omp parallel for schedule(dynamic, 16)
     for (int c = generation(g); c < generation(g + 1); ++c) {
       FmmCell& cell = cells_[static_cast<std::size_t>(c)];
-      double q = 0.0, weight = 0.0;
-      Vec3d weighted{}, mean{};
-      for (int k = cell.begin; k < cell.end; ++k) {
-        const double qk = charge_[static_cast<std::size_t>(k)];
-        q += qk;
-        weight += std::abs(qk);
-        weighted += std::abs(qk) * pos_[static_cast<std::size_t>(k)];
-        mean += pos_[static_cast<std::size_t>(k)];
+      Sums& sum = sums[static_cast<std::size_t>(c)];
+      if (cell.leaf()) {
+        for (int k = cell.begin; k < cell.end; ++k) {
+          const double qk = charge_[static_cast<std::size_t>(k)];
+          sum.charge += qk;
+          sum.weight += std::abs(qk);
+          sum.weighted += std::abs(qk) * pos_[static_cast<std::size_t>(k)];
+          sum.position += pos_[static_cast<std::size_t>(k)];
+        }
+      } else {
+        for (int child = cell.first_child; child < cell.first_child + cell.child_count; ++child) {
+          const Sums& part = sums[static_cast<std::size_t>(child)];
+          sum.charge += part.charge;
+          sum.weight += part.weight;
+          sum.weighted += part.weighted;
+          sum.position += part.position;
+        }
       }
-      cell.charge = q;
-      cell.center = weight > 0.0 ? (1.0 / weight) * weighted
-                                 : (1.0 / static_cast<double>(std::max(cell.end - cell.begin, 1))) * mean;
+      cell.charge = sum.charge;
+      cell.center = sum.weight > 0.0
+                        ? (1.0 / sum.weight) * sum.weighted
+                        : (1.0 / static_cast<double>(std::max(cell.end - cell.begin, 1))) * sum.position;
       double r2 = 0.0;
       for (int k = cell.begin; k < cell.end; ++k)
         r2 = std::max(r2, norm2(pos_[static_cast<std::size_t>(k)] - cell.center));

@@ -5,11 +5,14 @@
 // or grove's device near field straight from the traversal's lists on the device (method
 // "fmm_gpu_device", grove/fmm/device_near_field.cuh); the quadrupole tree walks on the host and
 // hands its interaction lists to the multiwalk engine. Every kernel is double precision (the
-// tree's superparticles reach the device as float images). One JSON line per run, then per error
+// tree's superparticles reach the device as float images). The FMM's tree is built on the device
+// (DeviceFarField's default) or, with --tree-builds host, on the host and uploaded (methods named
+// "..._host_tree"). One JSON line per run, then per error
 // target the fastest run of each method and their ratio.
 //
 //   fmm_gpu_benchmark -n 1048576 --orders 6 8 --thetas 0.5 0.6 --tree-thetas 0.15 0.3
 //   fmm_gpu_benchmark -n 1048576 --orders 8 --thetas 0.5 --near-fields multiwalk device --no-tree
+//   fmm_gpu_benchmark -n 4194304 --orders 8 --thetas 0.5 --fmm-leaf 128 --near-fields device --tree-builds host device
 #include <CLI/CLI.hpp>
 
 #include <memory>
@@ -35,6 +38,10 @@ int main(int argc, char** argv) {
   app.add_option("--near-fields", near_fields,
                  "the FMM's near fields: multiwalk (FDPS's hooks), device (from the lists)")
       ->check(CLI::IsMember({"multiwalk", "device"}));
+  std::vector<std::string> tree_builds{"device"};
+  app.add_option("--tree-builds", tree_builds,
+                 "where the FMM's tree is built: device (DeviceFarField's default), host (uploaded)")
+      ->check(CLI::IsMember({"device", "host"}));
   long long task_particles = 8192;
   app.add_option("--task-particles", task_particles,
                  "device near field: the window of source particles of a warp's task")
@@ -59,20 +66,26 @@ int main(int argc, char** argv) {
   const std::unique_ptr<NewtonMultiwalk> engine = makeNewtonEngine();
   const auto far_field = std::make_shared<grove::fmm::DeviceFarField>();
   const std::unique_ptr<NewtonNearField> near_field = makeNewtonNearField(far_field, task_particles);
-  for (const std::string& near : near_fields)
-    for (int order : o.orders)
-      for (double theta : o.thetas) {
-        grove::FmmForce<Force, EP, EP> fmm(psys.size(), theta, o.n_leaf, order);
-        fmm.setFarFieldEngine(far_field);
-        const double s = bestSeconds(comm, o.warmup, o.repeat, [&] {
-          if (near == "device")
-            fmm.calcForceAllAndWriteBackOnDevice(*near_field, psys, dinfo);
-          else
-            fmm.calcForceAllAndWriteBackMultiWalkIndex<grove::SPJQuadrupole>(engine->dispatch(), engine->retrieve(),
-                                                                             tag_max, psys, dinfo, n_walk);
-        });
-        report({near == "device" ? "fmm_gpu_device" : "fmm_gpu", theta, order, s, {}}, fmm.statistics().json());
-      }
+  // The method's name in the report: the near field, and "_host_tree" for a tree built on the host.
+  auto method = [](const std::string& near, const std::string& tree) {
+    return std::string(near == "device" ? "fmm_gpu_device" : "fmm_gpu") + (tree == "host" ? "_host_tree" : "");
+  };
+  for (const std::string& tree_build : tree_builds)
+    for (const std::string& near : near_fields)
+      for (int order : o.orders)
+        for (double theta : o.thetas) {
+          grove::FmmForce<Force, EP, EP> fmm(psys.size(), theta, o.n_leaf, order);
+          far_field->setTreeOnDevice(tree_build == "device");
+          fmm.setFarFieldEngine(far_field);
+          const double s = bestSeconds(comm, o.warmup, o.repeat, [&] {
+            if (near == "device")
+              fmm.calcForceAllAndWriteBackOnDevice(*near_field, psys, dinfo);
+            else
+              fmm.calcForceAllAndWriteBackMultiWalkIndex<grove::SPJQuadrupole>(engine->dispatch(), engine->retrieve(),
+                                                                               tag_max, psys, dinfo, n_walk);
+          });
+          report({method(near, tree_build), theta, order, s, {}}, fmm.statistics().json());
+        }
   if (o.no_tree) o.tree_thetas.clear();
   for (double theta : o.tree_thetas) {
     grove::TreeForForceLong<Force, EP, EP>::Quadrupole tree(psys.size(), theta, o.tree_leaf, o.tree_group);
@@ -81,9 +94,9 @@ int main(int argc, char** argv) {
     });
     report({"tree_gpu", theta, 2, s, {}}, tree.profile().json());
   }
-  for (const std::string& near : near_fields)
-    logSummaries(report.runs(), o.targets, near == "device" ? "fmm_gpu_device" : "fmm_gpu", "tree_gpu", o.n,
-                 runtime.threadCount());
+  for (const std::string& tree_build : tree_builds)
+    for (const std::string& near : near_fields)
+      logSummaries(report.runs(), o.targets, method(near, tree_build), "tree_gpu", o.n, runtime.threadCount());
   // Held: the largest run's.
   grove::log(R"({{"device_far_field_bytes":{},"device_near_field_bytes":{}}})", far_field->deviceBytes(),
              near_field->deviceBytes());

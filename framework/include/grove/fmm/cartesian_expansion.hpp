@@ -112,6 +112,9 @@ class MultiIndexSet {
   std::span<const double> inverseFactorials() const { return inverse_factorial_; }
   /// L2L: child[target] += weight * parent[first] * t^second.
   std::span<const Term> localShiftTerms() const { return l2l_; }
+  /// M2M: parent[target] += weight * child[first] * s^second, grouped by target (ascending), in
+  /// the order shiftMultipole() adds them.
+  std::span<const Term> multipoleShiftTerms() const { return m2m_; }
 
  private:
   static constexpr int kSide = kMaxOrder + 2;  // multi-indices up to degree p + 1

@@ -17,7 +17,10 @@
 ///   multiwalk hooks, or grove/fmm/device_near_field.cuh straight from the lists left on the
 ///   device), and finish() waits for phi and its gradient.
 ///
-/// The tree and its multipoles are built on the host (grove/fmm/fmm_tree.hpp) and uploaded each call.
+/// - Tree: buildTree() builds the FmmTree on the device (keys, sort, split, centres, radii, P2M and
+///   M2M), cell for cell and bit for bit the host's FmmTree::build, keeps its key-ordered positions
+///   and multipoles there for the next start() and gives the host the tree (cells, order,
+///   multipoles: the LET and the near field read them). A tree built on the host is uploaded.
 #include <cstdint>
 #include <memory>
 
@@ -59,6 +62,18 @@ class DeviceFarField final : public FarFieldEngine {
   const char* name() const override { return "device"; }
   /// true: the far field always runs on the device beside the caller's work, `overlap` or not.
   bool asynchronous() const override { return true; }
+  /// Builds `tree` on the device (see the top of this file): the same tree as FmmTree::build, bit
+  /// for bit (the host's bounding box, then keys, a stable sort, the split a generation at a time,
+  /// and the moments from the deepest generation up, each sum in the host's order). Waits for the
+  /// device. Throws grove::Error as FmmTree::build does, while a far field is running, and when
+  /// CUDA fails.
+  void buildTree(std::span<const Vec3d> positions, std::span<const double> charges, int n_leaf,
+                 const MultiIndexSet& expansion, FmmTree& tree) override;
+  /// Where buildTree() builds: on the device (true, the default), or on the host's threads as the
+  /// host engine does (false: less device memory; start() then uploads the tree).
+  void setTreeOnDevice(bool on) { tree_on_device_ = on; }
+  /// Whether buildTree() builds on the device.
+  bool treeOnDevice() const { return tree_on_device_; }
   /// The traversal on the device; returns once its P2P lists are on the host (in the summary;
   /// with p2p_to_host false they stay on the device only, for deviceP2p()), with the far field
   /// queued on a stream of its own, whatever `overlap` says (it is ignored):
@@ -88,6 +103,7 @@ class DeviceFarField final : public FarFieldEngine {
  private:
   struct State;
   std::unique_ptr<State> state_;
+  bool tree_on_device_ = true;
 };
 
 }  // namespace grove::fmm

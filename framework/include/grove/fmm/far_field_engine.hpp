@@ -2,9 +2,10 @@
 /// @file
 /// Where grove's fast multipole method runs its traversal and far field: on the host's threads
 /// (HostFarField, the default) or on a GPU (grove::fmm::DeviceFarField, grove/fmm/device_far_field_gpu.h,
-/// in grove::gpu). FmmForce calls start() once the tree, its multipoles and the LET are ready, runs
-/// the near field (the user's kernel, on the host or through the multiwalk hooks) while the far field
-/// may still be running, then finish() for phi and its gradient. That split is pfalcON's overlap of
+/// in grove::gpu). FmmForce has the engine build its tree (buildTree()), calls start() once the
+/// tree, its multipoles and the LET are ready, runs the near field (the user's kernel, on the host,
+/// through the multiwalk hooks or on the device) while the far field may still be running, then
+/// finish() for phi and its gradient. That split is pfalcON's overlap of
 /// the far field with the P2P work.
 #include <chrono>
 #include <future>
@@ -44,6 +45,13 @@ class FarFieldEngine {
   /// Whether the far field always runs beside the caller's work (a device's), with or without
   /// `overlap`.
   virtual bool asynchronous() const = 0;
+  /// Builds `tree` over the particles, as FmmTree::build (its arguments and errors). Here by
+  /// default: FmmTree::build on the host's threads; a device engine builds the same tree on its
+  /// device and keeps what start() needs there. Not collective.
+  virtual void buildTree(std::span<const Vec3d> positions, std::span<const double> charges, int n_leaf,
+                         const MultiIndexSet& expansion, FmmTree& tree) {
+    tree.build(positions, charges, n_leaf, expansion);
+  }
   /// Traverses targets = the cells of `tree` against `sources` and starts the far field into phi and
   /// gradient (one entry per particle of the tree, key order), which hold it once finish() returns.
   /// With `overlap` the far field may go on after the call returns (the caller then runs other

@@ -467,8 +467,11 @@ class FmmForce {
     stats_.particles = static_cast<std::int64_t>(n);
 
     double start = wallSeconds();
-    std::vector<Vec3d> positions(n);
-    std::vector<double> charges(n);
+    // Kept from call to call (the tree is built from them; filling fresh pages costs more than the copy).
+    std::vector<Vec3d>& positions = input_positions_;
+    std::vector<double>& charges = input_charges_;
+    positions.resize(n);
+    charges.resize(n);
     epj_.resize(n);
 #pragma omp parallel for
     for (std::size_t i = 0; i < n; ++i) {
@@ -508,18 +511,17 @@ class FmmForce {
     comm.throwIfAnyFailed(bad_input, "FmmForce::calcForceAll");
 
     start = wallSeconds();
-    tree_.build(positions, charges, n_leaf_, expansion_);
+    engine_->buildTree(positions, charges, n_leaf_, expansion_, tree_);
     const std::span<const int> order = tree_.order();
     // EPI and EPJ in key order (the EPJ array is then followed by the received ones).
     epi_.resize(n);
-    std::vector<EPJ> unsorted;
-    unsorted.swap(epj_);
+    epj_input_order_.swap(epj_);  // both keep their memory from call to call
     epj_.resize(n);
 #pragma omp parallel for
     for (std::size_t k = 0; k < n; ++k) {
       const auto i = static_cast<std::size_t>(order[k]);
       epi_[k].copyFromFP(psys[i]);
-      epj_[k] = unsorted[i];
+      epj_[k] = epj_input_order_[i];
     }
     sources_.cells.assign(tree_.cells().begin(), tree_.cells().end());
     sources_.local_multipoles = tree_.multipoles();
@@ -673,6 +675,9 @@ class FmmForce {
   std::shared_ptr<fmm::FarFieldEngine> engine_;
   std::vector<EPI> epi_;
   std::vector<EPJ> epj_;  // key order, then the received
+  std::vector<EPJ> epj_input_order_;  // the copy step's EPJ, before the tree's key order
+  std::vector<Vec3d> input_positions_;  // the copy step's positions and charges, input order
+  std::vector<double> input_charges_;
   std::vector<Force> sorted_forces_, forces_;
   std::vector<double> phi_;       // far-field potential sum q / r, key order
   std::vector<Vec3d> grad_phi_;   // and its gradient

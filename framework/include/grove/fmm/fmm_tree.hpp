@@ -13,6 +13,7 @@
 #include "grove/core/box.hpp"
 #include "grove/core/vec3.hpp"
 #include "grove/fmm/cartesian_expansion.hpp"
+#include "grove/tree/morton.hpp"
 
 namespace grove::fmm {
 
@@ -40,15 +41,41 @@ struct FmmCell {
   bool leaf() const { return child_count == 0; }
 };
 
-/// The octree of one rank's particles, built by build(); not collective.
+/// The octree of one rank's particles, built by build() (or on a device, then adopt()); not
+/// collective.
 class FmmTree {
  public:
+  /// A tree built elsewhere, cell for cell as build() makes it (a device: DeviceFarField's
+  /// buildTree(), grove/fmm/device_far_field_gpu.h), for adopt().
+  struct Built {
+    Boxd bounds = Boxd::empty();        ///< the particles' bounding box (keyRoot()'s input)
+    std::vector<int> order;             ///< order[k]: the input index of the k-th particle in key order
+    std::vector<FmmCell> cells;         ///< breadth first, as cells()
+    std::vector<int> generation_begin;  ///< generationCount() + 1 entries: the first cell of each, then the count
+    std::vector<double> multipoles;     ///< stride per cell, cell-major
+    std::size_t stride = 0;             ///< the expansion's size()
+  };
+
+  /// The cube the particles' Morton keys are taken in: the bounding box's lowest corner, with an
+  /// edge slightly longer than its largest extent (so the largest coordinate stays inside). The
+  /// same on the host and on a device.
+  static RootCell keyRoot(const Boxd& bounds, std::size_t particles);
+
   /// Builds the cells over the particles and computes their centres, radii and multipoles with
   /// `expansion`'s order. Threads: OpenMP. The particles' key order is order()[k] -> input index.
   /// Throws grove::Error when positions and charges differ in length, n_leaf < 1, or there are
   /// 2^31 particles or more.
   void build(std::span<const Vec3d> positions, std::span<const double> charges, int n_leaf,
              const MultiIndexSet& expansion);
+  /// Takes a tree built elsewhere over the same positions and charges (their key-ordered copies are
+  /// gathered here by built.order), and gives this tree's previous arrays back in `built`, so that
+  /// the next build reuses their memory. Throws grove::Error, with both unchanged, when the parts do
+  /// not fit together (the order's length, the generations' bounds, the multipoles' size, a cell's
+  /// particle range, an order entry out of range).
+  void adopt(std::span<const Vec3d> positions, std::span<const double> charges, Built& built);
+  /// Different for every build() and adopt() in the process: an engine that keeps a copy of the
+  /// positions and multipoles knows by it whether they are still this tree's.
+  std::uint64_t buildId() const { return build_id_; }
 
   /// The cells, breadth first (see generation()).
   std::span<const FmmCell> cells() const { return cells_; }
@@ -87,6 +114,7 @@ class FmmTree {
   std::size_t stride_ = 0;
   std::int64_t leaves_ = 0;
   Boxd bounds_ = Boxd::empty();
+  std::uint64_t build_id_ = 0;
 };
 
 }  // namespace grove::fmm

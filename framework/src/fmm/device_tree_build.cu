@@ -1,0 +1,293 @@
+// The FMM's tree built on a CUDA device (device_tree_build.cuh): keys and their stable sort as every
+// grove tree takes them (grove/tree/key_order_gpu.cuh), the FMM's breadth-first split, then the
+// centres, radii and multipoles from the deepest generation up. Each stage computes what
+// FmmTree::build computes, in the same order of operations (no fused multiply-add: __dmul_rn and
+// __dadd_rn), so the tree is the host's bit for bit and the traversal's lists are the host's.
+#include "device_tree_build.cuh"
+
+#include <vector>
+
+#include "grove/core/error.hpp"
+#include "grove/tree/key_order.hpp"
+
+namespace grove::fmm::detail {
+
+namespace {
+
+
+
+constexpr int kThreads = 256;   // a block per cell in the moments' kernel
+constexpr int kTile = 16;       // particles whose powers the block holds at once (P2M)
+constexpr int kMaxChildren = 8;
+static_assert(kMaxCoefficients <= kThreads, "one thread per multipole coefficient");
+
+__device__ double mul(double a, double b) { return __dmul_rn(a, b); }
+__device__ double add(double a, double b) { return __dadd_rn(a, b); }
+
+// Per cell of a generation: its children's particle bounds, as FmmTree::splitCells cuts them (the
+// runs of equal octant digit at the first level where the cell's keys differ), or none for a leaf.
+// counts[count] is set to 0 for the exclusive sum that places the children.
+__global__ void countChildren(const FmmCell* __restrict__ cells, int first, int count,
+                              const MortonKey* __restrict__ keys, int n_leaf, int* __restrict__ counts,
+                              int* __restrict__ bounds) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i == count) counts[count] = 0;
+  if (i >= count) return;
+  counts[i] = 0;
+  const FmmCell& cell = cells[first + i];
+  if (cell.end - cell.begin <= n_leaf) return;
+  const MortonKey low = keys[cell.begin], high = keys[cell.end - 1];
+  if (low == high) return;  // coincident particles (to key resolution): cannot split
+  const int bit = 63 - __clzll(static_cast<long long>(low ^ high));
+  const int shift = bit - bit % 3;
+  int* out = bounds + static_cast<long long>(i) * (kMaxChildren + 1);
+  int m = 0;
+  out[m++] = cell.begin;
+  const MortonKey prefix = low >> (shift + 3);
+  for (MortonKey digit = ((low >> shift) & 7u) + 1; digit <= ((high >> shift) & 7u); ++digit) {
+    const MortonKey bound = ((prefix << 3) | digit) << shift;
+    int lo = cell.begin, hi = cell.end;  // the first key >= bound (std::lower_bound)
+    while (lo < hi) {
+      const int mid = lo + (hi - lo) / 2;
+      if (keys[mid] < bound) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo > out[m - 1]) out[m++] = lo;
+  }
+  out[m++] = cell.end;
+  counts[i] = m - 1;
+}
+
+// The children of a generation's cells, placed by the exclusive sum of their counts after the
+// cells made so far (next_first), in the cells' order: the host's generation, cell for cell.
+__global__ void writeChildren(FmmCell* __restrict__ cells, int first, int count, int next_first,
+                              const int* __restrict__ offsets, const int* __restrict__ bounds) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= count) return;
+  const int children = offsets[i + 1] - offsets[i];
+  if (children == 0) return;
+  const int parent = first + i, child0 = next_first + offsets[i];
+  cells[parent].first_child = child0;
+  cells[parent].child_count = children;
+  const int* b = bounds + static_cast<long long>(i) * (kMaxChildren + 1);
+  for (int j = 0; j < children; ++j) {
+    FmmCell& child = cells[child0 + j];
+    child.center = Vec3d(0.0);
+    child.radius = 0.0;
+    child.charge = 0.0;
+    child.begin = b[j];
+    child.end = b[j + 1];
+    child.first_child = -1;
+    child.child_count = 0;
+    child.parent = parent;
+    child.multipole_only = 0;
+  }
+}
+
+// The powers x_p^k of m (<= kTile) vectors x_p, a degree at a time across the block, each as
+// MultiIndexSet::powers forms it (x^k = x^(k - e_a) x_a). Every thread of the block calls it.
+__device__ void tilePowers(const Tables& tb, const double (*x)[3], int m, double (*pw)[kMaxCoefficients]) {
+  for (int p = threadIdx.x; p < m; p += blockDim.x) pw[p][0] = 1.0;
+  __syncthreads();
+  for (int d = 1; d <= tb.order; ++d) {
+    const int lo = tb.degree_begin[d], width = tb.degree_begin[d + 1] - lo;
+    for (int item = threadIdx.x; item < m * width; item += blockDim.x) {
+      const int p = item / width, i = lo + item % width;
+      const int axis = tb.power_axis[i];
+      pw[p][i] = mul(pw[p][tb.lower[6 * i + axis]], x[p][axis]);
+    }
+    __syncthreads();
+  }
+}
+
+// One generation's cells, a block each (their children done before): sums and centre, radius, and
+// the multipole (P2M over a leaf's particles in order, M2M over the children in order), as
+// FmmTree::computeMoments.
+__global__ void __launch_bounds__(kThreads)
+    cellMoments(Tables tb, FmmCell* __restrict__ cells, int first, CellSums* __restrict__ sums,
+                const Vec3d* __restrict__ pos, const double* __restrict__ charge, double* __restrict__ multipoles,
+                int stride) {
+  __shared__ double pw[kTile][kMaxCoefficients];
+  __shared__ double x[kTile][3];
+  __shared__ double centre[3];
+  __shared__ double warp_r2[kThreads / 32];
+  const int c = first + static_cast<int>(blockIdx.x);
+  const FmmCell cell = cells[c];
+  const bool leaf = cell.child_count == 0;
+  if (threadIdx.x == 0) {
+    CellSums s{0.0, 0.0, Vec3d(0.0), Vec3d(0.0)};
+    if (leaf) {
+      for (int k = cell.begin; k < cell.end; ++k) {
+        const double q = charge[k], aq = fabs(q);
+        const Vec3d y = pos[k];
+        s.charge = add(s.charge, q);
+        s.weight = add(s.weight, aq);
+        s.weighted = Vec3d(add(s.weighted.x, mul(aq, y.x)), add(s.weighted.y, mul(aq, y.y)),
+                           add(s.weighted.z, mul(aq, y.z)));
+        s.position = Vec3d(add(s.position.x, y.x), add(s.position.y, y.y), add(s.position.z, y.z));
+      }
+    } else {
+      for (int child = cell.first_child; child < cell.first_child + cell.child_count; ++child) {
+        const CellSums part = sums[child];
+        s.charge = add(s.charge, part.charge);
+        s.weight = add(s.weight, part.weight);
+        s.weighted = Vec3d(add(s.weighted.x, part.weighted.x), add(s.weighted.y, part.weighted.y),
+                           add(s.weighted.z, part.weighted.z));
+        s.position = Vec3d(add(s.position.x, part.position.x), add(s.position.y, part.position.y),
+                           add(s.position.z, part.position.z));
+      }
+    }
+    sums[c] = s;
+    const bool weighted = s.weight > 0.0;
+    const double scale = weighted ? 1.0 / s.weight : 1.0 / static_cast<double>(::max(cell.end - cell.begin, 1));
+    const Vec3d& sum = weighted ? s.weighted : s.position;
+    centre[0] = mul(scale, sum.x);
+    centre[1] = mul(scale, sum.y);
+    centre[2] = mul(scale, sum.z);
+    cells[c].charge = s.charge;
+    cells[c].center = Vec3d(centre[0], centre[1], centre[2]);
+  }
+  __syncthreads();
+  const Vec3d z(centre[0], centre[1], centre[2]);
+
+  // The radius: the largest distance to a particle (a maximum: any order gives the host's).
+  double r2 = 0.0;
+  for (int k = cell.begin + static_cast<int>(threadIdx.x); k < cell.end; k += blockDim.x) {
+    const double dx = pos[k].x - z.x, dy = pos[k].y - z.y, dz = pos[k].z - z.z;
+    r2 = fmax(r2, add(add(mul(dx, dx), mul(dy, dy)), mul(dz, dz)));
+  }
+  for (int offset = 16; offset > 0; offset /= 2) r2 = fmax(r2, __shfl_xor_sync(0xffffffffu, r2, offset));
+  if (threadIdx.x % 32 == 0) warp_r2[threadIdx.x / 32] = r2;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < kThreads / 32; ++w) r2 = fmax(r2, warp_r2[w]);
+    cells[c].radius = sqrt(r2);
+  }
+
+  // The multipole: a thread per coefficient, adding in the host's order.
+  const int n = threadIdx.x;
+  double m = 0.0;
+  if (leaf) {
+    for (int base = cell.begin; base < cell.end; base += kTile) {
+      const int count = ::min(kTile, cell.end - base);
+      __syncthreads();  // the last tile's powers are read
+      for (int p = threadIdx.x; p < count; p += blockDim.x) {
+        x[p][0] = z.x - pos[base + p].x;
+        x[p][1] = z.y - pos[base + p].y;
+        x[p][2] = z.z - pos[base + p].z;
+      }
+      tilePowers(tb, x, count, pw);
+      if (n < tb.rows)
+        for (int p = 0; p < count; ++p) m = add(m, mul(charge[base + p], pw[p][n]));
+    }
+  } else {
+    for (int child = cell.first_child; child < cell.first_child + cell.child_count; ++child) {
+      __syncthreads();  // the last child's powers are read
+      if (threadIdx.x == 0) {
+        const Vec3d zc = cells[child].center;
+        x[0][0] = z.x - zc.x;
+        x[0][1] = z.y - zc.y;
+        x[0][2] = z.z - zc.z;
+      }
+      tilePowers(tb, x, 1, pw);
+      if (n < tb.rows) {
+        const double* mc = multipoles + static_cast<long long>(child) * stride;
+        for (int t = tb.m2m_begin[n]; t < tb.m2m_begin[n + 1]; ++t) {
+          const ushort2 f = tb.m2m_factors[t];
+          m = add(m, mul(mul(tb.m2m_weight[t], mc[f.x]), pw[0][f.y]));
+        }
+      }
+    }
+  }
+  if (n < tb.rows) multipoles[static_cast<long long>(c) * stride + n] = m;
+}
+
+}  // namespace
+
+void buildTreeOnDevice(DeviceTreeBuild& build, const DeviceTables& tables, cudaStream_t stream,
+                       std::span<const Vec3d> positions, std::span<const double> charges, int n_leaf,
+                       const MultiIndexSet& expansion, FmmTree& tree, FmmTree::Built& built,
+                       DeviceVector<Vec3d>& key_positions, DeviceVector<double>& multipoles) {
+  constexpr const char* kWhere = "fmm::DeviceFarField::buildTree";
+  require(positions.size() == charges.size(), kWhere, "{} positions but {} charges", positions.size(),
+          charges.size());
+  require(n_leaf >= 1, kWhere, "n_leaf must be at least 1, got {}", n_leaf);
+  require(positions.size() < (std::size_t{1} << 31), kWhere,
+          "{} particles on one rank: at most 2^31 - 1 are supported", positions.size());
+  require(tables.order == expansion.order(), kWhere, "tables of order {} for an expansion of order {}",
+          tables.order, expansion.order());
+  const std::size_t n = positions.size();
+  const Gpu policy{stream};
+  built.bounds = boundingBox(Cpu{}, positions);
+
+  // Keys and their stable sort, then positions and charges in key order.
+  build.positions.assignAsync(positions.data(), n, stream);
+  build.charges_in.assignAsync(charges.data(), n, stream);
+  gpu::sortIntoKeyOrder(policy, FmmTree::keyRoot(built.bounds, n), build.positions.data(), n, build.order,
+                        build.cub);
+  key_positions.resize(n);
+  build.charges.resize(n);
+  if (n > 0) {
+    gpu::kernel::gatherSelected<<<gpu::blocksFor(n, 256), 256, 0, stream>>>(
+        build.positions.data(), build.order.index.data(), n, key_positions.data());
+    gpu::kernel::gatherSelected<<<gpu::blocksFor(n, 256), 256, 0, stream>>>(
+        build.charges_in.data(), build.order.index.data(), n, build.charges.data());
+    check(cudaGetLastError(), "gatherSelected (FMM tree)");
+  }
+
+  // The split, a generation at a time (each waits for its children's count).
+  FmmCell root;
+  root.end = static_cast<int>(n);
+  build.cells.assignAsync(&root, 1, stream);
+  built.generation_begin.assign(1, 0);
+  int gen_begin = 0, gen_end = 1;
+  while (gen_begin < gen_end) {
+    const int count = gen_end - gen_begin;
+    build.child_counts.resize(static_cast<std::size_t>(count) + 1);
+    build.bounds.resize(static_cast<std::size_t>(count) * (kMaxChildren + 1));
+    countChildren<<<gpu::blocksFor(static_cast<std::size_t>(count) + 1, 128), 128, 0, stream>>>(
+        build.cells.data(), gen_begin, count, build.order.keys.data(), n_leaf, build.child_counts.data(),
+        build.bounds.data());
+    check(cudaGetLastError(), "countChildren (FMM tree)");
+    gpu::exclusiveSum(build.cub, build.child_counts.data(), build.child_counts.data(), count + 1LL, stream,
+                      "cub::DeviceScan::ExclusiveSum (FMM tree children)");
+    const int children = build.child_counts.elementToHost(static_cast<std::size_t>(count), stream);  // waits
+    if (children > 0) {
+      build.cells.resizeKeep(static_cast<std::size_t>(gen_end) + static_cast<std::size_t>(children), stream);
+      writeChildren<<<gpu::blocksFor(static_cast<std::size_t>(count), 128), 128, 0, stream>>>(
+          build.cells.data(), gen_begin, count, gen_end, build.child_counts.data(), build.bounds.data());
+      check(cudaGetLastError(), "writeChildren (FMM tree)");
+    }
+    built.generation_begin.push_back(gen_end);
+    gen_begin = gen_end;
+    gen_end += children;
+  }
+
+  // Centres, radii and multipoles, from the deepest generation up.
+  const std::size_t cell_count = build.cells.size();
+  const auto stride = static_cast<std::size_t>(expansion.size());
+  build.sums.resize(cell_count);
+  multipoles.resize(cell_count * stride);
+  const Tables tb = tables.view();
+  for (std::size_t g = built.generation_begin.size() - 1; g-- > 0;) {
+    const int first = built.generation_begin[g], cells = built.generation_begin[g + 1] - first;
+    cellMoments<<<static_cast<unsigned>(cells), kThreads, 0, stream>>>(tb, build.cells.data(), first,
+                                                                       build.sums.data(), key_positions.data(),
+                                                                       build.charges.data(), multipoles.data(),
+                                                                       static_cast<int>(stride));
+    check(cudaGetLastError(), "cellMoments (FMM tree)");
+  }
+
+  // What the host keeps: the cells, the multipoles (the LET sends them) and the order.
+  built.cells.resize(cell_count);
+  build.cells.copyTo(built.cells.data(), stream);
+  built.multipoles.resize(multipoles.size());
+  multipoles.copyTo(built.multipoles.data(), stream);
+  built.stride = stride;
+  built.order.resize(n);
+  static_assert(sizeof(int) == sizeof(std::uint32_t));
+  build.order.index.copyTo(reinterpret_cast<std::uint32_t*>(built.order.data()), stream);
+  tree.adopt(positions, charges, built);
+}
+
+}  // namespace grove::fmm::detail
