@@ -25,6 +25,7 @@ namespace {
 using gpu::check;
 using gpu::DeviceVector;
 using detail::DeviceTables;
+using detail::kM2lBundle;
 using detail::kM2lGroups;
 using detail::kM2lLanes;
 using detail::kM2lThreads;
@@ -190,19 +191,20 @@ struct Multipoles {
 // One block per target cell: its M2L sources kM2lLanes at a time. The Taylor coefficients are
 // built a degree at a time across the block; then the contraction n! L_n += sum_k D_{n+k} M_k / k!
 // runs across the lanes: kM2lGroups groups of kM2lLanes threads, a thread per source lane, each
-// group an equal share (by cost) of the contraction's terms cut at each n (its work items). The
-// lanes of a group read one row of D and one of M side by side (no shared-memory bank conflicts;
-// 18 % faster at order 8 than a thread per run of terms, which read rows at random), a work
-// item's sum is reduced across the lanes by shuffles, and each n's items are summed in a fixed
-// order at the end: no atomics, so the result does not depend on timing.
-
+// group an equal share (by cost) of the contraction's work items. An item is a run of k for a
+// bundle of kM2lBundle coefficients n of one degree: per k, one load of M_k and one of the rows'
+// indices serve the bundle's kM2lBundle multiply-adds (a term of its own for every n took two loads
+// a multiply-add and an index load). The lanes of a group read one row of D and one of M side by
+// side (no shared-memory bank conflicts), an item's sums are reduced across the lanes by shuffles,
+// and each n's partial sums are added in a fixed order at the end: no atomics, so the result does
+// not depend on timing.
 __global__ void __launch_bounds__(kM2lThreads) multipolesToLocals(Tables tb, const FmmCell* cells,
                                                                         Multipoles mp, const std::int64_t* offsets,
                                                                         const int* items, double* locals) {
   __shared__ double d[(kMaxCoefficients + 1) * kM2lLanes];
   __shared__ double m[kMaxCoefficients * kM2lLanes];
   __shared__ double rx[kM2lLanes], ry[kM2lLanes], rz[kM2lLanes], inv_r2[kM2lLanes];
-  __shared__ double partial[kMaxItems];
+  __shared__ double partial[kMaxItems * kM2lBundle];
   __shared__ int source[kM2lLanes];
   const int t = blockIdx.x;
   const std::int64_t begin = offsets[t], end = offsets[t + 1];
@@ -210,7 +212,7 @@ __global__ void __launch_bounds__(kM2lThreads) multipolesToLocals(Tables tb, con
   const int rows = tb.rows;
   const int lane = threadIdx.x % kM2lLanes, group = threadIdx.x / kM2lLanes;
   const unsigned group_mask = 0xffffu << (kM2lLanes * (group % 2));
-  for (int w = threadIdx.x; w < tb.item_count; w += blockDim.x) partial[w] = 0.0;
+  for (int w = threadIdx.x; w < tb.item_count * kM2lBundle; w += blockDim.x) partial[w] = 0.0;
   const Vec3d z = cells[t].center;
   for (std::int64_t first = begin; first < end; first += kM2lLanes) {
     const int lanes = end - first < kM2lLanes ? static_cast<int>(end - first) : kM2lLanes;
@@ -250,20 +252,30 @@ __global__ void __launch_bounds__(kM2lThreads) multipolesToLocals(Tables tb, con
     for (int item = threadIdx.x; item < kM2lLanes * rows; item += blockDim.x) d[item] *= tb.factorial[item / kM2lLanes];
     __syncthreads();
     for (int w = tb.group_items[group]; w < tb.group_items[group + 1]; ++w) {
-      double sum = 0.0;
-      for (int term = tb.item_terms[w].x; term < tb.item_terms[w].y; ++term) {
-        const ushort2 pair = tb.contraction[term];
-        sum += d[pair.y * kM2lLanes + lane] * m[pair.x * kM2lLanes + lane];
+      const int4 item = tb.items[w];
+      double sum[kM2lBundle] = {0.0, 0.0, 0.0, 0.0};
+      for (int j = 0; j < item.y; ++j) {
+        const ushort4 row = tb.bundle_rows[item.x + j];
+        const double mk = m[(item.z + j) * kM2lLanes + lane];
+        sum[0] += d[row.x * kM2lLanes + lane] * mk;
+        sum[1] += d[row.y * kM2lLanes + lane] * mk;
+        sum[2] += d[row.z * kM2lLanes + lane] * mk;
+        sum[3] += d[row.w * kM2lLanes + lane] * mk;
       }
 #pragma unroll
-      for (int offset = kM2lLanes / 2; offset > 0; offset /= 2) sum += __shfl_xor_sync(group_mask, sum, offset, kM2lLanes);
-      if (lane == 0) partial[w] += sum;
+      for (int r = 0; r < kM2lBundle; ++r) {
+#pragma unroll
+        for (int offset = kM2lLanes / 2; offset > 0; offset /= 2)
+          sum[r] += __shfl_xor_sync(group_mask, sum[r], offset, kM2lLanes);
+      }
+      if (lane == 0)
+        for (int r = 0; r < kM2lBundle; ++r) partial[w * kM2lBundle + r] += sum[r];
     }
     __syncthreads();
   }
   for (int n = threadIdx.x; n < rows; n += blockDim.x) {
     double sum = 0.0;
-    for (int w = tb.item_begin[n]; w < tb.item_begin[n + 1]; ++w) sum += partial[w];
+    for (int p = tb.part_begin[n]; p < tb.part_begin[n + 1]; ++p) sum += partial[tb.parts[p]];
     locals[static_cast<long long>(t) * mp.stride + n] = sum * tb.inverse_factorial[n];
   }
 }
