@@ -2,6 +2,7 @@
 #include "grove/fmm/fmm_tree.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cmath>
@@ -58,10 +59,25 @@ void FmmTree::adopt(std::span<const Vec3d> positions, std::span<const double> ch
             "a cell holds particles [{}, {}) of {}", cell.begin, cell.end, n);
     leaves += cell.leaf() ? 1 : 0;
   }
+  for (std::size_t g = 0; g + 1 < built.generation_begin.size(); ++g)
+    require(built.generation_begin[g] <= built.generation_begin[g + 1], "fmm::FmmTree::adopt",
+            "generation {} begins at cell {}, after generation {} at {}", g + 1, built.generation_begin[g + 1], g,
+            built.generation_begin[g]);
+  const auto cell_count = static_cast<int>(built.cells.size());
+  for (std::size_t c = 0; c < built.cells.size(); ++c) {
+    const FmmCell& cell = built.cells[c];
+    require(cell.child_count == 0 || (0 < cell.first_child && cell.first_child + cell.child_count <= cell_count),
+            "fmm::FmmTree::adopt", "cell {}'s children [{}, {}) are not cells of [1, {})", c, cell.first_child,
+            cell.first_child + cell.child_count, cell_count);
+    require(cell.parent < cell_count, "fmm::FmmTree::adopt", "cell {}'s parent {} is not one of {} cells", c,
+            cell.parent, cell_count);
+  }
   bool in_range = true;
 #pragma omp parallel for reduction(&& : in_range)
   for (std::size_t k = 0; k < n; ++k) in_range = in_range && 0 <= built.order[k] && static_cast<std::size_t>(built.order[k]) < n;
   require(in_range, "fmm::FmmTree::adopt", "the order names a particle outside [0, {})", n);
+  pos_.resize(n);  // before anything changes: a failed allocation leaves the tree as it was
+  charge_.resize(n);
   std::swap(bounds_, built.bounds);
   order_.swap(built.order);
   cells_.swap(built.cells);
@@ -70,8 +86,6 @@ void FmmTree::adopt(std::span<const Vec3d> positions, std::span<const double> ch
   std::swap(stride_, built.stride);
   leaves_ = leaves;
   keys_.clear();
-  pos_.resize(n);
-  charge_.resize(n);
 #pragma omp parallel for
   for (std::size_t k = 0; k < n; ++k) {
     const auto i = static_cast<std::size_t>(order_[k]);
@@ -208,15 +222,23 @@ void FmmTree::computeMoments(const MultiIndexSet& expansion) {
       for (int k = cell.begin; k < cell.end; ++k)
         r2 = std::max(r2, norm2(pos_[static_cast<std::size_t>(k)] - cell.center));
       cell.radius = std::sqrt(r2);
-      std::span<double> mp(multipoles_.data() + static_cast<std::size_t>(c) * stride_, stride_);
+      // P2M and M2M as MultiIndexSet::addPointMultipole and shiftMultipole, here so that this
+      // file's flags (no contraction into fused multiply-adds) hold for them too.
+      double* mp = multipoles_.data() + static_cast<std::size_t>(c) * stride_;
+      std::array<double, kMaxCoefficients> pw;
       if (cell.leaf()) {
-        for (int k = cell.begin; k < cell.end; ++k)
-          expansion.addPointMultipole(cell.center - pos_[static_cast<std::size_t>(k)], charge_[static_cast<std::size_t>(k)],
-                                      mp);
+        for (int k = cell.begin; k < cell.end; ++k) {
+          expansion.powers(cell.center - pos_[static_cast<std::size_t>(k)], expansion.order(), pw);
+          const double q = charge_[static_cast<std::size_t>(k)];
+          for (std::size_t i = 0; i < stride_; ++i) mp[i] += q * pw[i];
+        }
       } else {
-        for (int child = cell.first_child; child < cell.first_child + cell.child_count; ++child)
-          expansion.shiftMultipole({multipoles_.data() + static_cast<std::size_t>(child) * stride_, stride_},
-                                   cell.center - cells_[static_cast<std::size_t>(child)].center, mp);
+        for (int child = cell.first_child; child < cell.first_child + cell.child_count; ++child) {
+          const double* from = multipoles_.data() + static_cast<std::size_t>(child) * stride_;
+          expansion.powers(cell.center - cells_[static_cast<std::size_t>(child)].center, expansion.order(), pw);
+          for (const MultiIndexSet::Term& t : expansion.multipoleShiftTerms())
+            mp[t.target] += t.weight * from[t.first] * pw[t.second];
+        }
       }
     }
   }

@@ -511,7 +511,15 @@ class FmmForce {
     comm.throwIfAnyFailed(bad_input, "FmmForce::calcForceAll");
 
     start = wallSeconds();
-    engine_->buildTree(positions, charges, n_leaf_, expansion_, tree_);
+    // The build may fail on one rank alone (a device out of memory): said on every rank before
+    // the LET's messages, so that no rank waits for one that threw.
+    std::optional<std::string> build_failed;
+    try {
+      engine_->buildTree(positions, charges, n_leaf_, expansion_, tree_);
+    } catch (const std::exception& e) {
+      build_failed = fmt::format("rank {}: {}", comm.rank(), e.what());
+    }
+    comm.throwIfAnyFailed(build_failed, "FmmForce::calcForceAll (the tree's build)");
     const std::span<const int> order = tree_.order();
     // EPI and EPJ in key order (the EPJ array is then followed by the received ones).
     epi_.resize(n);
