@@ -36,6 +36,7 @@ void FmmTree::build(std::span<const Vec3d> positions, std::span<const double> ch
   require(n_leaf >= 1, "fmm::FmmTree::build", "n_leaf must be at least 1, got {}", n_leaf);
   require(positions.size() < (std::size_t{1} << 31), "fmm::FmmTree::build",
           "{} particles on one rank: at most 2^31 - 1 are supported", positions.size());
+  build_id_ = 0;  // a build that throws below leaves a tree no engine's copy matches
   orderParticles(positions, charges);
   splitCells(n_leaf);
   computeMoments(expansion);
