@@ -187,6 +187,36 @@ TEST(FmmExpansion, BatchedM2LEqualsOneSourceAtATime) {
   }
 }
 
+// The tree's own P2M and M2M (fmm_tree.cpp, compiled without contraction) against
+// MultiIndexSet's: the root's multipole, shifted up from the leaves, is every particle's P2M about
+// the root's centre (an exact identity, so to rounding); and the tree refuses bad arguments.
+TEST(FmmTree, RootMultipoleIsEveryParticlesP2MAndBadArgumentsAreRefused) {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<Vec3d> x(3000);
+  std::vector<double> q(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x[i] = Vec3d{u(rng), u(rng), 0.5 * u(rng)};
+    q[i] = 1.0 + 0.5 * u(rng);
+  }
+  for (int p : {1, 4, 8}) {
+    const fmm::MultiIndexSet e(p);
+    fmm::FmmTree tree;
+    tree.build(x, q, 16, e);
+    ASSERT_GT(tree.generationCount(), 2);
+    const Vec3d centre = tree.cells()[0].center;
+    std::vector<double> direct(static_cast<std::size_t>(e.size()), 0.0);
+    for (std::size_t i = 0; i < x.size(); ++i) e.addPointMultipole(centre - x[i], q[i], direct);
+    for (std::size_t k = 0; k < direct.size(); ++k)
+      EXPECT_NEAR(tree.multipoles()[k], direct[k], 1e-12 * std::max(1.0, std::abs(direct[k])))
+          << "order " << p << " coefficient " << k;
+  }
+  fmm::FmmTree tree;
+  const fmm::MultiIndexSet e(4);
+  EXPECT_THROW(tree.build(x, std::span<const double>(q).first(10), 16, e), grove::Error);
+  EXPECT_THROW(tree.build(x, q, 0, e), grove::Error);
+}
+
 // ---- FmmForce ------------------------------------------------------------------------------------------
 
 // N = 2^13 Plummer sphere, theta 0.5: the median and 99th-percentile errors fall with every order,

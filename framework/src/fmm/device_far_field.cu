@@ -397,6 +397,11 @@ struct DeviceFarField::State {
   bool traversed_once = false;
   std::int64_t p2p_pairs = 0, target_particles = 0, source_particles = 0;
 
+  // The operator tables of expansion's order (built on `stream` when the order changes).
+  const DeviceTables& tablesFor(const MultiIndexSet& expansion, cudaStream_t stream) {
+    if (tables.order != expansion.order()) tables.build(expansion, stream);
+    return tables;
+  }
   void* scratch(std::size_t bytes) {
     if (cub_scratch.size() < bytes) cub_scratch.resize(bytes);
     return cub_scratch.data();
@@ -443,9 +448,8 @@ void DeviceFarField::buildTree(std::span<const Vec3d> positions, std::span<const
   const gpu::ScopedDevice on_device(s.device);
   const cudaStream_t ts = s.traversal_stream.get();
   s.built_tree = 0;  // positions and local_multipoles are overwritten below
-  if (s.tables.order != expansion.order()) s.tables.build(expansion, ts);
-  detail::buildTreeOnDevice(s.build, s.tables, ts, positions, charges, n_leaf, expansion, tree, s.built, s.positions,
-                            s.local_multipoles);
+  detail::buildTreeOnDevice(s.build, s.tablesFor(expansion, ts), ts, positions, charges, n_leaf, expansion, tree,
+                            s.built, s.positions, s.local_multipoles);
   s.built_tree = tree.buildId();
 }
 
@@ -475,7 +479,7 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
     s.positions.assignAsync(tree.positions().data(), tree.positions().size(), fs);
   }
   s.remote_multipoles.assignAsync(sources.remote_multipoles.data(), sources.remote_multipoles.size(), fs);
-  if (s.tables.order != expansion.order()) s.tables.build(expansion, ts);
+  const DeviceTables& dt = s.tablesFor(expansion, ts);
   s.cells.assignAsync(sources.cells.data(), sources.cells.size(), ts);
 
   // The traversal, a generation of pairs at a time.
@@ -546,7 +550,6 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
   s.far_start.record(fs);
   s.locals.resize(static_cast<std::size_t>(target_count) * stride);
   check(cudaMemsetAsync(s.locals.data(), 0, s.locals.size() * sizeof(double), fs), "cudaMemsetAsync (locals)");
-  const DeviceTables& dt = s.tables;
   const Tables tb = dt.view();
   const Multipoles mp{s.local_multipoles.data(), s.remote_multipoles.data(),
                       static_cast<long long>(sources.localCount()), static_cast<int>(stride)};

@@ -209,11 +209,7 @@ void buildTreeOnDevice(DeviceTreeBuild& build, const DeviceTables& tables, cudaS
                        const MultiIndexSet& expansion, FmmTree& tree, FmmTree::Built& built,
                        DeviceVector<Vec3d>& key_positions, DeviceVector<double>& multipoles) {
   constexpr const char* kWhere = "fmm::DeviceFarField::buildTree";
-  require(positions.size() == charges.size(), kWhere, "{} positions but {} charges", positions.size(),
-          charges.size());
-  require(n_leaf >= 1, kWhere, "n_leaf must be at least 1, got {}", n_leaf);
-  require(positions.size() < (std::size_t{1} << 31), kWhere,
-          "{} particles on one rank: at most 2^31 - 1 are supported", positions.size());
+  requireTreeArguments(positions, charges, n_leaf, kWhere);
   require(tables.order == expansion.order(), kWhere, "tables of order {} for an expansion of order {}",
           tables.order, expansion.order());
   const std::size_t n = positions.size();

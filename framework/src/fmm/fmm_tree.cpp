@@ -29,13 +29,17 @@ RootCell FmmTree::keyRoot(const Boxd& bounds, std::size_t particles) {
   return RootCell{particles > 0 ? bounds.low : Vec3d(0.0), length};
 }
 
+void detail::requireTreeArguments(std::span<const Vec3d> positions, std::span<const double> charges, int n_leaf,
+                                  const char* where) {
+  require(positions.size() == charges.size(), where, "{} positions but {} charges", positions.size(), charges.size());
+  require(n_leaf >= 1, where, "n_leaf must be at least 1, got {}", n_leaf);
+  require(positions.size() < (std::size_t{1} << 31), where, "{} particles on one rank: at most 2^31 - 1 are supported",
+          positions.size());
+}
+
 void FmmTree::build(std::span<const Vec3d> positions, std::span<const double> charges, int n_leaf,
                     const MultiIndexSet& expansion) {
-  require(positions.size() == charges.size(), "fmm::FmmTree::build", "{} positions but {} charges", positions.size(),
-          charges.size());
-  require(n_leaf >= 1, "fmm::FmmTree::build", "n_leaf must be at least 1, got {}", n_leaf);
-  require(positions.size() < (std::size_t{1} << 31), "fmm::FmmTree::build",
-          "{} particles on one rank: at most 2^31 - 1 are supported", positions.size());
+  detail::requireTreeArguments(positions, charges, n_leaf, "fmm::FmmTree::build");
   build_id_ = 0;  // a build that throws below leaves a tree no engine's copy matches
   orderParticles(positions, charges);
   splitCells(n_leaf);

@@ -117,4 +117,12 @@ class FmmTree {
   std::uint64_t build_id_ = 0;
 };
 
+namespace detail {
+/// FmmTree::build's checks of its arguments, for every builder of the same tree (FmmTree::build,
+/// DeviceFarField::buildTree): throws grove::Error naming `where` when positions and charges
+/// differ in length, n_leaf < 1, or there are 2^31 particles or more.
+void requireTreeArguments(std::span<const Vec3d> positions, std::span<const double> charges, int n_leaf,
+                          const char* where);
+}  // namespace detail
+
 }  // namespace grove::fmm
