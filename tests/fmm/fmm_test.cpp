@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <string>
 
 #include "grove/fmm/fmm_force.hpp"
 #include "pm/ewald.hpp"
@@ -433,6 +434,59 @@ TEST(FmmForce, MultiwalkIndexHooksGiveTheKernelsForces) {
     EXPECT_EQ(hooks.statistics().p2p_interactions, cpu.statistics().p2p_interactions) << "tag_max " << tag_max;
     EXPECT_TRUE(fdps_style::device_results.empty()) << "every batch was retrieved";
   }
+}
+
+// A tree build that fails on one rank alone (as a device out of memory would): every rank throws
+// together, before the LET's messages (no rank waits for one that threw), the failing rank with
+// its own message, and the same object then computes the forces of a fresh one.
+namespace {
+class FailingBuildEngine final : public fmm::FarFieldEngine {
+ public:
+  explicit FailingBuildEngine(int failing_rank) : failing_rank_(failing_rank) {}
+  const char* name() const override { return "host"; }
+  bool asynchronous() const override { return false; }
+  void buildTree(std::span<const Vec3d> positions, std::span<const double> charges, int n_leaf,
+                 const fmm::MultiIndexSet& expansion, fmm::FmmTree& tree) override {
+    if (fail && Comm::world().rank() == failing_rank_)
+      throw grove::Error("stand-in device build", "out of device memory");
+    host_.buildTree(positions, charges, n_leaf, expansion, tree);
+  }
+  fmm::TraversalSummary start(const fmm::FmmTree& tree, const fmm::SourceCells& sources, double theta,
+                              const fmm::MultiIndexSet& expansion, std::span<double> phi, std::span<Vec3d> gradient,
+                              bool overlap, bool p2p_to_host) override {
+    return host_.start(tree, sources, theta, expansion, phi, gradient, overlap, p2p_to_host);
+  }
+  fmm::FarFieldSeconds finish() override { return host_.finish(); }
+  void abandon() noexcept override { host_.abandon(); }
+  bool fail = true;
+
+ private:
+  int failing_rank_;
+  fmm::HostFarField host_;
+};
+}  // namespace
+
+TEST(FmmForce, ATreeBuildFailingOnOneRankStopsEveryRank) {
+  Prepared& p = prepared(1 << 12, true);
+  const int ranks = p.psys.comm().size(), me = p.psys.comm().rank();
+  Fmm cpu(p.psys.size(), 0.5, 16, 5), failing(p.psys.size(), 0.5, 16, 5);
+  cpu.calcForceAll(NewtonKernel{}, p.psys, p.dinfo);
+  auto engine = std::make_shared<FailingBuildEngine>(ranks - 1);
+  failing.setFarFieldEngine(engine);
+  try {
+    failing.calcForceAll(NewtonKernel{}, p.psys, p.dinfo);
+    ADD_FAILURE() << "rank " << me << ": no error";
+  } catch (const grove::Error& e) {
+    const std::string message = e.what();
+    if (me == ranks - 1) EXPECT_NE(message.find("out of device memory"), std::string::npos) << message;
+    else EXPECT_NE(message.find("stopped because rank " + std::to_string(ranks - 1)), std::string::npos) << message;
+  }
+  engine->fail = false;
+  failing.calcForceAll(NewtonKernel{}, p.psys, p.dinfo);
+  int differ = 0;
+  for (std::size_t i = 0; i < p.psys.size(); ++i)
+    differ += !(cpu.getForce(i).acc == failing.getForce(i).acc && cpu.getForce(i).pot == failing.getForce(i).pot);
+  EXPECT_EQ(differ, 0);
 }
 
 // An accelerator that fails in the middle of the near field: the call throws while the host's far
