@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -102,6 +103,30 @@ TEST_P(ResidentExchangeTransports, SameParticlesAsHostExchange) {
   // Exchanging again moves nothing.
   grove::gpu::exchangeParticles(device, dinfo, scratch);
   EXPECT_EQ(sortedIds(device.download()), sortedIds(expected));
+}
+
+// A particle system that reorders in place exchanges the same particles, in the same order, as
+// one that gathers into a second array.
+TEST_F(ResidentExchange, InPlaceReorderExchangesTheSameParticles) {
+  const grove::Comm comm = grove::Comm::world();
+  const std::vector<user::Body> start = myShare(60000, comm);
+  grove::ParticleSystem<user::Body> host;
+  for (const auto& b : start) host.add(b);
+  grove::DomainInfo dinfo;
+  dinfo.decomposeDomainAll(host);
+  grove::gpu::DeviceParticleSystem<user::Body> copy, in_place;
+  in_place.setReorderMemory(grove::gpu::ReorderMemory::kInPlace);
+  copy.upload(start);
+  in_place.upload(start);
+  grove::gpu::exchangeParticles(copy, dinfo);
+  grove::gpu::exchangeParticles(in_place, dinfo);
+  const std::vector<user::Body> x = copy.download(), y = in_place.download();
+  ASSERT_EQ(x.size(), y.size());
+  EXPECT_EQ(std::memcmp(x.data(), y.data(), x.size() * sizeof(user::Body)), 0);
+  const grove::Boxd mine = dinfo.getPosDomain(comm.rank());
+  for (const auto& b : y) ASSERT_TRUE(mine.contains(b.pos)) << "body " << b.id << " outside rank " << comm.rank();
+  EXPECT_EQ(in_place.reorderScratchBytes() > 0, comm.size() > 1);
+  EXPECT_EQ(copy.reorderScratchBytes() > in_place.reorderScratchBytes(), comm.size() > 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, ResidentExchangeTransports,

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <random>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "grove/force/resident_tree_long.cuh"
 #include "grove/gpu/device_gpu.h"
 #include "grove/gpu/for_each.cuh"
+#include "grove/gpu/permute_in_place.hpp"
 #include "grove/particles/for_each.hpp"
 #include "gravity_leapfrog.hpp"
 #include "resident_force_checks.hpp"
@@ -651,6 +653,71 @@ TEST_F(ResidentTest, StacksInTheReorderBufferGiveTheSameListsAndForces) {
   whole.calcForceAllAndWriteBack(lent, Ep{kEps2}, SpMono{kEps2}, grove::REUSE_LIST);
   const std::vector<user::GravityForce> again = whole.forces().toHost(nullptr);
   EXPECT_EQ(std::memcmp(a.data(), again.data(), a.size() * sizeof(user::GravityForce)), 0);
+}
+
+// permuteInPlace against the host's permutation, for item sizes of every word width (16, 8, 4,
+// 2 and 1 bytes) and items smaller than a column; gatherItems against the same.
+TEST_F(ResidentTest, PermuteInPlaceEqualsTheHostsPermutation) {
+  const std::size_t n = 100003;  // not a multiple of a block
+  std::vector<std::uint32_t> index(n);
+  for (std::size_t k = 0; k < n; ++k) index[k] = static_cast<std::uint32_t>(k);
+  std::mt19937 rng(5);
+  std::shuffle(index.begin(), index.end(), rng);
+  grove::gpu::DeviceVector<std::uint32_t> d_index;
+  d_index.assign(index.data(), n, nullptr);
+  for (const std::size_t item_bytes : {96u, 48u, 24u, 20u, 12u, 6u, 13u, 1u}) {
+    SCOPED_TRACE("item bytes " + std::to_string(item_bytes));
+    std::vector<unsigned char> items(n * item_bytes);
+    for (auto& b : items) b = static_cast<unsigned char>(rng());
+    std::vector<unsigned char> expected(items.size());
+    for (std::size_t k = 0; k < n; ++k)
+      std::memcpy(&expected[k * item_bytes], &items[index[k] * item_bytes], item_bytes);
+    grove::gpu::DeviceVector<unsigned char> d_items, d_scratch, d_gathered;
+    d_items.assign(items.data(), items.size(), nullptr);
+    ASSERT_LE(grove::gpu::permuteScratchBytesPerItem(item_bytes), 16u);
+    d_scratch.resize(n * grove::gpu::permuteScratchBytesPerItem(item_bytes));
+    d_gathered.resize(items.size());
+    grove::gpu::gatherItems(d_items.data(), n, item_bytes, d_index.data(), d_gathered.data(), nullptr);
+    grove::gpu::permuteInPlace(d_items.data(), n, item_bytes, d_index.data(), d_scratch.data(), nullptr);
+    EXPECT_TRUE(d_items.toHost(nullptr) == expected);
+    EXPECT_TRUE(d_gathered.toHost(nullptr) == expected);
+  }
+  EXPECT_THROW(grove::gpu::permuteInPlace(nullptr, n, 8, d_index.data(), nullptr, nullptr), grove::Error);
+}
+
+// A particle system that reorders in place (ReorderMemory::kInPlace) gives the particles, their
+// order and the forces of one that gathers into a second array, bitwise, over builds that
+// reorder everything, with 16 instead of 96 bytes per body for its reorders (and that scratch
+// holding the walks' stacks between them); reorderBuffer() is then refused.
+TEST_F(ResidentTest, InPlaceReorderGivesTheCopysParticlesAndForces) {
+  const auto bodies = resident_test::coldSphere(200000, 53);
+  grove::gpu::DeviceParticleSystem<user::Body> copy, in_place;
+  in_place.setReorderMemory(grove::gpu::ReorderMemory::kInPlace);
+  copy.upload(bodies);
+  in_place.upload(bodies);
+  Tree a(kTheta, kLeaf, kGroup), b(kTheta, kLeaf, kGroup);
+  for (int step = 0; step < 2; ++step) {
+    a.calcForceAllAndWriteBack(copy, Ep{kEps2}, SpMono{kEps2});
+    b.calcForceAllAndWriteBack(in_place, Ep{kEps2}, SpMono{kEps2});
+    const std::vector<user::Body> x = copy.download(), y = in_place.download();
+    ASSERT_EQ(x.size(), y.size());
+    EXPECT_EQ(std::memcmp(x.data(), y.data(), x.size() * sizeof(user::Body)), 0) << "step " << step;
+    EXPECT_NE(x.front().id, bodies.front().id);  // the build did reorder them
+    EXPECT_EQ(in_place.orderGeneration(), copy.orderGeneration());
+    // A large swirl (x += 0.5 (y, -x, 0)): the next build's key order is another.
+    grove::gpu::forEach(copy.policy(), copy, Swirl{0.5});
+    grove::gpu::forEach(in_place.policy(), in_place, Swirl{0.5});
+  }
+  // The copy's 19.2 MB reorder buffer is too small for the walks' stacks, which the tree then
+  // holds itself; the in-place scratch (3.2 MB for the reorders) grows to hold them: one buffer
+  // for both, and less memory in all.
+  EXPECT_EQ(copy.reorderScratchBytes(), bodies.size() * sizeof(user::Body));
+  EXPECT_FALSE(a.stacksInReorderBuffer());
+  EXPECT_TRUE(b.stacksInReorderBuffer());
+  EXPECT_GE(in_place.reorderScratchBytes(), bodies.size() * 16);
+  EXPECT_LT(in_place.reorderScratchBytes() + b.deviceBytesByPart().lists,
+            copy.reorderScratchBytes() + a.deviceBytesByPart().lists);
+  EXPECT_THROW(in_place.reorderBuffer(), grove::Error);
 }
 
 struct MassOf {

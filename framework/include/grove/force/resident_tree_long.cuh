@@ -549,12 +549,14 @@ class ResidentTreeLong {
     }
   }
 
-  // The particle system's reorder buffer holds nothing from a build's reorder (done by now) to
-  // the next one, which the stream orders after this step's walks: the walks keep their stacks
-  // there meanwhile instead of in a buffer of their own (when they fit).
+  // The particle system's reorder buffer (or in-place scratch) holds nothing from a build's
+  // reorder (done by now) to the next one, which the stream orders after this step's walks: the
+  // walks keep their stacks there meanwhile instead of in a buffer of their own (when they fit;
+  // an in-place scratch grows to the last walk's stacks, so that one buffer serves both).
   template <class FP>
   void lendReorderBuffer(DeviceParticleSystem<FP>& psys) {
-    walker_.lendStack(reinterpret_cast<int*>(psys.reorderBuffer()), psys.size() * sizeof(FP) / sizeof(int));
+    const auto [bytes_at, bytes] = psys.idleReorderScratch(walker_.lastStackInts() * sizeof(int));
+    walker_.lendStack(static_cast<int*>(bytes_at), bytes / sizeof(int));
   }
   // Ends a step's loan of the reorder buffer.
   struct StackLoan {
@@ -571,7 +573,7 @@ class ResidentTreeLong {
     profile_ = {};
     marks_.begin(stream());
     profile_.n_particles = static_cast<std::int64_t>(n);
-    explainIfTooLarge(n, sizeof(FP));
+    explainIfTooLarge(n, psys.reorderBytesPerParticle(), psys.reorderScratchBytes());
     global_built_ = false;
     let_tree_built_ = false;
     split_lists_ = false;
@@ -643,22 +645,25 @@ class ResidentTreeLong {
   }
 
   // A device-memory estimate of one build against what the device has free, so that a run that
-  // cannot fit says so with the sizes instead of failing in the middle of a step.
-  void explainIfTooLarge(std::size_t n, std::size_t fp_bytes) const {
+  // cannot fit says so with the sizes instead of failing in the middle of a step. reorder_bytes:
+  // per particle, what the particle system's reorder holds besides the particles (reorder_held of
+  // it allocated already).
+  void explainIfTooLarge(std::size_t n, std::size_t reorder_bytes, std::size_t reorder_held) const {
     const std::size_t per_particle = 2 * (sizeof(MortonKey) + 4) + sizeof(EPI) + sizeof(EPJ) + sizeof(Force) +
-                                     fp_bytes + (std::is_same_v<DI, EPI> ? 0 : sizeof(DI)) +
+                                     reorder_bytes + (std::is_same_v<DI, EPI> ? 0 : sizeof(DI)) +
                                      (std::is_same_v<DJ, EPJ> ? 0 : sizeof(DJ)) +
                                      (sizeof(TreeCell) + sizeof(Moment) + sizeof(DS) + sizeof(WalkCell) +
                                       (kSearches ? sizeof(DeviceCellBoxes) : 0)) / 2;
     const std::size_t needed = n * per_particle;
     std::size_t free_bytes = 0, total_bytes = 0;
     check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-    const std::size_t held = deviceBytes();
+    const std::size_t held = deviceBytes() + reorder_held;
     require(needed <= free_bytes + held, "ResidentTreeLong",
             "{} particles need about {:.2f} GB of device memory for the tree ({} bytes per particle: keys, order, "
-            "EPI, EPJ, Force, the reorder copy of FP, cells and moments), but the device has {:.2f} GB free of "
-            "{:.2f} GB ({:.2f} GB held by this tree)",
-            n, needed * 1e-9, per_particle, free_bytes * 1e-9, total_bytes * 1e-9, held * 1e-9);
+            "EPI, EPJ, Force, the particles' reorder scratch, cells and moments), but the device has {:.2f} GB free "
+            "of {:.2f} GB ({:.2f} GB held by this tree and the reorder scratch){}",
+            n, needed * 1e-9, per_particle, free_bytes * 1e-9, total_bytes * 1e-9, held * 1e-9,
+            reorder_bytes > 16 ? "; DeviceParticleSystem::setReorderMemory(ReorderMemory::kInPlace) needs less" : "");
   }
 
   template <class FP>

@@ -14,18 +14,32 @@
 /// ParticleOrder::TREE_ORDER), so the order changes at every build; identify particles by a
 /// member (an id), not by position in the array. orderGeneration() counts these reorders (and
 /// uploads), so that kept interaction lists can tell that they no longer fit.
+///
+/// Memory: a reorder gathers into a second array of the particles by default (the fastest, but
+/// it doubles what the particles hold); setReorderMemory(ReorderMemory::kInPlace) reorders in
+/// place through 16 bytes of scratch per particle instead (grove::gpu::permuteInPlace), for the
+/// largest runs a card can hold. The order, and so every result, is the same either way.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <type_traits>
 #include <vector>
 
+#include "grove/core/error.hpp"
 #include "grove/core/execution.hpp"
 #include "grove/gpu/device_vector.hpp"
+#include "grove/gpu/permute_in_place.hpp"
 
 namespace grove::gpu {
+
+/// How a DeviceParticleSystem's particles are reordered (a tree build's sort, an exchange).
+enum class ReorderMemory {
+  kCopy,     ///< gathered into a second array of size() particles, which then becomes the particles
+  kInPlace,  ///< permuted in place, a 16-byte column at a time, through 16 bytes per particle
+};
 
 /// The user's full particles FP in device memory, on one stream.
 ///
@@ -57,8 +71,24 @@ class DeviceParticleSystem {
   const FP* data() const { return particles_.data(); }
   /// Counts uploads and reorders (tree builds, exchanges); a REUSE_LIST after a change is refused.
   std::uint64_t orderGeneration() const { return order_generation_; }
-  /// Device memory held: the particles and the reorder buffer.
-  std::size_t deviceBytes() const { return particles_.bytes() + scratch_.bytes(); }
+  /// Device memory held: the particles and the reorder buffer (or the in-place reorder's scratch).
+  std::size_t deviceBytes() const { return particles_.bytes() + reorderScratchBytes(); }
+
+  /// How reorders move the particles (kCopy unless set). Setting it frees the other mode's buffer.
+  void setReorderMemory(ReorderMemory mode) {
+    reorder_memory_ = mode;
+    if (mode == ReorderMemory::kCopy) columns_.release();
+    else scratch_.release();
+  }
+  /// See setReorderMemory.
+  ReorderMemory reorderMemory() const { return reorder_memory_; }
+  /// Device bytes allocated now for reorders (the reorder buffer or the in-place scratch).
+  std::size_t reorderScratchBytes() const { return scratch_.bytes() + columns_.bytes(); }
+  /// The device bytes per particle a reorder holds besides the particles: sizeof(FP) for kCopy,
+  /// at most 16 for kInPlace.
+  std::size_t reorderBytesPerParticle() const {
+    return reorder_memory_ == ReorderMemory::kCopy ? sizeof(FP) : permuteScratchBytesPerItem(sizeof(FP));
+  }
 
   /// Replaces the device particles with n host particles; returns once they are on the device.
   void upload(const FP* host, std::size_t n) {
@@ -86,11 +116,46 @@ class DeviceParticleSystem {
     ++order_generation_;
   }
 
-  /// For stages that reorder: a device buffer of size() particles to gather into, then
-  /// adoptReordered() makes it the particle array (the old one becomes the next buffer).
+  /// For stages that reorder under ReorderMemory::kCopy: a device buffer of size() particles to
+  /// gather into, then adoptReordered() makes it the particle array (the old one becomes the next
+  /// buffer). Under kInPlace, stages call reorderInPlace instead, and this throws grove::Error.
   FP* reorderBuffer() {
+    require(reorder_memory_ == ReorderMemory::kCopy, "DeviceParticleSystem::reorderBuffer",
+            "the particles reorder in place (ReorderMemory::kInPlace): there is no second array to gather into");
     scratch_.resize(particles_.size());
     return scratch_.data();
+  }
+  /// Puts the particles in the order of index (a device array of size() entries, a permutation:
+  /// place k receives the particle at index[k]) through the scratch of reorderMemory(): under
+  /// kCopy a gather into the reorder buffer, which is then adopted; under kInPlace
+  /// grove::gpu::permuteInPlace. On stream(); not waited for.
+  void reorder(const std::uint32_t* index) {
+    const std::size_t n = particles_.size();
+    if (reorder_memory_ == ReorderMemory::kCopy) {
+      scratch_.resize(n);
+      gatherItems(particles_.data(), n, sizeof(FP), index, scratch_.data(), stream());
+      adoptReordered();
+    } else {
+      columns_.resize(n * permuteScratchBytesPerItem(sizeof(FP)) / sizeof(Column) + 1);
+      permuteInPlace(particles_.data(), n, sizeof(FP), index, columns_.data(), stream());
+      ++order_generation_;
+    }
+  }
+  /// The device memory this system keeps for its reorders, idle between them: stages that run on
+  /// stream() after one reorder and before the next may borrow it (the resident tree's walks keep
+  /// their stacks there). Sized for size() particles; under kInPlace grown to at least
+  /// `at_least` bytes (the borrower's need: one buffer then serves both), under kCopy never
+  /// grown. {nullptr, 0} while there are no particles.
+  std::pair<void*, std::size_t> idleReorderScratch(std::size_t at_least = 0) {
+    const std::size_t n = particles_.size();
+    if (n == 0) return {nullptr, 0};
+    if (reorder_memory_ == ReorderMemory::kCopy) {
+      scratch_.resize(n);
+      return {scratch_.data(), scratch_.bytes()};
+    }
+    const std::size_t bytes = std::max(n * permuteScratchBytesPerItem(sizeof(FP)), at_least);
+    columns_.resize(bytes / sizeof(Column) + 1);
+    return {columns_.data(), columns_.bytes()};
   }
   /// Makes the reorderBuffer() the particle array (see there).
   void adoptReordered() {
@@ -99,8 +164,14 @@ class DeviceParticleSystem {
   }
 
  private:
+  // 16 bytes, aligned as permuteInPlace's widest word.
+  struct alignas(16) Column {
+    unsigned char bytes[16];
+  };
   Gpu policy_;
   DeviceVector<FP> particles_, scratch_;
+  DeviceVector<Column> columns_;  // kInPlace's scratch
+  ReorderMemory reorder_memory_ = ReorderMemory::kCopy;
   std::uint64_t order_generation_ = 0;
 };
 

@@ -55,13 +55,6 @@ __global__ void destinationBuckets(const FP* __restrict__ particles, std::size_t
   index[i] = static_cast<std::uint32_t>(i);
 }
 
-template <class FP>
-__global__ void gatherByIndex(const FP* __restrict__ in, const std::uint32_t* __restrict__ index, std::size_t n,
-                              FP* __restrict__ out) {
-  const std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (k < n) out[k] = in[index[k]];
-}
-
 }  // namespace kernel
 
 /// What exchangeParticles keeps between calls: its device buffers and the transport between
@@ -153,11 +146,7 @@ void exchangeParticles(DeviceParticleSystem<FP>& psys, const DomainInfo& dinfo, 
                                             scratch.histogram.data(), ranks + 2, 0u,
                                             static_cast<std::uint32_t>(ranks + 1), static_cast<std::int64_t>(n), stream),
         "cub::DeviceHistogram::HistogramEven (buckets)");
-  FP* reordered = psys.reorderBuffer();
-  if (n > 0) {
-    kernel::gatherByIndex<<<blocksFor(n, 256), 256, 0, stream>>>(psys.data(), values.Current(), n, reordered);
-    check(cudaGetLastError(), "gatherByIndex kernel launch");
-  }
+  psys.reorder(values.Current());  // stayers first, then leavers by destination
   const std::vector<int> histogram = scratch.histogram.toHost(stream);
   const auto staying = static_cast<std::size_t>(histogram[0]);
   std::vector<int> send_counts(static_cast<std::size_t>(ranks), 0);
@@ -175,10 +164,12 @@ void exchangeParticles(DeviceParticleSystem<FP>& psys, const DomainInfo& dinfo, 
   }
   std::byte* arena = scratch.transport->sendArena(leaving * sizeof(FP));
   if (leaving > 0)
-    check(cudaMemcpyAsync(arena, reordered + staying, leaving * sizeof(FP), cudaMemcpyDeviceToDevice, stream),
+    check(cudaMemcpyAsync(arena, psys.data() + staying, leaving * sizeof(FP), cudaMemcpyDeviceToDevice, stream),
           "cudaMemcpyAsync (leavers)");
   scratch.packed->record(stream);
-  psys.adoptReordered();
+  // The leavers must be out of the particle array before arrivals may land on their places (a
+  // CUDA-aware MPI receives into it as soon as start() posts; start() would wait for this anyway).
+  scratch.packed->synchronize();
   psys.resizeKeep(staying + arriving);
   std::vector<SendBlock> sends;
   std::vector<ReceiveBlock> receives;

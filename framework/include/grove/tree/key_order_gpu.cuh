@@ -73,10 +73,12 @@ struct KeyOrder {
 };
 
 /// Stages 2 and 3 of a build: the keys of psys's particles under root and their stable sort into
-/// `order` (its arrays resized to psys.size(); marks Stage::kKeys and Stage::kSort), then
-/// gather(psys, order.index.data(), psys.reorderBuffer()), which must write the particles in key
-/// order into that buffer, and the particles adopted in key order, in place (marks
-/// Stage::kReorder). All on the policy's stream, which marks should have begun; not waited for.
+/// `order` (its arrays resized to psys.size(); marks Stage::kKeys and Stage::kSort), then the
+/// particles into key order (marks Stage::kReorder). gather(psys, index, out) reads particle
+/// index[k] into place k of the stage's own arrays (EPI, EPJ) and, when out is not null, into
+/// out[k]: under ReorderMemory::kCopy out is psys.reorderBuffer(), adopted after, so one pass
+/// moves everything; under kInPlace out is null and psys.reorder() permutes the particles after.
+/// All on the policy's stream, which marks should have begun; not waited for.
 template <class Stage, class FP, class Gather>
 void sortIntoKeyOrder(Gpu policy, const RootCell& root, DeviceParticleSystem<FP>& psys, KeyOrder& order,
                       CubScratch& cub, StageMarks<Stage>& marks, Gather&& gather) {
@@ -87,8 +89,13 @@ void sortIntoKeyOrder(Gpu policy, const RootCell& root, DeviceParticleSystem<FP>
   marks.mark(policy.stream, Stage::kKeys);
   sortByKey(policy, order.keys, order.keys_alt, order.index, order.index_alt, cub);
   marks.mark(policy.stream, Stage::kSort);
-  gather(psys, order.index.data(), psys.reorderBuffer());
-  psys.adoptReordered();
+  if (psys.reorderMemory() == ReorderMemory::kCopy) {
+    gather(psys, order.index.data(), psys.reorderBuffer());
+    psys.adoptReordered();
+  } else {
+    gather(psys, order.index.data(), static_cast<FP*>(nullptr));
+    psys.reorder(order.index.data());
+  }
   marks.mark(policy.stream, Stage::kReorder);
 }
 
