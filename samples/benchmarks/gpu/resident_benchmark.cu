@@ -14,12 +14,15 @@
 //
 //   resident_benchmark [--n N] [--theta T] [--leaf L] [--group G] [--steps S] [--reuse R]
 //                      [--cycles C] [--samples K] [--quadrupole] [--opening fdps|nakasato|rmax] [--fused-walk]
-//                      [--cpu-reference] [--group-target T]
+//                      [--cpu-reference] [--group-target T] [--reorder copy|in-place]
 // --opening: the opening test (ResidentTreeOptions::opening, walk/opening_criterion.hpp; the CPU
 // reference uses the same): fdps (default), nakasato (also --nakasato), or rmax (r_max / theta).
 // --fused-walk: rebuilt steps walk and evaluate in one kernel (ResidentTreeOptions::fused_walk)
 // instead of building lists for the list kernel. --group-target: groups larger than T are cut
 // into equal runs (ResidentTreeOptions::group_target; 0, the default, keeps FDPS's cell groups).
+// --reorder: how the particle system reorders (DeviceParticleSystem::setReorderMemory): copy (the
+// default: a second array of the particles) or in-place (16 bytes of scratch per particle), for
+// the largest runs.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -45,6 +48,7 @@ struct Options {
   double theta = 0.5;
   int leaf = 16, group = 512, steps = 8, reuse = 16, cycles = 2, samples = 4096, group_target = 0;
   bool quadrupole = false, cpu_reference = false, fused_walk = false;
+  grove::gpu::ReorderMemory reorder = grove::gpu::ReorderMemory::kCopy;
   grove::OpeningRule opening = grove::OpeningRule::kFdps;
   double dt = 1.0 / 256.0;
   float eps = 1.0f / 256.0f;
@@ -76,13 +80,22 @@ Options parse(int argc, char** argv) {
       }
     }
     else if (arg == "--fused-walk") o.fused_walk = true;
+    else if (arg == "--reorder" && a + 1 < argc) {
+      const std::string how = argv[++a];
+      if (how == "copy") o.reorder = grove::gpu::ReorderMemory::kCopy;
+      else if (how == "in-place") o.reorder = grove::gpu::ReorderMemory::kInPlace;
+      else {
+        std::fprintf(stderr, "--reorder takes copy or in-place (got %s)\n", how.c_str());
+        std::exit(2);
+      }
+    }
     else if (arg == "--group-target") o.group_target = static_cast<int>(next());
     else if (arg == "--cpu-reference") o.cpu_reference = true;
     else {
       std::fprintf(stderr,
                    "usage: %s [--n N] [--theta T] [--leaf L] [--group G] [--steps S] [--reuse R] [--cycles C] "
                    "[--samples K] [--quadrupole] [--opening fdps|nakasato|rmax] [--fused-walk] [--cpu-reference] "
-                   "[--group-target T]\n",
+                   "[--group-target T] [--reorder copy|in-place]\n",
                    argv[0]);
       std::exit(2);
     }
@@ -170,6 +183,7 @@ void run(const Options& o, Sp sp) {
   grove::gpu::Stream stream;
   const grove::Gpu policy{stream.get()};
   grove::gpu::DeviceParticleSystem<user::Body> psys(policy);
+  psys.setReorderMemory(o.reorder);
   psys.upload(bodies);
   grove::gpu::ResidentTreeOptions options;
   options.opening = o.opening;
@@ -218,7 +232,7 @@ void run(const Options& o, Sp sp) {
     std::printf(
         "{\"bench\":\"resident\",\"mode\":\"%s\",\"gpu\":\"%s\",\"n\":%zu,\"theta\":%g,\"leaf\":%d,\"group\":%d,"
         "\"group_target\":%d,"
-        "\"moment\":\"%s\",\"opening\":\"%s\",\"walk\":\"%s\",\"steps\":%zu,\"step_ms_mean\":%.3f,\"step_ms_median\":%.3f,"
+        "\"moment\":\"%s\",\"opening\":\"%s\",\"walk\":\"%s\",\"reorder_memory\":\"%s\",\"steps\":%zu,\"step_ms_mean\":%.3f,\"step_ms_median\":%.3f,"
         "\"ms\":{\"root\":%.3f,\"keys\":%.3f,\"sort\":%.3f,\"reorder\":%.3f,\"link\":%.3f,\"moments\":%.3f,"
         "\"groups\":%.3f,\"lists\":%.3f,\"force\":%.3f,\"write_back\":%.3f,\"integrate\":%.3f,\"tree_total\":%.3f},"
         "\"cells\":%lld,\"groups_n\":%lld,\"interactions_per_particle\":%.1f,\"ep_per_particle\":%.1f,"
@@ -228,7 +242,8 @@ void run(const Options& o, Sp sp) {
         "\"bytes_per_particle\":%.1f,\"device_bytes_by\":{\"particle_system\":%zu,\"keys\":%zu,\"particles\":%zu,"
         "\"cells\":%zu,\"groups\":%zu,\"lists\":%zu,\"force\":%zu,\"let\":%zu}}\n",
         mode, info.name.c_str(), o.n, o.theta, o.leaf, o.group, o.group_target, o.quadrupole ? "quadrupole" : "monopole",
-        grove::openingRuleName(o.opening), o.fused_walk ? "fused" : "lists", step_seconds.size(), 1e3 * mean_step, 1e3 * med_step,
+        grove::openingRuleName(o.opening), o.fused_walk ? "fused" : "lists",
+        o.reorder == grove::gpu::ReorderMemory::kCopy ? "copy" : "in-place", step_seconds.size(), 1e3 * mean_step, 1e3 * med_step,
         1e3 * med([](const auto& p) { return p.root; }), 1e3 * med([](const auto& p) { return p.keys; }),
         1e3 * med([](const auto& p) { return p.sort; }), 1e3 * med([](const auto& p) { return p.reorder; }),
         1e3 * med([](const auto& p) { return p.link; }), 1e3 * med([](const auto& p) { return p.moments; }),
