@@ -27,7 +27,8 @@
 /// - With `+=` on Force (callable on the device: GROVE_HOST_DEVICE): leaves hold few particles
 ///   (about 10 at n_leaf 32), so the warp is cut into 32 / w lane groups (w: n_i rounded up to a
 ///   power of two), each taking every (32 / w)-th source of the tile, and the groups' partial
-///   forces are summed in group order. A target's list is cut into tasks of about 8192 source
+///   forces are summed in group order. A larger leaf's last chunk of particles (n_i mod 32 of
+///   them) is split the same way. A target's list is cut into tasks of about 8192 source
 ///   particles (the sources that start within each window of 8192), whose partial forces are
 ///   summed in task order: a sparse leaf in a cluster's outskirts meets thousands of leaves, and
 ///   alone in one warp it ran 10 times longer than the rest of the kernel. The cuts are found by
@@ -185,10 +186,13 @@ __global__ void __launch_bounds__(kWarps * 32)
                                 : partials + partial_begin[task.target] + static_cast<std::int64_t>(task.segment) * n_i;
   const bool from_cleared = forces_cleared || task.segment >= 0;
   DJ* tile = reinterpret_cast<DJ*>(tile_bytes) + warp * 32;
-  const int width = kSplit ? powerOfTwoAtLeast(n_i < 32 ? n_i : 32) : 32;
-  const int groups = 32 / width, group = lane / width, slot = lane % width;
   long long source_particles = 0;
+  int width = 32;
   for (int chunk = 0; chunk < n_i; chunk += width) {
+    // The leaf's particles 32 at a time; the last few (and a leaf of fewer than 32) in lane
+    // groups of the next power of two, so that fewer lanes idle.
+    if constexpr (kSplit) width = powerOfTwoAtLeast(n_i - chunk < 32 ? n_i - chunk : 32);
+    const int groups = 32 / width, group = lane / width, slot = lane % width;
     // Lanes past the leaf's end compute on its first particle and store nothing: every lane
     // reaches the warp's barriers.
     const bool active = chunk + slot < n_i;
