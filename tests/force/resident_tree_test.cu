@@ -688,7 +688,7 @@ TEST_F(ResidentTest, PermuteInPlaceEqualsTheHostsPermutation) {
 // A particle system that reorders in place (ReorderMemory::kInPlace) gives the particles, their
 // order and the forces of one that gathers into a second array, bitwise, over builds that
 // reorder everything, with 16 instead of 96 bytes per body for its reorders (and that scratch
-// holding the walks' stacks between them); reorderBuffer() is then refused.
+// holding the sort's second buffers and the walks' stacks); reorderBuffer() is then refused.
 TEST_F(ResidentTest, InPlaceReorderGivesTheCopysParticlesAndForces) {
   const auto bodies = resident_test::coldSphere(200000, 53);
   grove::gpu::DeviceParticleSystem<user::Body> copy, in_place;
@@ -717,6 +717,8 @@ TEST_F(ResidentTest, InPlaceReorderGivesTheCopysParticlesAndForces) {
   EXPECT_GE(in_place.reorderScratchBytes(), bodies.size() * 16);
   EXPECT_LT(in_place.reorderScratchBytes() + b.deviceBytesByPart().lists,
             copy.reorderScratchBytes() + a.deviceBytesByPart().lists);
+  // The sort's second buffers are in that scratch too: 12 bytes per body fewer in the tree.
+  EXPECT_LE(b.deviceBytesByPart().keys + bodies.size() * 12, a.deviceBytesByPart().keys);
   EXPECT_THROW(in_place.reorderBuffer(), grove::Error);
 }
 

@@ -573,7 +573,8 @@ class ResidentTreeLong {
     profile_ = {};
     marks_.begin(stream());
     profile_.n_particles = static_cast<std::int64_t>(n);
-    explainIfTooLarge(n, psys.reorderBytesPerParticle(), psys.reorderScratchBytes());
+    explainIfTooLarge(n, psys.reorderBytesPerParticle(), psys.reorderScratchBytes(),
+                      psys.reorderMemory() == ReorderMemory::kInPlace);
     global_built_ = false;
     let_tree_built_ = false;
     split_lists_ = false;
@@ -647,9 +648,11 @@ class ResidentTreeLong {
   // A device-memory estimate of one build against what the device has free, so that a run that
   // cannot fit says so with the sizes instead of failing in the middle of a step. reorder_bytes:
   // per particle, what the particle system's reorder holds besides the particles (reorder_held of
-  // it allocated already).
-  void explainIfTooLarge(std::size_t n, std::size_t reorder_bytes, std::size_t reorder_held) const {
-    const std::size_t per_particle = 2 * (sizeof(MortonKey) + 4) + sizeof(EPI) + sizeof(EPJ) + sizeof(Force) +
+  // it allocated already); sort_scratch_lent: the sort's second buffers are in that scratch.
+  void explainIfTooLarge(std::size_t n, std::size_t reorder_bytes, std::size_t reorder_held,
+                         bool sort_scratch_lent) const {
+    const std::size_t key_buffers = sort_scratch_lent ? 1 : 2;
+    const std::size_t per_particle = key_buffers * (sizeof(MortonKey) + 4) + sizeof(EPI) + sizeof(EPJ) + sizeof(Force) +
                                      reorder_bytes + (std::is_same_v<DI, EPI> ? 0 : sizeof(DI)) +
                                      (std::is_same_v<DJ, EPJ> ? 0 : sizeof(DJ)) +
                                      (sizeof(TreeCell) + sizeof(Moment) + sizeof(DS) + sizeof(WalkCell) +

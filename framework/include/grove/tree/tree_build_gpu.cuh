@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
+#include <utility>
 #include <vector>
 
 #include "grove/core/box.hpp"
@@ -159,6 +160,26 @@ void mortonKeys(Gpu policy, const RootCell& root, const P* items, std::size_t n,
   check(cudaGetLastError(), "mortonKeys kernel launch");
 }
 
+namespace detail {
+// CUB's stable radix sort of n (key, index) pairs over the key bits, from keys/index with the
+// second buffers keys_alt/index_alt; returns whether the sorted keys and indices ended in the
+// second buffers. Not waited for.
+inline std::pair<bool, bool> sortPairsByKey(Gpu policy, MortonKey* keys, MortonKey* keys_alt, std::uint32_t* index,
+                                            std::uint32_t* index_alt, std::size_t n, CubScratch& scratch) {
+  cub::DoubleBuffer<MortonKey> k(keys, keys_alt);
+  cub::DoubleBuffer<std::uint32_t> v(index, index_alt);
+  constexpr int kKeyBits = 3 * kMortonLevels;
+  std::size_t temp_bytes = 0;
+  check(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, k, v, static_cast<std::int64_t>(n), 0, kKeyBits,
+                                        policy.stream),
+        "cub::DeviceRadixSort::SortPairs (size)");
+  check(cub::DeviceRadixSort::SortPairs(scratch.get(temp_bytes), temp_bytes, k, v, static_cast<std::int64_t>(n), 0,
+                                        kKeyBits, policy.stream),
+        "cub::DeviceRadixSort::SortPairs");
+  return {k.Current() != keys, v.Current() != index};
+}
+}  // namespace detail
+
 /// Stable sort of (key, index) by key; keys_alt and index_alt are the radix sort's second buffers
 /// (resized to keys.size(); the sorted data end up in keys and index, possibly by swapping
 /// buffers). Needs index.size() == keys.size(). Not waited for.
@@ -169,18 +190,28 @@ inline void sortByKey(Gpu policy, DeviceVector<MortonKey>& keys, DeviceVector<Mo
   keys_alt.resize(n);
   index_alt.resize(n);
   if (n == 0) return;
-  cub::DoubleBuffer<MortonKey> k(keys.data(), keys_alt.data());
-  cub::DoubleBuffer<std::uint32_t> v(index.data(), index_alt.data());
-  constexpr int kKeyBits = 3 * kMortonLevels;
-  std::size_t temp_bytes = 0;
-  check(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, k, v, static_cast<std::int64_t>(n), 0, kKeyBits,
-                                        policy.stream),
-        "cub::DeviceRadixSort::SortPairs (size)");
-  check(cub::DeviceRadixSort::SortPairs(scratch.get(temp_bytes), temp_bytes, k, v, static_cast<std::int64_t>(n), 0,
-                                        kKeyBits, policy.stream),
-        "cub::DeviceRadixSort::SortPairs");
-  if (k.Current() != keys.data()) keys.swap(keys_alt);
-  if (v.Current() != index.data()) index.swap(index_alt);
+  const auto [keys_moved, index_moved] =
+      detail::sortPairsByKey(policy, keys.data(), keys_alt.data(), index.data(), index_alt.data(), n, scratch);
+  if (keys_moved) keys.swap(keys_alt);
+  if (index_moved) index.swap(index_alt);
+}
+
+/// The same sort with second buffers the caller lends (device memory of keys.size() keys and
+/// indices, 8-byte aligned, untouched by others until the sort is done): the sorted data are
+/// copied back into keys and index when they end in the lent buffers. Not waited for.
+inline void sortByKey(Gpu policy, DeviceVector<MortonKey>& keys, MortonKey* keys_alt, DeviceVector<std::uint32_t>& index,
+                      std::uint32_t* index_alt, CubScratch& scratch) {
+  const std::size_t n = keys.size();
+  if (n == 0) return;
+  const auto [keys_moved, index_moved] =
+      detail::sortPairsByKey(policy, keys.data(), keys_alt, index.data(), index_alt, n, scratch);
+  if (keys_moved)
+    check(cudaMemcpyAsync(keys.data(), keys_alt, n * sizeof(MortonKey), cudaMemcpyDeviceToDevice, policy.stream),
+          "cudaMemcpyAsync (sorted keys)");
+  if (index_moved)
+    check(cudaMemcpyAsync(index.data(), index_alt, n * sizeof(std::uint32_t), cudaMemcpyDeviceToDevice,
+                          policy.stream),
+          "cudaMemcpyAsync (sorted indices)");
 }
 
 /// Links the cells of the sorted key arrays (device arrays of n_ep and n_sp keys), level by level,
