@@ -41,6 +41,7 @@ struct Options {
   std::string moment = "monopole";
   std::string method = "multisection";
   std::string cuts = "sampled";  // --gpu resident: cuts from samples or from counting every particle
+  std::string gpu_memory = "fast";  // --gpu resident: fast, or lean (in-place reorders, walks without lists)
   double theta = 0.5;
   int n_leaf = 8;
   int n_group = 256;
@@ -291,6 +292,7 @@ int runResidentSample(const grove::Runtime& runtime, const Options& opt) {
   ro.theta = opt.theta, ro.eps = opt.eps, ro.dt = opt.dt, ro.n_leaf = opt.n_leaf, ro.n_group = opt.n_group;
   ro.n_reuse = opt.n_reuse, ro.snapshot_every = opt.snapshot_every, ro.quadrupole = opt.moment == "quadrupole";
   ro.decompose_every = opt.decompose_every, ro.orb = opt.method == "orb", ro.counted_cuts = opt.cuts == "counted";
+  ro.lean_memory = opt.gpu_memory == "lean";
   ro.steps = samples::fixedSteps("nbody", 0.0, opt.t_end, opt.dt, "the start");
   const std::filesystem::path out(opt.output_dir);
   std::FILE* energy_log = runtime.rank() == 0 ? openEnergyLog(out) : nullptr;
@@ -340,6 +342,10 @@ int main(int argc, char** argv) {
   app.add_option("--cuts", opt.cuts,
                  "--gpu resident: domain cuts from samples (weighted) or from counting every particle on the GPU")
       ->check(CLI::IsMember({"sampled", "counted"}));
+  app.add_option("--gpu-memory", opt.gpu_memory,
+                 "--gpu resident: fast (a second copy of the bodies for reorders, interaction lists) or lean (reorders "
+                 "in place, and with --n-reuse 1 walks without lists: the most bodies a GPU holds)")
+      ->check(CLI::IsMember({"fast", "lean"}));
   app.add_option("--theta", opt.theta, "opening angle")->check(samples::kNonNegative);
   app.add_option("--n-leaf", opt.n_leaf, "most particles in a leaf")->check(samples::integerAtLeast(1));
   app.add_option("--n-group", opt.n_group, "most particles sharing one interaction list")

@@ -47,8 +47,13 @@ void loop(std::vector<user::Body>& bodies, const ResidentOptions& opt, Sp sp,
   grove::gpu::Stream stream;
   const grove::Gpu gpu{stream.get()};
   grove::gpu::DeviceParticleSystem<user::Body> psys(gpu);
+  grove::gpu::ResidentTreeOptions tree_options;
+  if (opt.lean_memory) {
+    psys.setReorderMemory(grove::gpu::ReorderMemory::kInPlace);
+    tree_options.fused_walk = true;  // MAKE_LIST steps only: MAKE_LIST_FOR_REUSE keeps its lists
+  }
   psys.upload(bodies);
-  Tree tree(opt.theta, opt.n_leaf, opt.n_group, gpu);
+  Tree tree(opt.theta, opt.n_leaf, opt.n_group, gpu, tree_options);
   const auto build_mode = opt.n_reuse > 1 ? grove::MAKE_LIST_FOR_REUSE : grove::MAKE_LIST;
   grove::DomainInfo dinfo;
   if (opt.orb) dinfo.setDecompositionMethod(grove::DecompositionMethod::ORB);

@@ -20,6 +20,11 @@ struct ResidentOptions {
   bool orb = false;         // several ranks: ORB instead of multisection
   bool counted_cuts = false;  // several ranks: cuts from counting every particle, not from samples
   bool quadrupole = false;
+  // The most bodies a GPU holds: the particles reorder in place (DeviceParticleSystem's
+  // ReorderMemory::kInPlace), and steps that build lists only for themselves (n_reuse 1) walk
+  // with the fused kernel instead (ResidentTreeOptions::fused_walk), whose forces differ from the
+  // list kernel's by rounding (it sums in another order).
+  bool lean_memory = false;
 };
 
 struct ResidentStep {
