@@ -305,15 +305,16 @@ TEST_F(FmmDeviceNear, EmptyRanksAndTinySystems) {
 
 // clear = false adds the near and far field to the previous call's forces, on the device as on
 // the host: bitwise with one lane per particle, to rounding with lane groups (whose first group
-// starts from the previous force).
+// starts from the previous force; at n_leaf 64 also in a leaf's last chunk of particles beyond
+// the first 32).
 template <class Force>
-void expectClearFalseAdds(bool bitwise) {
+void expectClearFalseAdds(bool bitwise, int n_leaf = 32) {
   grove::ParticleSystem<Body> psys;
   grove::DomainInfo dinfo;
   makeBodies(psys, dinfo, 5000, false);
   const auto engine = std::make_shared<grove::fmm::DeviceFarField>();
   auto near = grove::fmm::makeDeviceNearField<Force, Ep, Ep>(engine, Newton{});
-  grove::FmmForce<Force, Ep, Ep> fmm(psys.size(), 0.5, 32, 4);
+  grove::FmmForce<Force, Ep, Ep> fmm(psys.size(), 0.5, n_leaf, 4);
   fmm.setFarFieldEngine(engine);
   fmm.calcForceAll(Newton{}, psys, dinfo);
   fmm.calcForceAllAndWriteBack(Newton{}, psys, dinfo, false);
@@ -334,6 +335,7 @@ void expectClearFalseAdds(bool bitwise) {
 TEST_F(FmmDeviceNear, ClearFalseAddsToThePreviousForces) {
   expectClearFalseAdds<LaneForce>(true);
   expectClearFalseAdds<SplitForce>(false);
+  expectClearFalseAdds<SplitForce>(false, 64);
 }
 
 // A near field made for another engine than the FmmForce's is refused before anything runs, and

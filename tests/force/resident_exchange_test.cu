@@ -106,8 +106,8 @@ TEST_P(ResidentExchangeTransports, SameParticlesAsHostExchange) {
 }
 
 // A particle system that reorders in place exchanges the same particles, in the same order, as
-// one that gathers into a second array.
-TEST_F(ResidentExchange, InPlaceReorderExchangesTheSameParticles) {
+// one that gathers into a second array (the leavers leave its array before arrivals land there).
+TEST_P(ResidentExchangeTransports, InPlaceReorderExchangesTheSameParticles) {
   const grove::Comm comm = grove::Comm::world();
   const std::vector<user::Body> start = myShare(60000, comm);
   grove::ParticleSystem<user::Body> host;
@@ -118,8 +118,10 @@ TEST_F(ResidentExchange, InPlaceReorderExchangesTheSameParticles) {
   in_place.setReorderMemory(grove::gpu::ReorderMemory::kInPlace);
   copy.upload(start);
   in_place.upload(start);
-  grove::gpu::exchangeParticles(copy, dinfo);
-  grove::gpu::exchangeParticles(in_place, dinfo);
+  grove::gpu::ExchangeScratch copy_scratch, in_place_scratch;
+  copy_scratch.transport_choice = in_place_scratch.transport_choice = GetParam();
+  grove::gpu::exchangeParticles(copy, dinfo, copy_scratch);
+  grove::gpu::exchangeParticles(in_place, dinfo, in_place_scratch);
   const std::vector<user::Body> x = copy.download(), y = in_place.download();
   ASSERT_EQ(x.size(), y.size());
   EXPECT_EQ(std::memcmp(x.data(), y.data(), x.size() * sizeof(user::Body)), 0);

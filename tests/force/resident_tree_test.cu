@@ -665,7 +665,9 @@ TEST_F(ResidentTest, PermuteInPlaceEqualsTheHostsPermutation) {
   std::shuffle(index.begin(), index.end(), rng);
   grove::gpu::DeviceVector<std::uint32_t> d_index;
   d_index.assign(index.data(), n, nullptr);
-  for (const std::size_t item_bytes : {96u, 48u, 24u, 20u, 12u, 6u, 13u, 1u}) {
+  // Several passes of each word width: 96 and 48 (16-byte words), 24 and 40 (8), 20 and 36 (4),
+  // 34 (2) and 33 (1); one pass: 12, 6, 13 and 1.
+  for (const std::size_t item_bytes : {96u, 48u, 24u, 40u, 20u, 36u, 34u, 33u, 12u, 6u, 13u, 1u}) {
     SCOPED_TRACE("item bytes " + std::to_string(item_bytes));
     std::vector<unsigned char> items(n * item_bytes);
     for (auto& b : items) b = static_cast<unsigned char>(rng());
@@ -683,6 +685,10 @@ TEST_F(ResidentTest, PermuteInPlaceEqualsTheHostsPermutation) {
     EXPECT_TRUE(d_gathered.toHost(nullptr) == expected);
   }
   EXPECT_THROW(grove::gpu::permuteInPlace(nullptr, n, 8, d_index.data(), nullptr, nullptr), grove::Error);
+  // Items that do not start on their word are refused, not misread.
+  grove::gpu::DeviceVector<unsigned char> bytes(16 * 9), scratch(16 * 8);
+  EXPECT_THROW(grove::gpu::permuteInPlace(bytes.data() + 4, 8, 16, d_index.data(), scratch.data(), nullptr),
+               grove::Error);
 }
 
 // A particle system that reorders in place (ReorderMemory::kInPlace) gives the particles, their
@@ -720,6 +726,19 @@ TEST_F(ResidentTest, InPlaceReorderGivesTheCopysParticlesAndForces) {
   // The sort's second buffers are in that scratch too: 12 bytes per body fewer in the tree.
   EXPECT_LE(b.deviceBytesByPart().keys + bodies.size() * 12, a.deviceBytesByPart().keys);
   EXPECT_THROW(in_place.reorderBuffer(), grove::Error);
+  // A small system's sort ends in its second buffers (one tile, one pass), which under kInPlace
+  // are lent: the sorted keys and indices are copied back, and the result is still the copy's.
+  const auto few = resident_test::coldSphere(2000, 59);
+  grove::gpu::DeviceParticleSystem<user::Body> few_copy, few_in_place;
+  few_in_place.setReorderMemory(grove::gpu::ReorderMemory::kInPlace);
+  few_copy.upload(few);
+  few_in_place.upload(few);
+  Tree c(kTheta, kLeaf, kGroup), d(kTheta, kLeaf, kGroup);
+  c.calcForceAllAndWriteBack(few_copy, Ep{kEps2}, SpMono{kEps2});
+  d.calcForceAllAndWriteBack(few_in_place, Ep{kEps2}, SpMono{kEps2});
+  const std::vector<user::Body> x = few_copy.download(), y = few_in_place.download();
+  ASSERT_EQ(x.size(), y.size());
+  EXPECT_EQ(std::memcmp(x.data(), y.data(), x.size() * sizeof(user::Body)), 0);
 }
 
 struct MassOf {

@@ -76,15 +76,24 @@ void permuteWords(void* items, std::size_t n, std::size_t item_bytes, const std:
   }
 }
 
-// Calls f.template operator()<Word>() with the widest word that tiles an item. Device allocations
-// are 256-byte aligned, so every word of every item is then aligned too.
+// The widest word that tiles an item: 16, 8, 4, 2 or 1 bytes.
+std::size_t widestWord(std::size_t item_bytes) {
+  for (std::size_t word = 16; word > 1; word /= 2)
+    if (item_bytes % word == 0) return word;
+  return 1;
+}
+
+// Calls f.template operator()<Word>() with the widest word that tiles an item. Items aligned to it
+// (a device allocation's start is 256-byte aligned) have every word aligned too.
 template <class F>
 void withWidestWord(std::size_t item_bytes, F&& f) {
-  if (item_bytes % 16 == 0) f.template operator()<uint4>();
-  else if (item_bytes % 8 == 0) f.template operator()<std::uint64_t>();
-  else if (item_bytes % 4 == 0) f.template operator()<std::uint32_t>();
-  else if (item_bytes % 2 == 0) f.template operator()<std::uint16_t>();
-  else f.template operator()<std::uint8_t>();
+  switch (widestWord(item_bytes)) {
+    case 16: f.template operator()<uint4>(); break;
+    case 8: f.template operator()<std::uint64_t>(); break;
+    case 4: f.template operator()<std::uint32_t>(); break;
+    case 2: f.template operator()<std::uint16_t>(); break;
+    default: f.template operator()<std::uint8_t>(); break;
+  }
 }
 
 void requirePointers(const char* stage, std::size_t n, std::size_t item_bytes, const void* items,
@@ -93,6 +102,10 @@ void requirePointers(const char* stage, std::size_t n, std::size_t item_bytes, c
           "{} items of {} bytes with a null pointer (items {}, index {}, {} {})", n, item_bytes,
           items != nullptr ? "given" : "null", index != nullptr ? "given" : "null", other_name,
           other != nullptr ? "given" : "null");
+  const std::size_t word = widestWord(item_bytes);
+  require(reinterpret_cast<std::uintptr_t>(items) % word == 0 && reinterpret_cast<std::uintptr_t>(other) % word == 0,
+          stage, "items of {} bytes move in {}-byte words, but the items ({}) or the {} ({}) are not aligned to them",
+          item_bytes, word, items, other_name, other);
 }
 
 }  // namespace

@@ -552,10 +552,10 @@ class ResidentTreeLong {
   // The particle system's reorder buffer (or in-place scratch) holds nothing from a build's
   // reorder (done by now) to the next one, which the stream orders after this step's walks: the
   // walks keep their stacks there meanwhile instead of in a buffer of their own (when they fit;
-  // an in-place scratch grows to the last walk's stacks, so that one buffer serves both).
+  // an in-place scratch grows to the largest walk's stacks, so that one buffer serves both).
   template <class FP>
   void lendReorderBuffer(DeviceParticleSystem<FP>& psys) {
-    const auto [bytes_at, bytes] = psys.idleReorderScratch(walker_.lastStackInts() * sizeof(int));
+    const auto [bytes_at, bytes] = psys.idleReorderScratch(walker_.largestStackInts() * sizeof(int));
     walker_.lendStack(static_cast<int*>(bytes_at), bytes / sizeof(int));
   }
   // Ends a step's loan of the reorder buffer.

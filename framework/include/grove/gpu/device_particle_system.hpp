@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <span>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "grove/core/error.hpp"
@@ -84,11 +85,17 @@ class DeviceParticleSystem {
   ReorderMemory reorderMemory() const { return reorder_memory_; }
   /// Device bytes allocated now for reorders (the reorder buffer or the in-place scratch).
   std::size_t reorderScratchBytes() const { return scratch_.bytes() + columns_.bytes(); }
-  /// The device bytes per particle a reorder holds besides the particles: sizeof(FP) for kCopy,
-  /// at most 16 for kInPlace.
+  /// The device bytes per particle a reorder holds besides the particles: sizeof(FP) for kCopy;
+  /// for kInPlace the permutation's column (at most 16), or the 12 of a tree build's sort when
+  /// that is more (the sort borrows the same scratch).
   std::size_t reorderBytesPerParticle() const {
-    return reorder_memory_ == ReorderMemory::kCopy ? sizeof(FP) : permuteScratchBytesPerItem(sizeof(FP));
+    return reorder_memory_ == ReorderMemory::kCopy
+               ? sizeof(FP)
+               : std::max<std::size_t>(permuteScratchBytesPerItem(sizeof(FP)), kSortBytesPerParticle);
   }
+  /// What a tree build's radix sort borrows of the kInPlace scratch per particle: its second key
+  /// (8 bytes) and index (4 bytes) buffers.
+  static constexpr std::size_t kSortBytesPerParticle = 12;
 
   /// Replaces the device particles with n host particles; returns once they are on the device.
   void upload(const FP* host, std::size_t n) {
@@ -118,7 +125,7 @@ class DeviceParticleSystem {
 
   /// For stages that reorder under ReorderMemory::kCopy: a device buffer of size() particles to
   /// gather into, then adoptReordered() makes it the particle array (the old one becomes the next
-  /// buffer). Under kInPlace, stages call reorderInPlace instead, and this throws grove::Error.
+  /// buffer). Under kInPlace, stages call reorder(index) instead, and this throws grove::Error.
   FP* reorderBuffer() {
     require(reorder_memory_ == ReorderMemory::kCopy, "DeviceParticleSystem::reorderBuffer",
             "the particles reorder in place (ReorderMemory::kInPlace): there is no second array to gather into");
@@ -145,7 +152,10 @@ class DeviceParticleSystem {
   /// stream() after one reorder and before the next may borrow it (the resident tree's walks keep
   /// their stacks there). Sized for size() particles; under kInPlace grown to at least
   /// `at_least` bytes (the borrower's need: one buffer then serves both), under kCopy never
-  /// grown. {nullptr, 0} while there are no particles.
+  /// grown. Returns its start and its allocated bytes (which may exceed what was asked); {nullptr,
+  /// 0} while there are no particles. A call that grows it (more particles, a larger at_least),
+  /// as reorder() and setReorderMemory() may, frees the old memory after the device has finished
+  /// with it: a pointer handed out before is then no longer valid.
   std::pair<void*, std::size_t> idleReorderScratch(std::size_t at_least = 0) {
     const std::size_t n = particles_.size();
     if (n == 0) return {nullptr, 0};

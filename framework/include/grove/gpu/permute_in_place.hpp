@@ -24,12 +24,15 @@ std::size_t permuteScratchBytesPerItem(std::size_t item_bytes);
 /// column is only read before it is written, so no item is lost. ceil(item_bytes / 16) passes,
 /// each reading and writing its columns once: more memory traffic than one gather into a second
 /// array, for 16 instead of item_bytes bytes of scratch per item. On `stream`; not waited for.
-/// Throws grove::Error when CUDA fails or a pointer is null while n > 0.
+/// `items` must be aligned to that word (the start of a device allocation is). Throws grove::Error
+/// when CUDA fails, a pointer is null while n > 0, or `items` is not so aligned.
 void permuteInPlace(void* items, std::size_t n, std::size_t item_bytes, const std::uint32_t* index, void* scratch,
                     cudaStream_t stream);
 
 /// to[k] = items[index[k]] for the n items of item_bytes each (device memory; `to` does not
-/// overlap `items`): the gather of a reorder with a second array. On `stream`; not waited for.
+/// overlap `items`; both aligned to the widest of 16, 8, 4, 2 and 1 bytes that divides item_bytes):
+/// the gather of a reorder with a second array. On `stream`; not waited for. Throws grove::Error as
+/// permuteInPlace.
 void gatherItems(const void* items, std::size_t n, std::size_t item_bytes, const std::uint32_t* index, void* to,
                  cudaStream_t stream);
 

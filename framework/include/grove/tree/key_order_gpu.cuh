@@ -92,6 +92,7 @@ void sortIntoKeyOrder(Gpu policy, const RootCell& root, DeviceParticleSystem<FP>
   } else {
     // The particle system's in-place scratch (idle until the reorder below) holds the sort's
     // second buffers: 12 of its 16 bytes per particle, instead of 12 more of the tree's own.
+    static_assert(sizeof(MortonKey) + sizeof(std::uint32_t) == DeviceParticleSystem<FP>::kSortBytesPerParticle);
     const std::size_t key_bytes = n * sizeof(MortonKey);
     auto* lent = static_cast<std::byte*>(psys.idleReorderScratch(key_bytes + n * sizeof(std::uint32_t)).first);
     order.keys_alt.release();

@@ -408,9 +408,9 @@ class DeviceWalker {
 
   /// Whether the last walk kept its stacks in lent memory.
   bool lastStacksLent() const { return last_lent_; }
-  /// The ints the last walk's stacks took (0 before the first walk): what memory lent for the
-  /// next must hold.
-  std::size_t lastStackInts() const { return last_stack_ints_; }
+  /// The ints the largest walk's stacks took so far (0 before the first walk): what memory lent
+  /// for the next walks must hold.
+  std::size_t largestStackInts() const { return largest_stack_ints_; }
 
   /// Device bytes of the walker's own stacks (lent memory is not counted; the rest is a few words).
   std::size_t bytes() const { return stack_.bytes(); }
@@ -422,13 +422,13 @@ class DeviceWalker {
   int* lent_ = nullptr;  // lendStack's memory
   std::size_t lent_ints_ = 0;
   bool last_lent_ = false;
-  std::size_t last_stack_ints_ = 0;
+  std::size_t largest_stack_ints_ = 0;
 
   // The stacks of `blocks` blocks: in lent memory when it holds them (the walker's own stacks are
   // then released), else the walker's own.
   int* stackFor(unsigned blocks) {
     const std::size_t ints = static_cast<std::size_t>(blocks) * static_cast<std::size_t>(stack_capacity_);
-    last_stack_ints_ = ints;
+    largest_stack_ints_ = std::max(largest_stack_ints_, ints);
     last_lent_ = lent_ && ints <= lent_ints_;
     if (last_lent_) {
       if (stack_.bytes() > 0) stack_.release();  // waits for the device: once, when lent memory first suffices
