@@ -726,6 +726,8 @@ TEST_F(ResidentTest, InPlaceReorderGivesTheCopysParticlesAndForces) {
   // The sort's second buffers are in that scratch too: 12 bytes per body fewer in the tree.
   EXPECT_LE(b.deviceBytesByPart().keys + bodies.size() * 12, a.deviceBytesByPart().keys);
   EXPECT_THROW(in_place.reorderBuffer(), grove::Error);
+  EXPECT_THROW(in_place.adoptReordered(), grove::Error);
+  EXPECT_EQ(in_place.size(), bodies.size());  // refused, nothing lost
   // A small system's sort ends in its second buffers (one tile, one pass), which under kInPlace
   // are lent: the sorted keys and indices are copied back, and the result is still the copy's.
   const auto few = resident_test::coldSphere(2000, 59);

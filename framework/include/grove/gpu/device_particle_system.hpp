@@ -167,8 +167,13 @@ class DeviceParticleSystem {
     columns_.resize(bytes / sizeof(Column) + 1);
     return {columns_.data(), columns_.bytes()};
   }
-  /// Makes the reorderBuffer() the particle array (see there).
+  /// Makes the reorderBuffer() the particle array (see there); under kInPlace, where there is no
+  /// such buffer, throws grove::Error and keeps the particles.
   void adoptReordered() {
+    require(reorder_memory_ == ReorderMemory::kCopy && scratch_.size() == particles_.size(),
+            "DeviceParticleSystem::adoptReordered",
+            "no reorder buffer of {} particles to adopt (it holds {}; reorder memory: {})", particles_.size(),
+            scratch_.size(), reorder_memory_ == ReorderMemory::kCopy ? "copy" : "in place");
     particles_.swap(scratch_);
     ++order_generation_;
   }
