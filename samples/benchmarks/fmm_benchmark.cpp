@@ -71,10 +71,7 @@ int main(int argc, char** argv) {
         const double p = bestSeconds(comm, o.warmup, o.repeat, [&] {
           fmm.calcForceAllAndWriteBack(NewtonKernel{}, psys, periodic_dinfo);
         });
-        grove::log(R"({{"method":"{}_periodic","n":{},"ranks":{},"threads":{},"theta":{},"order":{},"seconds":{:.5g},)"
-                   R"("open_seconds":{:.5g},"periodic_over_open":{:.3f},"details":{}}})",
-                   far_field == "device" ? "fmm_device" : "fmm", o.n, runtime.rankCount(), runtime.threadCount(), theta,
-                   order, p, s, p / s, fmm.statistics().json());
+        report.periodic(far_field == "device" ? "fmm_device" : "fmm", theta, order, p, s, fmm.statistics().json());
       }
     }
   if (o.no_tree) o.tree_thetas.clear();

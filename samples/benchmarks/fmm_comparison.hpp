@@ -248,6 +248,15 @@ class Report {
                run.errors.median, run.errors.p99, run.errors.max, details);
     runs_.push_back(run);
   }
+  // A periodic run's line beside its open one on the same bodies (no error: the reference is the
+  // open box's direct sum): its seconds, the open run's and their ratio.
+  void periodic(const std::string& method, double theta, int order, double seconds, double open_seconds,
+                const std::string& details) const {
+    grove::log(R"({{"method":"{}_periodic","n":{},"ranks":{},"threads":{},{}"theta":{},"order":{},"seconds":{:.5g},)"
+               R"("open_seconds":{:.5g},"periodic_over_open":{:.3f},"details":{}}})",
+               method, n_, runtime_.rankCount(), runtime_.threadCount(), machine_, theta, order, seconds, open_seconds,
+               seconds / open_seconds, details);
+  }
   const std::vector<Run>& runs() const { return runs_; }
 
  private:

@@ -8,11 +8,14 @@
 // tree's superparticles reach the device as float images). The FMM's tree is built on the device
 // (DeviceFarField's default) or, with --tree-builds host, on the host and uploaded (methods named
 // "..._host_tree"). One JSON line per run, then per error
-// target the fastest run of each method and their ratio.
+// target the fastest run of each method and their ratio. --periodic: a uniform unit cube instead
+// of the sphere, each FMM run open and then periodic (PERIODIC_XYZ) on the same bodies, as
+// fmm_benchmark --periodic ("..._periodic" lines with the periodic step's time over the open one's).
 //
 //   fmm_gpu_benchmark -n 1048576 --orders 6 8 --thetas 0.5 0.6 --tree-thetas 0.15 0.3
 //   fmm_gpu_benchmark -n 1048576 --orders 8 --thetas 0.5 --near-fields multiwalk device --no-tree
 //   fmm_gpu_benchmark -n 4194304 --orders 8 --thetas 0.5 --fmm-leaf 128 --near-fields device --tree-builds host device
+//   fmm_gpu_benchmark -n 1048576 --orders 8 --thetas 0.5 --fmm-leaf 256 --near-fields device --no-tree --periodic
 #include <CLI/CLI.hpp>
 
 #include <memory>
@@ -48,6 +51,8 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--tag-max", tag_max, "multiwalk batches in flight")->check(CLI::PositiveNumber);
   app.add_option("--walk-limit", n_walk, "walks per multiwalk batch")->check(CLI::PositiveNumber);
+  bool periodic = false;
+  app.add_flag("--periodic", periodic, "a uniform cube, each FMM run open and periodic (PERIODIC_XYZ)");
   if (const std::optional<int> code = parseCommandLine(app, argc, argv, runtime)) return *code;
   if (grove::gpu::deviceCount() == 0) {
     grove::log(R"({{"benchmark":"fmm_gpu","skipped":"no CUDA device"}})");
@@ -56,8 +61,9 @@ int main(int argc, char** argv) {
   const int device = grove::gpu::selectDeviceForRank(runtime.rank());
 
   grove::ParticleSystem<Star> psys;
-  grove::DomainInfo dinfo;
-  makePlummerSphere(psys, dinfo, o.n);
+  grove::DomainInfo dinfo, periodic_dinfo;
+  if (periodic) makeUniformBox(psys, periodic_dinfo, o.n);
+  else makePlummerSphere(psys, dinfo, o.n);
   const grove::Comm& comm = psys.comm();
   const Reference reference(psys, o.n_check);
   Report report(runtime, reference, psys, o.n,
@@ -77,14 +83,19 @@ int main(int argc, char** argv) {
           grove::FmmForce<Force, EP, EP> fmm(psys.size(), theta, o.n_leaf, order);
           far_field->setTreeOnDevice(tree_build == "device");
           fmm.setFarFieldEngine(far_field);
-          const double s = bestSeconds(comm, o.warmup, o.repeat, [&] {
+          auto step = [&](const grove::DomainInfo& domains) {
             if (near == "device")
-              fmm.calcForceAllAndWriteBackOnDevice(*near_field, psys, dinfo);
+              fmm.calcForceAllAndWriteBackOnDevice(*near_field, psys, domains);
             else
               fmm.calcForceAllAndWriteBackMultiWalkIndex<grove::SPJQuadrupole>(engine->dispatch(), engine->retrieve(),
-                                                                               tag_max, psys, dinfo, n_walk);
-          });
+                                                                               tag_max, psys, domains, n_walk);
+          };
+          const double s = bestSeconds(comm, o.warmup, o.repeat, [&] { step(dinfo); });
           report({method(near, tree_build), theta, order, s, {}}, fmm.statistics().json());
+          if (periodic) {
+            const double p = bestSeconds(comm, o.warmup, o.repeat, [&] { step(periodic_dinfo); });
+            report.periodic(method(near, tree_build), theta, order, p, s, fmm.statistics().json());
+          }
         }
   if (o.no_tree) o.tree_thetas.clear();
   for (double theta : o.tree_thetas) {
