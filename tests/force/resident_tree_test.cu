@@ -691,56 +691,62 @@ TEST_F(ResidentTest, PermuteInPlaceEqualsTheHostsPermutation) {
                grove::Error);
 }
 
-// A particle system that reorders in place (ReorderMemory::kInPlace) gives the particles, their
-// order and the forces of one that gathers into a second array, bitwise, over builds that
-// reorder everything, with 16 instead of 96 bytes per body for its reorders (and that scratch
-// holding the sort's second buffers and the walks' stacks); reorderBuffer() is then refused.
+// The same bodies in a particle system that reorders by copy and in one that reorders in place
+// (ReorderMemory::kInPlace), each with a tree of its own.
+struct ReorderPair {
+  grove::gpu::DeviceParticleSystem<user::Body> copy, in_place;
+  Tree copy_tree{kTheta, kLeaf, kGroup}, in_place_tree{kTheta, kLeaf, kGroup};
+  explicit ReorderPair(const std::vector<user::Body>& bodies) {
+    in_place.setReorderMemory(grove::gpu::ReorderMemory::kInPlace);
+    copy.upload(bodies);
+    in_place.upload(bodies);
+  }
+  // One force step (a build) on both: whether their bodies, forces and order, are bitwise alike.
+  ::testing::AssertionResult stepGivesTheSameBodies() {
+    copy_tree.calcForceAllAndWriteBack(copy, Ep{kEps2}, SpMono{kEps2});
+    in_place_tree.calcForceAllAndWriteBack(in_place, Ep{kEps2}, SpMono{kEps2});
+    const std::vector<user::Body> x = copy.download(), y = in_place.download();
+    if (x.size() != y.size()) return ::testing::AssertionFailure() << x.size() << " against " << y.size() << " bodies";
+    if (std::memcmp(x.data(), y.data(), x.size() * sizeof(user::Body)) != 0)
+      return ::testing::AssertionFailure() << "the bodies differ";
+    return ::testing::AssertionSuccess();
+  }
+};
+
+// A particle system that reorders in place gives the particles, their order and the forces of one
+// that gathers into a second array, bitwise, over builds that reorder everything, with 16 instead
+// of 96 bytes per body for its reorders (and that scratch holding the sort's second buffers and
+// the walks' stacks); reorderBuffer() and adoptReordered() are then refused.
 TEST_F(ResidentTest, InPlaceReorderGivesTheCopysParticlesAndForces) {
   const auto bodies = resident_test::coldSphere(200000, 53);
-  grove::gpu::DeviceParticleSystem<user::Body> copy, in_place;
-  in_place.setReorderMemory(grove::gpu::ReorderMemory::kInPlace);
-  copy.upload(bodies);
-  in_place.upload(bodies);
-  Tree a(kTheta, kLeaf, kGroup), b(kTheta, kLeaf, kGroup);
+  ReorderPair pair(bodies);
   for (int step = 0; step < 2; ++step) {
-    a.calcForceAllAndWriteBack(copy, Ep{kEps2}, SpMono{kEps2});
-    b.calcForceAllAndWriteBack(in_place, Ep{kEps2}, SpMono{kEps2});
-    const std::vector<user::Body> x = copy.download(), y = in_place.download();
-    ASSERT_EQ(x.size(), y.size());
-    EXPECT_EQ(std::memcmp(x.data(), y.data(), x.size() * sizeof(user::Body)), 0) << "step " << step;
-    EXPECT_NE(x.front().id, bodies.front().id);  // the build did reorder them
-    EXPECT_EQ(in_place.orderGeneration(), copy.orderGeneration());
+    EXPECT_TRUE(pair.stepGivesTheSameBodies()) << "step " << step;
+    EXPECT_NE(pair.in_place.download().front().id, bodies.front().id);  // the build did reorder them
+    EXPECT_EQ(pair.in_place.orderGeneration(), pair.copy.orderGeneration());
     // A large swirl (x += 0.5 (y, -x, 0)): the next build's key order is another.
-    grove::gpu::forEach(copy.policy(), copy, Swirl{0.5});
-    grove::gpu::forEach(in_place.policy(), in_place, Swirl{0.5});
+    grove::gpu::forEach(pair.copy.policy(), pair.copy, Swirl{0.5});
+    grove::gpu::forEach(pair.in_place.policy(), pair.in_place, Swirl{0.5});
   }
   // The copy's 19.2 MB reorder buffer is too small for the walks' stacks, which the tree then
   // holds itself; the in-place scratch (3.2 MB for the reorders) grows to hold them: one buffer
   // for both, and less memory in all.
-  EXPECT_EQ(copy.reorderScratchBytes(), bodies.size() * sizeof(user::Body));
+  const Tree &a = pair.copy_tree, &b = pair.in_place_tree;
+  EXPECT_EQ(pair.copy.reorderScratchBytes(), bodies.size() * sizeof(user::Body));
   EXPECT_FALSE(a.stacksInReorderBuffer());
   EXPECT_TRUE(b.stacksInReorderBuffer());
-  EXPECT_GE(in_place.reorderScratchBytes(), bodies.size() * 16);
-  EXPECT_LT(in_place.reorderScratchBytes() + b.deviceBytesByPart().lists,
-            copy.reorderScratchBytes() + a.deviceBytesByPart().lists);
+  EXPECT_GE(pair.in_place.reorderScratchBytes(), bodies.size() * 16);
+  EXPECT_LT(pair.in_place.reorderScratchBytes() + b.deviceBytesByPart().lists,
+            pair.copy.reorderScratchBytes() + a.deviceBytesByPart().lists);
   // The sort's second buffers are in that scratch too: 12 bytes per body fewer in the tree.
   EXPECT_LE(b.deviceBytesByPart().keys + bodies.size() * 12, a.deviceBytesByPart().keys);
-  EXPECT_THROW(in_place.reorderBuffer(), grove::Error);
-  EXPECT_THROW(in_place.adoptReordered(), grove::Error);
-  EXPECT_EQ(in_place.size(), bodies.size());  // refused, nothing lost
+  EXPECT_THROW(pair.in_place.reorderBuffer(), grove::Error);
+  EXPECT_THROW(pair.in_place.adoptReordered(), grove::Error);
+  EXPECT_EQ(pair.in_place.size(), bodies.size());  // refused, nothing lost
   // A small system's sort ends in its second buffers (one tile, one pass), which under kInPlace
   // are lent: the sorted keys and indices are copied back, and the result is still the copy's.
-  const auto few = resident_test::coldSphere(2000, 59);
-  grove::gpu::DeviceParticleSystem<user::Body> few_copy, few_in_place;
-  few_in_place.setReorderMemory(grove::gpu::ReorderMemory::kInPlace);
-  few_copy.upload(few);
-  few_in_place.upload(few);
-  Tree c(kTheta, kLeaf, kGroup), d(kTheta, kLeaf, kGroup);
-  c.calcForceAllAndWriteBack(few_copy, Ep{kEps2}, SpMono{kEps2});
-  d.calcForceAllAndWriteBack(few_in_place, Ep{kEps2}, SpMono{kEps2});
-  const std::vector<user::Body> x = few_copy.download(), y = few_in_place.download();
-  ASSERT_EQ(x.size(), y.size());
-  EXPECT_EQ(std::memcmp(x.data(), y.data(), x.size() * sizeof(user::Body)), 0);
+  ReorderPair few(resident_test::coldSphere(2000, 59));
+  EXPECT_TRUE(few.stepGivesTheSameBodies());
 }
 
 struct MassOf {
