@@ -123,17 +123,7 @@ void MultiIndexSet::taylorCoefficients(const Vec3d& r, int degree, std::span<dou
   }
 }
 
-void MultiIndexSet::addPointMultipole(const Vec3d& d, double m, std::span<double> multipole) const {
-  std::array<double, kMaxCoefficients> pw;
-  powers(d, order_, pw);
-  for (int i = 0; i < size(); ++i) multipole[static_cast<std::size_t>(i)] += m * pw[static_cast<std::size_t>(i)];
-}
-
-void MultiIndexSet::shiftMultipole(std::span<const double> child, const Vec3d& s, std::span<double> parent) const {
-  std::array<double, kMaxCoefficients> pw;
-  powers(s, order_, pw);
-  for (const Term& t : m2m_) parent[t.target] += t.weight * child[t.first] * pw[t.second];
-}
+// addPointMultipole and shiftMultipole: multipole_sums.cpp (compiled without contraction).
 
 void MultiIndexSet::multipoleToLocal(std::span<const double> multipole, const Vec3d& r, std::span<double> local) const {
   std::array<double, kMaxCoefficients> t;

@@ -2,7 +2,6 @@
 #include "grove/fmm/fmm_tree.hpp"
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <bit>
 #include <cmath>
@@ -227,23 +226,16 @@ void FmmTree::computeMoments(const MultiIndexSet& expansion) {
       for (int k = cell.begin; k < cell.end; ++k)
         r2 = std::max(r2, norm2(pos_[static_cast<std::size_t>(k)] - cell.center));
       cell.radius = std::sqrt(r2);
-      // P2M and M2M as MultiIndexSet::addPointMultipole and shiftMultipole, here so that this
-      // file's flags (no contraction into fused multiply-adds) hold for them too.
-      double* mp = multipoles_.data() + static_cast<std::size_t>(c) * stride_;
-      std::array<double, kMaxCoefficients> pw;
+      // P2M and M2M are compiled without contraction too (multipole_sums.cpp).
+      std::span<double> mp(multipoles_.data() + static_cast<std::size_t>(c) * stride_, stride_);
       if (cell.leaf()) {
-        for (int k = cell.begin; k < cell.end; ++k) {
-          expansion.powers(cell.center - pos_[static_cast<std::size_t>(k)], expansion.order(), pw);
-          const double q = charge_[static_cast<std::size_t>(k)];
-          for (std::size_t i = 0; i < stride_; ++i) mp[i] += q * pw[i];
-        }
+        for (int k = cell.begin; k < cell.end; ++k)
+          expansion.addPointMultipole(cell.center - pos_[static_cast<std::size_t>(k)],
+                                      charge_[static_cast<std::size_t>(k)], mp);
       } else {
-        for (int child = cell.first_child; child < cell.first_child + cell.child_count; ++child) {
-          const double* from = multipoles_.data() + static_cast<std::size_t>(child) * stride_;
-          expansion.powers(cell.center - cells_[static_cast<std::size_t>(child)].center, expansion.order(), pw);
-          for (const MultiIndexSet::Term& t : expansion.multipoleShiftTerms())
-            mp[t.target] += t.weight * from[t.first] * pw[t.second];
-        }
+        for (int child = cell.first_child; child < cell.first_child + cell.child_count; ++child)
+          expansion.shiftMultipole({multipoles_.data() + static_cast<std::size_t>(child) * stride_, stride_},
+                                   cell.center - cells_[static_cast<std::size_t>(child)].center, mp);
       }
     }
   }
