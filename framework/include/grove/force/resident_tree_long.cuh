@@ -573,8 +573,7 @@ class ResidentTreeLong {
     profile_ = {};
     marks_.begin(stream());
     profile_.n_particles = static_cast<std::int64_t>(n);
-    explainIfTooLarge(n, psys.reorderBytesPerParticle(), psys.reorderScratchBytes(),
-                      psys.reorderMemory() == ReorderMemory::kInPlace);
+    explainIfTooLarge(psys);
     global_built_ = false;
     let_tree_built_ = false;
     split_lists_ = false;
@@ -645,28 +644,31 @@ class ResidentTreeLong {
             reuse_size_, psys.size(), psys.orderGeneration() != reuse_generation_ ? "yes" : "no");
   }
 
-  // A device-memory estimate of one build against what the device has free, so that a run that
-  // cannot fit says so with the sizes instead of failing in the middle of a step. reorder_bytes:
-  // per particle, what the particle system's reorder holds besides the particles (reorder_held of
-  // it allocated already); sort_scratch_lent: the sort's second buffers are in that scratch.
-  void explainIfTooLarge(std::size_t n, std::size_t reorder_bytes, std::size_t reorder_held,
-                         bool sort_scratch_lent) const {
-    const std::size_t key_buffers = sort_scratch_lent ? 1 : 2;
+  // A device-memory estimate of one build of psys's particles against what the device has free,
+  // so that a run that cannot fit says so with the sizes instead of failing in the middle of a
+  // step. Counts the particle system's reorder scratch (what of it is allocated already is held);
+  // an in-place particle system lends the sort its second key and index buffers.
+  template <class FP>
+  void explainIfTooLarge(const DeviceParticleSystem<FP>& psys) const {
+    const std::size_t n = psys.size();
+    const bool in_place = psys.reorderMemory() == ReorderMemory::kInPlace;
+    const std::size_t key_buffers = in_place ? 1 : 2;
     const std::size_t per_particle = key_buffers * (sizeof(MortonKey) + 4) + sizeof(EPI) + sizeof(EPJ) + sizeof(Force) +
-                                     reorder_bytes + (std::is_same_v<DI, EPI> ? 0 : sizeof(DI)) +
+                                     psys.reorderBytesPerParticle() + (std::is_same_v<DI, EPI> ? 0 : sizeof(DI)) +
                                      (std::is_same_v<DJ, EPJ> ? 0 : sizeof(DJ)) +
                                      (sizeof(TreeCell) + sizeof(Moment) + sizeof(DS) + sizeof(WalkCell) +
                                       (kSearches ? sizeof(DeviceCellBoxes) : 0)) / 2;
     const std::size_t needed = n * per_particle;
     std::size_t free_bytes = 0, total_bytes = 0;
     check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-    const std::size_t held = deviceBytes() + reorder_held;
+    const std::size_t held = deviceBytes() + psys.reorderScratchBytes();
     require(needed <= free_bytes + held, "ResidentTreeLong",
             "{} particles need about {:.2f} GB of device memory for the tree ({} bytes per particle: keys, order, "
             "EPI, EPJ, Force, the particles' reorder scratch, cells and moments), but the device has {:.2f} GB free "
             "of {:.2f} GB ({:.2f} GB held by this tree and the reorder scratch){}",
             n, needed * 1e-9, per_particle, free_bytes * 1e-9, total_bytes * 1e-9, held * 1e-9,
-            reorder_bytes > 16 ? "; DeviceParticleSystem::setReorderMemory(ReorderMemory::kInPlace) needs less" : "");
+            !in_place && sizeof(FP) > 16 ? "; DeviceParticleSystem::setReorderMemory(ReorderMemory::kInPlace) needs less"
+                                         : "");
   }
 
   template <class FP>

@@ -143,7 +143,7 @@ class DeviceParticleSystem {
       gatherItems(particles_.data(), n, sizeof(FP), index, scratch_.data(), stream());
       adoptReordered();
     } else {
-      columns_.resize(n * permuteScratchBytesPerItem(sizeof(FP)) / sizeof(Column) + 1);
+      resizeColumns(n * permuteScratchBytesPerItem(sizeof(FP)));
       permuteInPlace(particles_.data(), n, sizeof(FP), index, columns_.data(), stream());
       ++order_generation_;
     }
@@ -163,8 +163,7 @@ class DeviceParticleSystem {
       scratch_.resize(n);
       return {scratch_.data(), scratch_.bytes()};
     }
-    const std::size_t bytes = std::max(n * permuteScratchBytesPerItem(sizeof(FP)), at_least);
-    columns_.resize(bytes / sizeof(Column) + 1);
+    resizeColumns(std::max(n * permuteScratchBytesPerItem(sizeof(FP)), at_least));
     return {columns_.data(), columns_.bytes()};
   }
   /// Makes the reorderBuffer() the particle array (see there); under kInPlace, where there is no
@@ -183,6 +182,9 @@ class DeviceParticleSystem {
   struct alignas(16) Column {
     unsigned char bytes[16];
   };
+  // kInPlace's scratch holding at least `bytes` (it keeps a larger allocation).
+  void resizeColumns(std::size_t bytes) { columns_.resize(bytes / sizeof(Column) + 1); }
+
   Gpu policy_;
   DeviceVector<FP> particles_, scratch_;
   DeviceVector<Column> columns_;  // kInPlace's scratch
