@@ -188,9 +188,9 @@ TEST(FmmExpansion, BatchedM2LEqualsOneSourceAtATime) {
   }
 }
 
-// The tree's own P2M and M2M (fmm_tree.cpp, compiled without contraction) against
-// MultiIndexSet's: the root's multipole, shifted up from the leaves, is every particle's P2M about
-// the root's centre (an exact identity, so to rounding); and the tree refuses bad arguments.
+// The tree's upward pass (P2M at the leaves, M2M up the generations; multipole_sums.cpp, compiled
+// without contraction): the root's multipole, shifted up from the leaves, is every particle's P2M
+// about the root's centre (an exact identity, so to rounding); and the tree refuses bad arguments.
 TEST(FmmTree, RootMultipoleIsEveryParticlesP2MAndBadArgumentsAreRefused) {
   std::mt19937_64 rng(5);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
