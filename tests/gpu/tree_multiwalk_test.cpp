@@ -564,9 +564,10 @@ TEST(FmmDevice, FmmForceWithTheDeviceFarField) {
   EXPECT_EQ(fmm.statistics().p2p_interactions, host_stats.p2p_interactions);
 }
 
-// A periodic box (PERIODIC_XYZ, the near block's images as received trees, the lattice on the
-// host): the device far field meets the images' roots as it meets other ranks', so its forces are
-// the host far field's to rounding.
+// A periodic box (PERIODIC_XYZ, the near block's images as received trees): the device far field
+// meets the images' roots as it meets other ranks', and adds the lattice's field in its last kernel
+// where the host engine's caller adds it on the host, so its forces are the host far field's to
+// rounding.
 TEST(FmmDevice, PeriodicBoxWithTheDeviceFarField) {
   if (grove::gpu::deviceCount() == 0) GTEST_SKIP() << "no CUDA device";
   grove::ParticleSystem<user::Body> bodies;
@@ -588,10 +589,12 @@ TEST(FmmDevice, PeriodicBoxWithTheDeviceFarField) {
   const grove::fmm::FmmStatistics host_stats = fmm.statistics();
   ASSERT_GT(host_stats.let.cells_received, 0);
   ASSERT_GT(host_stats.lattice_seconds, 0.0);
+  EXPECT_FALSE(host_stats.lattice_on_engine);
   fmm.setFarFieldEngine(std::make_shared<grove::fmm::DeviceFarField>());
   fmm.calcForceAllAndWriteBack(user::GravityMonopoleKernel{kEps2}, bodies, dinfo);
   const Result device = resultOf(bodies);
   EXPECT_STREQ(fmm.statistics().far_field_engine, "device");
+  EXPECT_TRUE(fmm.statistics().lattice_on_engine);
   EXPECT_EQ(fmm.statistics().m2l, host_stats.m2l);
   EXPECT_EQ(fmm.statistics().m2p, host_stats.m2p);
   EXPECT_EQ(fmm.statistics().p2p_interactions, host_stats.p2p_interactions);

@@ -362,6 +362,27 @@ __global__ void evaluateAtParticles(Tables tb, const FmmCell* cells, Multipoles 
   }
 }
 
+// Periodic boxes: the lattice's field (LatticeField, its arrays on the device) added at every
+// particle, a thread per particle, as PeriodicLattice::evaluate adds it on the host.
+__global__ void addLatticeField(Tables tb, LatticeField field, const Vec3d* positions, long long n, double* phi,
+                                double* gradient) {
+  const long long k = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (k >= n) return;
+  const Vec3d x = positions[k];
+  const int part = field.partOf(x);
+  const Vec3d c = field.part_centres[part];
+  double power[kMaxCoefficients];
+  powers(tb, Vec3d(x.x - c.x, x.y - c.y, x.z - c.z), tb.order, power);
+  double p = phi[k];
+  Vec3d g(gradient[3 * k], gradient[3 * k + 1], gradient[3 * k + 2]);
+  field.addPolynomials(part, power, &p, &g);
+  field.addBackground(x, &p, &g);
+  phi[k] = p;
+  gradient[3 * k] = g.x;
+  gradient[3 * k + 1] = g.y;
+  gradient[3 * k + 2] = g.z;
+}
+
 unsigned blocksFor(long long n, int threads) { return static_cast<unsigned>((n + threads - 1) / threads); }
 
 
@@ -378,6 +399,11 @@ struct DeviceFarField::State {
   DeviceVector<FmmCell> cells;
   DeviceVector<double> local_multipoles, remote_multipoles, locals, phi, gradient;
   DeviceVector<Vec3d> positions;
+  // Periodic boxes: the lattice offered for the next start() (offerLattice), and its field's
+  // arrays as start() uploaded them.
+  const PeriodicLattice* lattice = nullptr;
+  DeviceVector<double> lattice_polynomials;
+  DeviceVector<Vec3d> lattice_part_centres;
   // The traversal's generations and its lists (keys, then CSR).
   DeviceVector<CellPair> frontier, next;
   DeviceVector<PairCounts> counts, ends;
@@ -570,6 +596,17 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
       tb, s.cells.data(), mp, s.locals.data(), s.offsets[kM2p].data(), s.items[kM2p].data(), s.positions.data(),
       s.phi.data(), s.gradient.data());
   check(cudaGetLastError(), "evaluateAtParticles");
+  if (s.lattice && n > 0) {
+    LatticeField field = s.lattice->field();
+    constexpr int kParts = LatticeField::kPartsPerAxis * LatticeField::kPartsPerAxis * LatticeField::kPartsPerAxis;
+    s.lattice_polynomials.assignAsync(field.polynomials, 4LL * kParts * field.coefficients, fs);
+    s.lattice_part_centres.assignAsync(field.part_centres, kParts, fs);
+    field.polynomials = s.lattice_polynomials.data();
+    field.part_centres = s.lattice_part_centres.data();
+    addLatticeField<<<blocksFor(static_cast<long long>(n), 128), 128, 0, fs>>>(
+        tb, field, s.positions.data(), static_cast<long long>(n), s.phi.data(), s.gradient.data());
+    check(cudaGetLastError(), "addLatticeField");
+  }
   s.far_done.record(fs);
   s.phi_out = phi;
   s.gradient_out = gradient;
@@ -594,6 +631,13 @@ FarFieldSeconds DeviceFarField::finish() {
   s.phi.copyTo(s.phi_out.data(), s.far_stream.get());
   s.gradient.copyTo(reinterpret_cast<double*>(s.gradient_out.data()), s.far_stream.get());
   return FarFieldSeconds{s.m2l_done.secondsSince(s.far_start), s.far_done.secondsSince(s.m2l_done)};
+}
+
+bool DeviceFarField::offerLattice(const PeriodicLattice* lattice) {
+  require(!state_->running, "fmm::DeviceFarField::offerLattice",
+          "a far field is still running: an engine serves one calculation at a time");
+  state_->lattice = lattice;
+  return lattice != nullptr;
 }
 
 DeviceP2pLists DeviceFarField::deviceP2p() const {
@@ -621,7 +665,7 @@ std::size_t DeviceFarField::deviceBytes() const {
   std::size_t bytes = s.cells.bytes() + s.local_multipoles.bytes() + s.remote_multipoles.bytes() + s.locals.bytes() +
                       s.phi.bytes() + s.gradient.bytes() + s.positions.bytes() + s.frontier.bytes() + s.next.bytes() +
                       s.counts.bytes() + s.ends.bytes() + s.keys_alt.bytes() + s.cub_scratch.bytes() +
-                      s.build.bytes();
+                      s.build.bytes() + s.lattice_polynomials.bytes() + s.lattice_part_centres.bytes();
   for (int list = 0; list < 3; ++list) bytes += s.keys[list].bytes() + s.offsets[list].bytes() + s.items[list].bytes();
   return bytes;
 }

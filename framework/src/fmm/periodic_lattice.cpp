@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <numbers>
 #include <vector>
 
 #include "grove/core/error.hpp"
@@ -177,16 +176,18 @@ void PeriodicLattice::setBox(std::span<const double> box_multipole, const Vec3d&
                 dipole_.z * unit_dipole_[2][k];
   // The first ring into each part's own expansion: the target's extent in the M2L's truncation
   // is then the part's, not the box's (the source's is the whole box's either way).
-  local_.assign(part_taylor_.size(), std::vector<double>(n, 0.0));
-  gradient_.assign(part_taylor_.size(), {std::vector<double>(n, 0.0), std::vector<double>(n, 0.0),
-                                         std::vector<double>(n, 0.0)});
+  polynomials_.assign(part_taylor_.size() * 4 * n, 0.0);
   part_centres_.resize(part_taylor_.size());
+  std::vector<double> local(n);
   for (std::size_t p = 0; p < part_taylor_.size(); ++p) {
     part_centres_[p] = partCentre(static_cast<int>(p));
-    set_.shiftLocal(outer, part_centres_[p] - centre_, local_[p]);
-    contractIntoLocal(set_, part_taylor_[p], high, local_[p]);
+    std::fill(local.begin(), local.end(), 0.0);
+    set_.shiftLocal(outer, part_centres_[p] - centre_, local);
+    contractIntoLocal(set_, part_taylor_[p], high, local);
+    double* polynomials = polynomials_.data() + p * 4 * n;
+    std::copy(local.begin(), local.end(), polynomials);
     for (const GradientTerm& term : gradient_terms_)
-      gradient_[p][term.axis][term.monomial] = term.factor * local_[p][term.coefficient];
+      polynomials[(1 + term.axis) * n + term.monomial] = term.factor * local[term.coefficient];
   }
   constant_ = (kWigner - sigma_) * charge_ / side_;
 }
@@ -205,28 +206,28 @@ Vec3d PeriodicLattice::partCentre(int p) const {
   return x;
 }
 
+LatticeField PeriodicLattice::field() const {
+  require(!polynomials_.empty(), "PeriodicLattice::field", "no box yet: call setBox() first");
+  LatticeField f;
+  f.polynomials = polynomials_.data();
+  f.part_centres = part_centres_.data();
+  f.coefficients = set_.size();
+  f.centre = centre_;
+  f.side = side_;
+  f.charge = charge_;
+  f.second_moment = second_moment_;
+  f.constant = constant_;
+  f.dipole = dipole_;
+  return f;
+}
+
 void PeriodicLattice::evaluate(const Vec3d& x, double* phi, Vec3d* gradient) const {
-  const Vec3d h = x - centre_;
-  const auto p = static_cast<std::size_t>(partIndex(h / side_ + Vec3d(0.5, 0.5, 0.5)));
+  const LatticeField f = field();
+  const int p = f.partOf(x);
   std::array<double, kMaxCoefficients> power;
-  const std::size_t n = local_[p].size();
-  set_.powers(x - part_centres_[p], set_.order(), power);
-  const double *l = local_[p].data(), *gx = gradient_[p][0].data(), *gy = gradient_[p][1].data(),
-               *gz = gradient_[p][2].data();
-  double sum_phi = 0.0, sum_x = 0.0, sum_y = 0.0, sum_z = 0.0;
-#pragma omp simd reduction(+ : sum_phi, sum_x, sum_y, sum_z)
-  for (std::size_t m = 0; m < n; ++m) {
-    sum_phi += l[m] * power[m];
-    sum_x += gx[m] * power[m];
-    sum_y += gy[m] * power[m];
-    sum_z += gz[m] * power[m];
-  }
-  *phi += sum_phi;
-  *gradient += Vec3d(sum_x, sum_y, sum_z);
-  const double volume = side_ * side_ * side_;
-  *gradient += (h * charge_ - dipole_) * (4.0 * std::numbers::pi / (3.0 * volume));
-  const double quadratic = charge_ * dot(h, h) - 2.0 * dot(dipole_, h) + second_moment_;
-  *phi += 2.0 * std::numbers::pi / (3.0 * volume) * quadratic + constant_;
+  set_.powers(x - part_centres_[static_cast<std::size_t>(p)], set_.order(), power);
+  f.addPolynomials(p, power.data(), phi, gradient);
+  f.addBackground(x, phi, gradient);
 }
 
 }  // namespace grove::fmm

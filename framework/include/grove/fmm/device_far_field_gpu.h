@@ -11,7 +11,8 @@
 ///   rounds the acceptance test as the host does (no fused multiply-add; the host built without
 ///   -ffast-math, as grove is), so its lists are the host's, item for item.
 /// - Far field: M2L batched per target cell (a block per target, sources across its threads),
-///   L2L a generation at a time, then L2P and M2P per particle.
+///   L2L a generation at a time, then L2P and M2P per particle, and for periodic boxes the
+///   lattice's field per particle (offerLattice).
 /// - Overlap: start() returns once the P2P lists are on the host, with the far field queued on a
 ///   stream of its own; the caller runs the near field (host threads, the GPU through the
 ///   multiwalk hooks, or grove/fmm/device_near_field.cuh straight from the lists left on the
@@ -83,6 +84,10 @@ class DeviceFarField final : public FarFieldEngine {
   TraversalSummary start(const FmmTree& tree, const SourceCells& sources, double theta, const MultiIndexSet& expansion,
                          std::span<double> phi, std::span<Vec3d> gradient, bool overlap,
                          bool p2p_to_host) override;
+  /// Takes the periodic lattice's field (FarFieldEngine::offerLattice): start() uploads its arrays
+  /// (LatticeField, some 0.3 MB at order 8) and adds it at every particle after the L2P and M2P.
+  /// Returns lattice != nullptr. Throws grove::Error while a far field is running.
+  bool offerLattice(const PeriodicLattice* lattice) override;
   /// Waits for the far field of the last start() and copies phi and its gradient into the spans
   /// given to it. Returns the device time of M2L and of the rest (L2L, L2P, M2P). Throws
   /// grove::Error when no far field was started.

@@ -18,6 +18,7 @@
 #include "grove/fmm/dual_traversal.hpp"
 #include "grove/fmm/far_field.hpp"
 #include "grove/fmm/fmm_tree.hpp"
+#include "grove/fmm/periodic_lattice.hpp"
 
 namespace grove::fmm {
 
@@ -51,6 +52,15 @@ class FarFieldEngine {
   virtual void buildTree(std::span<const Vec3d> positions, std::span<const double> charges, int n_leaf,
                          const MultiIndexSet& expansion, FmmTree& tree) {
     tree.build(positions, charges, n_leaf, expansion);
+  }
+  /// Periodic boxes: offers the engine the lattice's field (grove/fmm/periodic_lattice.hpp) for
+  /// the next start() ... finish(); nullptr withdraws an earlier offer (open boxes). Returns
+  /// whether the engine takes it: then finish()'s phi and gradient include the lattice's field at
+  /// every target particle, and the lattice must stay unchanged until finish(). By default an
+  /// engine declines (false) and the caller adds the field itself.
+  virtual bool offerLattice(const PeriodicLattice* lattice) {
+    (void)lattice;
+    return false;
   }
   /// Traverses targets = the cells of `tree` against `sources` and starts the far field into phi and
   /// gradient (one entry per particle of the tree, key order), which hold it once finish() returns.

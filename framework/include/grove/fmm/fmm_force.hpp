@@ -127,6 +127,9 @@ struct FmmStatistics {
   /// Whether the far field ran beside the near field (then the step waited only
   /// far_field_wait_seconds for it after the near field).
   bool overlapped = false;
+  /// Periodic boxes: whether the far-field engine added the lattice's field at the particles
+  /// (FarFieldEngine::offerLattice; its time is then in downward_seconds), or the host did.
+  bool lattice_on_engine = false;
   /// @var copy_seconds
   /// Copying the particles into EPI and EPJ, with the input checks.
   /// @var tree_seconds
@@ -148,8 +151,9 @@ struct FmmStatistics {
   /// @var far_field_wait_seconds
   /// Waiting for the far field after the near field.
   /// @var lattice_seconds
-  /// Periodic boxes: the box's multipole (an allreduce), the lattice's local expansion and its
-  /// evaluation at every particle (0 for open boxes).
+  /// Periodic boxes: the box's multipole (an allreduce), the lattice's local expansion and,
+  /// unless the engine took it (lattice_on_engine), its evaluation at every particle (0 for open
+  /// boxes).
   /// @var write_back_seconds
   /// Applying the far-field functor, restoring psys's order and, for the WriteBack calls,
   /// copying the forces into psys.
@@ -163,7 +167,7 @@ struct FmmStatistics {
            (overlapped ? far_field_wait_seconds : m2l_seconds + downward_seconds) + p2p_seconds + lattice_seconds +
            write_back_seconds;
   }
-  /// The statistics as one JSON object: far_field_engine, overlapped, "seconds" (each part and
+  /// The statistics as one JSON object: far_field_engine, overlapped, lattice_on_engine, "seconds" (each part and
   /// total) and "counts".
   std::string json() const;
 };
@@ -555,6 +559,8 @@ class FmmForce {
       startLattice(comm, dinfo);
       stats_.lattice_seconds = wallSeconds() - start;
     }
+    // An engine that takes the lattice adds its field in its last kernel; else calculate() does.
+    stats_.lattice_on_engine = engine_->offerLattice(periodic ? lattice_.get() : nullptr) && periodic;
 
     sorted_forces_.resize(n);
 #pragma omp parallel for
@@ -597,7 +603,8 @@ class FmmForce {
     stats_.m2l_seconds = seconds.m2l;
     stats_.downward_seconds = seconds.downward;
 
-    if (isAnyPeriodic(dinfo.getBoundaryCondition())) {  // startFarField set the lattice up
+    // startFarField set the lattice up, and offered it to the engine.
+    if (isAnyPeriodic(dinfo.getBoundaryCondition()) && !stats_.lattice_on_engine) {
       start = wallSeconds();
       const std::span<const Vec3d> x = tree_.positions();
 #pragma omp parallel for

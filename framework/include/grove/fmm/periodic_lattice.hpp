@@ -28,10 +28,75 @@
 #include <span>
 #include <vector>
 
+#include "grove/core/execution.hpp"
 #include "grove/core/vec3.hpp"
 #include "grove/fmm/cartesian_expansion.hpp"
 
 namespace grove::fmm {
+
+/// The field PeriodicLattice::setBox() made, as flat arrays (PeriodicLattice::field()), so that it
+/// can be evaluated elsewhere (a GPU far field does it in its last kernel) exactly as
+/// PeriodicLattice::evaluate() does: at x, in part p = partOf(x), with h^m the powers of
+/// h = x - part_centres[p] (MultiIndexSet::powers), phi and its gradient gain the part's four
+/// polynomials (addPolynomials), then the Ewald terms (addBackground). Views the lattice's arrays:
+/// valid until its next setBox() or its destruction.
+struct LatticeField {
+  /// The box is split into kPartsPerAxis^3 parts, each with its own expansion.
+  static constexpr int kPartsPerAxis = 4;
+  /// Per part, 4 * coefficients values: the coefficients of phi, then of d phi / dx, dy and dz,
+  /// over the monomials h^m in the expansion's order.
+  const double* polynomials = nullptr;
+  const Vec3d* part_centres = nullptr;  ///< kPartsPerAxis^3 of them
+  int coefficients = 0;                 ///< monomials per polynomial (MultiIndexSet::size())
+  Vec3d centre;                         ///< the box's centre
+  double side = 0.0;                    ///< the box's edge
+  /// @var charge
+  /// Q, the box's total charge.
+  /// @var second_moment
+  /// S2 = sum q_j |x_j - centre|^2.
+  /// @var constant
+  /// (xi - sigma) Q / L (see the top of this file).
+  double charge = 0.0, second_moment = 0.0, constant = 0.0;
+  Vec3d dipole;  ///< D = sum q_j (x_j - centre)
+
+  /// The part holding x (a point outside the box counts to the nearest part).
+  GROVE_HOST_DEVICE int partOf(const Vec3d& x) const {
+    const Vec3d fraction = (x - centre) / side + Vec3d(0.5, 0.5, 0.5);
+    // Truncation is floor here: a negative fraction is clamped to part 0 either way.
+    auto axis = [](double f) {
+      const int i = static_cast<int>(f * kPartsPerAxis);
+      return i < 0 ? 0 : (i > kPartsPerAxis - 1 ? kPartsPerAxis - 1 : i);
+    };
+    return (axis(fraction.x) * kPartsPerAxis + axis(fraction.y)) * kPartsPerAxis + axis(fraction.z);
+  }
+  /// Adds part p's polynomials at the powers h^m of x - part_centres[p] to *phi and *gradient.
+  GROVE_HOST_DEVICE void addPolynomials(int p, const double* power, double* phi, Vec3d* gradient) const {
+    const double* l = polynomials + 4LL * p * coefficients;
+    const double *gx = l + coefficients, *gy = gx + coefficients, *gz = gy + coefficients;
+    double sum_phi = 0.0, sum_x = 0.0, sum_y = 0.0, sum_z = 0.0;
+#if !defined(__CUDA_ARCH__)
+#pragma omp simd reduction(+ : sum_phi, sum_x, sum_y, sum_z)
+#endif
+    for (int m = 0; m < coefficients; ++m) {
+      sum_phi += l[m] * power[m];
+      sum_x += gx[m] * power[m];
+      sum_y += gy[m] * power[m];
+      sum_z += gz[m] * power[m];
+    }
+    *phi += sum_phi;
+    *gradient += Vec3d(sum_x, sum_y, sum_z);
+  }
+  /// Adds the terms that make "near block + lattice" Ewald's sum (the dipole, the background and
+  /// the constant) at x to *phi and *gradient.
+  GROVE_HOST_DEVICE void addBackground(const Vec3d& x, double* phi, Vec3d* gradient) const {
+    constexpr double kPi = 3.14159265358979323846;
+    const Vec3d h = x - centre;
+    const double volume = side * side * side;
+    *gradient += (h * charge - dipole) * (4.0 * kPi / (3.0 * volume));
+    const double quadratic = charge * dot(h, h) - 2.0 * dot(dipole, h) + second_moment;
+    *phi += 2.0 * kPi / (3.0 * volume) * quadratic + constant;
+  }
+};
 
 /// The potential phi = sum q / r and its gradient, inside a periodic cube, of every image beyond
 /// the near block, with the Ewald terms above (see the top of this file). Throws grove::Error for
@@ -53,6 +118,10 @@ class PeriodicLattice {
   /// Adds the lattice's phi and grad phi at x (inside the cube) to *phi and *gradient (after
   /// setBox()).
   void evaluate(const Vec3d& x, double* phi, Vec3d* gradient) const;
+
+  /// The field setBox() made, as flat arrays for an evaluation elsewhere (LatticeField), valid
+  /// until the next setBox(). Throws grove::Error before the first setBox().
+  LatticeField field() const;
 
   /// The expansions' order.
   int order() const { return set_.order(); }
@@ -79,8 +148,8 @@ class PeriodicLattice {
   double constant_ = 0.0;                       // (xi - sigma) Q / L
   // The box split into kParts^3 parts, each with its own local expansion: the first ring's M2L
   // truncation then sees a part's extent on the target side, not the whole box's.
-  static constexpr int kParts = 4;
-  // The part of a point at `fraction` of the box along each axis (0 ... 1, clamped), and its centre.
+  static constexpr int kParts = LatticeField::kPartsPerAxis;
+  // The part of a point at `fraction` of the box along each axis (0 ... 1, clamped).
   static int partIndex(const Vec3d& fraction);
   // A part's index along x, y and z.
   static std::array<int, 3> partAxes(int part) {
@@ -88,13 +157,13 @@ class PeriodicLattice {
   }
   Vec3d partCentre(int part) const;
   std::vector<std::vector<double>> part_taylor_;  // the first ring's summed T at each part's centre
-  std::vector<std::vector<double>> local_;        // the far images' local expansion about each part's centre
-  // Each part's gradient as three polynomials over the same monomials (coefficient of h^m:
-  // (m_a + 1) L_{m + e_a}), so that an evaluation is four dot products with one table of powers;
-  // the terms that make them from local_, and the parts' centres (this box's).
-  std::vector<std::array<std::vector<double>, 3>> gradient_;
+  // Per part, the far images' local expansion about the part's centre, then its gradient as three
+  // polynomials over the same monomials (coefficient of h^m: (m_a + 1) L_{m + e_a}), so that an
+  // evaluation is four dot products with one table of powers (LatticeField's layout); the terms
+  // that make the gradient from the expansion, and the parts' centres (this box's).
+  std::vector<double> polynomials_;
   struct GradientTerm {
-    std::size_t monomial, coefficient;  // m, and m + e_axis in local_
+    std::size_t monomial, coefficient;  // m, and m + e_axis in the expansion
     std::uint8_t axis;
     double factor;  // m_axis + 1
   };
