@@ -548,10 +548,12 @@ class FmmForce {
     // Periodic: the near block's images of every rank's tree (this one's too) come as LET trees.
     const std::vector<Vec3d> shifts = periodic ? nearImageShifts(dinfo) : std::vector<Vec3d>();
     if (comm.size() > 1 || periodic) {
-      std::vector<EPJ> remote;
+      remote_epj_.clear();  // keeps its memory from call to call, as epj_ does
       stats_.let =
-          fmm::exchangeLet(comm, tree_, std::span<const EPJ>(epj_.data(), n), theta_, sources_, remote, shifts);
-      epj_.insert(epj_.end(), remote.begin(), remote.end());
+          fmm::exchangeLet(comm, tree_, std::span<const EPJ>(epj_.data(), n), theta_, sources_, remote_epj_, shifts);
+      epj_.resize(n + remote_epj_.size());
+#pragma omp parallel for
+      for (std::size_t k = 0; k < remote_epj_.size(); ++k) epj_[n + k] = remote_epj_[k];
     }
     stats_.let_seconds = wallSeconds() - start;
     if (periodic) {
@@ -691,6 +693,7 @@ class FmmForce {
   std::vector<EPI> epi_;
   std::vector<EPJ> epj_;  // key order, then the received
   std::vector<EPJ> epj_input_order_;  // the copy step's EPJ, before the tree's key order
+  std::vector<EPJ> remote_epj_;       // what the LET brought this call (then copied after epj_'s own)
   std::vector<Vec3d> input_positions_;  // the copy step's positions and charges, input order
   std::vector<double> input_charges_;
   std::vector<Force> sorted_forces_, forces_;

@@ -12,6 +12,7 @@
 /// same, so the forces from other ranks are as accurate as those from the rank's own particles.
 /// Periodic boxes add the trees' images: every rank (this one too) gets, for each image shift,
 /// the image of the tree moved by it, selected with theta * kImageLetFactor (see exchangeLet).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -32,16 +33,22 @@ template <class EPJ>
 concept MovableEpj = requires(EPJ& j, const Vec3d& p) { j.setPos(p); };
 
 namespace detail {
-// Appends a block of cells whose child indices and particle ranges count from the block's start,
-// rebased to cell_base and particle_base.
-inline void appendRebased(std::span<const FmmCell> block, int cell_base, int particle_base,
-                          std::vector<FmmCell>& cells) {
+// Writes a block of cells whose child indices and particle ranges count from the block's start to
+// out[0 .. block.size()), rebased to cell_base and particle_base.
+inline void copyRebased(std::span<const FmmCell> block, int cell_base, int particle_base, FmmCell* out) {
   for (FmmCell c : block) {
     if (c.child_count > 0) c.first_child += cell_base;
     c.begin += particle_base;
     c.end += particle_base;
-    cells.push_back(c);
+    *out++ = c;
   }
+}
+// Appends such a block to cells, rebased.
+inline void appendRebased(std::span<const FmmCell> block, int cell_base, int particle_base,
+                          std::vector<FmmCell>& cells) {
+  const std::size_t at = cells.size();
+  cells.resize(at + block.size());
+  copyRebased(block, cell_base, particle_base, cells.data() + at);
 }
 }  // namespace detail
 
@@ -252,39 +259,70 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
                            multipoles_in.size(), cells_in.size(), stride);
   comm.throwIfAnyFailed(mismatch, "fmm::exchangeLet");
 
-  // Appends a received block: its cells (children and particle ranges relative to the block),
-  // their multipoles and particles, with a root at each of `block_roots` (relative too).
-  const int local_particles = static_cast<int>(epj.size());
-  auto append = [&](std::span<const FmmCell> block, const double* block_multipoles,
-                    std::span<const EPJ> block_particles, std::span<const int> block_roots) {
-    const int cell_base = static_cast<int>(sources.cells.size());
-    for (const int root : block_roots) sources.remote_roots.push_back(cell_base + root);
-    detail::appendRebased(block, cell_base, local_particles + static_cast<int>(remote_epj.size()), sources.cells);
-    sources.remote_multipoles.insert(sources.remote_multipoles.end(), block_multipoles,
-                                     block_multipoles + block.size() * stride);
-    remote_epj.insert(remote_epj.end(), block_particles.begin(), block_particles.end());
+  // What this rank receives, block by block in rank order: its own images from their selections
+  // (no message), each other rank's message as one block. Each block's cells count their children
+  // and particle ranges from the block's start, its roots are relative to it.
+  struct Block {
+    std::span<const FmmCell> cells;
+    const double* multipoles;
+    std::span<const EPJ> particles;
+    std::span<const int> roots;
   };
-  std::size_t cell_at = 0, particle_at = 0, root_at = 0;
+  std::vector<Block> blocks;
   const int first_cell = 0;
+  std::size_t cell_at = 0, particle_at = 0, root_at = 0;
   for (int r = 0; r < ranks; ++r) {
     const auto ur = static_cast<std::size_t>(r);
     if (r == me) {
       for (int s = 0; s < n_shifts; ++s) {
         const Selection& own = selection(me, s);
         if (!own.cells.empty())
-          append(own.cells, own.multipoles.data(), own.particles, std::span<const int>(&first_cell, 1));
+          blocks.push_back({own.cells, own.multipoles.data(), own.particles, std::span<const int>(&first_cell, 1)});
       }
       continue;
     }
     const auto n_cells = static_cast<std::size_t>(cells_from[ur]);
     const auto n_particles = static_cast<std::size_t>(particles_from[ur]);
     const auto n_roots = static_cast<std::size_t>(roots_from[ur]);
-    append(std::span<const FmmCell>(cells_in).subspan(cell_at, n_cells), multipoles_in.data() + cell_at * stride,
-           std::span<const EPJ>(particles_in).subspan(particle_at, n_particles),
-           std::span<const int>(roots_in).subspan(root_at, n_roots));
+    blocks.push_back({std::span<const FmmCell>(cells_in).subspan(cell_at, n_cells),
+                      multipoles_in.data() + cell_at * stride,
+                      std::span<const EPJ>(particles_in).subspan(particle_at, n_particles),
+                      std::span<const int>(roots_in).subspan(root_at, n_roots)});
     cell_at += n_cells;
     particle_at += n_particles;
     root_at += n_roots;
+  }
+  // Appended in that order, the blocks copied in parallel: with periodic images a rank appends a
+  // hundred or more selections, hundreds of MB of multipoles at order 8 (a serial copy was most of
+  // the LET's time on one rank).
+  const std::size_t blocks_count = blocks.size();
+  std::vector<std::size_t> cell_base(blocks_count + 1), particle_base(blocks_count + 1), root_base(blocks_count + 1);
+  cell_base[0] = sources.cells.size();
+  particle_base[0] = remote_epj.size();
+  root_base[0] = sources.remote_roots.size();
+  for (std::size_t b = 0; b < blocks_count; ++b) {
+    cell_base[b + 1] = cell_base[b] + blocks[b].cells.size();
+    particle_base[b + 1] = particle_base[b] + blocks[b].particles.size();
+    root_base[b + 1] = root_base[b] + blocks[b].roots.size();
+  }
+  const std::size_t multipole_start = sources.remote_multipoles.size(), first_remote_cell = cell_base[0];
+  sources.cells.resize(cell_base[blocks_count]);
+  sources.remote_multipoles.resize(multipole_start + (cell_base[blocks_count] - first_remote_cell) * stride);
+  sources.remote_roots.resize(root_base[blocks_count]);
+  remote_epj.resize(particle_base[blocks_count]);
+  const std::size_t local_particles = epj.size();
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::size_t b = 0; b < blocks_count; ++b) {
+    const Block& block = blocks[b];
+    const auto base = static_cast<int>(cell_base[b]);
+    detail::copyRebased(block.cells, base, static_cast<int>(local_particles + particle_base[b]),
+                        sources.cells.data() + cell_base[b]);
+    std::copy(block.multipoles, block.multipoles + block.cells.size() * stride,
+              sources.remote_multipoles.begin() +
+                  static_cast<std::ptrdiff_t>(multipole_start + (cell_base[b] - first_remote_cell) * stride));
+    std::copy(block.particles.begin(), block.particles.end(),
+              remote_epj.begin() + static_cast<std::ptrdiff_t>(particle_base[b]));
+    for (std::size_t k = 0; k < block.roots.size(); ++k) sources.remote_roots[root_base[b] + k] = base + block.roots[k];
   }
   return counts;
 }
