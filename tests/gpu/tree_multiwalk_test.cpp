@@ -529,6 +529,70 @@ TEST(FmmDevice, SmallFarFieldMatchesTheHosts) {
   expectDeviceFarFieldAsTheHosts(1500, 500, 1, {3, 8});
 }
 
+// The periodic lattice's field added by the device far field's last kernel (offerLattice) against
+// the host's far field plus PeriodicLattice::evaluate at every particle, in double: the same sums
+// but for fused multiply-adds. Bodies fill the unit box, so every one of its 64 parts holds some;
+// then the offer withdrawn (nullptr), and the lattice is not added.
+TEST(FmmDevice, LatticeFieldMatchesTheHosts) {
+  if (grove::gpu::deviceCount() == 0) GTEST_SKIP() << "no CUDA device";
+  std::mt19937_64 rng(31);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<grove::Vec3d> x(20000);
+  for (auto& p : x) p = grove::Vec3d(u(rng), u(rng), u(rng));
+  const std::vector<double> q(x.size(), 1.0 / static_cast<double>(x.size()));
+  const grove::fmm::MultiIndexSet expansion(6);
+  grove::fmm::FmmTree tree;
+  tree.build(x, q, 32, expansion);
+  grove::fmm::SourceCells sources;
+  sources.cells.assign(tree.cells().begin(), tree.cells().end());
+  sources.local_multipoles = tree.multipoles();
+  sources.stride = tree.stride();
+  // The box's multipole about its centre stands in for every rank's (any multipole tests the
+  // evaluation).
+  const grove::Vec3d centre(0.5, 0.5, 0.5);
+  std::vector<double> box_multipole(sources.stride, 0.0);
+  expansion.shiftMultipole(tree.multipoles().subspan(0, sources.stride), centre - tree.cells()[0].center,
+                           box_multipole);
+  grove::fmm::PeriodicLattice lattice(expansion, 1.0, 12, 2);
+  lattice.setBox(box_multipole, centre);
+
+  const std::size_t n = x.size();
+  std::vector<double> phi_host(n), phi_device(n), phi_open(n);
+  std::vector<grove::Vec3d> gradient_host(n), gradient_device(n), gradient_open(n);
+  const grove::fmm::InteractionLists lists = grove::fmm::traverse(sources, static_cast<int>(tree.cells().size()), 0.5);
+  grove::fmm::evaluateFarField(tree, sources, lists, expansion, phi_host, gradient_host);
+  for (std::size_t k = 0; k < n; ++k) lattice.evaluate(tree.positions()[k], &phi_host[k], &gradient_host[k]);
+  grove::fmm::DeviceFarField device;
+  EXPECT_TRUE(device.offerLattice(&lattice));
+  device.start(tree, sources, 0.5, expansion, phi_device, gradient_device, true, /*p2p_to_host=*/true);
+  device.finish();
+  EXPECT_FALSE(device.offerLattice(nullptr));
+  device.start(tree, sources, 0.5, expansion, phi_open, gradient_open, true, /*p2p_to_host=*/true);
+  device.finish();
+
+  double rms = 0.0, pot_rms = 0.0, lattice_rms = 0.0;
+  for (std::size_t k = 0; k < n; ++k) {
+    rms += grove::norm2(gradient_host[k]), pot_rms += phi_host[k] * phi_host[k];
+    lattice_rms += grove::norm2(gradient_device[k] - gradient_open[k]);
+  }
+  rms = std::sqrt(rms / static_cast<double>(n));
+  pot_rms = std::sqrt(pot_rms / static_cast<double>(n));
+  lattice_rms = std::sqrt(lattice_rms / static_cast<double>(n));
+  double gradient_max = 0.0, phi_max = 0.0;
+  for (std::size_t k = 0; k < n; ++k) {
+    gradient_max = std::max(gradient_max, grove::norm(gradient_device[k] - gradient_host[k]) / rms);
+    phi_max = std::max(phi_max, std::abs(phi_device[k] - phi_host[k]) / pot_rms);
+  }
+  EXPECT_LE(gradient_max, 1e-12);
+  EXPECT_LE(phi_max, 1e-12);
+  // The lattice's field is a sizeable part of the whole (the box's images pull as hard as its own
+  // far cells), so leaving it out would show.
+  EXPECT_GT(lattice_rms, 1e-3 * rms);
+  std::printf("  [lattice on the device] vs host: gradient max diff / rms %.2e, phi %.2e; lattice's rms gradient "
+              "%.2e of the total's\n",
+              gradient_max, phi_max, lattice_rms / rms);
+}
+
 // FmmForce with its far field on the device: with the CPU near-field kernel (the far field running
 // beside it) against the host's far field, and with the GPU near field through the multiwalk hooks
 // (both on the device, side by side) against the CPU kernel.

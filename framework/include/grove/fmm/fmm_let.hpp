@@ -43,13 +43,6 @@ inline void copyRebased(std::span<const FmmCell> block, int cell_base, int parti
     *out++ = c;
   }
 }
-// Appends such a block to cells, rebased.
-inline void appendRebased(std::span<const FmmCell> block, int cell_base, int particle_base,
-                          std::vector<FmmCell>& cells) {
-  const std::size_t at = cells.size();
-  cells.resize(at + block.size());
-  copyRebased(block, cell_base, particle_base, cells.data() + at);
-}
 }  // namespace detail
 
 /// What exchangeLet() sent and received on this rank, over all other ranks and, for periodic
@@ -78,57 +71,80 @@ inline double distanceToBox(const Vec3d& p, const Boxd& box) {
   return std::sqrt(d2);
 }
 
-/// The cells (indices relative to the selection: children contiguous, breadth first) and particles
-/// of `tree` that a rank whose particles lie in `box` needs; epj in the tree's key order. Appended
-/// to cells_out, multipoles_out (tree.stride() per cell) and epj_out (ranges relative to epj_out's
-/// start). With a shift, the tree's periodic image moved by `shift` is selected: the cells'
-/// centres and the particles (EPJ::setPos) are moved, the multipoles, each about its own cell's
-/// centre, stay as they are. Not collective.
-template <class EPJ>
-void selectLetFor(const FmmTree& tree, std::span<const EPJ> epj, const Boxd& box, double theta,
-                  std::vector<FmmCell>& cells_out, std::vector<double>& multipoles_out, std::vector<EPJ>& epj_out,
-                  const Vec3d& shift = Vec3d(0.0, 0.0, 0.0)) {
-  const bool shifted = shift != Vec3d(0.0, 0.0, 0.0);
-  if constexpr (!MovableEpj<EPJ>)
-    require(!shifted, "fmm::selectLetFor", "periodic images need EPJ::setPos(const grove::Vec3d&)");
+/// What a rank whose particles lie in a box needs of a tree, or of its periodic image (see the
+/// top of this file), before anything is copied: selectLetFor() makes it, writeLet() writes it out.
+struct LetSelection {
+  /// The cells, breadth first with children contiguous: child indices count from the selection's
+  /// first cell, particle ranges from its first particle; centres moved by the image's shift.
+  std::vector<FmmCell> cells;
+  std::vector<int> source;     ///< the tree cell each one is
+  std::size_t particles = 0;   ///< the particles of the leaves sent with theirs
+};
+
+/// The cells of `tree` that a rank whose particles lie in `box` needs. With a shift, of the tree's
+/// periodic image moved by `shift` (the cells' centres are moved; the multipoles, each about its
+/// own cell's centre, stay as they are). Not collective.
+inline LetSelection selectLetFor(const FmmTree& tree, const Boxd& box, double theta,
+                                 const Vec3d& shift = Vec3d(0.0, 0.0, 0.0)) {
   const std::span<const FmmCell> cells = tree.cells();
-  const std::size_t stride = tree.stride();
-  std::vector<int> source;  // out index -> tree cell
+  LetSelection out;
   auto take = [&](int c) {
-    source.push_back(c);
+    out.source.push_back(c);
     FmmCell copy = cells[static_cast<std::size_t>(c)];
     copy.center += shift;
     copy.parent = -1;
     copy.first_child = -1;
     copy.child_count = 0;
     copy.begin = copy.end = 0;
-    cells_out.push_back(copy);
-    const auto m = tree.multipoles().subspan(static_cast<std::size_t>(c) * stride, stride);
-    multipoles_out.insert(multipoles_out.end(), m.begin(), m.end());
+    out.cells.push_back(copy);
   };
-  const std::size_t first = cells_out.size();
   take(0);
-  for (std::size_t o = first; o < cells_out.size(); ++o) {
-    const FmmCell& cell = cells[static_cast<std::size_t>(source[o - first])];
-    FmmCell& out = cells_out[o];
-    if (cell.radius < theta * distanceToBox(out.center, box)) {
-      out.multipole_only = 1;
+  for (std::size_t o = 0; o < out.cells.size(); ++o) {
+    const FmmCell& cell = cells[static_cast<std::size_t>(out.source[o])];
+    if (cell.radius < theta * distanceToBox(out.cells[o].center, box)) {
+      out.cells[o].multipole_only = 1;
     } else if (cell.leaf()) {
-      out.begin = static_cast<int>(epj_out.size());
-      epj_out.insert(epj_out.end(), epj.begin() + cell.begin, epj.begin() + cell.end);
-      out.end = static_cast<int>(epj_out.size());
-      if constexpr (MovableEpj<EPJ>)
-        if (shifted)
-          for (auto j = static_cast<std::size_t>(out.begin); j < epj_out.size(); ++j)
-            epj_out[j].setPos(Vec3d(epj_out[j].getPos()) + shift);
+      out.cells[o].begin = static_cast<int>(out.particles);
+      out.particles += static_cast<std::size_t>(cell.end - cell.begin);
+      out.cells[o].end = static_cast<int>(out.particles);
     } else {
-      const int first_child = static_cast<int>(cells_out.size() - first);
+      const int first_child = static_cast<int>(out.cells.size());
       for (int c = cell.first_child; c < cell.first_child + cell.child_count; ++c) take(c);
-      // take() may have moved cells_out: index again.
-      cells_out[o].first_child = first_child;
-      cells_out[o].child_count = cell.child_count;
+      // take() may have moved out.cells: index again.
+      out.cells[o].first_child = first_child;
+      out.cells[o].child_count = cell.child_count;
     }
   }
+  return out;
+}
+
+/// Writes `selection` of `tree` (epj: the tree's particles in key order): its cells to cells_out,
+/// their child indices plus cell_base and particle ranges plus particle_base; their multipoles
+/// to multipoles_out (tree.stride() each); the particles of its leaves to epj_out, moved by
+/// `shift` (the selection's image; EPJ::setPos). The outputs hold room for them. Not collective.
+template <class EPJ>
+void writeLet(const LetSelection& selection, const FmmTree& tree, std::span<const EPJ> epj, const Vec3d& shift,
+              int cell_base, int particle_base, FmmCell* cells_out, double* multipoles_out, EPJ* epj_out) {
+  const bool shifted = shift != Vec3d(0.0, 0.0, 0.0);
+  if constexpr (!MovableEpj<EPJ>)
+    require(!shifted, "fmm::writeLet", "periodic images need EPJ::setPos(const grove::Vec3d&)");
+  const std::span<const FmmCell> cells = tree.cells();
+  const std::size_t stride = tree.stride();
+  const std::span<const double> multipoles = tree.multipoles();
+  for (std::size_t o = 0; o < selection.cells.size(); ++o) {
+    const auto source = static_cast<std::size_t>(selection.source[o]);
+    std::copy_n(multipoles.begin() + static_cast<std::ptrdiff_t>(source * stride), stride, multipoles_out + o * stride);
+    const FmmCell& out = selection.cells[o];
+    if (out.end > out.begin) {
+      const FmmCell& leaf = cells[source];
+      EPJ* to = epj_out + out.begin;
+      std::copy(epj.begin() + leaf.begin, epj.begin() + leaf.end, to);
+      if constexpr (MovableEpj<EPJ>)
+        if (shifted)
+          for (int j = 0; j < leaf.end - leaf.begin; ++j) to[j].setPos(Vec3d(to[j].getPos()) + shift);
+    }
+  }
+  detail::copyRebased(selection.cells, cell_base, particle_base, cells_out);
 }
 
 /// exchangeLet's factor on theta for periodic images' selections (see there).
@@ -161,81 +177,95 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
   if (shifts.empty()) shifts = std::span<const Vec3d>(&no_shift, 1);
   const auto n_shifts = static_cast<int>(shifts.size());
 
-  // One selection per (target rank, shift), made in parallel.
-  struct Selection {
-    std::vector<FmmCell> cells;
-    std::vector<double> multipoles;
-    std::vector<EPJ> particles;
-  };
-  std::vector<Selection> selections(static_cast<std::size_t>(ranks) * shifts.size());
+  // MPI counts and the cells' indices are ints (checked below, before anything is written).
+  constexpr auto kIntMax = static_cast<std::size_t>(std::numeric_limits<int>::max());
+
+  // One selection per (target rank, shift), made in parallel; nothing is copied yet.
+  std::vector<LetSelection> selections(static_cast<std::size_t>(ranks) * shifts.size());
 #pragma omp parallel for schedule(dynamic, 1)
   for (int pair = 0; pair < ranks * n_shifts; ++pair) {
     const int r = pair / n_shifts;
     const Vec3d& shift = shifts[static_cast<std::size_t>(pair % n_shifts)];
     const auto ur = static_cast<std::size_t>(r);
     if ((r == me && shift == no_shift) || !have_particles || boxes[ur].isEmpty()) continue;
-    Selection& out = selections[static_cast<std::size_t>(pair)];
     // An image's cells are sent contents-less only at twice the distance: the traversal then
     // accepts them at the receiver's cells (M2L) instead of evaluating them at every particle of
     // a leaf (M2P). Measured on a periodic uniform cube of 2^17 at order 8, theta 0.5, one rank:
     // M2P pairs 30 592 -> 4 134, the far field's downward pass 0.68 -> 0.27 s.
     const double criterion = shift == no_shift ? theta : kImageLetFactor * theta;
-    selectLetFor(tree, epj, boxes[ur], criterion, out.cells, out.multipoles, out.particles, shift);
+    selections[static_cast<std::size_t>(pair)] = selectLetFor(tree, boxes[ur], criterion, shift);
   }
-  auto selection = [&](int r, int s) -> Selection& { return selections[static_cast<std::size_t>(r * n_shifts + s)]; };
+  auto selection = [&](int r, int s) -> const LetSelection& {
+    return selections[static_cast<std::size_t>(r * n_shifts + s)];
+  };
 
-  // The send buffers: each other rank's selections in shift order, each selection's cells rebased
-  // to the rank's block, its first cell a root. This rank's own images need no message: the
-  // receiving loop below takes them from their selections.
-  std::vector<FmmCell> cells_send;
-  std::vector<double> multipoles_send;
-  std::vector<EPJ> particles_send;
+  // Where each selection goes: the send buffers hold each other rank's selections in shift order,
+  // each selection's cells rebased to the rank's block, its first cell a root; this rank's own
+  // images need no message and are written straight into `sources` below. Sizes first (in 64
+  // bits, checked below), then the selections written in parallel.
+  struct Place {
+    std::size_t cell = 0, particle = 0;  // the first cell and particle in the buffers
+    std::size_t cell_in_block = 0, particle_in_block = 0;  // ... counted from the rank's block
+  };
+  std::vector<Place> places(selections.size());
   std::vector<int> roots_send;
   std::vector<int> cell_counts(static_cast<std::size_t>(ranks), 0), multipole_counts(cell_counts),
       particle_counts(cell_counts), root_counts(cell_counts);
-  for (int r = 0; r < ranks; ++r) {
-    if (r == me) continue;
-    const std::size_t cell_start = cells_send.size(), particle_start = particles_send.size(),
-                      root_start = roots_send.size();
-    for (int s = 0; s < n_shifts; ++s) {
-      Selection& from = selection(r, s);
-      if (from.cells.empty()) continue;
-      roots_send.push_back(static_cast<int>(cells_send.size() - cell_start));
-      detail::appendRebased(from.cells, static_cast<int>(cells_send.size() - cell_start),
-                            static_cast<int>(particles_send.size() - particle_start), cells_send);
-      multipoles_send.insert(multipoles_send.end(), from.multipoles.begin(), from.multipoles.end());
-      particles_send.insert(particles_send.end(), from.particles.begin(), from.particles.end());
-      from = Selection{};
-    }
-    const auto ur = static_cast<std::size_t>(r);
-    cell_counts[ur] = static_cast<int>(cells_send.size() - cell_start);
-    multipole_counts[ur] = static_cast<int>((cells_send.size() - cell_start) * stride);
-    particle_counts[ur] = static_cast<int>(particles_send.size() - particle_start);
-    root_counts[ur] = static_cast<int>(roots_send.size() - root_start);
-  }
+  std::size_t cells_to_send = 0, particles_to_send = 0;
   std::int64_t own_cells = 0, own_particles = 0;  // this rank's images of its own tree
-  for (int s = 0; s < n_shifts; ++s) {
-    own_cells += static_cast<std::int64_t>(selection(me, s).cells.size());
-    own_particles += static_cast<std::int64_t>(selection(me, s).particles.size());
+  for (int r = 0; r < ranks; ++r) {
+    const std::size_t cell_start = cells_to_send, particle_start = particles_to_send, root_start = roots_send.size();
+    for (int s = 0; s < n_shifts; ++s) {
+      const LetSelection& from = selection(r, s);
+      if (r == me) {
+        own_cells += static_cast<std::int64_t>(from.cells.size());
+        own_particles += static_cast<std::int64_t>(from.particles);
+        continue;
+      }
+      if (from.cells.empty()) continue;
+      places[static_cast<std::size_t>(r * n_shifts + s)] = {cells_to_send, particles_to_send,
+                                                             cells_to_send - cell_start,
+                                                             particles_to_send - particle_start};
+      roots_send.push_back(static_cast<int>(cells_to_send - cell_start));
+      cells_to_send += from.cells.size();
+      particles_to_send += from.particles;
+    }
+    if (r == me) continue;
+    const auto ur = static_cast<std::size_t>(r);
+    cell_counts[ur] = static_cast<int>(std::min<std::size_t>(cells_to_send - cell_start, kIntMax));
+    multipole_counts[ur] = static_cast<int>(std::min<std::size_t>((cells_to_send - cell_start) * stride, kIntMax));
+    particle_counts[ur] = static_cast<int>(std::min<std::size_t>(particles_to_send - particle_start, kIntMax));
+    root_counts[ur] = static_cast<int>(roots_send.size() - root_start);
   }
 
   LetCounts counts;
-  // MPI counts and the cells' indices are ints: refuse, on every rank together, a LET too large.
-  constexpr auto kIntMax = static_cast<std::int64_t>(std::numeric_limits<int>::max());
+  // Refused on every rank together: a LET too large for int counts and indices.
   std::optional<std::string> too_large;
-  if (static_cast<std::int64_t>(multipoles_send.size()) > kIntMax ||
-      static_cast<std::int64_t>(particles_send.size()) > kIntMax)
+  if (cells_to_send * stride > kIntMax || particles_to_send > kIntMax)
     too_large = fmt::format("rank {} would send {} multipole coefficients and {} particles: at most 2^31 - 1 each "
                             "(use more ranks or a lower order)",
-                            comm.rank(), multipoles_send.size(), particles_send.size());
-  else if (own_cells * static_cast<std::int64_t>(stride) > kIntMax ||
-           static_cast<std::int64_t>(epj.size()) + own_particles > kIntMax)
+                            comm.rank(), cells_to_send * stride, particles_to_send);
+  else if (own_cells * static_cast<std::int64_t>(stride) > static_cast<std::int64_t>(kIntMax) ||
+           static_cast<std::int64_t>(epj.size()) + own_particles > static_cast<std::int64_t>(kIntMax))
     too_large = fmt::format("rank {}'s images of its own tree hold {} cells and {} particles: with its {} particles "
                             "and {} coefficients a cell, more than 2^31 - 1 (use more ranks or a lower order)",
                             comm.rank(), own_cells, own_particles, epj.size(), stride);
   comm.throwIfAnyFailed(too_large, "fmm::exchangeLet");
-  counts.cells_sent = static_cast<std::int64_t>(cells_send.size()) + own_cells;
-  counts.particles_sent = static_cast<std::int64_t>(particles_send.size()) + own_particles;
+  counts.cells_sent = static_cast<std::int64_t>(cells_to_send) + own_cells;
+  counts.particles_sent = static_cast<std::int64_t>(particles_to_send) + own_particles;
+
+  std::vector<FmmCell> cells_send(cells_to_send);
+  std::vector<double> multipoles_send(cells_to_send * stride);
+  std::vector<EPJ> particles_send(particles_to_send);
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int pair = 0; pair < ranks * n_shifts; ++pair) {
+    const auto up = static_cast<std::size_t>(pair);
+    if (pair / n_shifts == me || selections[up].cells.empty()) continue;
+    const Place& at = places[up];
+    writeLet(selections[up], tree, epj, shifts[static_cast<std::size_t>(pair % n_shifts)],
+             static_cast<int>(at.cell_in_block), static_cast<int>(at.particle_in_block), cells_send.data() + at.cell,
+             multipoles_send.data() + at.cell * stride, particles_send.data() + at.particle);
+  }
 
   std::vector<int> cells_from, particles_from, roots_from;
   const std::vector<FmmCell> cells_in = comm.alltoallv(cells_send, cell_counts, &cells_from);
@@ -259,67 +289,81 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
                            multipoles_in.size(), cells_in.size(), stride);
   comm.throwIfAnyFailed(mismatch, "fmm::exchangeLet");
 
-  // What this rank receives, block by block in rank order: its own images from their selections
-  // (no message), each other rank's message as one block. Each block's cells count their children
-  // and particle ranges from the block's start, its roots are relative to it.
+  // What this rank receives, block by block in rank order: its own images (each a selection, with
+  // its shift) and each other rank's message. A message's cells count their children and particle
+  // ranges from the block's start, and its roots are relative to it.
   struct Block {
+    const LetSelection* own = nullptr;  // this rank's image (then the fields below are unused)
+    Vec3d shift;
     std::span<const FmmCell> cells;
-    const double* multipoles;
+    const double* multipoles = nullptr;
     std::span<const EPJ> particles;
     std::span<const int> roots;
+    std::size_t cellCount() const { return own ? own->cells.size() : cells.size(); }
+    std::size_t particleCount() const { return own ? own->particles : particles.size(); }
+    std::size_t rootCount() const { return own ? 1 : roots.size(); }
   };
   std::vector<Block> blocks;
-  const int first_cell = 0;
   std::size_t cell_at = 0, particle_at = 0, root_at = 0;
   for (int r = 0; r < ranks; ++r) {
     const auto ur = static_cast<std::size_t>(r);
     if (r == me) {
-      for (int s = 0; s < n_shifts; ++s) {
-        const Selection& own = selection(me, s);
-        if (!own.cells.empty())
-          blocks.push_back({own.cells, own.multipoles.data(), own.particles, std::span<const int>(&first_cell, 1)});
-      }
+      for (int s = 0; s < n_shifts; ++s)
+        if (!selection(me, s).cells.empty()) {
+          Block own;
+          own.own = &selection(me, s);
+          own.shift = shifts[static_cast<std::size_t>(s)];
+          blocks.push_back(own);
+        }
       continue;
     }
     const auto n_cells = static_cast<std::size_t>(cells_from[ur]);
     const auto n_particles = static_cast<std::size_t>(particles_from[ur]);
     const auto n_roots = static_cast<std::size_t>(roots_from[ur]);
-    blocks.push_back({std::span<const FmmCell>(cells_in).subspan(cell_at, n_cells),
-                      multipoles_in.data() + cell_at * stride,
-                      std::span<const EPJ>(particles_in).subspan(particle_at, n_particles),
-                      std::span<const int>(roots_in).subspan(root_at, n_roots)});
+    Block received;
+    received.cells = std::span<const FmmCell>(cells_in).subspan(cell_at, n_cells);
+    received.multipoles = multipoles_in.data() + cell_at * stride;
+    received.particles = std::span<const EPJ>(particles_in).subspan(particle_at, n_particles);
+    received.roots = std::span<const int>(roots_in).subspan(root_at, n_roots);
+    blocks.push_back(received);
     cell_at += n_cells;
     particle_at += n_particles;
     root_at += n_roots;
   }
-  // Appended in that order, the blocks copied in parallel: with periodic images a rank appends a
-  // hundred or more selections, hundreds of MB of multipoles at order 8 (a serial copy was most of
-  // the LET's time on one rank).
-  const std::size_t blocks_count = blocks.size();
-  std::vector<std::size_t> cell_base(blocks_count + 1), particle_base(blocks_count + 1), root_base(blocks_count + 1);
+  // Appended in that order, the blocks written in parallel: with periodic images a rank appends a
+  // hundred or more selections of its own tree, hundreds of MB of multipoles at order 8, copied
+  // once, from the tree into `sources`.
+  const std::size_t block_count = blocks.size();
+  std::vector<std::size_t> cell_base(block_count + 1), particle_base(block_count + 1), root_base(block_count + 1);
   cell_base[0] = sources.cells.size();
   particle_base[0] = remote_epj.size();
   root_base[0] = sources.remote_roots.size();
-  for (std::size_t b = 0; b < blocks_count; ++b) {
-    cell_base[b + 1] = cell_base[b] + blocks[b].cells.size();
-    particle_base[b + 1] = particle_base[b] + blocks[b].particles.size();
-    root_base[b + 1] = root_base[b] + blocks[b].roots.size();
+  for (std::size_t b = 0; b < block_count; ++b) {
+    cell_base[b + 1] = cell_base[b] + blocks[b].cellCount();
+    particle_base[b + 1] = particle_base[b] + blocks[b].particleCount();
+    root_base[b + 1] = root_base[b] + blocks[b].rootCount();
   }
   const std::size_t multipole_start = sources.remote_multipoles.size(), first_remote_cell = cell_base[0];
-  sources.cells.resize(cell_base[blocks_count]);
-  sources.remote_multipoles.resize(multipole_start + (cell_base[blocks_count] - first_remote_cell) * stride);
-  sources.remote_roots.resize(root_base[blocks_count]);
-  remote_epj.resize(particle_base[blocks_count]);
+  sources.cells.resize(cell_base[block_count]);
+  sources.remote_multipoles.resize(multipole_start + (cell_base[block_count] - first_remote_cell) * stride);
+  sources.remote_roots.resize(root_base[block_count]);
+  remote_epj.resize(particle_base[block_count]);
   const std::size_t local_particles = epj.size();
 #pragma omp parallel for schedule(dynamic, 1)
-  for (std::size_t b = 0; b < blocks_count; ++b) {
+  for (std::size_t b = 0; b < block_count; ++b) {
     const Block& block = blocks[b];
     const auto base = static_cast<int>(cell_base[b]);
-    detail::copyRebased(block.cells, base, static_cast<int>(local_particles + particle_base[b]),
-                        sources.cells.data() + cell_base[b]);
-    std::copy(block.multipoles, block.multipoles + block.cells.size() * stride,
-              sources.remote_multipoles.begin() +
-                  static_cast<std::ptrdiff_t>(multipole_start + (cell_base[b] - first_remote_cell) * stride));
+    const auto first_particle = static_cast<int>(local_particles + particle_base[b]);
+    double* multipoles_to =
+        sources.remote_multipoles.data() + multipole_start + (cell_base[b] - first_remote_cell) * stride;
+    if (block.own) {
+      writeLet(*block.own, tree, epj, block.shift, base, first_particle, sources.cells.data() + cell_base[b],
+               multipoles_to, remote_epj.data() + particle_base[b]);
+      sources.remote_roots[root_base[b]] = base;
+      continue;
+    }
+    detail::copyRebased(block.cells, base, first_particle, sources.cells.data() + cell_base[b]);
+    std::copy_n(block.multipoles, block.cells.size() * stride, multipoles_to);
     std::copy(block.particles.begin(), block.particles.end(),
               remote_epj.begin() + static_cast<std::ptrdiff_t>(particle_base[b]));
     for (std::size_t k = 0; k < block.roots.size(); ++k) sources.remote_roots[root_base[b] + k] = base + block.roots[k];
