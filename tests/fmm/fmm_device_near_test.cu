@@ -361,10 +361,7 @@ TEST_F(FmmDeviceNear, AnotherEnginesNearFieldIsRefused) {
     const grove::fmm::MultiIndexSet expansion(4);
     grove::fmm::FmmTree tree;
     tree.build(x, q, 32, expansion);
-    grove::fmm::SourceCells sources;
-    sources.cells.assign(tree.cells().begin(), tree.cells().end());
-    sources.local_multipoles = tree.multipoles();
-    sources.stride = tree.stride();
+    grove::fmm::SourceCells sources = grove::fmm::SourceCells::ofTree(tree);
     std::vector<double> phi(x.size());
     std::vector<Vec3d> gradient(x.size());
     grove::fmm::HostFarField host;

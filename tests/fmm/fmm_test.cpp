@@ -776,10 +776,7 @@ TEST(FmmPeriodic, LetWithImageShiftsGivesOneRootPerRankAndShift) {
     for (int j = -1; j <= 1; ++j)
       for (int k = -1; k <= 1; ++k)
         if (i != 0 || j != 0 || k != 0) shifts.push_back(Vec3d(i, j, k));
-  fmm::SourceCells sources;
-  sources.cells.assign(tree.cells().begin(), tree.cells().end());
-  sources.local_multipoles = tree.multipoles();
-  sources.stride = tree.stride();
+  fmm::SourceCells sources = fmm::SourceCells::ofTree(tree);
   std::vector<ChargedEP> remote;
   const fmm::LetCounts counts =
       fmm::exchangeLet(comm, tree, std::span<const ChargedEP>(epj), 0.5, sources, remote, shifts);

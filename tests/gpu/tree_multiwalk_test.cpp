@@ -283,10 +283,7 @@ std::vector<grove::Vec3d> plummerPositions(int n, std::uint64_t seed, grove::Vec
 // M2L and M2P.
 grove::fmm::SourceCells withReceivedTree(const grove::fmm::FmmTree& local, const grove::fmm::FmmTree& remote,
                                          int contents_less = 2) {
-  grove::fmm::SourceCells sources;
-  sources.cells.assign(local.cells().begin(), local.cells().end());
-  sources.local_multipoles = local.multipoles();
-  sources.stride = local.stride();
+  grove::fmm::SourceCells sources = grove::fmm::SourceCells::ofTree(local);
   const int offset = static_cast<int>(local.cells().size());
   const int particles = static_cast<int>(local.positions().size());
   for (int c = 0; c < static_cast<int>(remote.cells().size()); ++c) {
@@ -446,10 +443,7 @@ TEST(FmmDevice, TreeBuiltOnTheDeviceIsTheHosts) {
   std::vector<double> phi_built(plummer.positions.size()), phi_host(plummer.positions.size());
   std::vector<grove::Vec3d> gradient_built(phi_built.size()), gradient_host(phi_built.size());
   auto farField = [&](const grove::fmm::FmmTree& tree, std::vector<double>& phi, std::vector<grove::Vec3d>& gradient) {
-    grove::fmm::SourceCells sources;
-    sources.cells.assign(tree.cells().begin(), tree.cells().end());
-    sources.local_multipoles = tree.multipoles();
-    sources.stride = tree.stride();
+    grove::fmm::SourceCells sources = grove::fmm::SourceCells::ofTree(tree);
     device.start(tree, sources, 0.5, expansion, phi, gradient, true, /*p2p_to_host=*/true);
     device.finish();
   };
@@ -543,10 +537,7 @@ TEST(FmmDevice, LatticeFieldMatchesTheHosts) {
   const grove::fmm::MultiIndexSet expansion(6);
   grove::fmm::FmmTree tree;
   tree.build(x, q, 32, expansion);
-  grove::fmm::SourceCells sources;
-  sources.cells.assign(tree.cells().begin(), tree.cells().end());
-  sources.local_multipoles = tree.multipoles();
-  sources.stride = tree.stride();
+  grove::fmm::SourceCells sources = grove::fmm::SourceCells::ofTree(tree);
   // The box's multipole about its centre stands in for every rank's (any multipole tests the
   // evaluation).
   const grove::Vec3d centre(0.5, 0.5, 0.5);

@@ -56,6 +56,15 @@ struct SourceCells {
   std::size_t stride = 0;  ///< doubles per multipole (the expansion's size())
   std::vector<int> remote_roots;  ///< the index in cells of each received tree's root
 
+  /// The sources of a tree alone (no cells received yet): its cells copied, its multipoles viewed.
+  static SourceCells ofTree(const FmmTree& tree) {
+    SourceCells sources;
+    sources.cells.assign(tree.cells().begin(), tree.cells().end());
+    sources.local_multipoles = tree.multipoles();
+    sources.stride = tree.stride();
+    return sources;
+  }
+
   /// The number of local cells (local_multipoles.size() / stride; needs stride > 0).
   std::size_t localCount() const { return local_multipoles.size() / stride; }
   /// The multipole of `cell` (stride doubles), local or received; the index is not checked.
