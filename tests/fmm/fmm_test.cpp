@@ -799,6 +799,19 @@ TEST(FmmPeriodic, LetWithImageShiftsGivesOneRootPerRankAndShift) {
   // Every received particle range lies within what was received.
   for (std::size_t c = tree.cells().size(); c < sources.cells.size(); ++c)
     EXPECT_LE(sources.cells[c].end, static_cast<int>(epj.size() + remote.size()));
+  // This rank's own images point at the tree's multipoles; only other ranks' come as copies.
+  ASSERT_EQ(sources.remote_multipole_rows.size(), sources.cells.size() - tree.cells().size());
+  std::size_t own = 0;
+  for (std::size_t r = 0; r < sources.remote_multipole_rows.size(); ++r) {
+    const int row = sources.remote_multipole_rows[r];
+    if (row >= 0) continue;
+    ++own;
+    EXPECT_EQ(sources.multipole(static_cast<int>(tree.cells().size() + r)),
+              tree.multipoles().data() + static_cast<std::size_t>(-1 - row) * tree.stride());
+  }
+  EXPECT_GT(own, 0u);
+  EXPECT_EQ(sources.remote_multipoles.size(), (sources.remote_multipole_rows.size() - own) * tree.stride());
+  if (comm.size() == 1) EXPECT_TRUE(sources.remote_multipoles.empty());
 }
 
 // Signed charges of total zero through a far-field functor of the user's (Coulomb's sign

@@ -180,11 +180,14 @@ __global__ void csrFromSortedKeys(const std::uint64_t* keys, long long n, int ta
 struct Multipoles {
   const double* local;
   const double* remote;
+  const int* remote_rows;  // SourceCells::remote_multipole_rows; nullptr: row c - local_count
   long long local_count;
   int stride;
   __device__ const double* of(int cell) const {
-    return cell < local_count ? local + static_cast<long long>(cell) * stride
-                              : remote + (static_cast<long long>(cell) - local_count) * stride;
+    if (cell < local_count) return local + static_cast<long long>(cell) * stride;
+    const long long r = static_cast<long long>(cell) - local_count;
+    const long long row = remote_rows ? remote_rows[r] : r;
+    return row >= 0 ? remote + row * stride : local + (-1 - row) * stride;
   }
 };
 
@@ -398,6 +401,7 @@ struct DeviceFarField::State {
   DeviceTables tables;
   DeviceVector<FmmCell> cells;
   DeviceVector<double> local_multipoles, remote_multipoles, locals, phi, gradient;
+  DeviceVector<int> remote_multipole_rows;
   DeviceVector<Vec3d> positions;
   // Periodic boxes: the lattice offered for the next start() (offerLattice), and its field's
   // arrays as start() uploaded them.
@@ -505,6 +509,7 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
     s.positions.assignAsync(tree.positions().data(), tree.positions().size(), fs);
   }
   s.remote_multipoles.assignAsync(sources.remote_multipoles.data(), sources.remote_multipoles.size(), fs);
+  s.remote_multipole_rows.assignAsync(sources.remote_multipole_rows.data(), sources.remote_multipole_rows.size(), fs);
   const DeviceTables& dt = s.tablesFor(expansion, ts);
   s.cells.assignAsync(sources.cells.data(), sources.cells.size(), ts);
 
@@ -578,6 +583,7 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
   check(cudaMemsetAsync(s.locals.data(), 0, s.locals.size() * sizeof(double), fs), "cudaMemsetAsync (locals)");
   const Tables tb = dt.view();
   const Multipoles mp{s.local_multipoles.data(), s.remote_multipoles.data(),
+                      sources.remote_multipole_rows.empty() ? nullptr : s.remote_multipole_rows.data(),
                       static_cast<long long>(sources.localCount()), static_cast<int>(stride)};
   multipolesToLocals<<<static_cast<unsigned>(target_count), kM2lThreads, 0, fs>>>(
       tb, s.cells.data(), mp, s.offsets[kM2l].data(), s.items[kM2l].data(), s.locals.data());
@@ -662,7 +668,8 @@ InteractionLists DeviceFarField::lists() const {
 
 std::size_t DeviceFarField::deviceBytes() const {
   const State& s = *state_;
-  std::size_t bytes = s.cells.bytes() + s.local_multipoles.bytes() + s.remote_multipoles.bytes() + s.locals.bytes() +
+  std::size_t bytes = s.cells.bytes() + s.local_multipoles.bytes() + s.remote_multipoles.bytes() +
+                      s.remote_multipole_rows.bytes() + s.locals.bytes() +
                       s.phi.bytes() + s.gradient.bytes() + s.positions.bytes() + s.frontier.bytes() + s.next.bytes() +
                       s.counts.bytes() + s.ends.bytes() + s.keys_alt.bytes() + s.cub_scratch.bytes() +
                       s.build.bytes() + s.lattice_polynomials.bytes() + s.lattice_part_centres.bytes();

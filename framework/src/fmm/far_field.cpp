@@ -1,7 +1,9 @@
 // The far field (grove/fmm/far_field.hpp).
 #include "grove/fmm/far_field.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <vector>
 
 #include "grove/core/error.hpp"
@@ -21,11 +23,29 @@ void checkFarField(const FmmTree& tree, const SourceCells& sources, const MultiI
   const std::size_t stride = static_cast<std::size_t>(expansion.size());
   require(phi.size() == tree.positions().size() && gradient.size() == phi.size(), where,
           "{} potentials and {} gradients for {} particles", phi.size(), gradient.size(), tree.positions().size());
-  require(sources.stride == stride &&
-              sources.local_multipoles.size() + sources.remote_multipoles.size() == sources.cells.size() * stride,
-          where, "{} + {} multipole coefficients of stride {} for {} source cells of {} each",
-          sources.local_multipoles.size(), sources.remote_multipoles.size(), sources.stride, sources.cells.size(),
-          stride);
+  const std::vector<int>& rows = sources.remote_multipole_rows;
+  if (rows.empty()) {
+    require(sources.stride == stride &&
+                sources.local_multipoles.size() + sources.remote_multipoles.size() == sources.cells.size() * stride,
+            where, "{} + {} multipole coefficients of stride {} for {} source cells of {} each",
+            sources.local_multipoles.size(), sources.remote_multipoles.size(), sources.stride, sources.cells.size(),
+            stride);
+    return;
+  }
+  require(sources.stride == stride && sources.local_multipoles.size() % stride == 0 &&
+              sources.remote_multipoles.size() % stride == 0,
+          where, "{} local and {} received multipole coefficients for a stride of {} (the expansion's: {})",
+          sources.local_multipoles.size(), sources.remote_multipoles.size(), sources.stride, stride);
+  const std::size_t local = sources.local_multipoles.size() / stride;
+  require(local <= sources.cells.size() && rows.size() == sources.cells.size() - local, where,
+          "{} multipole rows for {} received cells ({} cells, {} of them local)", rows.size(),
+          sources.cells.size() - std::min(local, sources.cells.size()), sources.cells.size(), local);
+  const auto received_rows = static_cast<std::int64_t>(sources.remote_multipoles.size() / stride);
+  const auto local_rows = static_cast<std::int64_t>(local);
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    require(rows[r] < received_rows && -1 - static_cast<std::int64_t>(rows[r]) < local_rows, where,
+            "received cell {} has multipole row {}: there are {} received and {} local multipoles", local + r,
+            rows[r], received_rows, local_rows);
 }
 
 FarFieldSeconds evaluateFarField(const FmmTree& tree, const SourceCells& sources, const InteractionLists& lists,

@@ -52,7 +52,12 @@ struct InteractionLists {
 struct SourceCells {
   std::vector<FmmCell> cells;  ///< local cells, then received cells
   std::span<const double> local_multipoles;  ///< the local tree's, stride per cell
-  std::vector<double> remote_multipoles;     ///< cells [local count, cells.size()), same stride
+  std::vector<double> remote_multipoles;     ///< the received cells' (see remote_multipole_rows), same stride
+  /// Per received cell (cells [local count, cells.size())), where its multipole is: a row r >= 0
+  /// of remote_multipoles, or, for r < 0, local cell -1 - r's (a rank's own periodic images are
+  /// the tree's cells moved, with the tree's multipoles: viewed, not copied). Empty: received
+  /// cell c's is row c - local count.
+  std::vector<int> remote_multipole_rows;
   std::size_t stride = 0;  ///< doubles per multipole (the expansion's size())
   std::vector<int> remote_roots;  ///< the index in cells of each received tree's root
 
@@ -70,7 +75,11 @@ struct SourceCells {
   /// The multipole of `cell` (stride doubles), local or received; the index is not checked.
   const double* multipole(int cell) const {
     const auto c = static_cast<std::size_t>(cell), local = localCount();
-    return c < local ? local_multipoles.data() + c * stride : remote_multipoles.data() + (c - local) * stride;
+    if (c < local) return local_multipoles.data() + c * stride;
+    const std::ptrdiff_t row = remote_multipole_rows.empty() ? static_cast<std::ptrdiff_t>(c - local)
+                                                               : remote_multipole_rows[c - local];
+    return row >= 0 ? remote_multipoles.data() + static_cast<std::size_t>(row) * stride
+                    : local_multipoles.data() + static_cast<std::size_t>(-1 - row) * stride;
   }
 };
 

@@ -539,6 +539,7 @@ class FmmForce {
     sources_.local_multipoles = tree_.multipoles();
     sources_.stride = tree_.stride();
     sources_.remote_multipoles.clear();
+    sources_.remote_multipole_rows.clear();
     sources_.remote_roots.clear();
     stats_.tree_seconds = wallSeconds() - start;
     stats_.cells = static_cast<std::int64_t>(tree_.cells().size());

@@ -120,8 +120,9 @@ inline LetSelection selectLetFor(const FmmTree& tree, const Boxd& box, double th
 
 /// Writes `selection` of `tree` (epj: the tree's particles in key order): its cells to cells_out,
 /// their child indices plus cell_base and particle ranges plus particle_base; their multipoles
-/// to multipoles_out (tree.stride() each); the particles of its leaves to epj_out, moved by
-/// `shift` (the selection's image; EPJ::setPos). The outputs hold room for them. Not collective.
+/// to multipoles_out (tree.stride() each; none with nullptr); the particles of its leaves to
+/// epj_out, moved by `shift` (the selection's image; EPJ::setPos). The outputs hold room for them.
+/// Not collective.
 template <class EPJ>
 void writeLet(const LetSelection& selection, const FmmTree& tree, std::span<const EPJ> epj, const Vec3d& shift,
               int cell_base, int particle_base, FmmCell* cells_out, double* multipoles_out, EPJ* epj_out) {
@@ -133,7 +134,9 @@ void writeLet(const LetSelection& selection, const FmmTree& tree, std::span<cons
   const std::span<const double> multipoles = tree.multipoles();
   for (std::size_t o = 0; o < selection.cells.size(); ++o) {
     const auto source = static_cast<std::size_t>(selection.source[o]);
-    std::copy_n(multipoles.begin() + static_cast<std::ptrdiff_t>(source * stride), stride, multipoles_out + o * stride);
+    if (multipoles_out)
+      std::copy_n(multipoles.begin() + static_cast<std::ptrdiff_t>(source * stride), stride,
+                  multipoles_out + o * stride);
     const FmmCell& out = selection.cells[o];
     if (out.end > out.begin) {
       const FmmCell& leaf = cells[source];
@@ -151,7 +154,8 @@ void writeLet(const LetSelection& selection, const FmmTree& tree, std::span<cons
 inline constexpr double kImageLetFactor = 0.5;
 
 /// Collective. Sends every other rank what it needs of `tree` (epj in the tree's key order) and
-/// appends what this rank receives to sources (cells, remote_multipoles, remote_roots) and remote_epj.
+/// appends what this rank receives to sources (cells, remote_multipoles, remote_multipole_rows,
+/// remote_roots; this rank's own periodic images point at the tree's multipoles) and remote_epj.
 /// sources.cells must hold the local tree's cells only; the received particles' ranges start after
 /// the epj.size() local ones. With periodic image shifts (the same on every rank, the zero shift
 /// among them), every rank (this one too) is sent, for each shift s, what it needs of this tree's
@@ -331,21 +335,31 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
     root_at += n_roots;
   }
   // Appended in that order, the blocks written in parallel: with periodic images a rank appends a
-  // hundred or more selections of its own tree, hundreds of MB of multipoles at order 8, copied
-  // once, from the tree into `sources`.
+  // hundred or more selections of its own tree (at 2^22 bodies 161 000 cells and 2.0 M particles).
+  // Their multipoles are the tree's (about each cell's own centre, which the image moves with the
+  // cell): the sources point at them (remote_multipole_rows) instead of holding copies, hundreds
+  // of MB at order 8. Received messages' multipoles are rows of remote_multipoles.
   const std::size_t block_count = blocks.size();
-  std::vector<std::size_t> cell_base(block_count + 1), particle_base(block_count + 1), root_base(block_count + 1);
-  cell_base[0] = sources.cells.size();
+  std::vector<std::size_t> cell_base(block_count + 1), particle_base(block_count + 1), root_base(block_count + 1),
+      row_base(block_count + 1);
+  const std::size_t first_remote_cell = sources.cells.size(), local_cells = sources.localCount();
+  // Rows so far: given, or implied by the cells received before this call.
+  if (sources.remote_multipole_rows.empty())
+    for (std::size_t c = local_cells; c < first_remote_cell; ++c)
+      sources.remote_multipole_rows.push_back(static_cast<int>(c - local_cells));
+  cell_base[0] = first_remote_cell;
   particle_base[0] = remote_epj.size();
   root_base[0] = sources.remote_roots.size();
+  row_base[0] = sources.remote_multipoles.size() / stride;
   for (std::size_t b = 0; b < block_count; ++b) {
     cell_base[b + 1] = cell_base[b] + blocks[b].cellCount();
     particle_base[b + 1] = particle_base[b] + blocks[b].particleCount();
     root_base[b + 1] = root_base[b] + blocks[b].rootCount();
+    row_base[b + 1] = row_base[b] + (blocks[b].own ? 0 : blocks[b].cells.size());
   }
-  const std::size_t multipole_start = sources.remote_multipoles.size(), first_remote_cell = cell_base[0];
   sources.cells.resize(cell_base[block_count]);
-  sources.remote_multipoles.resize(multipole_start + (cell_base[block_count] - first_remote_cell) * stride);
+  sources.remote_multipole_rows.resize(cell_base[block_count] - local_cells);
+  sources.remote_multipoles.resize(row_base[block_count] * stride);
   sources.remote_roots.resize(root_base[block_count]);
   remote_epj.resize(particle_base[block_count]);
   const std::size_t local_particles = epj.size();
@@ -354,16 +368,17 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
     const Block& block = blocks[b];
     const auto base = static_cast<int>(cell_base[b]);
     const auto first_particle = static_cast<int>(local_particles + particle_base[b]);
-    double* multipoles_to =
-        sources.remote_multipoles.data() + multipole_start + (cell_base[b] - first_remote_cell) * stride;
+    int* rows = sources.remote_multipole_rows.data() + (cell_base[b] - local_cells);
     if (block.own) {
       writeLet(*block.own, tree, epj, block.shift, base, first_particle, sources.cells.data() + cell_base[b],
-               multipoles_to, remote_epj.data() + particle_base[b]);
+               static_cast<double*>(nullptr), remote_epj.data() + particle_base[b]);
+      for (std::size_t o = 0; o < block.own->source.size(); ++o) rows[o] = -1 - block.own->source[o];
       sources.remote_roots[root_base[b]] = base;
       continue;
     }
     detail::copyRebased(block.cells, base, first_particle, sources.cells.data() + cell_base[b]);
-    std::copy_n(block.multipoles, block.cells.size() * stride, multipoles_to);
+    std::copy_n(block.multipoles, block.cells.size() * stride, sources.remote_multipoles.data() + row_base[b] * stride);
+    for (std::size_t k = 0; k < block.cells.size(); ++k) rows[k] = static_cast<int>(row_base[b] + k);
     std::copy(block.particles.begin(), block.particles.end(),
               remote_epj.begin() + static_cast<std::ptrdiff_t>(particle_base[b]));
     for (std::size_t k = 0; k < block.roots.size(); ++k) sources.remote_roots[root_base[b] + k] = base + block.roots[k];
