@@ -218,6 +218,50 @@ TEST(FmmTree, RootMultipoleIsEveryParticlesP2MAndBadArgumentsAreRefused) {
   EXPECT_THROW(tree.build(x, q, 0, e), grove::Error);
 }
 
+// A received cell whose multipole is a local cell's (SourceCells::remote_multipole_rows, as a rank's
+// own periodic images are): the far field is bitwise the one from a copy of that multipole, and rows
+// that point nowhere are refused.
+TEST(FmmFarField, ReceivedCellsMayUseALocalCellsMultipole) {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<Vec3d> x(600);
+  std::vector<double> q(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = Vec3d{u(rng), u(rng), u(rng)}, q[i] = 0.5 + u(rng);
+  const fmm::MultiIndexSet e(4);
+  fmm::FmmTree tree;
+  tree.build(x, q, 16, e);
+  const auto local_cells = static_cast<int>(tree.cells().size());
+  // The tree's root moved far away (an image), contents-less, its multipole the root's.
+  fmm::FmmCell image = tree.cells()[0];
+  image.center += Vec3d{5.0, 0.0, 0.0};
+  image.parent = image.first_child = -1;
+  image.child_count = image.begin = image.end = 0;
+  image.multipole_only = 1;
+  fmm::SourceCells pointing = fmm::SourceCells::ofTree(tree);
+  pointing.cells.push_back(image);
+  pointing.remote_roots.push_back(local_cells);
+  pointing.remote_multipole_rows = {-1};
+  fmm::SourceCells copied = pointing;
+  copied.remote_multipole_rows.clear();
+  copied.remote_multipoles.assign(tree.multipoles().begin(), tree.multipoles().begin() + e.size());
+  const fmm::InteractionLists lists = fmm::traverse(pointing, local_cells, 0.5);
+  ASSERT_GT(lists.m2l.items.size() + lists.m2p.items.size(), 0u);
+  std::vector<double> phi_pointing(x.size()), phi_copied(x.size());
+  std::vector<Vec3d> gradient_pointing(x.size()), gradient_copied(x.size());
+  fmm::evaluateFarField(tree, pointing, lists, e, phi_pointing, gradient_pointing);
+  fmm::evaluateFarField(tree, copied, lists, e, phi_copied, gradient_copied);
+  EXPECT_EQ(phi_pointing, phi_copied);
+  EXPECT_EQ(gradient_pointing, gradient_copied);
+  EXPECT_NE(phi_pointing[0], 0.0);
+  for (const std::vector<int>& rows : {std::vector<int>{0}, std::vector<int>{-1 - local_cells}, std::vector<int>{-1, -1},
+                                       std::vector<int>{}}) {
+    fmm::SourceCells bad = pointing;
+    bad.remote_multipole_rows = rows;
+    EXPECT_THROW(fmm::evaluateFarField(tree, bad, lists, e, phi_pointing, gradient_pointing), grove::Error)
+        << rows.size() << " rows";
+  }
+}
+
 // ---- FmmForce ------------------------------------------------------------------------------------------
 
 // N = 2^13 Plummer sphere, theta 0.5: the median and 99th-percentile errors fall with every order,
