@@ -801,6 +801,86 @@ TEST(FmmPeriodic, OneObjectMovesBetweenOpenAndPeriodicBoxes) {
 // The LET with image shifts: one root per (rank with particles, shift), this rank's own unmoved
 // tree left out, in rank order and shift order; each root is the sender's root cell moved by its
 // shift, and the counts include this rank's own images.
+// A rank's own images, written in parts (selections of more cells than a part holds): every image
+// cell is its tree cell moved by one shift, with the tree cell's multipole (through its row), its
+// children's rows the tree cell's children, and a leaf's particles the tree leaf's moved by the
+// same shift. Other ranks' trees overlap this one's box (bodies dealt round-robin), so their
+// selections are large too.
+TEST(FmmPeriodic, LetWrittenInPartsIsTheTreesImages) {
+  const Comm& comm = Comm::world();
+  std::mt19937_64 rng(77);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<Vec3d> x;
+  std::vector<ChargedEP> epj_in;
+  std::map<double, Vec3d> every_body;  // every rank's, by charge (distinct random numbers): its position
+  for (int k = 0; k < 24000 * comm.size(); ++k) {  // 24 000 a rank
+    const Vec3d p(u(rng), u(rng), u(rng));
+    const double charge = 1.0 + u(rng);
+    every_body[charge] = p;
+    if (k % comm.size() == comm.rank()) x.push_back(p), epj_in.push_back(ChargedEP{p, charge});
+  }
+  std::vector<double> q;
+  for (const auto& j : epj_in) q.push_back(j.charge);
+  const fmm::MultiIndexSet e(2);
+  fmm::FmmTree tree;
+  tree.build(x, q, 2, e);
+  std::vector<ChargedEP> epj(epj_in.size());
+  for (std::size_t k = 0; k < epj.size(); ++k) epj[k] = epj_in[static_cast<std::size_t>(tree.order()[k])];
+  std::vector<Vec3d> shifts{Vec3d(0.0, 0.0, 0.0)};
+  for (int i = -1; i <= 1; ++i)
+    for (int j = -1; j <= 1; ++j)
+      for (int k = -1; k <= 1; ++k)
+        if (i != 0 || j != 0 || k != 0) shifts.push_back(Vec3d(i, j, k));
+  fmm::SourceCells sources = fmm::SourceCells::ofTree(tree);
+  std::vector<ChargedEP> remote;
+  fmm::exchangeLet(comm, tree, std::span<const ChargedEP>(epj), 0.5, sources, remote, shifts);
+  const std::size_t local = tree.cells().size(), n = epj.size();
+  const std::span<const fmm::FmmCell> cells = tree.cells();
+  std::size_t largest_own = 0, own_cells = 0;
+  for (std::size_t r = 0; r < sources.remote_roots.size(); ++r) {
+    const auto root = static_cast<std::size_t>(sources.remote_roots[r]);
+    const std::size_t end = r + 1 < sources.remote_roots.size() ? static_cast<std::size_t>(sources.remote_roots[r + 1])
+                                                                : sources.cells.size();
+    const int root_row = sources.remote_multipole_rows[root - local];
+    if (root_row >= 0) continue;  // another rank's tree
+    ASSERT_EQ(root_row, -1);      // an image's root is the tree's root
+    const Vec3d shift = sources.cells[root].center - cells[0].center;
+    largest_own = std::max(largest_own, end - root);
+    for (std::size_t c = root; c < end; ++c, ++own_cells) {
+      const fmm::FmmCell& got = sources.cells[c];
+      const int row = sources.remote_multipole_rows[c - local];
+      ASSERT_LT(row, 0) << "cell " << c;
+      const fmm::FmmCell& of = cells[static_cast<std::size_t>(-1 - row)];
+      ASSERT_LT(norm(got.center - of.center - shift), 1e-12) << "cell " << c;
+      ASSERT_EQ(got.radius, of.radius);
+      for (int i = 0; i < got.child_count; ++i)
+        ASSERT_EQ(sources.remote_multipole_rows[static_cast<std::size_t>(got.first_child + i) - local],
+                  -1 - (of.first_child + i));
+      ASSERT_EQ(got.end - got.begin, got.end > got.begin ? of.end - of.begin : 0);
+      for (int i = 0; i < got.end - got.begin; ++i) {
+        const ChargedEP& a = remote[static_cast<std::size_t>(got.begin) - n + static_cast<std::size_t>(i)];
+        const ChargedEP& b = epj[static_cast<std::size_t>(of.begin + i)];
+        ASSERT_LT(norm(a.pos - b.pos - shift), 1e-12);
+        ASSERT_EQ(a.charge, b.charge);
+      }
+    }
+  }
+  EXPECT_EQ(own_cells, sources.remote_multipole_rows.size() -
+                           static_cast<std::size_t>(std::count_if(sources.remote_multipole_rows.begin(),
+                                                                  sources.remote_multipole_rows.end(),
+                                                                  [](int row) { return row >= 0; })));
+  EXPECT_GT(largest_own, fmm::detail::kLetCellsPerPart);
+  // Every particle received (other ranks' too, their messages copied in parts) is a body moved by
+  // one of the shifts, with its charge.
+  for (const ChargedEP& got : remote) {
+    const auto it = every_body.find(got.charge);
+    bool found = false;
+    if (it != every_body.end())
+      for (const Vec3d& shift : shifts) found = found || norm(got.pos - it->second - shift) < 1e-12;
+    ASSERT_TRUE(found) << "received particle at " << got.pos.x << " " << got.pos.y << " " << got.pos.z;
+  }
+}
+
 TEST(FmmPeriodic, LetWithImageShiftsGivesOneRootPerRankAndShift) {
   PeriodicPrepared& p = periodicPrepared(PeriodicSet::kClustered);
   const Comm& comm = p.psys.comm();

@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "grove/comm/comm.hpp"
@@ -122,17 +123,21 @@ inline LetSelection selectLetFor(const FmmTree& tree, const Boxd& box, double th
 /// their child indices plus cell_base and particle ranges plus particle_base; their multipoles
 /// to multipoles_out (tree.stride() each; none with nullptr); the particles of its leaves to
 /// epj_out, moved by `shift` (the selection's image; EPJ::setPos). The outputs hold room for them.
+/// Only the selection's cells [first, last) and their leaves' particles when given a range (the
+/// outputs are still the whole selection's: threads may write a selection's parts in parallel).
 /// Not collective.
 template <class EPJ>
 void writeLet(const LetSelection& selection, const FmmTree& tree, std::span<const EPJ> epj, const Vec3d& shift,
-              int cell_base, int particle_base, FmmCell* cells_out, double* multipoles_out, EPJ* epj_out) {
+              int cell_base, int particle_base, FmmCell* cells_out, double* multipoles_out, EPJ* epj_out,
+              std::size_t first = 0, std::size_t last = std::numeric_limits<std::size_t>::max()) {
   const bool shifted = shift != Vec3d(0.0, 0.0, 0.0);
   if constexpr (!MovableEpj<EPJ>)
     require(!shifted, "fmm::writeLet", "periodic images need EPJ::setPos(const grove::Vec3d&)");
   const std::span<const FmmCell> cells = tree.cells();
   const std::size_t stride = tree.stride();
   const std::span<const double> multipoles = tree.multipoles();
-  for (std::size_t o = 0; o < selection.cells.size(); ++o) {
+  last = std::min(last, selection.cells.size());
+  for (std::size_t o = first; o < last; ++o) {
     const auto source = static_cast<std::size_t>(selection.source[o]);
     if (multipoles_out)
       std::copy_n(multipoles.begin() + static_cast<std::ptrdiff_t>(source * stride), stride,
@@ -147,8 +152,23 @@ void writeLet(const LetSelection& selection, const FmmTree& tree, std::span<cons
           for (int j = 0; j < leaf.end - leaf.begin; ++j) to[j].setPos(Vec3d(to[j].getPos()) + shift);
     }
   }
-  detail::copyRebased(selection.cells, cell_base, particle_base, cells_out);
+  if (first < last)
+    detail::copyRebased(std::span<const FmmCell>(selection.cells).subspan(first, last - first), cell_base,
+                        particle_base, cells_out + first);
 }
+
+namespace detail {
+// The cells a thread writes at a time when the LET's selections and blocks are cut into parts (a
+// few ranks' LET is one or two selections, hundreds of thousands of cells at 2^22 bodies).
+inline constexpr std::size_t kLetCellsPerPart = 2048;
+// (item, first cell) for every part of every item of `cell_counts`, kLetCellsPerPart cells each.
+inline std::vector<std::pair<std::size_t, std::size_t>> letParts(std::span<const std::size_t> cell_counts) {
+  std::vector<std::pair<std::size_t, std::size_t>> parts;
+  for (std::size_t i = 0; i < cell_counts.size(); ++i)
+    for (std::size_t first = 0; first < cell_counts[i]; first += kLetCellsPerPart) parts.emplace_back(i, first);
+  return parts;
+}
+}  // namespace detail
 
 /// exchangeLet's factor on theta for periodic images' selections (see there).
 inline constexpr double kImageLetFactor = 0.5;
@@ -261,14 +281,20 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
   std::vector<FmmCell> cells_send(cells_to_send);
   std::vector<double> multipoles_send(cells_to_send * stride);
   std::vector<EPJ> particles_send(particles_to_send);
+  {  // Written in parts, so that one large selection (a few ranks' LET) has every thread too.
+    std::vector<std::size_t> send_cells(selections.size(), 0);
+    for (std::size_t up = 0; up < selections.size(); ++up)
+      if (static_cast<int>(up) / n_shifts != me) send_cells[up] = selections[up].cells.size();
+    const auto parts = detail::letParts(send_cells);
 #pragma omp parallel for schedule(dynamic, 1)
-  for (int pair = 0; pair < ranks * n_shifts; ++pair) {
-    const auto up = static_cast<std::size_t>(pair);
-    if (pair / n_shifts == me || selections[up].cells.empty()) continue;
-    const Place& at = places[up];
-    writeLet(selections[up], tree, epj, shifts[static_cast<std::size_t>(pair % n_shifts)],
-             static_cast<int>(at.cell_in_block), static_cast<int>(at.particle_in_block), cells_send.data() + at.cell,
-             multipoles_send.data() + at.cell * stride, particles_send.data() + at.particle);
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+      const auto [up, first] = parts[k];
+      const Place& at = places[up];
+      writeLet(selections[up], tree, epj, shifts[up % static_cast<std::size_t>(n_shifts)],
+               static_cast<int>(at.cell_in_block), static_cast<int>(at.particle_in_block), cells_send.data() + at.cell,
+               multipoles_send.data() + at.cell * stride, particles_send.data() + at.particle, first,
+               first + detail::kLetCellsPerPart);
+    }
   }
 
   std::vector<int> cells_from, particles_from, roots_from;
@@ -363,25 +389,37 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
   sources.remote_roots.resize(root_base[block_count]);
   remote_epj.resize(particle_base[block_count]);
   const std::size_t local_particles = epj.size();
+  std::vector<std::size_t> block_cells(block_count);
+  for (std::size_t b = 0; b < block_count; ++b) block_cells[b] = blocks[b].cellCount();
+  const auto parts = detail::letParts(block_cells);
 #pragma omp parallel for schedule(dynamic, 1)
-  for (std::size_t b = 0; b < block_count; ++b) {
+  for (std::size_t k = 0; k < parts.size(); ++k) {
+    const auto [b, first] = parts[k];
+    const std::size_t last = std::min(first + detail::kLetCellsPerPart, block_cells[b]);
     const Block& block = blocks[b];
     const auto base = static_cast<int>(cell_base[b]);
     const auto first_particle = static_cast<int>(local_particles + particle_base[b]);
     int* rows = sources.remote_multipole_rows.data() + (cell_base[b] - local_cells);
     if (block.own) {
       writeLet(*block.own, tree, epj, block.shift, base, first_particle, sources.cells.data() + cell_base[b],
-               static_cast<double*>(nullptr), remote_epj.data() + particle_base[b]);
-      for (std::size_t o = 0; o < block.own->source.size(); ++o) rows[o] = -1 - block.own->source[o];
-      sources.remote_roots[root_base[b]] = base;
+               static_cast<double*>(nullptr), remote_epj.data() + particle_base[b], first, last);
+      for (std::size_t o = first; o < last; ++o) rows[o] = -1 - block.own->source[o];
+      if (first == 0) sources.remote_roots[root_base[b]] = base;
       continue;
     }
-    detail::copyRebased(block.cells, base, first_particle, sources.cells.data() + cell_base[b]);
-    std::copy_n(block.multipoles, block.cells.size() * stride, sources.remote_multipoles.data() + row_base[b] * stride);
-    for (std::size_t k = 0; k < block.cells.size(); ++k) rows[k] = static_cast<int>(row_base[b] + k);
-    std::copy(block.particles.begin(), block.particles.end(),
-              remote_epj.begin() + static_cast<std::ptrdiff_t>(particle_base[b]));
-    for (std::size_t k = 0; k < block.roots.size(); ++k) sources.remote_roots[root_base[b] + k] = base + block.roots[k];
+    detail::copyRebased(block.cells.subspan(first, last - first), base, first_particle,
+                        sources.cells.data() + cell_base[b] + first);
+    std::copy_n(block.multipoles + first * stride, (last - first) * stride,
+                sources.remote_multipoles.data() + (row_base[b] + first) * stride);
+    for (std::size_t o = first; o < last; ++o) rows[o] = static_cast<int>(row_base[b] + o);
+    // The block's particles in as many parts as its cells, evenly.
+    const std::size_t n_parts = (block_cells[b] + detail::kLetCellsPerPart - 1) / detail::kLetCellsPerPart;
+    const std::size_t part = first / detail::kLetCellsPerPart, n = block.particles.size();
+    std::copy(block.particles.begin() + static_cast<std::ptrdiff_t>(n * part / n_parts),
+              block.particles.begin() + static_cast<std::ptrdiff_t>(n * (part + 1) / n_parts),
+              remote_epj.begin() + static_cast<std::ptrdiff_t>(particle_base[b] + n * part / n_parts));
+    if (first == 0)
+      for (std::size_t r = 0; r < block.roots.size(); ++r) sources.remote_roots[root_base[b] + r] = base + block.roots[r];
   }
   return counts;
 }
