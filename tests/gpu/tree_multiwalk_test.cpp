@@ -525,8 +525,8 @@ TEST(FmmDevice, SmallFarFieldMatchesTheHosts) {
 
 // The periodic lattice's field added by the device far field's last kernel (offerLattice) against
 // the host's far field plus PeriodicLattice::evaluate at every particle, in double: the same sums
-// but for fused multiply-adds. Bodies fill the unit box, so every one of its 64 parts holds some;
-// then the offer withdrawn (nullptr), and the lattice is not added.
+// but for fused multiply-adds. Bodies fill the unit box, so every one of its 64 parts holds some.
+// An offer holds for one calculation, and nullptr withdraws one.
 TEST(FmmDevice, LatticeFieldMatchesTheHosts) {
   if (grove::gpu::deviceCount() == 0) GTEST_SKIP() << "no CUDA device";
   std::mt19937_64 rng(31);
@@ -557,9 +557,16 @@ TEST(FmmDevice, LatticeFieldMatchesTheHosts) {
   EXPECT_TRUE(device.offerLattice(&lattice));
   device.start(tree, sources, 0.5, expansion, phi_device, gradient_device, true, /*p2p_to_host=*/true);
   device.finish();
-  EXPECT_FALSE(device.offerLattice(nullptr));
+  // The offer held for that calculation only: the next one, without an offer, adds no lattice.
   device.start(tree, sources, 0.5, expansion, phi_open, gradient_open, true, /*p2p_to_host=*/true);
   device.finish();
+  std::vector<double> phi_withdrawn(n);
+  std::vector<grove::Vec3d> gradient_withdrawn(n);
+  EXPECT_TRUE(device.offerLattice(&lattice));
+  EXPECT_FALSE(device.offerLattice(nullptr));
+  device.start(tree, sources, 0.5, expansion, phi_withdrawn, gradient_withdrawn, true, /*p2p_to_host=*/true);
+  device.finish();
+  EXPECT_EQ(phi_withdrawn, phi_open);
 
   double rms = 0.0, pot_rms = 0.0, lattice_rms = 0.0;
   for (std::size_t k = 0; k < n; ++k) {

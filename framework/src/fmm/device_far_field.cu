@@ -464,6 +464,7 @@ void DeviceFarField::abandon() noexcept {
   cudaStreamSynchronize(state_->far_stream.get());
   cudaSetDevice(current);
   state_->running = false;
+  state_->lattice = nullptr;
 }
 
 void DeviceFarField::buildTree(std::span<const Vec3d> positions, std::span<const double> charges, int n_leaf,
@@ -633,6 +634,7 @@ FarFieldSeconds DeviceFarField::finish() {
   require(s.running, "fmm::DeviceFarField::finish", "no far field was started");
   const gpu::ScopedDevice on_device(s.device);
   s.running = false;
+  s.lattice = nullptr;  // an offer holds for one calculation
   s.far_done.synchronize();
   s.phi.copyTo(s.phi_out.data(), s.far_stream.get());
   s.gradient.copyTo(reinterpret_cast<double*>(s.gradient_out.data()), s.far_stream.get());

@@ -84,9 +84,10 @@ class DeviceFarField final : public FarFieldEngine {
   TraversalSummary start(const FmmTree& tree, const SourceCells& sources, double theta, const MultiIndexSet& expansion,
                          std::span<double> phi, std::span<Vec3d> gradient, bool overlap,
                          bool p2p_to_host) override;
-  /// Takes the periodic lattice's field (FarFieldEngine::offerLattice): start() uploads its arrays
-  /// (LatticeField, some 0.3 MB at order 8) and adds it at every particle after the L2P and M2P.
-  /// Returns lattice != nullptr. Throws grove::Error while a far field is running.
+  /// Takes the periodic lattice's field (FarFieldEngine::offerLattice) for the next calculation:
+  /// start() uploads its arrays (LatticeField, some 0.3 MB at order 8) and adds it at every
+  /// particle after the L2P and M2P; finish() or abandon() forgets it (the next calculation needs
+  /// its own offer). Returns lattice != nullptr. Throws grove::Error while a far field is running.
   bool offerLattice(const PeriodicLattice* lattice) override;
   /// Waits for the far field of the last start() and copies phi and its gradient into the spans
   /// given to it. Returns the device time of M2L and of the rest (L2L, L2P, M2P). Throws

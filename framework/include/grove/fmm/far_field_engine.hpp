@@ -54,7 +54,7 @@ class FarFieldEngine {
     tree.build(positions, charges, n_leaf, expansion);
   }
   /// Periodic boxes: offers the engine the lattice's field (grove/fmm/periodic_lattice.hpp) for
-  /// the next start() ... finish(); nullptr withdraws an earlier offer (open boxes). Returns
+  /// the next start() ... finish() only; nullptr withdraws an earlier offer (open boxes). Returns
   /// whether the engine takes it: then finish()'s phi and gradient include the lattice's field at
   /// every target particle, and the lattice must stay unchanged until finish(). By default an
   /// engine declines (false) and the caller adds the field itself.

@@ -167,8 +167,8 @@ struct FmmStatistics {
            (overlapped ? far_field_wait_seconds : m2l_seconds + downward_seconds) + p2p_seconds + lattice_seconds +
            write_back_seconds;
   }
-  /// The statistics as one JSON object: far_field_engine, overlapped, lattice_on_engine, "seconds" (each part and
-  /// total) and "counts".
+  /// The statistics as one JSON object: far_field_engine, overlapped, lattice_on_engine,
+  /// "seconds" (each part and total) and "counts".
   std::string json() const;
 };
 
