@@ -801,6 +801,17 @@ TEST(FmmPeriodic, OneObjectMovesBetweenOpenAndPeriodicBoxes) {
 // The LET with image shifts: one root per (rank with particles, shift), this rank's own unmoved
 // tree left out, in rank order and shift order; each root is the sender's root cell moved by its
 // shift, and the counts include this rank's own images.
+// The 27 image shifts n with |n_i| <= 1 of a unit box, the zero shift first (as exchangeLet takes
+// them).
+std::vector<Vec3d> unitImageShifts() {
+  std::vector<Vec3d> shifts{Vec3d(0.0, 0.0, 0.0)};
+  for (int i = -1; i <= 1; ++i)
+    for (int j = -1; j <= 1; ++j)
+      for (int k = -1; k <= 1; ++k)
+        if (i != 0 || j != 0 || k != 0) shifts.push_back(Vec3d(i, j, k));
+  return shifts;
+}
+
 // A rank's own images, written in parts (selections of more cells than a part holds): every image
 // cell is its tree cell moved by one shift, with the tree cell's multipole (through its row), its
 // children's rows the tree cell's children, and a leaf's particles the tree leaf's moved by the
@@ -826,11 +837,7 @@ TEST(FmmPeriodic, LetWrittenInPartsIsTheTreesImages) {
   tree.build(x, q, 2, e);
   std::vector<ChargedEP> epj(epj_in.size());
   for (std::size_t k = 0; k < epj.size(); ++k) epj[k] = epj_in[static_cast<std::size_t>(tree.order()[k])];
-  std::vector<Vec3d> shifts{Vec3d(0.0, 0.0, 0.0)};
-  for (int i = -1; i <= 1; ++i)
-    for (int j = -1; j <= 1; ++j)
-      for (int k = -1; k <= 1; ++k)
-        if (i != 0 || j != 0 || k != 0) shifts.push_back(Vec3d(i, j, k));
+  const std::vector<Vec3d> shifts = unitImageShifts();
   fmm::SourceCells sources = fmm::SourceCells::ofTree(tree);
   std::vector<ChargedEP> remote;
   fmm::exchangeLet(comm, tree, std::span<const ChargedEP>(epj), 0.5, sources, remote, shifts);
@@ -895,11 +902,7 @@ TEST(FmmPeriodic, LetWithImageShiftsGivesOneRootPerRankAndShift) {
   fmm::FmmTree tree;
   tree.build(positions, charges, 16, expansion);
   for (std::size_t k = 0; k < epj.size(); ++k) epj[k].copyFromFP(p.psys[static_cast<std::size_t>(tree.order()[k])]);
-  std::vector<Vec3d> shifts{Vec3d(0.0, 0.0, 0.0)};
-  for (int i = -1; i <= 1; ++i)
-    for (int j = -1; j <= 1; ++j)
-      for (int k = -1; k <= 1; ++k)
-        if (i != 0 || j != 0 || k != 0) shifts.push_back(Vec3d(i, j, k));
+  const std::vector<Vec3d> shifts = unitImageShifts();
   fmm::SourceCells sources = fmm::SourceCells::ofTree(tree);
   std::vector<ChargedEP> remote;
   const fmm::LetCounts counts =
