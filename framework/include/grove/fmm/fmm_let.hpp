@@ -183,8 +183,9 @@ inline constexpr double kImageLetFactor = 0.5;
 /// rank order and, within a rank, in shift order. An image's cells go contents-less only at
 /// twice another rank's distance (theta * kImageLetFactor). Returns the counts sent and received.
 /// Throws grove::Error, on every rank: with shifts for an EPJ type without setPos, when a rank
-/// would send, or append of its own images, 2^31 multipole coefficients, cells or particles or
-/// more, and when the multipoles received do not match the cells received. (What a rank receives
+/// would send 2^31 multipole coefficients, cells or particles or more, or hold that many cells or
+/// particles with its own images, and when the multipoles received do not match the cells
+/// received. (What a rank receives
 /// in all must stay below 2^31 per array too: Comm::alltoallv's displacements are ints.)
 template <class EPJ>
 LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ> epj, double theta,
@@ -269,11 +270,13 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
     too_large = fmt::format("rank {} would send {} multipole coefficients and {} particles: at most 2^31 - 1 each "
                             "(use more ranks or a lower order)",
                             comm.rank(), cells_to_send * stride, particles_to_send);
-  else if (own_cells * static_cast<std::int64_t>(stride) > static_cast<std::int64_t>(kIntMax) ||
+  // A rank's own images add cells (int indices) and particles, not multipoles (they point at the
+  // tree's).
+  else if (static_cast<std::int64_t>(tree.cells().size()) + own_cells > static_cast<std::int64_t>(kIntMax) ||
            static_cast<std::int64_t>(epj.size()) + own_particles > static_cast<std::int64_t>(kIntMax))
-    too_large = fmt::format("rank {}'s images of its own tree hold {} cells and {} particles: with its {} particles "
-                            "and {} coefficients a cell, more than 2^31 - 1 (use more ranks or a lower order)",
-                            comm.rank(), own_cells, own_particles, epj.size(), stride);
+    too_large = fmt::format("rank {}'s images of its own tree hold {} cells and {} particles: with its {} cells "
+                            "and {} particles, more than 2^31 - 1 (use more ranks)",
+                            comm.rank(), own_cells, own_particles, tree.cells().size(), epj.size());
   comm.throwIfAnyFailed(too_large, "fmm::exchangeLet");
   counts.cells_sent = static_cast<std::int64_t>(cells_to_send) + own_cells;
   counts.particles_sent = static_cast<std::int64_t>(particles_to_send) + own_particles;
