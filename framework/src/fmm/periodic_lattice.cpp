@@ -119,7 +119,7 @@ PeriodicLattice::PeriodicLattice(const MultiIndexSet& set, double side, int leve
       u[a] = (index[a] + 0.5) * part - 0.5;
       mirrored[a] = std::abs(u[a]);
     }
-    const int key = partIndex(mirrored + Vec3d(0.5, 0.5, 0.5));
+    const int key = LatticeField::partAt(mirrored + Vec3d(0.5, 0.5, 0.5));
     if (positive[static_cast<std::size_t>(key)].empty())
       positive[static_cast<std::size_t>(key)] = scaled(set, ringTaylorSum(set, block, mirrored), side);
     std::vector<double>& sum = part_taylor_[static_cast<std::size_t>(p)];
@@ -190,13 +190,6 @@ void PeriodicLattice::setBox(std::span<const double> box_multipole, const Vec3d&
       polynomials[(1 + term.axis) * n + term.monomial] = term.factor * local[term.coefficient];
   }
   constant_ = (kWigner - sigma_) * charge_ / side_;
-}
-
-int PeriodicLattice::partIndex(const Vec3d& fraction) {
-  int index[3];
-  for (std::size_t a = 0; a < 3; ++a)
-    index[a] = std::clamp(static_cast<int>(std::floor(fraction[a] * kParts)), 0, kParts - 1);
-  return (index[0] * kParts + index[1]) * kParts + index[2];
 }
 
 Vec3d PeriodicLattice::partCentre(int p) const {

@@ -61,7 +61,10 @@ struct LatticeField {
 
   /// The part holding x (a point outside the box counts to the nearest part).
   GROVE_HOST_DEVICE int partOf(const Vec3d& x) const {
-    const Vec3d fraction = (x - centre) / side + Vec3d(0.5, 0.5, 0.5);
+    return partAt((x - centre) / side + Vec3d(0.5, 0.5, 0.5));
+  }
+  /// The part at `fraction` of the box along each axis (0 ... 1; clamped to the nearest part).
+  GROVE_HOST_DEVICE static int partAt(const Vec3d& fraction) {
     // Truncation is floor here: a negative fraction is clamped to part 0 either way.
     auto axis = [](double f) {
       const int i = static_cast<int>(f * kPartsPerAxis);
@@ -149,8 +152,6 @@ class PeriodicLattice {
   // The box split into kParts^3 parts, each with its own local expansion: the first ring's M2L
   // truncation then sees a part's extent on the target side, not the whole box's.
   static constexpr int kParts = LatticeField::kPartsPerAxis;
-  // The part of a point at `fraction` of the box along each axis (0 ... 1, clamped).
-  static int partIndex(const Vec3d& fraction);
   // A part's index along x, y and z.
   static std::array<int, 3> partAxes(int part) {
     return {part / (kParts * kParts), (part / kParts) % kParts, part % kParts};
