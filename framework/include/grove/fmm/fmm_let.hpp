@@ -371,12 +371,9 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
   const std::size_t block_count = blocks.size();
   std::vector<std::size_t> cell_base(block_count + 1), particle_base(block_count + 1), root_base(block_count + 1),
       row_base(block_count + 1);
-  const std::size_t first_remote_cell = sources.cells.size(), local_cells = sources.localCount();
-  // Rows so far: given, or implied by the cells received before this call.
-  if (sources.remote_multipole_rows.empty())
-    for (std::size_t c = local_cells; c < first_remote_cell; ++c)
-      sources.remote_multipole_rows.push_back(static_cast<int>(c - local_cells));
-  cell_base[0] = first_remote_cell;
+  // sources holds the local tree's cells only (see above): the received ones start after them.
+  const std::size_t local_cells = sources.cells.size();
+  cell_base[0] = local_cells;
   particle_base[0] = remote_epj.size();
   root_base[0] = sources.remote_roots.size();
   row_base[0] = sources.remote_multipoles.size() / stride;
