@@ -476,38 +476,33 @@ class FmmForce {
     std::vector<double>& charges = input_charges_;
     positions.resize(n);
     charges.resize(n);
-    epj_.resize(n);
-#pragma omp parallel for
+    epj_input_order_.resize(n);
+    // The input checks in the same pass: the first particle of non-finite values, and for periodic
+    // boxes the first outside the closed root domain.
+    const Boxd root = dinfo.getPosRootDomain();
+    std::size_t first_bad = n, first_outside = n;
+#pragma omp parallel for reduction(min : first_bad, first_outside)
     for (std::size_t i = 0; i < n; ++i) {
       EPJ j;
       j.copyFromFP(psys[i]);
       positions[i] = Vec3d(j.getPos());
       charges[i] = static_cast<double>(j.getCharge());
-      epj_[i] = j;
+      epj_input_order_[i] = j;
+      if (!isFinite(positions[i]) || !isFiniteValue(charges[i])) first_bad = std::min(first_bad, i);
+      if (periodic && !root.containsClosed(positions[i])) first_outside = std::min(first_outside, i);
     }
     stats_.copy_seconds = wallSeconds() - start;
     // Checked on every rank before any message, so bad input on one rank stops them all.
     std::optional<std::string> bad_input;
     if (n >= (std::size_t{1} << 31))
       bad_input = fmt::format("{} particles on rank {}: at most 2^31 - 1 per rank", n, comm.rank());
-    std::size_t first_bad = n;
-#pragma omp parallel for reduction(min : first_bad)
-    for (std::size_t i = 0; i < n; ++i)
-      if (!isFinite(positions[i]) || !isFiniteValue(charges[i])) first_bad = std::min(first_bad, i);
     if (first_bad < n)
       bad_input = fmt::format("particle {} on rank {} has position {} and charge {}: the FMM needs finite values",
                               first_bad, comm.rank(), positions[first_bad], charges[first_bad]);
-    if (periodic) {
-      const Boxd root = dinfo.getPosRootDomain();
-      std::size_t first_outside = n;
-#pragma omp parallel for reduction(min : first_outside)
-      for (std::size_t i = 0; i < n; ++i)
-        if (!root.containsClosed(positions[i])) first_outside = std::min(first_outside, i);
-      if (first_outside < n && first_bad == n)
-        bad_input = fmt::format("particle {} on rank {} at {} is outside the periodic root domain {}: put it in with "
-                                "ParticleSystem::adjustPositionIntoRootDomain",
-                                first_outside, comm.rank(), positions[first_outside], root);
-    }
+    else if (first_outside < n)
+      bad_input = fmt::format("particle {} on rank {} at {} is outside the periodic root domain {}: put it in with "
+                              "ParticleSystem::adjustPositionIntoRootDomain",
+                              first_outside, comm.rank(), positions[first_outside], root);
     if (!clear && forces_.size() != n)
       bad_input = fmt::format("clear = false adds to the previous call's forces, but rank {} has {} particles and the "
                               "previous call {}",
@@ -524,17 +519,6 @@ class FmmForce {
       build_failed = fmt::format("rank {}: {}", comm.rank(), e.what());
     }
     comm.throwIfAnyFailed(build_failed, "FmmForce::calcForceAll (the tree's build)");
-    const std::span<const int> order = tree_.order();
-    // EPI and EPJ in key order (the EPJ array is then followed by the received ones).
-    epi_.resize(n);
-    epj_input_order_.swap(epj_);  // both keep their memory from call to call
-    epj_.resize(n);
-#pragma omp parallel for
-    for (std::size_t k = 0; k < n; ++k) {
-      const auto i = static_cast<std::size_t>(order[k]);
-      epi_[k].copyFromFP(psys[i]);
-      epj_[k] = epj_input_order_[i];
-    }
     sources_.cells.assign(tree_.cells().begin(), tree_.cells().end());
     sources_.local_multipoles = tree_.multipoles();
     sources_.stride = tree_.stride();
@@ -548,7 +532,13 @@ class FmmForce {
     start = wallSeconds();
     // Periodic: the near block's images of every rank's tree (this one's too) come as LET trees.
     const std::vector<Vec3d> shifts = periodic ? nearImageShifts(dinfo) : std::vector<Vec3d>();
+    epj_in_key_order_ = false;
     if (comm.size() > 1 || periodic) {
+      // The LET sends from the EPJ in key order: made now, not beside the far field.
+      const double copy_start = wallSeconds();
+      putEpjInKeyOrder(n);
+      stats_.copy_seconds += wallSeconds() - copy_start;
+      start = wallSeconds();
       remote_epj_.clear();  // keeps its memory from call to call, as epj_ does
       stats_.let =
           fmm::exchangeLet(comm, tree_, std::span<const EPJ>(epj_.data(), n), theta_, sources_, remote_epj_, shifts);
@@ -565,13 +555,6 @@ class FmmForce {
     // An engine that takes the lattice adds its field in its last kernel; else calculate() does.
     stats_.lattice_on_engine = engine_->offerLattice(periodic ? lattice_.get() : nullptr) && periodic;
 
-    sorted_forces_.resize(n);
-#pragma omp parallel for
-    for (std::size_t k = 0; k < n; ++k) {
-      if (clear) sorted_forces_[k].clear();
-      else sorted_forces_[k] = forces_[static_cast<std::size_t>(order[k])];
-    }
-
     phi_.resize(n);
     grad_phi_.resize(n);
     const bool runs_beside = overlap || engine_->asynchronous();
@@ -586,6 +569,34 @@ class FmmForce {
     return std::move(traversal.p2p);
   }
 
+  // epj_[0, n) = the copy step's EPJ in the tree's key order (the received ones follow them).
+  void putEpjInKeyOrder(std::size_t n) {
+    const std::span<const int> order = tree_.order();
+    epj_.resize(n);
+#pragma omp parallel for
+    for (std::size_t k = 0; k < n; ++k) epj_[k] = epj_input_order_[static_cast<std::size_t>(order[k])];
+    epj_in_key_order_ = true;
+  }
+
+  // The near field's inputs, made after the far field started, so that a device engine's
+  // traversal and M2L run meanwhile: EPI in key order, the EPJ too unless the LET needed them
+  // first, and the forces' start (cleared, or the previous call's, when !clear).
+  template <class PSys>
+  void prepareNearField(const PSys& psys, bool clear) {
+    const std::span<const int> order = tree_.order();
+    const std::size_t n = order.size();
+    if (!epj_in_key_order_) putEpjInKeyOrder(n);
+    epi_.resize(n);
+    sorted_forces_.resize(n);
+#pragma omp parallel for
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto i = static_cast<std::size_t>(order[k]);
+      epi_[k].copyFromFP(psys[i]);
+      if (clear) sorted_forces_[k].clear();
+      else sorted_forces_[k] = forces_[i];
+    }
+  }
+
   // One force calculation around a near field: near_field(p2p) adds the near field to
   // sorted_forces_ (key order) and returns its particle pairs, while the far field started before it
   // may run on beside it; the far field is then added and the forces put in particle order. A near
@@ -596,6 +607,9 @@ class FmmForce {
     const fmm::CsrList p2p = startFarField(psys, dinfo, clear, overlap, p2p_on_device);
     fmm::FarFieldInFlight in_flight(*engine_);
     double start = wallSeconds();
+    prepareNearField(psys, clear);
+    stats_.copy_seconds += wallSeconds() - start;
+    start = wallSeconds();
     stats_.p2p_interactions = near_field(p2p);
     stats_.p2p_seconds = wallSeconds() - start;
 
@@ -694,6 +708,7 @@ class FmmForce {
   std::vector<EPI> epi_;
   std::vector<EPJ> epj_;  // key order, then the received
   std::vector<EPJ> epj_input_order_;  // the copy step's EPJ, before the tree's key order
+  bool epj_in_key_order_ = false;     // this call's epj_ holds them in key order already (the LET's)
   std::vector<EPJ> remote_epj_;       // what the LET brought this call (then copied after epj_'s own)
   std::vector<Vec3d> input_positions_;  // the copy step's positions and charges, input order
   std::vector<double> input_charges_;
