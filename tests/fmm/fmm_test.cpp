@@ -218,6 +218,64 @@ TEST(FmmTree, RootMultipoleIsEveryParticlesP2MAndBadArgumentsAreRefused) {
   EXPECT_THROW(tree.build(x, q, 0, e), grove::Error);
 }
 
+// FmmTree::adopt takes a tree built elsewhere: gathering the key-ordered copies itself, or taking the
+// builder's (Built::key_gathered, as the device build gathers them beside its moments), it holds the
+// host build's tree; bad parts are refused with the tree unchanged.
+TEST(FmmTree, AdoptedTreeIsTheBuiltOneWithOrWithoutTheBuildersGather) {
+  std::mt19937_64 rng(9);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<Vec3d> x(2000);
+  std::vector<double> q(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = Vec3d{u(rng), u(rng), u(rng)}, q[i] = 1.0 + 0.5 * u(rng);
+  const fmm::MultiIndexSet e(4);
+  fmm::FmmTree host;
+  host.build(x, q, 16, e);
+  auto parts = [&] {
+    fmm::FmmTree::Built b;
+    b.bounds = host.bounds();
+    b.order.assign(host.order().begin(), host.order().end());
+    b.cells.assign(host.cells().begin(), host.cells().end());
+    for (int g = 0; g <= host.generationCount(); ++g) b.generation_begin.push_back(host.generation(g));
+    b.multipoles.assign(host.multipoles().begin(), host.multipoles().end());
+    b.stride = host.stride();
+    return b;
+  };
+  auto expectHostTree = [&](const fmm::FmmTree& t, const char* how) {
+    ASSERT_EQ(t.positions().size(), x.size()) << how;
+    for (std::size_t k = 0; k < x.size(); ++k) {
+      ASSERT_EQ(t.positions()[k], host.positions()[k]) << how << ", particle " << k;
+      ASSERT_EQ(t.charges()[k], host.charges()[k]) << how << ", particle " << k;
+    }
+    EXPECT_EQ(t.cells().size(), host.cells().size()) << how;
+    EXPECT_EQ(t.leafCount(), host.leafCount()) << how;
+  };
+  fmm::FmmTree adopted;
+  fmm::FmmTree::Built built = parts();
+  adopted.adopt(x, q, built);
+  expectHostTree(adopted, "gathered by adopt");
+  EXPECT_FALSE(built.key_gathered);
+
+  built = parts();
+  ASSERT_TRUE(fmm::FmmTree::gatherInKeyOrder(built.order, x, q, built.key_positions, built.key_charges));
+  built.key_gathered = true;
+  fmm::FmmTree taken;
+  taken.adopt(x, q, built);
+  expectHostTree(taken, "the builder's gather");
+  EXPECT_FALSE(built.key_gathered);  // what it gave back is the tree's old memory, not this tree's
+
+  // A gather of the wrong length, and an order naming a particle that is not there, are refused.
+  built = parts();
+  built.key_gathered = true;
+  built.key_positions.assign(x.size() - 1, Vec3d{});
+  built.key_charges.assign(x.size() - 1, 0.0);
+  EXPECT_THROW(taken.adopt(x, q, built), grove::Error);
+  built = parts();
+  built.order[7] = static_cast<int>(x.size());
+  EXPECT_FALSE(fmm::FmmTree::gatherInKeyOrder(built.order, x, q, built.key_positions, built.key_charges));
+  EXPECT_THROW(taken.adopt(x, q, built), grove::Error);
+  expectHostTree(taken, "after the refusals");
+}
+
 // A received cell whose multipole is a local cell's (SourceCells::remote_multipole_rows, as a rank's
 // own periodic images are): the far field is bitwise the one from a copy of that multipole, and rows
 // that point nowhere are refused.

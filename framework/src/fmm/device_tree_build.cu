@@ -230,6 +230,10 @@ void buildTreeOnDevice(DeviceTreeBuild& build, const DeviceTables& tables, cudaS
         build.charges_in.data(), build.order.index.data(), n, build.charges.data());
     check(cudaGetLastError(), "gatherSelected (FMM tree)");
   }
+  // The order now: the host gathers its key-ordered copies while the device computes the moments.
+  built.order.resize(n);
+  static_assert(sizeof(int) == sizeof(std::uint32_t));
+  build.order.index.copyTo(reinterpret_cast<std::uint32_t*>(built.order.data()), stream);  // waits
 
   // The split, a generation at a time (each waits for its children's count).
   FmmCell root;
@@ -274,15 +278,17 @@ void buildTreeOnDevice(DeviceTreeBuild& build, const DeviceTables& tables, cudaS
     check(cudaGetLastError(), "cellMoments (FMM tree)");
   }
 
+  // Meanwhile on the host: the positions and charges in key order (adopt() checks the order and
+  // gathers them itself if an entry was out of range).
+  built.key_gathered =
+      FmmTree::gatherInKeyOrder(built.order, positions, charges, built.key_positions, built.key_charges);
+
   // What the host keeps: the cells, the multipoles (the LET sends them) and the order.
   built.cells.resize(cell_count);
   build.cells.copyTo(built.cells.data(), stream);
   built.multipoles.resize(multipoles.size());
   multipoles.copyTo(built.multipoles.data(), stream);
   built.stride = stride;
-  built.order.resize(n);
-  static_assert(sizeof(int) == sizeof(std::uint32_t));
-  build.order.index.copyTo(reinterpret_cast<std::uint32_t*>(built.order.data()), stream);
   tree.adopt(positions, charges, built);
 }
 

@@ -76,27 +76,53 @@ void FmmTree::adopt(std::span<const Vec3d> positions, std::span<const double> ch
     require(cell.parent < cell_count, "fmm::FmmTree::adopt", "cell {}'s parent {} is not one of {} cells", c,
             cell.parent, cell_count);
   }
+  // The key-ordered copies, unless the builder made them (then the order is still checked).
+  require(!built.key_gathered || (built.key_positions.size() == n && built.key_charges.size() == n),
+          "fmm::FmmTree::adopt", "{} key-ordered positions and {} charges gathered for {} particles",
+          built.key_positions.size(), built.key_charges.size(), n);
+  const bool gathered = built.key_gathered;
   bool in_range = true;
+  if (gathered) {
 #pragma omp parallel for reduction(&& : in_range)
-  for (std::size_t k = 0; k < n; ++k) in_range = in_range && 0 <= built.order[k] && static_cast<std::size_t>(built.order[k]) < n;
+    for (std::size_t k = 0; k < n; ++k)
+      in_range = in_range && 0 <= built.order[k] && static_cast<std::size_t>(built.order[k]) < n;
+  } else {
+    // Into the builder's arrays, so that a failure leaves the tree as it was.
+    in_range = gatherInKeyOrder(built.order, positions, charges, built.key_positions, built.key_charges);
+  }
   require(in_range, "fmm::FmmTree::adopt", "the order names a particle outside [0, {})", n);
-  pos_.resize(n);  // before anything changes: a failed allocation leaves the tree as it was
-  charge_.resize(n);
   std::swap(bounds_, built.bounds);
   order_.swap(built.order);
   cells_.swap(built.cells);
   generation_begin_.swap(built.generation_begin);
   multipoles_.swap(built.multipoles);
   std::swap(stride_, built.stride);
+  pos_.swap(built.key_positions);
+  charge_.swap(built.key_charges);
+  built.key_gathered = false;
   leaves_ = leaves;
   keys_.clear();
-#pragma omp parallel for
-  for (std::size_t k = 0; k < n; ++k) {
-    const auto i = static_cast<std::size_t>(order_[k]);
-    pos_[k] = positions[i];
-    charge_[k] = charges[i];
-  }
   build_id_ = nextBuildId();
+}
+
+bool FmmTree::gatherInKeyOrder(std::span<const int> order, std::span<const Vec3d> positions,
+                               std::span<const double> charges, std::vector<Vec3d>& out_positions,
+                               std::vector<double>& out_charges) {
+  const std::size_t n = order.size();
+  out_positions.resize(n);
+  out_charges.resize(n);
+  bool in_range = true;
+#pragma omp parallel for reduction(&& : in_range)
+  for (std::size_t k = 0; k < n; ++k) {
+    const int i = order[k];
+    if (i < 0 || static_cast<std::size_t>(i) >= positions.size()) {
+      in_range = false;
+      continue;
+    }
+    out_positions[k] = positions[static_cast<std::size_t>(i)];
+    out_charges[k] = charges[static_cast<std::size_t>(i)];
+  }
+  return in_range;
 }
 
 void FmmTree::orderParticles(std::span<const Vec3d> positions, std::span<const double> charges) {

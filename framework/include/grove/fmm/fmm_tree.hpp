@@ -54,7 +54,21 @@ class FmmTree {
     std::vector<int> generation_begin;  ///< generationCount() + 1 entries: the first cell of each, then the count
     std::vector<double> multipoles;     ///< stride per cell, cell-major
     std::size_t stride = 0;             ///< the expansion's size()
+    /// The positions and charges in key order, when the builder gathered them already
+    /// (gatherInKeyOrder, e.g. while its device computed the multipoles) and set key_gathered;
+    /// otherwise adopt() gathers them here. Either way adopt() gives the tree's previous ones back
+    /// in them, for their memory, and clears key_gathered.
+    std::vector<Vec3d> key_positions;
+    std::vector<double> key_charges;  ///< see key_positions
+    bool key_gathered = false;        ///< see key_positions
   };
+
+  /// out_positions[k] = positions[order[k]] and out_charges[k] = charges[order[k]] (resized to the
+  /// order's length), in parallel. Returns false, with the outputs' contents unspecified, when an
+  /// entry of the order is outside [0, positions.size()). positions and charges must be as long.
+  static bool gatherInKeyOrder(std::span<const int> order, std::span<const Vec3d> positions,
+                               std::span<const double> charges, std::vector<Vec3d>& out_positions,
+                               std::vector<double>& out_charges);
 
   /// The cube the particles' Morton keys are taken in: the bounding box's lowest corner, with an
   /// edge slightly longer than its largest extent (so the largest coordinate stays inside). The
@@ -68,7 +82,8 @@ class FmmTree {
   void build(std::span<const Vec3d> positions, std::span<const double> charges, int n_leaf,
              const MultiIndexSet& expansion);
   /// Takes a tree built elsewhere over the same positions and charges (their key-ordered copies are
-  /// gathered here by built.order), and gives this tree's previous arrays back in `built`, so that
+  /// built.key_positions and key_charges when built.key_gathered, else gathered here by
+  /// built.order), and gives this tree's previous arrays back in `built`, so that
   /// the next build reuses their memory. Throws grove::Error, with both unchanged, when the parts do
   /// not fit together (the order's length, the generations' bounds, the multipoles' size, a cell's
   /// particle range, an order entry out of range).
