@@ -397,7 +397,8 @@ constexpr int kM2l = 0, kP2p = 1, kM2p = 2;
 struct DeviceFarField::State {
   int device = -1;
   gpu::Stream traversal_stream, far_stream;
-  gpu::Event traversed, far_start{true}, m2l_done{true}, far_done{true};
+  gpu::Event traversed, far_start{true}, m2l_done{true}, far_done{true}, downloaded;
+  gpu::PinnedArray<double> phi_host, gradient_host;  // the far field's results, as start() downloads them
   DeviceTables tables;
   DeviceVector<FmmCell> cells;
   DeviceVector<double> local_multipoles, remote_multipoles, locals, phi, gradient;
@@ -615,6 +616,18 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
     check(cudaGetLastError(), "addLatticeField");
   }
   s.far_done.record(fs);
+  // The far field to page-locked memory at the end of its stream: the bus carries it while the
+  // near field may still run, and finish() only copies it out on the host's threads.
+  s.phi_host.reserve(n);
+  s.gradient_host.reserve(3 * n);
+  if (n > 0) {
+    check(cudaMemcpyAsync(s.phi_host.data(), s.phi.data(), n * sizeof(double), cudaMemcpyDeviceToHost, fs),
+          "cudaMemcpyAsync (phi)");
+    check(cudaMemcpyAsync(s.gradient_host.data(), s.gradient.data(), 3 * n * sizeof(double), cudaMemcpyDeviceToHost,
+                          fs),
+          "cudaMemcpyAsync (gradient)");
+  }
+  s.downloaded.record(fs);
   s.phi_out = phi;
   s.gradient_out = gradient;
   s.running = true;
@@ -635,9 +648,10 @@ FarFieldSeconds DeviceFarField::finish() {
   const gpu::ScopedDevice on_device(s.device);
   s.running = false;
   s.lattice = nullptr;  // an offer holds for one calculation
-  s.far_done.synchronize();
-  s.phi.copyTo(s.phi_out.data(), s.far_stream.get());
-  s.gradient.copyTo(reinterpret_cast<double*>(s.gradient_out.data()), s.far_stream.get());
+  s.downloaded.synchronize();
+  gpu::copyFromStaging(s.phi_out.data(), s.phi_host.data(), s.phi_out.size());
+  gpu::copyFromStaging(reinterpret_cast<double*>(s.gradient_out.data()), s.gradient_host.data(),
+                       3 * s.gradient_out.size());
   return FarFieldSeconds{s.m2l_done.secondsSince(s.far_start), s.far_done.secondsSince(s.m2l_done)};
 }
 

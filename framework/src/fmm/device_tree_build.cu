@@ -217,8 +217,15 @@ void buildTreeOnDevice(DeviceTreeBuild& build, const DeviceTables& tables, cudaS
   built.bounds = boundingBox(Cpu{}, positions);
 
   // Keys and their stable sort, then positions and charges in key order.
-  build.positions.assignAsync(positions.data(), n, stream);
-  build.charges_in.assignAsync(charges.data(), n, stream);
+  // Through page-locked staging, slice by slice: the bus carries one slice while the threads copy the next.
+  build.positions.resize(n);
+  build.charges_in.resize(n);
+  build.positions_staging.reserve(n);
+  build.charges_staging.reserve(n);
+  gpu::convertAndCopyInSlices(build.positions.data(), build.positions_staging.data(), positions.data(), n,
+                              [](const Vec3d& x) { return x; }, stream);
+  gpu::convertAndCopyInSlices(build.charges_in.data(), build.charges_staging.data(), charges.data(), n,
+                              [](double q) { return q; }, stream);
   gpu::sortIntoKeyOrder(policy, FmmTree::keyRoot(built.bounds, n), build.positions.data(), n, build.order,
                         build.cub);
   key_positions.resize(n);
@@ -287,7 +294,8 @@ void buildTreeOnDevice(DeviceTreeBuild& build, const DeviceTables& tables, cudaS
   built.cells.resize(cell_count);
   build.cells.copyTo(built.cells.data(), stream);
   built.multipoles.resize(multipoles.size());
-  multipoles.copyTo(built.multipoles.data(), stream);
+  gpu::downloadThroughStaging(built.multipoles.data(), multipoles.data(), multipoles.size(), build.multipoles_staging,
+                              stream);
   built.stride = stride;
   tree.adopt(positions, charges, built);
 }

@@ -8,6 +8,7 @@
 
 #include "device_expansion_tables.cuh"
 #include "grove/fmm/fmm_tree.hpp"
+#include "grove/gpu/cuda_resources.hpp"
 #include "grove/gpu/device_primitives.cuh"
 #include "grove/tree/key_order_gpu.cuh"
 
@@ -30,6 +31,9 @@ struct DeviceTreeBuild {
   DeviceVector<int> child_counts;  // per cell of a generation, then its exclusive sum
   DeviceVector<int> bounds;        // per cell of a generation: its children's particle bounds
   DeviceVector<CellSums> sums;
+  // Page-locked staging of the uploads and of the multipoles' download (the bus at full speed).
+  gpu::PinnedArray<Vec3d> positions_staging;
+  gpu::PinnedArray<double> charges_staging, multipoles_staging;
 
   std::size_t bytes() const {
     return positions.bytes() + charges_in.bytes() + charges.bytes() + order.bytes() + cub.bytes() + cells.bytes() +

@@ -41,7 +41,9 @@
 ///
 /// EPI and EPJ travel as grove::gpu::DeviceFormOf (grove/tree/device_form.hpp): by default
 /// themselves, byte for byte; a specialised DeviceForm is made on the host while packing. Both go
-/// through page-locked staging, slice by slice, as the multiwalk engine sends its arrays. The
+/// through page-locked staging, slice by slice, as the multiwalk engine sends its arrays; the
+/// forces come back through page-locked staging too (a copy at the bus's full speed, then out on
+/// the host's threads). The
 /// kernel runs on the traversal's stream after its lists, so it runs beside the far field, which
 /// waits on a stream of its own.
 #include <cuda_runtime.h>
@@ -338,7 +340,7 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
     gpu::check(cudaMemsetAsync(interactions_.data(), 0, sizeof(unsigned long long), stream), "cudaMemsetAsync");
     kernel_seconds_ = 0.0;
     if (lists.target_count > 0) launch(lists, forces_cleared, stream);
-    forces_.copyTo(forces.data(), stream);  // waits
+    gpu::downloadThroughStaging(forces.data(), forces_.data(), forces.size(), forces_staging_, stream);  // waits
     unsigned long long count = 0;
     interactions_.copyTo(&count, stream);
     if (lists.target_count > 0) kernel_seconds_ = stop_->secondsSince(*start_);
@@ -424,6 +426,7 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
   gpu::CubScratch scratch_;
   gpu::PinnedArray<DI> epi_staging_;  // page-locked: the uploads run from here
   gpu::PinnedArray<DJ> epj_staging_;
+  gpu::PinnedArray<Force> forces_staging_;  // the forces on their way back
   long long particles_per_task_;
   // Made on the engine's device by the first evaluate() (an event belongs to the device current
   // when it is made).
