@@ -476,7 +476,6 @@ class FmmForce {
     std::vector<double>& charges = input_charges_;
     positions.resize(n);
     charges.resize(n);
-    epj_input_order_.resize(n);
     // The input checks in the same pass: the first particle of non-finite values, and for periodic
     // boxes the first outside the closed root domain.
     const Boxd root = dinfo.getPosRootDomain();
@@ -487,7 +486,6 @@ class FmmForce {
       j.copyFromFP(psys[i]);
       positions[i] = Vec3d(j.getPos());
       charges[i] = static_cast<double>(j.getCharge());
-      epj_input_order_[i] = j;
       if (!isFinite(positions[i]) || !isFiniteValue(charges[i])) first_bad = std::min(first_bad, i);
       if (periodic && !root.containsClosed(positions[i])) first_outside = std::min(first_outside, i);
     }
@@ -536,7 +534,7 @@ class FmmForce {
     if (comm.size() > 1 || periodic) {
       // The LET sends from the EPJ in key order: made now, not beside the far field.
       const double copy_start = wallSeconds();
-      putEpjInKeyOrder(n);
+      putEpjInKeyOrder(psys);
       stats_.copy_seconds += wallSeconds() - copy_start;
       start = wallSeconds();
       remote_epj_.clear();  // keeps its memory from call to call, as epj_ does
@@ -569,12 +567,13 @@ class FmmForce {
     return std::move(traversal.p2p);
   }
 
-  // epj_[0, n) = the copy step's EPJ in the tree's key order (the received ones follow them).
-  void putEpjInKeyOrder(std::size_t n) {
+  // epj_[0, n) = the particles' EPJ in the tree's key order (the received ones follow them).
+  template <class PSys>
+  void putEpjInKeyOrder(const PSys& psys) {
     const std::span<const int> order = tree_.order();
-    epj_.resize(n);
+    epj_.resize(order.size());
 #pragma omp parallel for
-    for (std::size_t k = 0; k < n; ++k) epj_[k] = epj_input_order_[static_cast<std::size_t>(order[k])];
+    for (std::size_t k = 0; k < order.size(); ++k) epj_[k].copyFromFP(psys[static_cast<std::size_t>(order[k])]);
     epj_in_key_order_ = true;
   }
 
@@ -585,7 +584,7 @@ class FmmForce {
   void prepareNearField(const PSys& psys, bool clear) {
     const std::span<const int> order = tree_.order();
     const std::size_t n = order.size();
-    if (!epj_in_key_order_) putEpjInKeyOrder(n);
+    if (!epj_in_key_order_) putEpjInKeyOrder(psys);
     epi_.resize(n);
     sorted_forces_.resize(n);
 #pragma omp parallel for
@@ -707,7 +706,6 @@ class FmmForce {
   std::shared_ptr<fmm::FarFieldEngine> engine_;
   std::vector<EPI> epi_;
   std::vector<EPJ> epj_;  // key order, then the received
-  std::vector<EPJ> epj_input_order_;  // the copy step's EPJ, before the tree's key order
   bool epj_in_key_order_ = false;     // this call's epj_ holds them in key order already (the LET's)
   std::vector<EPJ> remote_epj_;       // what the LET brought this call (then copied after epj_'s own)
   std::vector<Vec3d> input_positions_;  // the copy step's positions and charges, input order
