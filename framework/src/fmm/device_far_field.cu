@@ -306,62 +306,101 @@ __global__ void shiftLocalsDown(Tables tb, const FmmCell* cells, int first_cell,
   }
 }
 
-// Taylor coefficients of 1/r up to `degree`, as MultiIndexSet::taylorCoefficients.
-__device__ void taylorCoefficients(const Tables& tb, const Vec3d& r, int degree, double* t) {
-  const double r2 = r.x * r.x + r.y * r.y + r.z * r.z, inv_r2 = 1.0 / r2;
-  const double axis_value[3] = {r.x, r.y, r.z};
-  t[0] = 1.0 / sqrt(r2);
-  for (int d = 1; d <= degree; ++d)
-    for (int i = tb.degree_begin[d]; i < tb.degree_begin[d + 1]; ++i) {
-      const int* low = tb.lower + 6 * i;
-      double first = 0.0, second = 0.0;
-      for (int axis = 0; axis < 3; ++axis) {
-        if (low[axis] >= 0) first += axis_value[axis] * t[low[axis]];
-        if (low[axis + 3] >= 0) second += t[low[axis + 3]];
-      }
-      t[i] = -((2.0 * d - 1.0) * first + (d - 1.0) * second) * inv_r2 / d;
-    }
-}
-
-// L2P and M2P: a block per leaf, a thread per particle.
-__global__ void evaluateAtParticles(Tables tb, const FmmCell* cells, Multipoles mp, const double* locals,
-                                    const std::int64_t* m2p_offsets, const int* m2p_items, const Vec3d* positions,
-                                    double* phi, double* gradient) {
+// L2P: a block per leaf, a thread per particle.
+__global__ void evaluateAtParticles(Tables tb, const FmmCell* cells, const double* locals, int stride,
+                                    const Vec3d* positions, double* phi, double* gradient) {
   __shared__ double local[kMaxCoefficients];
   const int c = blockIdx.x;
   const FmmCell cell = cells[c];
   if (cell.child_count != 0 || cell.end == cell.begin) return;
-  for (int k = threadIdx.x; k < tb.rows; k += blockDim.x) local[k] = locals[static_cast<long long>(c) * mp.stride + k];
+  for (int k = threadIdx.x; k < tb.rows; k += blockDim.x) local[k] = locals[static_cast<long long>(c) * stride + k];
   __syncthreads();
-  double scratch[kMaxGradientCoefficients];
+  double power[kMaxCoefficients];
   for (int k = cell.begin + threadIdx.x; k < cell.end; k += blockDim.x) {
     const Vec3d x = positions[k];
-    powers(tb, Vec3d(x.x - cell.center.x, x.y - cell.center.y, x.z - cell.center.z), tb.order, scratch);
+    powers(tb, Vec3d(x.x - cell.center.x, x.y - cell.center.y, x.z - cell.center.z), tb.order, power);
     double p = 0.0, g[3] = {0.0, 0.0, 0.0};
     for (int i = 0; i < tb.rows; ++i) {
       const double l = local[i];
-      p += l * scratch[i];
+      p += l * power[i];
       for (int axis = 0; axis < 3; ++axis) {
         const int ka = tb.index[3 * i + axis];
-        if (ka > 0) g[axis] += l * ka * scratch[tb.lower[6 * i + axis]];
-      }
-    }
-    for (std::int64_t e = m2p_offsets[c]; e < m2p_offsets[c + 1]; ++e) {
-      const int s = m2p_items[e];
-      const Vec3d z = cells[s].center;
-      taylorCoefficients(tb, Vec3d(x.x - z.x, x.y - z.y, x.z - z.z), tb.order + 1, scratch);
-      const double* multipole = mp.of(s);
-      for (int i = 0; i < tb.rows; ++i) {
-        const double mi = multipole[i];
-        p += mi * scratch[i];
-        for (int axis = 0; axis < 3; ++axis)
-          g[axis] += mi * (tb.index[3 * i + axis] + 1) * scratch[tb.upper[3 * i + axis]];
+        if (ka > 0) g[axis] += l * ka * power[tb.lower[6 * i + axis]];
       }
     }
     phi[k] = p;
     gradient[3LL * k + 0] = g[0];
     gradient[3LL * k + 1] = g[1];
     gradient[3LL * k + 2] = g[2];
+  }
+}
+
+// M2P: the contents-less received cells of a leaf's list evaluated at its particles, added to the
+// L2P's phi and gradient. A block per leaf takes its particles kM2pParticles at a time; per source,
+// the Taylor coefficients of 1/r up to order + 1 at the tile's particles (MultiIndexSet::
+// taylorCoefficients' recurrence, term for term) are built a degree at a time across the block in
+// shared memory, a row per coefficient and a column per particle (the lanes read side by side);
+// then a thread per (particle, component: phi or a gradient axis) contracts them with the source's
+// multipole and keeps the sum over the sources. Each particle's M2P used to run on one thread with
+// its 220 coefficients in local memory; at two ranks, 2^22 bodies and order 8, the downward pass
+// with those M2P ended 0.05 s after the near field (run 215).
+constexpr int kM2pParticles = 16, kM2pThreads = 4 * kM2pParticles;
+__global__ void __launch_bounds__(kM2pThreads)
+    multipolesToParticles(Tables tb, const FmmCell* cells, Multipoles mp, const std::int64_t* m2p_offsets,
+                          const int* m2p_items, const Vec3d* positions, double* phi, double* gradient) {
+  __shared__ double t[kMaxGradientCoefficients * kM2pParticles];
+  __shared__ double m[kMaxCoefficients];
+  __shared__ double rx[kM2pParticles], ry[kM2pParticles], rz[kM2pParticles], inv_r2[kM2pParticles];
+  const int c = blockIdx.x;
+  const FmmCell cell = cells[c];
+  const std::int64_t first = m2p_offsets[c], last = m2p_offsets[c + 1];
+  if (cell.child_count != 0 || cell.end == cell.begin || first == last) return;
+  const int q = static_cast<int>(threadIdx.x) % kM2pParticles, component = static_cast<int>(threadIdx.x) / kM2pParticles;
+  for (int base = cell.begin; base < cell.end; base += kM2pParticles) {
+    const int count = ::min(kM2pParticles, cell.end - base);
+    double sum = 0.0;
+    for (std::int64_t e = first; e < last; ++e) {
+      const int s = m2p_items[e];
+      __syncthreads();  // the last source's coefficients and multipole are read
+      const double* multipole = mp.of(s);
+      for (int i = threadIdx.x; i < tb.rows; i += blockDim.x) m[i] = multipole[i];
+      if (threadIdx.x < kM2pParticles) {
+        // Columns past the leaf's end repeat its first particle (finite) and are not stored.
+        const Vec3d x = positions[base + (q < count ? q : 0)], z = cells[s].center;
+        rx[q] = x.x - z.x, ry[q] = x.y - z.y, rz[q] = x.z - z.z;
+        const double r2 = rx[q] * rx[q] + ry[q] * ry[q] + rz[q] * rz[q];
+        inv_r2[q] = 1.0 / r2;
+        t[q] = 1.0 / sqrt(r2);
+      }
+      __syncthreads();
+      for (int d = 1; d <= tb.order + 1; ++d) {
+        const int row0 = tb.degree_begin[d], n_rows = tb.degree_begin[d + 1] - row0;
+        for (int item = threadIdx.x; item < n_rows * kM2pParticles; item += blockDim.x) {
+          const int i = row0 + item / kM2pParticles, col = item % kM2pParticles;
+          const int* low = tb.lower + 6 * i;
+          const double axis_value[3] = {rx[col], ry[col], rz[col]};
+          double first_sum = 0.0, second_sum = 0.0;
+          for (int axis = 0; axis < 3; ++axis) {
+            if (low[axis] >= 0) first_sum += axis_value[axis] * t[low[axis] * kM2pParticles + col];
+            if (low[axis + 3] >= 0) second_sum += t[low[axis + 3] * kM2pParticles + col];
+          }
+          t[i * kM2pParticles + col] = -((2.0 * d - 1.0) * first_sum + (d - 1.0) * second_sum) * inv_r2[col] / d;
+        }
+        __syncthreads();
+      }
+      if (component == 0) {
+        for (int i = 0; i < tb.rows; ++i) sum += m[i] * t[i * kM2pParticles + q];
+      } else {
+        const int axis = component - 1;
+        for (int i = 0; i < tb.rows; ++i)
+          sum += m[i] * (tb.index[3 * i + axis] + 1) * t[tb.upper[3 * i + axis] * kM2pParticles + q];
+      }
+    }
+    if (q < count) {
+      const long long k = base + q;
+      if (component == 0) phi[k] += sum;
+      else gradient[3 * k + component - 1] += sum;
+    }
   }
 }
 
@@ -601,9 +640,15 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
   s.phi.resize(n);
   s.gradient.resize(3 * n);
   evaluateAtParticles<<<static_cast<unsigned>(target_count), 32, 0, fs>>>(
-      tb, s.cells.data(), mp, s.locals.data(), s.offsets[kM2p].data(), s.items[kM2p].data(), s.positions.data(),
-      s.phi.data(), s.gradient.data());
+      tb, s.cells.data(), s.locals.data(), static_cast<int>(stride), s.positions.data(), s.phi.data(),
+      s.gradient.data());
   check(cudaGetLastError(), "evaluateAtParticles");
+  if (total.m2p > 0) {
+    multipolesToParticles<<<static_cast<unsigned>(target_count), kM2pThreads, 0, fs>>>(
+        tb, s.cells.data(), mp, s.offsets[kM2p].data(), s.items[kM2p].data(), s.positions.data(), s.phi.data(),
+        s.gradient.data());
+    check(cudaGetLastError(), "multipolesToParticles");
+  }
   if (s.lattice && n > 0) {
     LatticeField field = s.lattice->field();
     constexpr int kParts = LatticeField::kPartsPerAxis * LatticeField::kPartsPerAxis * LatticeField::kPartsPerAxis;
