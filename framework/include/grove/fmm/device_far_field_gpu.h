@@ -11,8 +11,9 @@
 ///   rounds the acceptance test as the host does (no fused multiply-add; the host built without
 ///   -ffast-math, as grove is), so its lists are the host's, item for item.
 /// - Far field: M2L batched per target cell (a block per target, sources across its threads),
-///   L2L a generation at a time, then L2P and M2P per particle, and for periodic boxes the
-///   lattice's field per particle (offerLattice).
+///   L2L a generation at a time, then L2P per particle, M2P per leaf (16 particles at a time, each
+///   source's Taylor coefficients in shared memory), and for periodic boxes the lattice's field per
+///   particle (offerLattice).
 /// - Overlap: start() returns once the P2P lists are on the host, with the far field queued on a
 ///   stream of its own; the caller runs the near field (host threads, the GPU through the
 ///   multiwalk hooks, or grove/fmm/device_near_field.cuh straight from the lists left on the
