@@ -253,17 +253,26 @@ TEST(FmmTree, AdoptedTreeIsTheBuiltOneWithOrWithoutTheBuildersGather) {
   fmm::FmmTree::Built built = parts();
   adopted.adopt(x, q, built);
   expectHostTree(adopted, "gathered by adopt");
-  EXPECT_FALSE(built.key_gathered);
 
+  // The builder's gather is taken as it is (its memory becomes the tree's), and the flag is cleared:
+  // what comes back in `built` is the tree's previous memory, not a gather of this tree.
   built = parts();
   ASSERT_TRUE(fmm::FmmTree::gatherInKeyOrder(built.order, x, q, built.key_positions, built.key_charges));
   built.key_gathered = true;
+  const Vec3d* gathered = built.key_positions.data();
   fmm::FmmTree taken;
   taken.adopt(x, q, built);
   expectHostTree(taken, "the builder's gather");
-  EXPECT_FALSE(built.key_gathered);  // what it gave back is the tree's old memory, not this tree's
+  EXPECT_EQ(taken.positions().data(), gathered);
+  EXPECT_FALSE(built.key_gathered);
+  built = parts();  // arrays of the right length left in `built`, not flagged: gathered over, not taken
+  built.key_positions.assign(x.size(), Vec3d{9.0, 9.0, 9.0});
+  built.key_charges.assign(x.size(), 9.0);
+  adopted.adopt(x, q, built);
+  expectHostTree(adopted, "unflagged arrays gathered over");
 
-  // A gather of the wrong length, and an order naming a particle that is not there, are refused.
+  // A gather of the wrong length, an order naming a particle that is not there (with or without
+  // the builder's gather), and charges of another length, are refused.
   built = parts();
   built.key_gathered = true;
   built.key_positions.assign(x.size() - 1, Vec3d{});
@@ -273,6 +282,15 @@ TEST(FmmTree, AdoptedTreeIsTheBuiltOneWithOrWithoutTheBuildersGather) {
   built.order[7] = static_cast<int>(x.size());
   EXPECT_FALSE(fmm::FmmTree::gatherInKeyOrder(built.order, x, q, built.key_positions, built.key_charges));
   EXPECT_THROW(taken.adopt(x, q, built), grove::Error);
+  built = parts();
+  built.key_positions.assign(host.positions().begin(), host.positions().end());
+  built.key_charges.assign(host.charges().begin(), host.charges().end());
+  built.key_gathered = true;
+  built.order[7] = -1;
+  EXPECT_THROW(taken.adopt(x, q, built), grove::Error);
+  EXPECT_THROW(fmm::FmmTree::gatherInKeyOrder(built.order, x, std::span<const double>(q).first(10),
+                                              built.key_positions, built.key_charges),
+               grove::Error);
   expectHostTree(taken, "after the refusals");
 }
 

@@ -108,6 +108,8 @@ void FmmTree::adopt(std::span<const Vec3d> positions, std::span<const double> ch
 bool FmmTree::gatherInKeyOrder(std::span<const int> order, std::span<const Vec3d> positions,
                                std::span<const double> charges, std::vector<Vec3d>& out_positions,
                                std::vector<double>& out_charges) {
+  require(charges.size() == positions.size(), "fmm::FmmTree::gatherInKeyOrder", "{} positions but {} charges",
+          positions.size(), charges.size());
   const std::size_t n = order.size();
   out_positions.resize(n);
   out_charges.resize(n);

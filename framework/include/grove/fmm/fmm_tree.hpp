@@ -65,7 +65,8 @@ class FmmTree {
 
   /// out_positions[k] = positions[order[k]] and out_charges[k] = charges[order[k]] (resized to the
   /// order's length), in parallel. Returns false, with the outputs' contents unspecified, when an
-  /// entry of the order is outside [0, positions.size()). positions and charges must be as long.
+  /// entry of the order is outside [0, positions.size()). Throws grove::Error when positions and
+  /// charges differ in length.
   static bool gatherInKeyOrder(std::span<const int> order, std::span<const Vec3d> positions,
                                std::span<const double> charges, std::vector<Vec3d>& out_positions,
                                std::vector<double>& out_charges);
@@ -84,9 +85,10 @@ class FmmTree {
   /// Takes a tree built elsewhere over the same positions and charges (their key-ordered copies are
   /// built.key_positions and key_charges when built.key_gathered, else gathered here by
   /// built.order), and gives this tree's previous arrays back in `built`, so that
-  /// the next build reuses their memory. Throws grove::Error, with both unchanged, when the parts do
-  /// not fit together (the order's length, the generations' bounds, the multipoles' size, a cell's
-  /// particle range, an order entry out of range).
+  /// the next build reuses their memory. Throws grove::Error, with the tree unchanged (built's
+  /// key-ordered arrays may have been written), when the parts do not fit together (the order's
+  /// length, the generations' bounds, the multipoles' size, a cell's particle range, an order entry
+  /// out of range, gathered copies of another length).
   void adopt(std::span<const Vec3d> positions, std::span<const double> charges, Built& built);
   /// Different for every build() and adopt() in the process: an engine that keeps a copy of the
   /// positions and multipoles knows by it whether they are still this tree's.
