@@ -418,7 +418,7 @@ class FmmForce {
       auto nothing = [](auto&&...) {};
       MultiwalkBuffers<EPI, EPJ, Spj, Force> buffers;
       TreeProfile profile;
-      // The forces start cleared or from the previous call (startFarField): retrieve adds to them.
+      // The forces start cleared or from the previous call (prepareNearField): retrieve adds to them.
       runMultiWalkBatches<true, EPI, EPJ, Spj, Force>(
           leaves.size(), group_range, walks, nothing, nothing, nothing, epi_.data(), sorted_forces_.data(),
           std::span<const EPJ>(epj_), std::span<const Spj>(), dispatch, retrieve, tag_max, n_walk_limit,
@@ -453,12 +453,12 @@ class FmmForce {
     stats_.write_back_seconds += wallSeconds() - start;
   }
 
-  // Everything before the near field: EPI/EPJ in key order, the tree and its multipoles, the LET,
-  // the traversal, and the forces' start (cleared, or the previous call's when !clear); then the
+  // Everything the far field needs: the particles' positions and charges (checked), the tree and
+  // its multipoles, the LET (with the EPJ in key order, which it sends) and the traversal; then the
   // far field started on the engine (into phi_, grad_phi_, key order), running on beside the
-  // caller's near field where it can (a device engine, or the host's with `overlap`). Returns the
-  // P2P lists, the near field's (empty with `p2p_on_device`: the engine keeps them on its device).
-  // Collective.
+  // caller's near field where it can (a device engine, or the host's with `overlap`). The near
+  // field's own inputs follow (prepareNearField). Returns the P2P lists, the near field's (empty
+  // with `p2p_on_device`: the engine keeps them on its device). Collective.
   template <class PSys>
   fmm::CsrList startFarField(const PSys& psys, const DomainInfo& dinfo, bool clear, bool overlap, bool p2p_on_device) {
     using FP = typename PSys::value_type;
@@ -579,21 +579,25 @@ class FmmForce {
 
   // The near field's inputs, made after the far field started, so that a device engine's
   // traversal and M2L run meanwhile: EPI in key order, the EPJ too unless the LET needed them
-  // first, and the forces' start (cleared, or the previous call's, when !clear).
+  // first (in the same pass over the particles), and the forces' start (cleared, or the previous
+  // call's, when !clear).
   template <class PSys>
   void prepareNearField(const PSys& psys, bool clear) {
     const std::span<const int> order = tree_.order();
     const std::size_t n = order.size();
-    if (!epj_in_key_order_) putEpjInKeyOrder(psys);
+    const bool make_epj = !epj_in_key_order_;
+    if (make_epj) epj_.resize(n);
     epi_.resize(n);
     sorted_forces_.resize(n);
 #pragma omp parallel for
     for (std::size_t k = 0; k < n; ++k) {
       const auto i = static_cast<std::size_t>(order[k]);
       epi_[k].copyFromFP(psys[i]);
+      if (make_epj) epj_[k].copyFromFP(psys[i]);
       if (clear) sorted_forces_[k].clear();
       else sorted_forces_[k] = forces_[i];
     }
+    epj_in_key_order_ = true;
   }
 
   // One force calculation around a near field: near_field(p2p) adds the near field to
