@@ -538,6 +538,10 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
   const double begin_seconds = wallSeconds();
   const cudaStream_t ts = s.traversal_stream.get();
   const cudaStream_t fs = s.far_stream.get();
+  // The far field's page-locked destination grown before anything is queued (freeing the old one
+  // would wait for the device).
+  s.phi_host.reserve(n);
+  s.gradient_host.reserve(3 * n);
   // The far field's inputs first, on its stream: independent of the traversal, so they need not
   // wait for it (from pageable memory, each copy returns once staged). A tree built here left its
   // positions and multipoles on the device (buildTree, which waited for them).
@@ -663,8 +667,6 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
   s.far_done.record(fs);
   // The far field to page-locked memory at the end of its stream: the bus carries it while the
   // near field may still run, and finish() only copies it out on the host's threads.
-  s.phi_host.reserve(n);
-  s.gradient_host.reserve(3 * n);
   if (n > 0) {
     check(cudaMemcpyAsync(s.phi_host.data(), s.phi.data(), n * sizeof(double), cudaMemcpyDeviceToHost, fs),
           "cudaMemcpyAsync (phi)");
@@ -682,7 +684,14 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
   summary.m2l = static_cast<std::int64_t>(total.m2l);
   summary.m2p = static_cast<std::int64_t>(total.m2p);
   summary.p2p_pairs = s.p2p_pairs;
-  if (p2p_to_host) summary.p2p = s.download(kP2p);
+  if (p2p_to_host) {
+    try {
+      summary.p2p = s.download(kP2p);
+    } catch (...) {
+      abandon();  // nobody will call finish(): wait for the far field queued above
+      throw;
+    }
+  }
   summary.seconds = wallSeconds() - begin_seconds;
   return summary;
 }
