@@ -530,8 +530,7 @@ class FmmForce {
     start = wallSeconds();
     // Periodic: the near block's images of every rank's tree (this one's too) come as LET trees.
     const std::vector<Vec3d> shifts = periodic ? nearImageShifts(dinfo) : std::vector<Vec3d>();
-    epj_in_key_order_ = false;
-    if (comm.size() > 1 || periodic) {
+    if (exchangesLet(comm, dinfo)) {
       // The LET sends from the EPJ in key order: made now, not beside the far field.
       const double copy_start = wallSeconds();
       putEpjInKeyOrder(psys);
@@ -574,7 +573,13 @@ class FmmForce {
     epj_.resize(order.size());
 #pragma omp parallel for
     for (std::size_t k = 0; k < order.size(); ++k) epj_[k].copyFromFP(psys[static_cast<std::size_t>(order[k])]);
-    epj_in_key_order_ = true;
+  }
+
+  // Whether a calculation exchanges a LET (several ranks, or a periodic box's images of this
+  // rank's own tree). The LET sends EPJ, so they are made before it (putEpjInKeyOrder), not beside
+  // the far field (prepareNearField).
+  static bool exchangesLet(const Comm& comm, const DomainInfo& dinfo) {
+    return comm.size() > 1 || isAnyPeriodic(dinfo.getBoundaryCondition());
   }
 
   // The near field's inputs, made after the far field started, so that a device engine's
@@ -582,10 +587,10 @@ class FmmForce {
   // first (in the same pass over the particles), and the forces' start (cleared, or the previous
   // call's, when !clear).
   template <class PSys>
-  void prepareNearField(const PSys& psys, bool clear) {
+  void prepareNearField(const PSys& psys, const DomainInfo& dinfo, bool clear) {
     const std::span<const int> order = tree_.order();
     const std::size_t n = order.size();
-    const bool make_epj = !epj_in_key_order_;
+    const bool make_epj = !exchangesLet(psys.comm(), dinfo);
     if (make_epj) epj_.resize(n);
     epi_.resize(n);
     sorted_forces_.resize(n);
@@ -597,7 +602,6 @@ class FmmForce {
       if (clear) sorted_forces_[k].clear();
       else sorted_forces_[k] = forces_[i];
     }
-    epj_in_key_order_ = true;
   }
 
   // One force calculation around a near field: near_field(p2p) adds the near field to
@@ -610,7 +614,7 @@ class FmmForce {
     const fmm::CsrList p2p = startFarField(psys, dinfo, clear, overlap, p2p_on_device);
     fmm::FarFieldInFlight in_flight(*engine_);
     double start = wallSeconds();
-    prepareNearField(psys, clear);
+    prepareNearField(psys, dinfo, clear);
     stats_.copy_seconds += wallSeconds() - start;
     start = wallSeconds();
     stats_.p2p_interactions = near_field(p2p);
@@ -710,7 +714,6 @@ class FmmForce {
   std::shared_ptr<fmm::FarFieldEngine> engine_;
   std::vector<EPI> epi_;
   std::vector<EPJ> epj_;  // key order, then the received
-  bool epj_in_key_order_ = false;     // this call's epj_ holds them in key order already (the LET's)
   std::vector<EPJ> remote_epj_;       // what the LET brought this call (then copied after epj_'s own)
   std::vector<Vec3d> input_positions_;  // the copy step's positions and charges, input order
   std::vector<double> input_charges_;
