@@ -211,16 +211,11 @@ inline std::optional<int> parseCommandLine(CLI::App& app, int argc, char** argv,
 inline void makePlummerSphere(grove::ParticleSystem<Star>& psys, grove::DomainInfo& dinfo, std::int64_t n) {
   const grove::Comm& comm = psys.comm();
   const std::int64_t first = n * comm.rank() / comm.size(), last = n * (comm.rank() + 1) / comm.size();
-  // Each body has a random stream of its own (seeded by its id), so the threads may make them in
-  // any order: seeding a stream per body takes about 15 us, and 2^22 bodies took a minute on one
-  // core of the development machine, in every benchmark process.
-  std::vector<Star> stars(static_cast<std::size_t>(last - first));
-#pragma omp parallel for schedule(static)
-  for (std::int64_t id = first; id < last; ++id) {
-    const nbody::Body b = nbody::plummerSphere(id, n, 2026);
-    stars[static_cast<std::size_t>(id - first)] = Star{b.id, b.mass, b.pos, {}};
-  }
-  for (const Star& star : stars) psys.add(star);
+  for (const Star& star : nbody::makeInParallel<Star>(first, last, [n](std::int64_t id) {
+         const nbody::Body b = nbody::plummerSphere(id, n, 2026);
+         return Star{b.id, b.mass, b.pos, {}};
+       }))
+    psys.add(star);
   dinfo.decomposeDomainAll(psys);
   psys.exchangeParticle(dinfo);
 }
@@ -232,15 +227,12 @@ inline void makeUniformBox(grove::ParticleSystem<Star>& psys, grove::DomainInfo&
   dinfo.setBoundaryCondition(grove::BoundaryCondition::PERIODIC_XYZ);
   dinfo.setPosRootDomain(grove::Vec3d(0.0, 0.0, 0.0), grove::Vec3d(1.0, 1.0, 1.0));
   const std::int64_t first = n * comm.rank() / comm.size(), last = n * (comm.rank() + 1) / comm.size();
-  std::vector<Star> stars(static_cast<std::size_t>(last - first));
-#pragma omp parallel for schedule(static)
-  for (std::int64_t id = first; id < last; ++id) {
-    std::mt19937_64 rng(2026 * 1000003 + static_cast<std::uint64_t>(id));
-    std::uniform_real_distribution<double> u(0.0, 1.0);
-    stars[static_cast<std::size_t>(id - first)] =
-        Star{id, 1.0 / static_cast<double>(n), grove::Vec3d(u(rng), u(rng), u(rng)), {}};
-  }
-  for (const Star& star : stars) psys.add(star);
+  for (const Star& star : nbody::makeInParallel<Star>(first, last, [n](std::int64_t id) {
+         std::mt19937_64 rng(2026 * 1000003 + static_cast<std::uint64_t>(id));
+         std::uniform_real_distribution<double> u(0.0, 1.0);
+         return Star{id, 1.0 / static_cast<double>(n), grove::Vec3d(u(rng), u(rng), u(rng)), {}};
+       }))
+    psys.add(star);
   dinfo.decomposeDomainAll(psys);
   psys.exchangeParticle(dinfo);
 }

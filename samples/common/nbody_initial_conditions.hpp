@@ -5,6 +5,7 @@
 #include <random>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "grove/core/vec3.hpp"
 
@@ -57,6 +58,17 @@ inline Body plummerSphere(std::int64_t id, std::int64_t n_total, std::uint64_t s
   const double v_scale = 1.0 / std::sqrt(scale);
   return {id, 1.0 / static_cast<double>(n_total), scale * r * isotropicDirection(rng),
           v_scale * q * v_escape * isotropicDirection(rng)};
+}
+
+// The bodies of ids [begin, end), made by make(id) on OpenMP threads: each body depends on its id
+// only (its own random stream), so the order the threads take them in changes nothing. Seeding a
+// stream takes about 15 us: 2^22 bodies took a minute on one core.
+template <class T, class Make>
+std::vector<T> makeInParallel(std::int64_t begin, std::int64_t end, Make&& make) {
+  std::vector<T> made(static_cast<std::size_t>(end - begin));
+#pragma omp parallel for schedule(static)
+  for (std::int64_t id = begin; id < end; ++id) made[static_cast<std::size_t>(id - begin)] = make(id);
+  return made;
 }
 
 }  // namespace nbody

@@ -16,7 +16,6 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <vector>
 
 #include "gravity_kernels.hpp"
 #include "grove/grove.hpp"
@@ -73,17 +72,15 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 void generate(grove::ParticleSystem<user::Body>& bodies, const Options& opt) {
   const int rank = bodies.comm().rank(), ranks = bodies.comm().size();
   const std::int64_t begin = opt.n * rank / ranks, end = opt.n * (rank + 1) / ranks;
-  // Each body draws from a random stream of its own (seeded by its id), so the threads may make
-  // them in any order (seeding a stream per body took about 15 us: a minute at 2^22 on one core).
-  std::vector<user::Body> made(static_cast<std::size_t>(end - begin));
-#pragma omp parallel for schedule(static)
-  for (std::int64_t id = begin; id < end; ++id) {
-    const nbody::Body b = opt.ic == "plummer" ? nbody::plummerSphere(id, opt.n, opt.seed)
-                                              : nbody::coldUniformSphere(id, opt.n, opt.seed);
-    user::Body& u = made[static_cast<std::size_t>(id - begin)];
-    u.id = b.id, u.mass = b.mass, u.pos = b.pos, u.vel = b.vel;
-  }
-  for (const user::Body& u : made) bodies.add(u);
+  const bool plummer = opt.ic == "plummer";
+  for (const user::Body& u : nbody::makeInParallel<user::Body>(begin, end, [&](std::int64_t id) {
+         const nbody::Body b = plummer ? nbody::plummerSphere(id, opt.n, opt.seed)
+                                       : nbody::coldUniformSphere(id, opt.n, opt.seed);
+         user::Body made{};
+         made.id = b.id, made.mass = b.mass, made.pos = b.pos, made.vel = b.vel;
+         return made;
+       }))
+    bodies.add(u);
 }
 
 struct Energy {

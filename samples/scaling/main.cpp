@@ -66,15 +66,13 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 // This rank's share of the n_total bodies (ids [n r / p, n (r + 1) / p)).
 std::vector<user::Body> myShare(std::int64_t n_total, const std::string& ic, const grove::Comm& comm) {
   const std::int64_t begin = n_total * comm.rank() / comm.size(), end = n_total * (comm.rank() + 1) / comm.size();
-  std::vector<user::Body> bodies(static_cast<std::size_t>(end - begin));
   const bool plummer = ic == "plummer";
-#pragma omp parallel for schedule(static)
-  for (std::int64_t id = begin; id < end; ++id) {
+  return nbody::makeInParallel<user::Body>(begin, end, [&](std::int64_t id) {
     const nbody::Body b = plummer ? nbody::plummerSphere(id, n_total, 1) : nbody::coldUniformSphere(id, n_total, 1);
-    user::Body& u = bodies[static_cast<std::size_t>(id - begin)];
+    user::Body u{};
     u.id = b.id, u.mass = b.mass, u.pos = b.pos, u.vel = b.vel;
-  }
-  return bodies;
+    return u;
+  });
 }
 
 // Host paths: the CPU tree, or the GPU multiwalk with the user template's kernels.
