@@ -365,7 +365,7 @@ __global__ void __launch_bounds__(kM2pThreads)
       const double* multipole = mp.of(s);
       for (int i = threadIdx.x; i < tb.rows; i += blockDim.x) m[i] = multipole[i];
       if (threadIdx.x < kM2pParticles) {
-        // Columns past the leaf's end repeat its first particle (finite) and are not stored.
+        // Columns past the leaf's end repeat the tile's first particle (finite) and are not stored.
         const Vec3d x = positions[base + (q < count ? q : 0)], z = cells[s].center;
         rx[q] = x.x - z.x, ry[q] = x.y - z.y, rz[q] = x.z - z.z;
         const double r2 = rx[q] * rx[q] + ry[q] * ry[q] + rz[q] * rz[q];
