@@ -336,7 +336,9 @@ __global__ void evaluateAtParticles(Tables tb, const FmmCell* cells, const doubl
 }
 
 // M2P: the contents-less received cells of a leaf's list evaluated at its particles, added to the
-// L2P's phi and gradient. A block per leaf takes its particles kM2pParticles at a time; per source,
+// L2P's phi and gradient. Block (c, y) takes leaf c's tiles of kM2pParticles particles y, y +
+// gridDim.y, ... (a leaf's tiles side by side: the leaves on a domain's border hold all of the
+// M2P, and a block per leaf ran their tiles one after the other); per source,
 // the Taylor coefficients of 1/r up to order + 1 at the tile's particles (MultiIndexSet::
 // taylorCoefficients' recurrence, term for term) are built a degree at a time across the block in
 // shared memory, a row per coefficient and a column per particle (the lanes read side by side);
@@ -356,7 +358,8 @@ __global__ void __launch_bounds__(kM2pThreads)
   const std::int64_t first = m2p_offsets[c], last = m2p_offsets[c + 1];
   if (cell.child_count != 0 || cell.end == cell.begin || first == last) return;
   const int q = static_cast<int>(threadIdx.x) % kM2pParticles, component = static_cast<int>(threadIdx.x) / kM2pParticles;
-  for (int base = cell.begin; base < cell.end; base += kM2pParticles) {
+  for (int base = cell.begin + static_cast<int>(blockIdx.y) * kM2pParticles; base < cell.end;
+       base += static_cast<int>(gridDim.y) * kM2pParticles) {
     const int count = ::min(kM2pParticles, cell.end - base);
     double sum = 0.0;
     for (std::int64_t e = first; e < last; ++e) {
@@ -435,7 +438,11 @@ constexpr int kM2l = 0, kP2p = 1, kM2p = 2;
 
 struct DeviceFarField::State {
   int device = -1;
-  gpu::Stream traversal_stream, far_stream;
+  gpu::Stream traversal_stream;
+  // The far field's kernels first whenever blocks wait for room: the near field's kernel (on the
+  // traversal's stream, launched after the M2L) would otherwise hold every multiprocessor until it
+  // ends, and only then would the L2L, L2P and M2P start, after it instead of beside it.
+  gpu::Stream far_stream{gpu::Stream::HighestPriority{}};
   gpu::Event traversed, far_start{true}, m2l_done{true}, far_done{true}, downloaded;
   gpu::PinnedArray<double> phi_host, gradient_host;  // the far field's results, as start() downloads them
   DeviceTables tables;
@@ -648,7 +655,12 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
       s.gradient.data());
   check(cudaGetLastError(), "evaluateAtParticles");
   if (total.m2p > 0) {
-    multipolesToParticles<<<static_cast<unsigned>(target_count), kM2pThreads, 0, fs>>>(
+    int largest_leaf = 0;
+    for (const FmmCell& cell : tree.cells())
+      if (cell.leaf()) largest_leaf = std::max(largest_leaf, cell.end - cell.begin);
+    const dim3 grid(static_cast<unsigned>(target_count),
+                    static_cast<unsigned>(std::clamp((largest_leaf + kM2pParticles - 1) / kM2pParticles, 1, 65535)));
+    multipolesToParticles<<<grid, kM2pThreads, 0, fs>>>(
         tb, s.cells.data(), mp, s.offsets[kM2p].data(), s.items[kM2p].data(), s.positions.data(), s.phi.data(),
         s.gradient.data());
     check(cudaGetLastError(), "multipolesToParticles");

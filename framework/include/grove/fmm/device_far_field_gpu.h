@@ -11,13 +11,15 @@
 ///   rounds the acceptance test as the host does (no fused multiply-add; the host built without
 ///   -ffast-math, as grove is), so its lists are the host's, item for item.
 /// - Far field: M2L batched per target cell (a block per target, sources across its threads),
-///   L2L a generation at a time, then L2P per particle, M2P per leaf (16 particles at a time, each
+///   L2L a generation at a time, then L2P per particle, M2P per leaf's tile of 16 particles (each
 ///   source's Taylor coefficients in shared memory), and for periodic boxes the lattice's field per
 ///   particle (offerLattice).
 /// - Overlap: start() returns once the P2P lists are on the host, with the far field queued on a
 ///   stream of its own; the caller runs the near field (host threads, the GPU through the
 ///   multiwalk hooks, or grove/fmm/device_near_field.cuh straight from the lists left on the
-///   device), and finish() waits for phi and its gradient.
+///   device), and finish() waits for phi and its gradient. The far field's stream has the device's
+///   highest priority, so its kernels run beside a near-field kernel launched after them rather
+///   than queue behind it.
 ///
 /// - Tree: buildTree() builds the FmmTree on the device (keys, sort, split, centres, radii, P2M and
 ///   M2M), cell for cell and bit for bit the host's FmmTree::build, keeps its key-ordered positions

@@ -100,6 +100,15 @@ using PinnedArray = CudaArray<T, false>;
 class Stream {
  public:
   Stream() { check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags"); }
+  /// A stream whose blocks the device starts before those of lower-priority streams whenever both
+  /// wait for room (the current device's highest priority: work that would otherwise queue behind
+  /// a long kernel of another stream).
+  struct HighestPriority {};
+  explicit Stream(HighestPriority) {
+    int least = 0, greatest = 0;
+    check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
+    check(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest), "cudaStreamCreateWithPriority");
+  }
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
   /// Takes o's stream; o is left without one.
