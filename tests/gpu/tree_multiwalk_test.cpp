@@ -342,10 +342,44 @@ TEST(FmmDevice, TraversalGivesTheHostsLists) {
       EXPECT_EQ(summary.m2l, host.m2l.size()) << what;
       EXPECT_EQ(summary.m2p, host.m2p.size()) << what;
       EXPECT_GT(host.m2p.size(), 0) << what;  // the received contents-less cells were met
-      std::printf("  [%s] %lld M2L, %lld P2P, %lld M2P: the host's lists\n", what.c_str(),
+      // Begun on the local cells before the received ones came (startLocal, as FmmForce does
+      // before the LET): the same lists, the M2L's two parts merged.
+      ASSERT_TRUE(device.startLocal(local, theta, expansion)) << what;
+      const grove::fmm::TraversalSummary split_summary =
+          device.start(local, sources, theta, expansion, phi, gradient, true, /*p2p_to_host=*/true);
+      device.finish();
+      const grove::fmm::InteractionLists split = device.lists();
+      expectSameLists(split.m2l, host.m2l, what + ", M2L after startLocal");
+      expectSameLists(split.p2p, host.p2p, what + ", P2P after startLocal");
+      expectSameLists(split.m2p, host.m2p, what + ", M2P after startLocal");
+      expectSameLists(split_summary.p2p, host.p2p, what + ", P2P handed to the near field after startLocal");
+      EXPECT_EQ(split_summary.m2l, host.m2l.size()) << what;
+      EXPECT_EQ(split_summary.m2p, host.m2p.size()) << what;
+      EXPECT_EQ(split_summary.p2p_pairs, host.p2p.size()) << what;
+      std::printf("  [%s] %lld M2L, %lld P2P, %lld M2P: the host's lists, with and without startLocal\n", what.c_str(),
                   static_cast<long long>(host.m2l.size()), static_cast<long long>(host.p2p.size()),
                   static_cast<long long>(host.m2p.size()));
     }
+  // start() completes only the calculation startLocal() began: another theta, or sources that do
+  // not begin with the tree's multipoles, are refused, and the engine is free again afterwards.
+  grove::fmm::FmmTree local, remote;
+  local.build(a, qa, 32, expansion);
+  remote.build(b, qb, 32, expansion);
+  const grove::fmm::SourceCells sources = withReceivedTree(local, remote);
+  std::vector<double> phi(a.size());
+  std::vector<grove::Vec3d> gradient(a.size());
+  ASSERT_TRUE(device.startLocal(local, 0.5, expansion));
+  EXPECT_THROW(device.buildTree(a, qa, 32, expansion, remote), grove::Error);  // the local M2L reads the tree
+  EXPECT_THROW(device.start(local, sources, 0.6, expansion, phi, gradient, true, true), grove::Error);
+  ASSERT_TRUE(device.startLocal(local, 0.5, expansion));
+  grove::fmm::SourceCells copied = sources;
+  const std::vector<double> multipoles(local.multipoles().begin(), local.multipoles().end());
+  copied.local_multipoles = multipoles;
+  EXPECT_THROW(device.start(local, copied, 0.5, expansion, phi, gradient, true, true), grove::Error);
+  EXPECT_THROW(device.startLocal(local, 1.5, expansion), grove::Error);
+  const grove::fmm::TraversalSummary summary = device.start(local, sources, 0.5, expansion, phi, gradient, true, true);
+  device.finish();
+  EXPECT_GT(summary.m2l, 0);
 }
 
 // The tree built on the device (DeviceFarField::buildTree) against FmmTree::build: the same cells,
@@ -490,23 +524,31 @@ void expectDeviceFarFieldAsTheHosts(int n_local, int n_remote, int contents_less
     std::vector<double> phi_host(a.size()), phi_device(a.size());
     std::vector<grove::Vec3d> gradient_host(a.size()), gradient_device(a.size());
     grove::fmm::evaluateFarField(local, sources, lists, expansion, phi_host, gradient_host);
-    device.start(local, sources, 0.5, expansion, phi_device, gradient_device, true, /*p2p_to_host=*/true);
-    const grove::fmm::FarFieldSeconds seconds = device.finish();
     double rms = 0.0;
     for (const auto& g : gradient_host) rms += grove::norm2(g);
     rms = std::sqrt(rms / static_cast<double>(a.size()));
-    double phi_max = 0.0, gradient_max = 0.0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      phi_max = std::max(phi_max, std::abs(phi_device[i] - phi_host[i]) / std::abs(phi_host[i]));
-      gradient_max = std::max(gradient_max, grove::norm(gradient_device[i] - gradient_host[i]) /
-                                                (grove::norm(gradient_host[i]) + 1e-3 * rms));
+    // In one start(), then begun on the local cells (startLocal: the local and received cells'
+    // M2L in two sums).
+    for (const bool local_first : {false, true}) {
+      if (local_first) {
+        ASSERT_TRUE(device.startLocal(local, 0.5, expansion));
+      }
+      device.start(local, sources, 0.5, expansion, phi_device, gradient_device, true, /*p2p_to_host=*/true);
+      const grove::fmm::FarFieldSeconds seconds = device.finish();
+      double phi_max = 0.0, gradient_max = 0.0;
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        phi_max = std::max(phi_max, std::abs(phi_device[i] - phi_host[i]) / std::abs(phi_host[i]));
+        gradient_max = std::max(gradient_max, grove::norm(gradient_device[i] - gradient_host[i]) /
+                                                  (grove::norm(gradient_host[i]) + 1e-3 * rms));
+      }
+      EXPECT_LE(phi_max, 1e-12) << "order " << order << (local_first ? ", startLocal first" : "");
+      EXPECT_LE(gradient_max, 1e-9) << "order " << order << (local_first ? ", startLocal first" : "");
+      std::printf("  [%d bodies, order %d%s] %lld M2L, %lld M2P: phi max rel diff %.2e, gradient %.2e; device M2L "
+                  "%.3f ms, downward %.3f ms\n",
+                  n_local, order, local_first ? ", startLocal first" : "", static_cast<long long>(lists.m2l.size()),
+                  static_cast<long long>(lists.m2p.size()), phi_max, gradient_max, 1e3 * seconds.m2l,
+                  1e3 * seconds.downward);
     }
-    EXPECT_LE(phi_max, 1e-12) << "order " << order;
-    EXPECT_LE(gradient_max, 1e-9) << "order " << order;
-    std::printf("  [%d bodies, order %d] %lld M2L, %lld M2P: phi max rel diff %.2e, gradient %.2e; device M2L %.3f ms, "
-                "downward %.3f ms\n",
-                n_local, order, static_cast<long long>(lists.m2l.size()), static_cast<long long>(lists.m2p.size()),
-                phi_max, gradient_max, 1e3 * seconds.m2l, 1e3 * seconds.downward);
   }
 }
 }  // namespace

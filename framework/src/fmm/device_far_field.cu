@@ -191,7 +191,8 @@ struct Multipoles {
   }
 };
 
-// One block per target cell: its M2L sources kM2lLanes at a time. The Taylor coefficients are
+// One block per target cell: its M2L sources kM2lLanes at a time, added to its local expansion
+// (cleared before the first list: a calculation begun by startLocal() has two). The Taylor coefficients are
 // built a degree at a time across the block; then the contraction n! L_n += sum_k D_{n+k} M_k / k!
 // runs across the lanes: kM2lGroups groups of kM2lLanes threads, a thread per source lane, each
 // group an equal share (by cost) of the contraction's work items. An item is a run of k for a
@@ -279,7 +280,7 @@ __global__ void __launch_bounds__(kM2lThreads) multipolesToLocals(Tables tb, con
   for (int n = threadIdx.x; n < rows; n += blockDim.x) {
     double sum = 0.0;
     for (int p = tb.part_begin[n]; p < tb.part_begin[n + 1]; ++p) sum += partial[tb.parts[p]];
-    locals[static_cast<long long>(t) * mp.stride + n] = sum * tb.inverse_factorial[n];
+    locals[static_cast<long long>(t) * mp.stride + n] += sum * tb.inverse_factorial[n];
   }
 }
 
@@ -444,6 +445,9 @@ struct DeviceFarField::State {
   // ends, and only then would the L2L, L2P and M2P start, after it instead of beside it.
   gpu::Stream far_stream{gpu::Stream::HighestPriority{}};
   gpu::Event traversed, far_start{true}, m2l_done{true}, far_done{true}, downloaded;
+  // A calculation begun by startLocal(): the local pairs' M2L ran from far_start to local_m2l_done,
+  // the received cells' from m2l_start to m2l_done.
+  gpu::Event local_m2l_done{true}, m2l_start{true};
   gpu::PinnedArray<double> phi_host, gradient_host;  // the far field's results, as start() downloads them
   DeviceTables tables;
   DeviceVector<FmmCell> cells;
@@ -462,6 +466,17 @@ struct DeviceFarField::State {
   DeviceVector<std::int64_t> offsets[3];
   DeviceVector<int> items[3];
   DeviceVector<std::uint8_t> cub_scratch;
+  // startLocal()'s calculation, until start() completes it: its tree, theta and order, the local
+  // pairs' counts (their M2L list in offsets/items[kM2l], queued on the far stream; their P2P keys
+  // in keys[kP2p]) and the seconds it took. start() then lists the received cells' M2L in
+  // remote_m2l_offsets/items (`split`: lists() merges the two).
+  bool local_phase = false, split = false;
+  std::uint64_t local_tree = 0;
+  double local_theta = 0.0, local_seconds = 0.0;
+  int local_order = 0;
+  PairCounts local_counts{0, 0, 0, 0};
+  DeviceVector<std::int64_t> remote_m2l_offsets;
+  DeviceVector<int> remote_m2l_items;
   // The tree's build (buildTree), and the tree whose key-ordered positions and multipoles it left
   // in `positions` and `local_multipoles` (FmmTree::buildId(); 0: none).
   detail::DeviceTreeBuild build;
@@ -483,14 +498,110 @@ struct DeviceFarField::State {
     if (cub_scratch.size() < bytes) cub_scratch.resize(bytes);
     return cub_scratch.data();
   }
-  // One of the last traversal's lists (kM2l, kP2p, kM2p), downloaded.
+  // One of the last traversal's lists (kM2l, kP2p, kM2p), downloaded; a split calculation's M2L
+  // list is its two parts merged target by target (the received cells follow the local ones, as
+  // in the sorted list of one traversal).
   CsrList download(int list) const {
+    CsrList out = downloadCsr(offsets[list], items[list]);
+    if (list != kM2l || !split) return out;
+    const CsrList received = downloadCsr(remote_m2l_offsets, remote_m2l_items);
+    CsrList merged;
+    merged.offsets.push_back(0);
+    for (std::size_t t = 0; t + 1 < out.offsets.size(); ++t) {
+      for (const int item : out.of(static_cast<int>(t))) merged.items.push_back(item);
+      for (const int item : received.of(static_cast<int>(t))) merged.items.push_back(item);
+      merged.offsets.push_back(static_cast<std::int64_t>(merged.items.size()));
+    }
+    return merged;
+  }
+  CsrList downloadCsr(const DeviceVector<std::int64_t>& csr_offsets, const DeviceVector<int>& csr_items) const {
     CsrList out;
-    out.offsets.resize(offsets[list].size());
-    out.items.resize(items[list].size());
-    offsets[list].copyTo(out.offsets.data(), traversal_stream.get());
-    items[list].copyTo(out.items.data(), traversal_stream.get());
+    out.offsets.resize(csr_offsets.size());
+    out.items.resize(csr_items.size());
+    csr_offsets.copyTo(out.offsets.data(), traversal_stream.get());
+    csr_items.copyTo(out.items.data(), traversal_stream.get());
     return out;
+  }
+
+  // The traversal from `roots` on the traversal stream, a generation of pairs at a time, each
+  // list's keys written after the `total` already in keys[]. Returns the totals after it.
+  PairCounts traverse(const std::vector<CellPair>& roots, double theta, PairCounts total) {
+    const cudaStream_t ts = traversal_stream.get();
+    frontier.assignAsync(roots.data(), roots.size(), ts);
+    constexpr int kThreads = 256;
+    while (frontier.size() > 0) {
+      const auto pairs = static_cast<long long>(frontier.size());
+      counts.resize(static_cast<std::size_t>(pairs));
+      ends.resize(static_cast<std::size_t>(pairs));
+      countPairs<<<blocksFor(pairs, kThreads), kThreads, 0, ts>>>(frontier.data(), pairs, cells.data(), theta,
+                                                                  counts.data());
+      check(cudaGetLastError(), "countPairs");
+      std::size_t bytes = 0;
+      check(cub::DeviceScan::InclusiveScan(nullptr, bytes, counts.data(), ends.data(), AddCounts{}, pairs, ts),
+            "cub::DeviceScan::InclusiveScan (size)");
+      check(cub::DeviceScan::InclusiveScan(scratch(bytes), bytes, counts.data(), ends.data(), AddCounts{}, pairs, ts),
+            "cub::DeviceScan::InclusiveScan (pair counts)");
+      const PairCounts level = ends.elementToHost(static_cast<std::size_t>(pairs) - 1, ts);  // waits
+      keys[kM2l].resizeKeep(static_cast<std::size_t>(total.m2l + level.m2l), ts);
+      keys[kP2p].resizeKeep(static_cast<std::size_t>(total.p2p + level.p2p), ts);
+      keys[kM2p].resizeKeep(static_cast<std::size_t>(total.m2p + level.m2p), ts);
+      next.resize(static_cast<std::size_t>(level.next));
+      writePairs<<<blocksFor(pairs, kThreads), kThreads, 0, ts>>>(frontier.data(), pairs, cells.data(), theta,
+                                                                  counts.data(), ends.data(), total, keys[kM2l].data(),
+                                                                  keys[kP2p].data(), keys[kM2p].data(), next.data());
+      check(cudaGetLastError(), "writePairs");
+      total = AddCounts{}(total, PairCounts{level.m2l, level.p2p, level.m2p, 0});
+      frontier.swap(next);
+    }
+    return total;
+  }
+
+  // `list_keys` sorted by (target, source), as the host's lists, then as CSR over target_count
+  // targets, on the traversal stream.
+  void toCsr(DeviceVector<std::uint64_t>& list_keys, int target_count, DeviceVector<std::int64_t>& csr_offsets,
+             DeviceVector<int>& csr_items) {
+    const cudaStream_t ts = traversal_stream.get();
+    const int key_bits = 32 + std::bit_width(static_cast<unsigned>(target_count));
+    const auto count = static_cast<long long>(list_keys.size());
+    keys_alt.resize(list_keys.size());
+    if (count > 0) {
+      cub::DoubleBuffer<std::uint64_t> buffer(list_keys.data(), keys_alt.data());
+      std::size_t bytes = 0;
+      check(cub::DeviceRadixSort::SortKeys(nullptr, bytes, buffer, count, 0, key_bits, ts),
+            "cub::DeviceRadixSort::SortKeys (size)");
+      check(cub::DeviceRadixSort::SortKeys(scratch(bytes), bytes, buffer, count, 0, key_bits, ts),
+            "cub::DeviceRadixSort::SortKeys (interaction lists)");
+      if (buffer.Current() != list_keys.data()) list_keys.swap(keys_alt);
+    }
+    csr_offsets.resize(static_cast<std::size_t>(target_count) + 1);
+    csr_items.resize(list_keys.size());
+    constexpr int kThreads = 256;
+    const long long threads_needed = std::max<long long>(count, target_count + 1LL);
+    csrFromSortedKeys<<<blocksFor(threads_needed, kThreads), kThreads, 0, ts>>>(
+        list_keys.data(), count, target_count, csr_offsets.data(), csr_items.data());
+    check(cudaGetLastError(), "csrFromSortedKeys");
+  }
+
+  // The far field's inputs from the tree, on the far stream: independent of the traversal, so
+  // they need not wait for it (from pageable memory, each copy returns once staged). A tree built
+  // here left its positions and multipoles on the device (buildTree, which waited for them).
+  void uploadTree(const FmmTree& tree, std::span<const double> tree_multipoles) {
+    const cudaStream_t fs = far_stream.get();
+    const bool built_here = built_tree != 0 && tree.buildId() == built_tree &&
+                            tree_multipoles.data() == tree.multipoles().data() &&
+                            tree_multipoles.size() == tree.multipoles().size();
+    if (built_here) return;
+    built_tree = 0;
+    local_multipoles.assignAsync(tree_multipoles.data(), tree_multipoles.size(), fs);
+    positions.assignAsync(tree.positions().data(), tree.positions().size(), fs);
+  }
+
+  // The M2L of a CSR list (target_count targets) on the far stream, added to the locals.
+  void queueM2l(const Tables& tb, const Multipoles& mp, const DeviceVector<std::int64_t>& csr_offsets,
+                const DeviceVector<int>& csr_items, int target_count) {
+    multipolesToLocals<<<static_cast<unsigned>(target_count), kM2lThreads, 0, far_stream.get()>>>(
+        tb, cells.data(), mp, csr_offsets.data(), csr_items.data(), locals.data());
+    check(cudaGetLastError(), "multipolesToLocals");
   }
 };
 
@@ -504,20 +615,21 @@ DeviceFarField::DeviceFarField() {
 DeviceFarField::~DeviceFarField() { abandon(); }
 
 void DeviceFarField::abandon() noexcept {
-  if (!state_ || !state_->running) return;
+  if (!state_ || (!state_->running && !state_->local_phase)) return;
   int current = -1;
   cudaGetDevice(&current);
   cudaSetDevice(state_->device);
   cudaStreamSynchronize(state_->far_stream.get());
   cudaSetDevice(current);
   state_->running = false;
+  state_->local_phase = false;
   state_->lattice = nullptr;
 }
 
 void DeviceFarField::buildTree(std::span<const Vec3d> positions, std::span<const double> charges, int n_leaf,
                                const MultiIndexSet& expansion, FmmTree& tree) {
   State& s = *state_;
-  require(!s.running, "fmm::DeviceFarField::buildTree",
+  require(!s.running && !s.local_phase, "fmm::DeviceFarField::buildTree",
           "a far field is still running: an engine serves one calculation at a time");
   if (!tree_on_device_) {
     FarFieldEngine::buildTree(positions, charges, n_leaf, expansion, tree);
@@ -531,13 +643,62 @@ void DeviceFarField::buildTree(std::span<const Vec3d> positions, std::span<const
   s.built_tree = tree.buildId();
 }
 
+bool DeviceFarField::startLocal(const FmmTree& tree, double theta, const MultiIndexSet& expansion) {
+  State& s = *state_;
+  require(!s.running && !s.local_phase, "fmm::DeviceFarField::startLocal",
+          "a far field is still running: an engine serves one calculation at a time");
+  require(theta > 0.0 && theta < 1.0, "fmm::DeviceFarField::startLocal", "theta {} is outside (0, 1)", theta);
+  require(!tree.cells().empty() && tree.stride() == static_cast<std::size_t>(expansion.size()) &&
+              tree.multipoles().size() == tree.cells().size() * tree.stride(),
+          "fmm::DeviceFarField::startLocal", "a tree of {} cells and {} multipole coefficients of stride {}, for an "
+          "expansion of {}: build the tree with this expansion",
+          tree.cells().size(), tree.multipoles().size(), tree.stride(), expansion.size());
+  const gpu::ScopedDevice on_device(s.device);
+  const double begin_seconds = wallSeconds();
+  const cudaStream_t ts = s.traversal_stream.get();
+  const cudaStream_t fs = s.far_stream.get();
+  const int target_count = static_cast<int>(tree.cells().size());
+  s.uploadTree(tree, tree.multipoles());
+  const DeviceTables& dt = s.tablesFor(expansion, ts);
+  s.cells.assignAsync(tree.cells().data(), tree.cells().size(), ts);
+  for (auto& k : s.keys) k.resize(0);
+  s.local_counts = s.traverse({CellPair{0, 0, kSelf}}, theta, PairCounts{0, 0, 0, 0});
+  s.toCsr(s.keys[kM2l], target_count, s.offsets[kM2l], s.items[kM2l]);
+  s.traversed.record(ts);
+  // The local pairs' M2L on the far stream, running while the caller exchanges the LET.
+  s.far_stream.waitFor(s.traversed.get());
+  s.far_start.record(fs);
+  s.locals.resize(static_cast<std::size_t>(target_count) * tree.stride());
+  check(cudaMemsetAsync(s.locals.data(), 0, s.locals.size() * sizeof(double), fs), "cudaMemsetAsync (locals)");
+  const Multipoles mp{s.local_multipoles.data(), nullptr, nullptr, static_cast<long long>(target_count),
+                      static_cast<int>(tree.stride())};
+  s.queueM2l(dt.view(), mp, s.offsets[kM2l], s.items[kM2l], target_count);
+  s.local_m2l_done.record(fs);
+  s.local_phase = true;
+  s.local_tree = tree.buildId();
+  s.local_theta = theta;
+  s.local_order = expansion.order();
+  s.local_seconds = wallSeconds() - begin_seconds;
+  return true;
+}
+
 TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& sources, double theta,
                                        const MultiIndexSet& expansion, std::span<double> phi,
                                        std::span<Vec3d> gradient, bool, bool p2p_to_host) {
   State& s = *state_;
   require(!s.running, "fmm::DeviceFarField::start",
           "a far field is still running: an engine serves one calculation at a time");
+  // Whatever throws below leaves no local phase queued for a later calculation to complete.
+  FarFieldInFlight unwinding(*this);
   const int target_count = static_cast<int>(tree.cells().size());
+  const bool completes_local = s.local_phase;
+  if (completes_local)
+    require(s.local_tree == tree.buildId() && s.local_theta == theta && s.local_order == expansion.order() &&
+                sources.local_multipoles.data() == tree.multipoles().data() &&
+                sources.localCount() == tree.cells().size(),
+            "fmm::DeviceFarField::start",
+            "startLocal() began a calculation for another tree, theta or expansion, or these sources do not begin "
+            "with that tree's cells and multipoles: start() completes the calculation startLocal() began");
   checkTraversal(sources, target_count, theta, "fmm::DeviceFarField::start");
   checkFarField(tree, sources, expansion, phi, gradient, "fmm::DeviceFarField::start");
   const std::size_t n = tree.positions().size();
@@ -549,79 +710,47 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
   // would wait for the device).
   s.phi_host.reserve(n);
   s.gradient_host.reserve(3 * n);
-  // The far field's inputs first, on its stream: independent of the traversal, so they need not
-  // wait for it (from pageable memory, each copy returns once staged). A tree built here left its
-  // positions and multipoles on the device (buildTree, which waited for them).
-  const bool built_here = s.built_tree != 0 && tree.buildId() == s.built_tree &&
-                          sources.local_multipoles.data() == tree.multipoles().data() &&
-                          sources.local_multipoles.size() == tree.multipoles().size();
-  if (!built_here) {
-    s.built_tree = 0;
-    s.local_multipoles.assignAsync(sources.local_multipoles.data(), sources.local_multipoles.size(), fs);
-    s.positions.assignAsync(tree.positions().data(), tree.positions().size(), fs);
-  }
+  if (!completes_local) s.uploadTree(tree, sources.local_multipoles);
   s.remote_multipoles.assignAsync(sources.remote_multipoles.data(), sources.remote_multipoles.size(), fs);
   s.remote_multipole_rows.assignAsync(sources.remote_multipole_rows.data(), sources.remote_multipole_rows.size(), fs);
   const DeviceTables& dt = s.tablesFor(expansion, ts);
-  s.cells.assignAsync(sources.cells.data(), sources.cells.size(), ts);
+  if (completes_local) {
+    // The local cells are on the device (startLocal's M2L may still read them): the received
+    // ones after them.
+    const std::size_t local = tree.cells().size(), received = sources.cells.size() - local;
+    s.cells.resizeKeep(sources.cells.size(), ts);
+    if (received > 0)
+      check(cudaMemcpyAsync(s.cells.data() + local, sources.cells.data() + local, received * sizeof(FmmCell),
+                            cudaMemcpyHostToDevice, ts),
+            "cudaMemcpyAsync (received cells)");
+  } else {
+    s.cells.assignAsync(sources.cells.data(), sources.cells.size(), ts);
+  }
 
-  // The traversal, a generation of pairs at a time.
-  std::vector<CellPair> roots{{0, 0, kSelf}};
+  // The traversal (after startLocal, of the received trees only: the local pairs are listed),
+  // then each list sorted by (target, source), as the host's, and as CSR. The local pairs' M2L
+  // list is already queued: the received cells' goes to a list of its own.
+  std::vector<CellPair> roots;
+  if (!completes_local) roots.push_back(CellPair{0, 0, kSelf});
   if (n > 0)
-    for (int root : sources.remote_roots) roots.push_back({0, root, kDirected});
-  s.frontier.assignAsync(roots.data(), roots.size(), ts);
+    for (int root : sources.remote_roots) roots.push_back(CellPair{0, root, kDirected});
   PairCounts total{0, 0, 0, 0};
-  for (auto& k : s.keys) k.resize(0);
-  constexpr int kThreads = 256;
-  while (s.frontier.size() > 0) {
-    const auto pairs = static_cast<long long>(s.frontier.size());
-    s.counts.resize(static_cast<std::size_t>(pairs));
-    s.ends.resize(static_cast<std::size_t>(pairs));
-    countPairs<<<blocksFor(pairs, kThreads), kThreads, 0, ts>>>(s.frontier.data(), pairs, s.cells.data(), theta,
-                                                                s.counts.data());
-    check(cudaGetLastError(), "countPairs");
-    std::size_t bytes = 0;
-    check(cub::DeviceScan::InclusiveScan(nullptr, bytes, s.counts.data(), s.ends.data(), AddCounts{}, pairs, ts),
-          "cub::DeviceScan::InclusiveScan (size)");
-    check(cub::DeviceScan::InclusiveScan(s.scratch(bytes), bytes, s.counts.data(), s.ends.data(), AddCounts{}, pairs,
-                                         ts),
-          "cub::DeviceScan::InclusiveScan (pair counts)");
-    const PairCounts level = s.ends.elementToHost(static_cast<std::size_t>(pairs) - 1, ts);  // waits
-    s.keys[kM2l].resizeKeep(static_cast<std::size_t>(total.m2l + level.m2l), ts);
-    s.keys[kP2p].resizeKeep(static_cast<std::size_t>(total.p2p + level.p2p), ts);
-    s.keys[kM2p].resizeKeep(static_cast<std::size_t>(total.m2p + level.m2p), ts);
-    s.next.resize(static_cast<std::size_t>(level.next));
-    writePairs<<<blocksFor(pairs, kThreads), kThreads, 0, ts>>>(
-        s.frontier.data(), pairs, s.cells.data(), theta, s.counts.data(), s.ends.data(), total, s.keys[kM2l].data(),
-        s.keys[kP2p].data(), s.keys[kM2p].data(), s.next.data());
-    check(cudaGetLastError(), "writePairs");
-    total = AddCounts{}(total, PairCounts{level.m2l, level.p2p, level.m2p, 0});
-    s.frontier.swap(s.next);
+  if (completes_local) {
+    total = s.local_counts;
+    total.m2l = 0;
+    s.keys[kM2l].resize(0);
+  } else {
+    for (auto& k : s.keys) k.resize(0);
   }
-  // Each list sorted by (target, source), as the host's, then as CSR.
-  const int key_bits = 32 + std::bit_width(static_cast<unsigned>(target_count));
-  for (int list = 0; list < 3; ++list) {
-    DeviceVector<std::uint64_t>& keys = s.keys[list];
-    const auto count = static_cast<long long>(keys.size());
-    s.keys_alt.resize(keys.size());
-    if (count > 0) {
-      cub::DoubleBuffer<std::uint64_t> buffer(keys.data(), s.keys_alt.data());
-      std::size_t bytes = 0;
-      check(cub::DeviceRadixSort::SortKeys(nullptr, bytes, buffer, count, 0, key_bits, ts),
-            "cub::DeviceRadixSort::SortKeys (size)");
-      check(cub::DeviceRadixSort::SortKeys(s.scratch(bytes), bytes, buffer, count, 0, key_bits, ts),
-            "cub::DeviceRadixSort::SortKeys (interaction lists)");
-      if (buffer.Current() != keys.data()) keys.swap(s.keys_alt);
-    }
-    s.offsets[list].resize(static_cast<std::size_t>(target_count) + 1);
-    s.items[list].resize(keys.size());
-    const long long threads_needed = std::max<long long>(count, target_count + 1LL);
-    csrFromSortedKeys<<<blocksFor(threads_needed, kThreads), kThreads, 0, ts>>>(
-        keys.data(), count, target_count, s.offsets[list].data(), s.items[list].data());
-    check(cudaGetLastError(), "csrFromSortedKeys");
-  }
+  total = s.traverse(roots, theta, total);
+  DeviceVector<std::int64_t>& m2l_offsets = completes_local ? s.remote_m2l_offsets : s.offsets[kM2l];
+  DeviceVector<int>& m2l_items = completes_local ? s.remote_m2l_items : s.items[kM2l];
+  s.toCsr(s.keys[kM2l], target_count, m2l_offsets, m2l_items);
+  s.toCsr(s.keys[kP2p], target_count, s.offsets[kP2p], s.items[kP2p]);
+  s.toCsr(s.keys[kM2p], target_count, s.offsets[kM2p], s.items[kM2p]);
   s.traversed.record(ts);
   s.traversed_once = true;
+  s.split = completes_local;
   s.p2p_pairs = static_cast<std::int64_t>(total.p2p);
   s.target_particles = static_cast<std::int64_t>(n);
   s.source_particles = 0;
@@ -630,16 +759,18 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
   // The far field, queued on its own stream behind the traversal.
   const std::size_t stride = sources.stride;
   s.far_stream.waitFor(s.traversed.get());
-  s.far_start.record(fs);
-  s.locals.resize(static_cast<std::size_t>(target_count) * stride);
-  check(cudaMemsetAsync(s.locals.data(), 0, s.locals.size() * sizeof(double), fs), "cudaMemsetAsync (locals)");
+  if (completes_local) {
+    s.m2l_start.record(fs);
+  } else {
+    s.far_start.record(fs);
+    s.locals.resize(static_cast<std::size_t>(target_count) * stride);
+    check(cudaMemsetAsync(s.locals.data(), 0, s.locals.size() * sizeof(double), fs), "cudaMemsetAsync (locals)");
+  }
   const Tables tb = dt.view();
   const Multipoles mp{s.local_multipoles.data(), s.remote_multipoles.data(),
                       sources.remote_multipole_rows.empty() ? nullptr : s.remote_multipole_rows.data(),
                       static_cast<long long>(sources.localCount()), static_cast<int>(stride)};
-  multipolesToLocals<<<static_cast<unsigned>(target_count), kM2lThreads, 0, fs>>>(
-      tb, s.cells.data(), mp, s.offsets[kM2l].data(), s.items[kM2l].data(), s.locals.data());
-  check(cudaGetLastError(), "multipolesToLocals");
+  s.queueM2l(tb, mp, m2l_offsets, m2l_items, target_count);
   s.m2l_done.record(fs);
   for (int g = 1; g < tree.generationCount(); ++g) {
     const int cells_in_generation = tree.generation(g + 1) - tree.generation(g);
@@ -693,7 +824,7 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
 
   // The near field's lists to the host while the far field runs.
   TraversalSummary summary;
-  summary.m2l = static_cast<std::int64_t>(total.m2l);
+  summary.m2l = static_cast<std::int64_t>(total.m2l) + (completes_local ? s.local_counts.m2l : 0);
   summary.m2p = static_cast<std::int64_t>(total.m2p);
   summary.p2p_pairs = s.p2p_pairs;
   if (p2p_to_host) {
@@ -704,7 +835,9 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
       throw;
     }
   }
-  summary.seconds = wallSeconds() - begin_seconds;
+  summary.seconds = wallSeconds() - begin_seconds + (completes_local ? s.local_seconds : 0.0);
+  s.local_phase = false;
+  unwinding.release();
   return summary;
 }
 
@@ -718,7 +851,10 @@ FarFieldSeconds DeviceFarField::finish() {
   gpu::copyFromStaging(s.phi_out.data(), s.phi_host.data(), s.phi_out.size());
   gpu::copyFromStaging(reinterpret_cast<double*>(s.gradient_out.data()), s.gradient_host.data(),
                        3 * s.gradient_out.size());
-  return FarFieldSeconds{s.m2l_done.secondsSince(s.far_start), s.far_done.secondsSince(s.m2l_done)};
+  // A split calculation's two M2L, without the wait for the LET between them.
+  const double m2l = s.split ? s.local_m2l_done.secondsSince(s.far_start) + s.m2l_done.secondsSince(s.m2l_start)
+                             : s.m2l_done.secondsSince(s.far_start);
+  return FarFieldSeconds{m2l, s.far_done.secondsSince(s.m2l_done)};
 }
 
 bool DeviceFarField::offerLattice(const PeriodicLattice* lattice) {
@@ -756,6 +892,7 @@ std::size_t DeviceFarField::deviceBytes() const {
                       s.counts.bytes() + s.ends.bytes() + s.keys_alt.bytes() + s.cub_scratch.bytes() +
                       s.build.bytes() + s.lattice_polynomials.bytes() + s.lattice_part_centres.bytes();
   for (int list = 0; list < 3; ++list) bytes += s.keys[list].bytes() + s.offsets[list].bytes() + s.items[list].bytes();
+  bytes += s.remote_m2l_offsets.bytes() + s.remote_m2l_items.bytes();
   return bytes;
 }
 

@@ -19,7 +19,9 @@
 ///   multiwalk hooks, or grove/fmm/device_near_field.cuh straight from the lists left on the
 ///   device), and finish() waits for phi and its gradient. The far field's stream has the device's
 ///   highest priority, so its kernels run beside a near-field kernel launched after them rather
-///   than queue behind it.
+///   than queue behind it. With several ranks (or periodic images) startLocal() traverses the
+///   tree's own cells and starts their M2L before the LET, which the caller then exchanges while
+///   the device works; start() adds the received trees.
 ///
 /// - Tree: buildTree() builds the FmmTree on the device (keys, sort, split, centres, radii, P2M and
 ///   M2M), cell for cell and bit for bit the host's FmmTree::build, keeps its key-ordered positions
@@ -78,12 +80,22 @@ class DeviceFarField final : public FarFieldEngine {
   void setTreeOnDevice(bool on) { tree_on_device_ = on; }
   /// Whether buildTree() builds on the device.
   bool treeOnDevice() const { return tree_on_device_; }
+  /// The traversal of the tree's own cells (from the pair root-root) on the device, then their
+  /// M2L queued on the far field's stream: it runs while the caller exchanges the LET, and start()
+  /// traverses only the received trees (see FarFieldEngine::startLocal). The lists, and the far
+  /// field to rounding, are those of start() alone. Returns true. Throws grove::Error while a far
+  /// field is running, for theta outside (0, 1), for a tree of another expansion's multipoles, and
+  /// when CUDA fails.
+  bool startLocal(const FmmTree& tree, double theta, const MultiIndexSet& expansion) override;
   /// The traversal on the device; returns once its P2P lists are on the host (in the summary;
   /// with p2p_to_host false they stay on the device only, for deviceP2p()), with the far field
   /// queued on a stream of its own, whatever `overlap` says (it is ignored):
-  /// tree, sources, phi and gradient must stay unchanged until finish() (or abandon()). Not
-  /// collective. Throws grove::Error while a far field started earlier was neither finished nor
-  /// abandoned, for inconsistent arguments (as the host engine checks them), and when CUDA fails.
+  /// tree, sources, phi and gradient must stay unchanged until finish() (or abandon()). After
+  /// startLocal() it completes that calculation (the summary counts both parts, and its seconds
+  /// both calls' wall time). Not collective. Throws grove::Error (abandoning a calculation
+  /// startLocal() began) while a far field started earlier was neither finished nor abandoned, for
+  /// inconsistent arguments (as the host engine checks them), for another tree, theta or expansion
+  /// than startLocal()'s, and when CUDA fails.
   TraversalSummary start(const FmmTree& tree, const SourceCells& sources, double theta, const MultiIndexSet& expansion,
                          std::span<double> phi, std::span<Vec3d> gradient, bool overlap,
                          bool p2p_to_host) override;

@@ -3,7 +3,8 @@
 /// Where grove's fast multipole method runs its traversal and far field: on the host's threads
 /// (HostFarField, the default) or on a GPU (grove::fmm::DeviceFarField, grove/fmm/device_far_field_gpu.h,
 /// in grove::gpu). FmmForce has the engine build its tree (buildTree()), calls start() once the
-/// tree, its multipoles and the LET are ready, runs the near field (the user's kernel, on the host,
+/// tree, its multipoles and the LET are ready (an engine may begin on the tree's own cells before
+/// the LET: startLocal()), runs the near field (the user's kernel, on the host,
 /// through the multiwalk hooks or on the device) while the far field may still be running, then
 /// finish() for phi and its gradient. That split is pfalcON's overlap of
 /// the far field with the P2P work.
@@ -60,6 +61,17 @@ class FarFieldEngine {
   /// engine declines (false) and the caller adds the field itself.
   virtual bool offerLattice(const PeriodicLattice* lattice) {
     (void)lattice;
+    return false;
+  }
+  /// Begins a calculation on the pairs among the tree's own cells, before the LET has come: an
+  /// engine that can (a device's) traverses them and starts their M2L, which then runs while the
+  /// caller exchanges the LET; start() completes the calculation. Returns whether it began one;
+  /// by default an engine does not (false), and start() does everything. After true, the next
+  /// call is start() for the same tree, theta and expansion, with sources that begin with the
+  /// tree's cells and multipoles (SourceCells::ofTree, then the LET's), or abandon(); the tree must
+  /// stay unchanged until finish(); start()'s summary counts both calls' seconds. Not collective.
+  virtual bool startLocal(const FmmTree& tree, double theta, const MultiIndexSet& expansion) {
+    (void)tree, (void)theta, (void)expansion;
     return false;
   }
   /// Traverses targets = the cells of `tree` against `sources` and starts the far field into phi and

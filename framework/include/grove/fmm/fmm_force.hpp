@@ -530,7 +530,22 @@ class FmmForce {
     start = wallSeconds();
     // Periodic: the near block's images of every rank's tree (this one's too) come as LET trees.
     const std::vector<Vec3d> shifts = periodic ? nearImageShifts(dinfo) : std::vector<Vec3d>();
+    // Abandons a calculation the engine began before the LET, should the LET or anything up to
+    // start() throw.
+    std::optional<fmm::FarFieldInFlight> begun_before_let;
     if (exchangesLet(comm, dinfo)) {
+      // An engine that can (a device's) traverses this rank's own cells and starts their M2L now,
+      // so that they run while the LET is selected and exchanged (start()'s summary counts its
+      // time as the traversal's).
+      // It may fail on one rank alone (a device out of memory): said on every rank before the
+      // LET's messages, as the build's failure is.
+      std::optional<std::string> local_start_failed;
+      try {
+        if (engine_->startLocal(tree_, theta_, expansion_)) begun_before_let.emplace(*engine_);
+      } catch (const std::exception& e) {
+        local_start_failed = fmt::format("rank {}: {}", comm.rank(), e.what());
+      }
+      comm.throwIfAnyFailed(local_start_failed, "FmmForce::calcForceAll (the far field's start on the local cells)");
       // The LET sends from the EPJ in key order: made now, not beside the far field.
       const double copy_start = wallSeconds();
       putEpjInKeyOrder(psys);
@@ -557,6 +572,7 @@ class FmmForce {
     const bool runs_beside = overlap || engine_->asynchronous();
     fmm::TraversalSummary traversal =
         engine_->start(tree_, sources_, theta_, expansion_, phi_, grad_phi_, runs_beside, !p2p_on_device);
+    if (begun_before_let) begun_before_let->release();  // the caller's guard takes over
     stats_.far_field_engine = engine_->name();
     stats_.overlapped = runs_beside;
     stats_.traversal_seconds = traversal.seconds;
