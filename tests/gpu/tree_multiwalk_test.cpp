@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>
+#include <limits>
 #include <random>
 #include <span>
 #include <string>
@@ -342,6 +343,7 @@ TEST(FmmDevice, TraversalGivesTheHostsLists) {
         const grove::fmm::TraversalSummary summary =
             device.start(local, sources, theta, expansion, phi, gradient, true, /*p2p_to_host=*/true);
         device.finish();
+        EXPECT_EQ(device.completedLocalStart(), local_first) << what;
         const grove::fmm::InteractionLists lists = device.lists();
         expectSameLists(lists.m2l, host.m2l, what + ", M2L");
         expectSameLists(lists.p2p, host.p2p, what + ", P2P");
@@ -364,18 +366,29 @@ TEST(FmmDevice, TraversalGivesTheHostsLists) {
   const grove::fmm::SourceCells sources = withReceivedTree(local, remote);
   std::vector<double> phi(a.size());
   std::vector<grove::Vec3d> gradient(a.size());
+  grove::fmm::FmmTree scratch;
   ASSERT_TRUE(device.startLocal(local, 0.5, expansion));
-  EXPECT_THROW(device.buildTree(a, qa, 32, expansion, remote), grove::Error);  // the local M2L reads the tree
+  EXPECT_THROW(device.buildTree(a, qa, 32, expansion, scratch), grove::Error);  // the local M2L reads the tree
+  EXPECT_THROW(device.lists(), grove::Error);      // not made yet
+  EXPECT_THROW(device.deviceP2p(), grove::Error);
   EXPECT_THROW(device.start(local, sources, 0.6, expansion, phi, gradient, true, true), grove::Error);
+  EXPECT_NO_THROW(device.buildTree(a, qa, 32, expansion, scratch));  // the refused start() abandoned it
   ASSERT_TRUE(device.startLocal(local, 0.5, expansion));
   grove::fmm::SourceCells copied = sources;
   const std::vector<double> multipoles(local.multipoles().begin(), local.multipoles().end());
   copied.local_multipoles = multipoles;
   EXPECT_THROW(device.start(local, copied, 0.5, expansion, phi, gradient, true, true), grove::Error);
+  EXPECT_NO_THROW(device.buildTree(a, qa, 32, expansion, scratch));
   EXPECT_THROW(device.startLocal(local, 1.5, expansion), grove::Error);
+  ASSERT_TRUE(device.startLocal(local, 0.5, expansion));
+  device.abandon();  // and a new calculation starts whole
   const grove::fmm::TraversalSummary summary = device.start(local, sources, 0.5, expansion, phi, gradient, true, true);
   device.finish();
-  EXPECT_GT(summary.m2l, 0);
+  EXPECT_FALSE(device.completedLocalStart());
+  const grove::fmm::InteractionLists host = grove::fmm::traverse(sources, static_cast<int>(local.cells().size()), 0.5);
+  EXPECT_EQ(summary.m2l, host.m2l.size());
+  EXPECT_EQ(summary.p2p_pairs, host.p2p.size());
+  expectSameLists(device.lists().m2l, host.m2l, "after the refusals");
 }
 
 // The tree built on the device (DeviceFarField::buildTree) against FmmTree::build: the same cells,
@@ -526,16 +539,23 @@ void expectDeviceFarFieldAsTheHosts(int n_local, int n_remote, int contents_less
     // In one start(), then begun on the local cells (startLocal: the local and received cells'
     // M2L in two sums).
     for (const bool local_first : {false, true}) {
+      std::ranges::fill(phi_device, std::numeric_limits<double>::quiet_NaN());
+      std::ranges::fill(gradient_device, grove::Vec3d(std::numeric_limits<double>::quiet_NaN()));
       if (local_first) {
         ASSERT_TRUE(device.startLocal(local, 0.5, expansion));
       }
       device.start(local, sources, 0.5, expansion, phi_device, gradient_device, true, /*p2p_to_host=*/true);
       const grove::fmm::FarFieldSeconds seconds = device.finish();
+      EXPECT_EQ(device.completedLocalStart(), local_first);
+      // The largest difference, NaN (a value not written: the arrays start as NaN) once met.
+      auto worse = [](double so_far, double d) {
+        return std::isnan(so_far) ? so_far : (std::isnan(d) || d > so_far ? d : so_far);
+      };
       double phi_max = 0.0, gradient_max = 0.0;
       for (std::size_t i = 0; i < a.size(); ++i) {
-        phi_max = std::max(phi_max, std::abs(phi_device[i] - phi_host[i]) / std::abs(phi_host[i]));
-        gradient_max = std::max(gradient_max, grove::norm(gradient_device[i] - gradient_host[i]) /
-                                                  (grove::norm(gradient_host[i]) + 1e-3 * rms));
+        phi_max = worse(phi_max, std::abs(phi_device[i] - phi_host[i]) / std::abs(phi_host[i]));
+        gradient_max = worse(gradient_max, grove::norm(gradient_device[i] - gradient_host[i]) /
+                                               (grove::norm(gradient_host[i]) + 1e-3 * rms));
       }
       EXPECT_LE(phi_max, 1e-12) << "order " << order << (local_first ? ", startLocal first" : "");
       EXPECT_LE(gradient_max, 1e-9) << "order " << order << (local_first ? ", startLocal first" : "");
@@ -690,11 +710,13 @@ TEST(FmmDevice, PeriodicBoxWithTheDeviceFarField) {
   ASSERT_GT(host_stats.let.cells_received, 0);
   ASSERT_GT(host_stats.lattice_seconds, 0.0);
   EXPECT_FALSE(host_stats.lattice_on_engine);
+  EXPECT_FALSE(host_stats.local_before_let);  // the host engine declines startLocal
   fmm.setFarFieldEngine(std::make_shared<grove::fmm::DeviceFarField>());
   fmm.calcForceAllAndWriteBack(user::GravityMonopoleKernel{kEps2}, bodies, dinfo);
   const Result device = resultOf(bodies);
   EXPECT_STREQ(fmm.statistics().far_field_engine, "device");
   EXPECT_TRUE(fmm.statistics().lattice_on_engine);
+  EXPECT_TRUE(fmm.statistics().local_before_let);  // the images' LET came after the local M2L began
   EXPECT_EQ(fmm.statistics().m2l, host_stats.m2l);
   EXPECT_EQ(fmm.statistics().m2p, host_stats.m2p);
   EXPECT_EQ(fmm.statistics().p2p_interactions, host_stats.p2p_interactions);

@@ -623,6 +623,7 @@ void DeviceFarField::abandon() noexcept {
   cudaSetDevice(current);
   state_->running = false;
   state_->local_phase = false;
+  state_->split = false;
   state_->lattice = nullptr;
 }
 
@@ -658,6 +659,10 @@ bool DeviceFarField::startLocal(const FmmTree& tree, double theta, const MultiIn
   const cudaStream_t ts = s.traversal_stream.get();
   const cudaStream_t fs = s.far_stream.get();
   const int target_count = static_cast<int>(tree.cells().size());
+  // Flagged before anything is queued, so that abandon() waits for what was, should this throw.
+  s.local_phase = true;
+  s.split = false;
+  FarFieldInFlight unwinding(*this);
   s.uploadTree(tree, tree.multipoles());
   const DeviceTables& dt = s.tablesFor(expansion, ts);
   s.cells.assignAsync(tree.cells().data(), tree.cells().size(), ts);
@@ -674,11 +679,11 @@ bool DeviceFarField::startLocal(const FmmTree& tree, double theta, const MultiIn
                       static_cast<int>(tree.stride())};
   s.queueM2l(dt.view(), mp, s.offsets[kM2l], s.items[kM2l], target_count);
   s.local_m2l_done.record(fs);
-  s.local_phase = true;
   s.local_tree = tree.buildId();
   s.local_theta = theta;
   s.local_order = expansion.order();
   s.local_seconds = wallSeconds() - begin_seconds;
+  unwinding.release();
   return true;
 }
 
@@ -710,6 +715,9 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
   // would wait for the device).
   s.phi_host.reserve(n);
   s.gradient_host.reserve(3 * n);
+  // Running from here on: abandon() (the guard's, should anything below throw) waits for what is
+  // queued.
+  s.running = true;
   if (!completes_local) s.uploadTree(tree, sources.local_multipoles);
   s.remote_multipoles.assignAsync(sources.remote_multipoles.data(), sources.remote_multipoles.size(), fs);
   s.remote_multipole_rows.assignAsync(sources.remote_multipole_rows.data(), sources.remote_multipole_rows.size(), fs);
@@ -820,7 +828,6 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
   s.downloaded.record(fs);
   s.phi_out = phi;
   s.gradient_out = gradient;
-  s.running = true;
 
   // The near field's lists to the host while the far field runs.
   TraversalSummary summary;
@@ -867,6 +874,8 @@ bool DeviceFarField::offerLattice(const PeriodicLattice* lattice) {
 DeviceP2pLists DeviceFarField::deviceP2p() const {
   const State& s = *state_;
   require(s.traversed_once, "fmm::DeviceFarField::deviceP2p", "no traversal has run yet: call start() first");
+  require(!s.local_phase, "fmm::DeviceFarField::deviceP2p",
+          "startLocal() began a calculation that start() has not completed: its lists are not made yet");
   return DeviceP2pLists{s.cells.data(),
                         s.offsets[kP2p].data(),
                         s.items[kP2p].data(),
@@ -878,8 +887,12 @@ DeviceP2pLists DeviceFarField::deviceP2p() const {
                         s.traversal_stream.get()};
 }
 
+bool DeviceFarField::completedLocalStart() const { return state_->split; }
+
 InteractionLists DeviceFarField::lists() const {
   const State& s = *state_;
+  require(!s.local_phase, "fmm::DeviceFarField::lists",
+          "startLocal() began a calculation that start() has not completed: its lists are not made yet");
   const gpu::ScopedDevice on_device(s.device);
   return InteractionLists{s.download(kM2l), s.download(kP2p), s.download(kM2p)};
 }

@@ -39,7 +39,7 @@ namespace grove::fmm {
 /// The last traversal's P2P lists as they lie on the device (DeviceFarField::deviceP2p()), for a
 /// near field computed there: CSR over the target cells (the local tree's, [0, target_count);
 /// a non-leaf has none), items indexing `cells` (SourceCells::cells: the local cells, then the
-/// received). Valid until the next start(); complete in the order of `stream`.
+/// received). Valid until the next startLocal() or start(); complete in the order of `stream`.
 struct DeviceP2pLists {
   const FmmCell* cells = nullptr;         ///< device: SourceCells::cells
   const std::int64_t* offsets = nullptr;  ///< device: target_count + 1 entries
@@ -71,8 +71,8 @@ class DeviceFarField final : public FarFieldEngine {
   /// Builds `tree` on the device (see the top of this file): the same tree as FmmTree::build, bit
   /// for bit (the host's bounding box, then keys, a stable sort, the split a generation at a time,
   /// and the moments from the deepest generation up, each sum in the host's order). Waits for the
-  /// device. Throws grove::Error as FmmTree::build does, while a far field is running, and when
-  /// CUDA fails.
+  /// device. Throws grove::Error as FmmTree::build does, while a far field is running (or a
+  /// calculation startLocal() began), and when CUDA fails.
   void buildTree(std::span<const Vec3d> positions, std::span<const double> charges, int n_leaf,
                  const MultiIndexSet& expansion, FmmTree& tree) override;
   /// Where buildTree() builds: on the device (true, the default), or on the host's threads as the
@@ -92,8 +92,8 @@ class DeviceFarField final : public FarFieldEngine {
   /// queued on a stream of its own, whatever `overlap` says (it is ignored):
   /// tree, sources, phi and gradient must stay unchanged until finish() (or abandon()). After
   /// startLocal() it completes that calculation (the summary counts both parts, and its seconds
-  /// both calls' wall time). Not collective. Throws grove::Error (abandoning a calculation
-  /// startLocal() began) while a far field started earlier was neither finished nor abandoned, for
+  /// both calls' wall time). Not collective. Throws grove::Error while a far field started earlier
+  /// was neither finished nor abandoned; and, abandoning a calculation startLocal() began, for
   /// inconsistent arguments (as the host engine checks them), for another tree, theta or expansion
   /// than startLocal()'s, and when CUDA fails.
   TraversalSummary start(const FmmTree& tree, const SourceCells& sources, double theta, const MultiIndexSet& expansion,
@@ -112,11 +112,16 @@ class DeviceFarField final : public FarFieldEngine {
   /// the gradient); does nothing otherwise.
   void abandon() noexcept override;
   /// Where the last start()'s P2P lists lie on the device (every start() leaves them there, also
-  /// when it copies them to the host). Throws grove::Error before the first start().
+  /// when it copies them to the host). Throws grove::Error before the first start(), and between
+  /// a startLocal() and the start() that completes it.
   DeviceP2pLists deviceP2p() const;
+  /// Whether the last start() completed a calculation startLocal() began (its M2L then ran in two
+  /// parts, the local cells' before the received ones').
+  bool completedLocalStart() const;
 
   /// The last traversal's lists (M2L, P2P, M2P), downloaded (for tests against the host's
-  /// traversal).
+  /// traversal); after startLocal(), the M2L's two parts merged as one traversal lists them.
+  /// Throws grove::Error between a startLocal() and the start() that completes it.
   InteractionLists lists() const;
   /// Device memory held (bytes).
   std::size_t deviceBytes() const;

@@ -66,10 +66,11 @@ class FarFieldEngine {
   /// Begins a calculation on the pairs among the tree's own cells, before the LET has come: an
   /// engine that can (a device's) traverses them and starts their M2L, which then runs while the
   /// caller exchanges the LET; start() completes the calculation. Returns whether it began one;
-  /// by default an engine does not (false), and start() does everything. After true, the next
-  /// call is start() for the same tree, theta and expansion, with sources that begin with the
-  /// tree's cells and multipoles (SourceCells::ofTree, then the LET's), or abandon(); the tree must
-  /// stay unchanged until finish(); start()'s summary counts both calls' seconds. Not collective.
+  /// by default an engine does not (false), and start() does everything. After true, the
+  /// calculation goes on with start() for the same tree, theta and expansion, with sources that
+  /// begin with the tree's cells and multipoles (SourceCells::ofTree, then the LET's), or ends
+  /// with abandon(); offerLattice() may come between, buildTree() may not. The tree must stay
+  /// unchanged until finish(); start()'s summary counts both calls' seconds. Not collective.
   virtual bool startLocal(const FmmTree& tree, double theta, const MultiIndexSet& expansion) {
     (void)tree, (void)theta, (void)expansion;
     return false;
@@ -88,7 +89,8 @@ class FarFieldEngine {
   /// or not).
   virtual FarFieldSeconds finish() = 0;
   /// Waits for a started far field and drops it, if there is one: for a caller unwinding from an
-  /// exception between start() and finish(), so that nothing writes into its arrays afterwards.
+  /// exception between start() and finish() (or between startLocal() and start()), so that
+  /// nothing writes into its arrays afterwards.
   virtual void abandon() noexcept = 0;
 };
 
