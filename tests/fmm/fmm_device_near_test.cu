@@ -210,6 +210,9 @@ TEST_F(FmmDeviceNear, OneLanePerParticleIsBitwiseTheHostPairForm) {
   EXPECT_TRUE(bitwiseEqual(c.device, c.host));
   EXPECT_TRUE(bitwiseEqual(c.device_gravity, c.host_gravity));
   if (grove::Comm::world().size() > 1) EXPECT_GT(c.device_stats.let.particles_received, 0);
+  // The device engine began on the local cells before the LET wherever there was one.
+  EXPECT_EQ(c.device_stats.local_before_let, grove::Comm::world().size() > 1);
+  EXPECT_EQ(c.host_stats.local_before_let, grove::Comm::world().size() > 1);
 }
 
 // Lane groups summed in group order: the same sums, another order: within double rounding.
@@ -264,6 +267,7 @@ TEST_F(FmmDeviceNear, PeriodicImagesAreSourcesAsReceivedParticlesAre) {
   const auto lane = compare<LaneForce>(8000, true, 32);
   expectSameWork(lane);
   EXPECT_GT(lane.device_stats.let.particles_received, 0);
+  EXPECT_TRUE(lane.device_stats.local_before_let);  // the images' LET, at one rank too
   EXPECT_TRUE(bitwiseEqual(lane.device, lane.host));
   EXPECT_TRUE(bitwiseEqual(lane.device_gravity, lane.host_gravity));
   const auto split = compare<SplitForce>(8000, true, 32);

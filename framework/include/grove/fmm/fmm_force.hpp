@@ -130,12 +130,15 @@ struct FmmStatistics {
   /// Periodic boxes: whether the far-field engine added the lattice's field at the particles
   /// (FarFieldEngine::offerLattice; its time is then in downward_seconds), or the host did.
   bool lattice_on_engine = false;
+  /// Whether the far-field engine began on this rank's own cells before the LET
+  /// (FarFieldEngine::startLocal: a device engine's traversal and M2L of them ran beside the LET).
+  bool local_before_let = false;
   /// @var copy_seconds
   /// Copying the particles into EPI and EPJ, with the input checks.
   /// @var tree_seconds
   /// Building the tree with its multipoles.
   /// @var let_seconds
-  /// The local essential tree exchange.
+  /// The local essential tree exchange (its parts: let.wait_seconds, let.exchange_seconds).
   /// @var traversal_seconds
   /// The dual traversal, as the caller waited for it.
   /// @var m2l_seconds
@@ -168,7 +171,8 @@ struct FmmStatistics {
            write_back_seconds;
   }
   /// The statistics as one JSON object: far_field_engine, overlapped, lattice_on_engine,
-  /// "seconds" (each part and total) and "counts".
+  /// local_before_let, "seconds" (each part and total; let_wait and let_exchange are parts of
+  /// let) and "counts".
   std::string json() const;
 };
 
@@ -573,6 +577,7 @@ class FmmForce {
     fmm::TraversalSummary traversal =
         engine_->start(tree_, sources_, theta_, expansion_, phi_, grad_phi_, runs_beside, !p2p_on_device);
     if (begun_before_let) begun_before_let->release();  // the caller's guard takes over
+    stats_.local_before_let = begun_before_let.has_value();
     stats_.far_field_engine = engine_->name();
     stats_.overlapped = runs_beside;
     stats_.traversal_seconds = traversal.seconds;

@@ -24,6 +24,7 @@
 
 #include "grove/comm/comm.hpp"
 #include "grove/core/error.hpp"
+#include "grove/core/time_profile.hpp"
 #include "grove/fmm/dual_traversal.hpp"
 #include "grove/fmm/fmm_tree.hpp"
 
@@ -59,6 +60,12 @@ struct LetCounts {
   /// @var particles_received
   /// Particles (EPJ) received.
   std::int64_t cells_sent = 0, particles_sent = 0, cells_received = 0, particles_received = 0;
+  /// @var wait_seconds
+  /// The first collective (the ranks' boxes): mostly this rank waiting for the others to reach
+  /// the LET.
+  /// @var exchange_seconds
+  /// The messages (the alltoallv of cells, multipoles, particles and roots).
+  double wait_seconds = 0.0, exchange_seconds = 0.0;
 };
 
 /// The distance from p to the closed box (0 inside).
@@ -196,7 +203,10 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
     require(!periodic, "fmm::exchangeLet", "periodic images need EPJ::setPos(const grove::Vec3d&)");
   const int ranks = comm.size(), me = comm.rank();
   const std::size_t stride = tree.stride();
+  LetCounts counts;
+  double start = wallSeconds();
   const std::vector<Boxd> boxes = comm.allgather(tree.bounds());
+  counts.wait_seconds = wallSeconds() - start;
   const bool have_particles = !epj.empty();
   const Vec3d no_shift(0.0, 0.0, 0.0);
   if (shifts.empty()) shifts = std::span<const Vec3d>(&no_shift, 1);
@@ -263,7 +273,6 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
     root_counts[ur] = static_cast<int>(roots_send.size() - root_start);
   }
 
-  LetCounts counts;
   // Refused on every rank together: a LET too large for int counts and indices.
   std::optional<std::string> too_large;
   if (cells_to_send * stride > kIntMax || particles_to_send > kIntMax)
@@ -301,6 +310,7 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
   }
 
   std::vector<int> cells_from, particles_from, roots_from;
+  start = wallSeconds();
   const std::vector<FmmCell> cells_in = comm.alltoallv(cells_send, cell_counts, &cells_from);
   const std::vector<double> multipoles_in = comm.alltoallv(multipoles_send, multipole_counts);
   std::vector<EPJ> particles_in = comm.alltoallv(particles_send, particle_counts, &particles_from);
@@ -314,6 +324,7 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
       if (n > 0) roots_in.push_back(0);
     }
   }
+  counts.exchange_seconds = wallSeconds() - start;
   counts.cells_received = static_cast<std::int64_t>(cells_in.size()) + own_cells;
   counts.particles_received = static_cast<std::int64_t>(particles_in.size()) + own_particles;
   std::optional<std::string> mismatch;
