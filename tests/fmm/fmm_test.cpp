@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <random>
@@ -1015,6 +1016,22 @@ TEST(FmmPeriodic, LetWithImageShiftsGivesOneRootPerRankAndShift) {
   EXPECT_GT(own, 0u);
   EXPECT_EQ(sources.remote_multipoles.size(), (sources.remote_multipole_rows.size() - own) * tree.stride());
   if (comm.size() == 1) EXPECT_TRUE(sources.remote_multipoles.empty());
+  // With the messages' arrays kept from call to call (LetBuffers, as FmmForce keeps them), twice:
+  // the same cells, multipoles and particles, byte for byte.
+  fmm::LetBuffers<ChargedEP> buffers;
+  for (int call = 0; call < 2; ++call) {
+    fmm::SourceCells again = fmm::SourceCells::ofTree(tree);
+    std::vector<ChargedEP> remote_again;
+    fmm::exchangeLet(comm, tree, std::span<const ChargedEP>(epj), 0.5, again, remote_again, shifts, &buffers);
+    ASSERT_EQ(again.cells.size(), sources.cells.size()) << "call " << call;
+    EXPECT_EQ(std::memcmp(again.cells.data(), sources.cells.data(), sources.cells.size() * sizeof(fmm::FmmCell)), 0);
+    EXPECT_EQ(again.remote_multipoles, sources.remote_multipoles) << "call " << call;
+    EXPECT_EQ(again.remote_multipole_rows, sources.remote_multipole_rows) << "call " << call;
+    EXPECT_EQ(again.remote_roots, sources.remote_roots) << "call " << call;
+    ASSERT_EQ(remote_again.size(), remote.size()) << "call " << call;
+    EXPECT_EQ(std::memcmp(remote_again.data(), remote.data(), remote.size() * sizeof(ChargedEP)), 0) << "call " << call;
+  }
+  if (comm.size() > 1) EXPECT_FALSE(buffers.multipoles_in.empty());  // they were used
 }
 
 // Signed charges of total zero through a far-field functor of the user's (Coulomb's sign

@@ -272,6 +272,15 @@ class Comm {
   template <Transferable T>
   std::vector<T> alltoallv(std::span<const T> send, std::span<const int> send_counts,
                            std::vector<int>* recv_counts_out = nullptr) const {
+    std::vector<T> out;
+    alltoallvInto(send, send_counts, out, recv_counts_out);
+    return out;
+  }
+  /// alltoallv() into `out`, resized to what arrives: its memory is kept, so an exchange repeated
+  /// every step with a kept vector neither allocates nor touches fresh pages again.
+  template <Transferable T>
+  void alltoallvInto(std::span<const T> send, std::span<const int> send_counts, std::vector<T>& out,
+                     std::vector<int>* recv_counts_out = nullptr) const {
     // Checked on every rank before any message, so a bad call stops all ranks, none hangs.
     std::optional<std::string> problem;
     long long sent = 0;
@@ -284,13 +293,12 @@ class Comm {
     const std::vector<int> recv_counts = alltoall(send_counts);
     const std::vector<int> send_displacements = exclusiveScan({send_counts.begin(), send_counts.end()});
     const std::vector<int> recv_displacements = exclusiveScan(recv_counts);
-    std::vector<T> out(static_cast<std::size_t>(recv_displacements.back() + recv_counts.back()));
+    out.resize(static_cast<std::size_t>(recv_displacements.back() + recv_counts.back()));
     countCollective(out.size() * sizeof(T));
     ++commTraffic().alltoalls;
     detail::alltoallv(*handle_, send.data(), send_counts.data(), send_displacements.data(), out.data(),
                       recv_counts.data(), recv_displacements.data(), sizeof(T));
     if (recv_counts_out) *recv_counts_out = recv_counts;
-    return out;
   }
 
   /// allgatherv() for a std::vector argument (a span parameter does not deduce from one).

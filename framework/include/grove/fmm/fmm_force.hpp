@@ -557,7 +557,8 @@ class FmmForce {
       start = wallSeconds();
       remote_epj_.clear();  // keeps its memory from call to call, as epj_ does
       stats_.let =
-          fmm::exchangeLet(comm, tree_, std::span<const EPJ>(epj_.data(), n), theta_, sources_, remote_epj_, shifts);
+          fmm::exchangeLet(comm, tree_, std::span<const EPJ>(epj_.data(), n), theta_, sources_, remote_epj_, shifts,
+                           &let_buffers_);
       epj_.resize(n + remote_epj_.size());
 #pragma omp parallel for
       for (std::size_t k = 0; k < remote_epj_.size(); ++k) epj_[n + k] = remote_epj_[k];
@@ -736,6 +737,7 @@ class FmmForce {
   std::vector<EPI> epi_;
   std::vector<EPJ> epj_;  // key order, then the received
   std::vector<EPJ> remote_epj_;       // what the LET brought this call (then copied after epj_'s own)
+  fmm::LetBuffers<EPJ> let_buffers_;  // the LET's messages, kept from call to call
   std::vector<Vec3d> input_positions_;  // the copy step's positions and charges, input order
   std::vector<double> input_charges_;
   std::vector<Force> sorted_forces_, forces_;

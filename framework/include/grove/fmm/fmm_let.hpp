@@ -166,8 +166,10 @@ void writeLet(const LetSelection& selection, const FmmTree& tree, std::span<cons
 
 namespace detail {
 // The cells a thread writes at a time when the LET's selections and blocks are cut into parts (a
-// few ranks' LET is one or two selections, hundreds of thousands of cells at 2^22 bodies).
-inline constexpr std::size_t kLetCellsPerPart = 2048;
+// few ranks' LET is one or two selections, tens or hundreds of thousands of cells at 2^22 bodies:
+// two ranks send each other some 10 000 cells, 13 MB of multipoles at order 8, which parts of
+// 2048 cells gave to five threads).
+inline constexpr std::size_t kLetCellsPerPart = 512;
 // (item, first cell) for every part of every item of `cell_counts`, kLetCellsPerPart cells each.
 inline std::vector<std::pair<std::size_t, std::size_t>> letParts(std::span<const std::size_t> cell_counts) {
   std::vector<std::pair<std::size_t, std::size_t>> parts;
@@ -180,6 +182,27 @@ inline std::vector<std::pair<std::size_t, std::size_t>> letParts(std::span<const
 /// exchangeLet's factor on theta for periodic images' selections (see there).
 inline constexpr double kImageLetFactor = 0.5;
 
+/// The arrays of exchangeLet()'s messages, kept by a caller that exchanges every step: with them
+/// the tens of MB sent and received each call are neither allocated nor touched fresh again.
+template <class EPJ>
+struct LetBuffers {
+  /// @var cells_send
+  /// Cells sent to every other rank, rank by rank.
+  /// @var cells_in
+  /// Cells received, rank by rank.
+  std::vector<FmmCell> cells_send, cells_in;
+  /// @var multipoles_send
+  /// The sent cells' multipoles.
+  /// @var multipoles_in
+  /// The received cells' multipoles.
+  std::vector<double> multipoles_send, multipoles_in;
+  /// @var particles_send
+  /// The sent leaves' particles.
+  /// @var particles_in
+  /// The received leaves' particles.
+  std::vector<EPJ> particles_send, particles_in;
+};
+
 /// Collective. Sends every other rank what it needs of `tree` (epj in the tree's key order) and
 /// appends what this rank receives to sources (cells, remote_multipoles, remote_multipole_rows,
 /// remote_roots; this rank's own periodic images point at the tree's multipoles) and remote_epj.
@@ -188,7 +211,8 @@ inline constexpr double kImageLetFactor = 0.5;
 /// among them), every rank (this one too) is sent, for each shift s, what it needs of this tree's
 /// image moved by s (all but this rank's own tree unmoved): one received root per selection, in
 /// rank order and, within a rank, in shift order. An image's cells go contents-less only at
-/// twice another rank's distance (theta * kImageLetFactor). Returns the counts sent and received.
+/// twice another rank's distance (theta * kImageLetFactor). `buffers` (optional) holds the
+/// messages' arrays from call to call. Returns the counts sent and received.
 /// Throws grove::Error, on every rank: with shifts for an EPJ type without setPos, when a rank
 /// would send 2^31 multipole coefficients, cells or particles or more, or hold that many cells or
 /// particles with its own images, and when the multipoles received do not match the cells
@@ -197,7 +221,9 @@ inline constexpr double kImageLetFactor = 0.5;
 template <class EPJ>
 LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ> epj, double theta,
                       SourceCells& sources, std::vector<EPJ>& remote_epj,
-                      std::span<const Vec3d> shifts = std::span<const Vec3d>()) {
+                      std::span<const Vec3d> shifts = std::span<const Vec3d>(), LetBuffers<EPJ>* buffers = nullptr) {
+  LetBuffers<EPJ> call_buffers;  // when the caller keeps none
+  LetBuffers<EPJ>& b = buffers ? *buffers : call_buffers;
   const bool periodic = shifts.size() > 1;
   if constexpr (!MovableEpj<EPJ>)  // the same on every rank, before any message
     require(!periodic, "fmm::exchangeLet", "periodic images need EPJ::setPos(const grove::Vec3d&)");
@@ -290,9 +316,12 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
   counts.cells_sent = static_cast<std::int64_t>(cells_to_send) + own_cells;
   counts.particles_sent = static_cast<std::int64_t>(particles_to_send) + own_particles;
 
-  std::vector<FmmCell> cells_send(cells_to_send);
-  std::vector<double> multipoles_send(cells_to_send * stride);
-  std::vector<EPJ> particles_send(particles_to_send);
+  std::vector<FmmCell>& cells_send = b.cells_send;
+  std::vector<double>& multipoles_send = b.multipoles_send;
+  std::vector<EPJ>& particles_send = b.particles_send;
+  cells_send.resize(cells_to_send);  // every element is written below
+  multipoles_send.resize(cells_to_send * stride);
+  particles_send.resize(particles_to_send);
   {  // Written in parts, so that one large selection (a few ranks' LET) has every thread too.
     std::vector<std::size_t> send_cells(selections.size(), 0);
     for (std::size_t up = 0; up < selections.size(); ++up)
@@ -311,9 +340,12 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ
 
   std::vector<int> cells_from, particles_from, roots_from;
   start = wallSeconds();
-  const std::vector<FmmCell> cells_in = comm.alltoallv(cells_send, cell_counts, &cells_from);
-  const std::vector<double> multipoles_in = comm.alltoallv(multipoles_send, multipole_counts);
-  std::vector<EPJ> particles_in = comm.alltoallv(particles_send, particle_counts, &particles_from);
+  comm.alltoallvInto(std::span<const FmmCell>(cells_send), cell_counts, b.cells_in, &cells_from);
+  comm.alltoallvInto(std::span<const double>(multipoles_send), multipole_counts, b.multipoles_in);
+  comm.alltoallvInto(std::span<const EPJ>(particles_send), particle_counts, b.particles_in, &particles_from);
+  const std::vector<FmmCell>& cells_in = b.cells_in;
+  const std::vector<double>& multipoles_in = b.multipoles_in;
+  const std::vector<EPJ>& particles_in = b.particles_in;
   // Open boxes: one selection per rank, its root the block's first cell (no message needed).
   std::vector<int> roots_in;
   if (periodic) {
