@@ -439,11 +439,15 @@ constexpr int kM2l = 0, kP2p = 1, kM2p = 2;
 
 struct DeviceFarField::State {
   int device = -1;
-  gpu::Stream traversal_stream;
-  // The far field's kernels first whenever blocks wait for room: the near field's kernel (on the
-  // traversal's stream, launched after the M2L) would otherwise hold every multiprocessor until it
-  // ends, and only then would the L2L, L2P and M2P start, after it instead of beside it.
-  gpu::Stream far_stream{gpu::Stream::HighestPriority{}};
+  // Priorities, for when blocks of several kernels wait for room. The tree's build and the
+  // traversal first: small kernels with the host waiting on each, which queued behind the
+  // M2L's blocks the host would wait for the M2L (startLocal's runs while the LET is exchanged,
+  // and the traversal of the received trees follows it). Then the far field: a near-field kernel
+  // (of the default priority, launched after the M2L; grove/fmm/device_near_field.cuh) would
+  // otherwise hold every multiprocessor until it ends, and only then would the L2L, L2P and M2P
+  // start, after it instead of beside it.
+  gpu::Stream traversal_stream{gpu::Stream::Priority{0}};
+  gpu::Stream far_stream{gpu::Stream::Priority{1}};
   gpu::Event traversed, far_start{true}, m2l_done{true}, far_done{true}, downloaded;
   // A calculation begun by startLocal(): the local pairs' M2L ran from far_start to local_m2l_done,
   // the received cells' from m2l_start to m2l_done.

@@ -43,9 +43,9 @@
 /// themselves, byte for byte; a specialised DeviceForm is made on the host while packing. Both go
 /// through page-locked staging, slice by slice, as the multiwalk engine sends its arrays; the
 /// forces come back through page-locked staging too (a copy at the bus's full speed, then out on
-/// the host's threads). The
-/// kernel runs on the traversal's stream after its lists, so it runs beside the far field, which
-/// waits on a stream of its own.
+/// the host's threads). It all runs on a stream of the near field's own, of the default priority,
+/// after the traversal's lists: the engine's traversal and far field have higher priorities and
+/// run beside the kernel.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -330,8 +330,14 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
     if (!start_) {
       start_ = std::make_unique<gpu::Event>(true);
       stop_ = std::make_unique<gpu::Event>(true);
+      lists_ready_ = std::make_unique<gpu::Event>();
+      stream_ = std::make_unique<gpu::Stream>();
     }
-    const cudaStream_t stream = lists.stream;
+    // On a stream of its own, of the default priority, once the lists are made: the engine's
+    // traversal and far field (higher priorities) get room first, and run beside this kernel.
+    lists_ready_->record(lists.stream);
+    stream_->waitFor(lists_ready_->get());
+    const cudaStream_t stream = stream_->get();
     upload(epi, epi_, epi_staging_, stream);
     upload(epj, epj_, epj_staging_, stream);  // the copies overlap the next slice's packing
     if (forces_cleared) forces_.resize(forces.size());
@@ -428,9 +434,10 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
   gpu::PinnedArray<DJ> epj_staging_;
   gpu::PinnedArray<Force> forces_staging_;  // the forces on their way back
   long long particles_per_task_;
-  // Made on the engine's device by the first evaluate() (an event belongs to the device current
-  // when it is made).
-  std::unique_ptr<gpu::Event> start_, stop_;
+  // Made on the engine's device by the first evaluate() (an event or a stream belongs to the
+  // device current when it is made).
+  std::unique_ptr<gpu::Event> start_, stop_, lists_ready_;
+  std::unique_ptr<gpu::Stream> stream_;
   double kernel_seconds_ = 0.0;
 };
 

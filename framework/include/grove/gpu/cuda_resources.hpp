@@ -100,14 +100,19 @@ using PinnedArray = CudaArray<T, false>;
 class Stream {
  public:
   Stream() { check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags"); }
+  /// A priority `below_highest` levels under the current device's highest (and never under its
+  /// lowest, the default streams' own).
+  struct Priority {
+    int below_highest = 0;
+  };
   /// A stream whose blocks the device starts before those of lower-priority streams whenever both
-  /// wait for room (the current device's highest priority: work that would otherwise queue behind
-  /// a long kernel of another stream).
-  struct HighestPriority {};
-  explicit Stream(HighestPriority) {
-    int least = 0, greatest = 0;
+  /// wait for room: for work that would otherwise queue behind a long kernel of another stream.
+  explicit Stream(Priority priority) {
+    int least = 0, greatest = 0;  // numerically, greatest <= least
     check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
-    check(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest), "cudaStreamCreateWithPriority");
+    check(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking,
+                                       std::min(greatest + std::max(priority.below_highest, 0), least)),
+          "cudaStreamCreateWithPriority");
   }
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
