@@ -1016,15 +1016,23 @@ TEST(FmmPeriodic, LetWithImageShiftsGivesOneRootPerRankAndShift) {
   EXPECT_GT(own, 0u);
   EXPECT_EQ(sources.remote_multipoles.size(), (sources.remote_multipole_rows.size() - own) * tree.stride());
   if (comm.size() == 1) EXPECT_TRUE(sources.remote_multipoles.empty());
-  // With the messages' arrays kept from call to call (LetBuffers, as FmmForce keeps them), twice:
-  // the same cells, multipoles and particles, byte for byte.
+  // With the messages' arrays kept from call to call (LetBuffers, as FmmForce keeps them), after
+  // an exchange of another theta (larger messages, other contents) and then twice: the same
+  // cells, multipoles and particles, byte for byte, with nothing left over from the calls before.
   fmm::LetBuffers<ChargedEP> buffers;
+  {
+    fmm::SourceCells other = fmm::SourceCells::ofTree(tree);
+    std::vector<ChargedEP> remote_other;
+    fmm::exchangeLet(comm, tree, std::span<const ChargedEP>(epj), 0.3, other, remote_other, shifts, &buffers);
+    if (comm.size() > 1) EXPECT_GT(buffers.multipoles_in.size(), sources.remote_multipoles.size());
+  }
   for (int call = 0; call < 2; ++call) {
     fmm::SourceCells again = fmm::SourceCells::ofTree(tree);
     std::vector<ChargedEP> remote_again;
     fmm::exchangeLet(comm, tree, std::span<const ChargedEP>(epj), 0.5, again, remote_again, shifts, &buffers);
     ASSERT_EQ(again.cells.size(), sources.cells.size()) << "call " << call;
-    EXPECT_EQ(std::memcmp(again.cells.data(), sources.cells.data(), sources.cells.size() * sizeof(fmm::FmmCell)), 0);
+    EXPECT_EQ(std::memcmp(again.cells.data(), sources.cells.data(), sources.cells.size() * sizeof(fmm::FmmCell)), 0)
+        << "call " << call;
     EXPECT_EQ(again.remote_multipoles, sources.remote_multipoles) << "call " << call;
     EXPECT_EQ(again.remote_multipole_rows, sources.remote_multipole_rows) << "call " << call;
     EXPECT_EQ(again.remote_roots, sources.remote_roots) << "call " << call;

@@ -435,19 +435,28 @@ unsigned blocksFor(long long n, int threads) { return static_cast<unsigned>((n +
 // The three lists of a traversal, by index into DeviceFarField::State's arrays.
 constexpr int kM2l = 0, kP2p = 1, kM2p = 2;
 
+// The far field's stream's priority, in levels below the highest: the next one, unless the
+// device has fewer than three levels (then the highest, shared with the traversal, so that it
+// stays above the near field's default priority).
+int farStreamLevel() {
+  int least = 0, greatest = 0;
+  check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
+  return least - greatest >= 2 ? 1 : 0;
+}
+
 }  // namespace
 
 struct DeviceFarField::State {
   int device = -1;
-  // Priorities, for when blocks of several kernels wait for room. The tree's build and the
-  // traversal first: small kernels with the host waiting on each, which queued behind the
-  // M2L's blocks the host would wait for the M2L (startLocal's runs while the LET is exchanged,
-  // and the traversal of the received trees follows it). Then the far field: a near-field kernel
-  // (of the default priority, launched after the M2L; grove/fmm/device_near_field.cuh) would
-  // otherwise hold every multiprocessor until it ends, and only then would the L2L, L2P and M2P
-  // start, after it instead of beside it.
+  // Priorities, for when blocks of several kernels wait for room. First the tree's build and the
+  // traversal: small kernels, each waited for by the host. Queued behind the M2L's blocks
+  // (startLocal's M2L runs while the LET is exchanged, and start()'s traversal of the received
+  // trees follows the LET), they would keep the host waiting until the M2L ended. Then the far
+  // field: a near-field kernel (of the default priority, launched after the M2L; grove/fmm/
+  // device_near_field.cuh) would otherwise hold every multiprocessor until it ends, and only then
+  // would the L2L, L2P and M2P start, after it instead of beside it.
   gpu::Stream traversal_stream{gpu::Stream::Priority{0}};
-  gpu::Stream far_stream{gpu::Stream::Priority{1}};
+  gpu::Stream far_stream{gpu::Stream::Priority{farStreamLevel()}};
   gpu::Event traversed, far_start{true}, m2l_done{true}, far_done{true}, downloaded;
   // A calculation begun by startLocal(): the local pairs' M2L ran from far_start to local_m2l_done,
   // the received cells' from m2l_start to m2l_done.

@@ -277,7 +277,8 @@ class Comm {
     return out;
   }
   /// alltoallv() into `out`, resized to what arrives: its memory is kept, so an exchange repeated
-  /// every step with a kept vector neither allocates nor touches fresh pages again.
+  /// every step with a kept vector neither allocates nor touches fresh pages again. `out` must not
+  /// share storage with `send`.
   template <Transferable T>
   void alltoallvInto(std::span<const T> send, std::span<const int> send_counts, std::vector<T>& out,
                      std::vector<int>* recv_counts_out = nullptr) const {

@@ -17,9 +17,10 @@
 /// - Overlap: start() returns once the P2P lists are on the host, with the far field queued on a
 ///   stream of its own; the caller runs the near field (host threads, the GPU through the
 ///   multiwalk hooks, or grove/fmm/device_near_field.cuh straight from the lists left on the
-///   device), and finish() waits for phi and its gradient. The far field's stream has the device's
-///   highest priority, so its kernels run beside a near-field kernel launched after them rather
-///   than queue behind it. With several ranks (or periodic images) startLocal() traverses the
+///   device), and finish() waits for phi and its gradient. The traversal's stream has the device's
+///   highest priority and the far field's the next, above the near field's default one, so the
+///   far field's kernels run beside a near-field kernel launched after them rather than queue
+///   behind it. With several ranks (or periodic images) startLocal() traverses the
 ///   tree's own cells and starts their M2L before the LET, which the caller then exchanges while
 ///   the device works; start() adds the received trees.
 ///

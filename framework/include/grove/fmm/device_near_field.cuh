@@ -327,28 +327,37 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
     require(lists.pairs + lists.target_count < std::int64_t{1} << 31, "fmm::DeviceNearField::evaluate",
             "{} leaf pairs: at most 2^31 - 1 - targets are supported", lists.pairs);
     const gpu::ScopedDevice on_device(lists.device);
-    if (!start_) {
-      start_ = std::make_unique<gpu::Event>(true);
-      stop_ = std::make_unique<gpu::Event>(true);
-      lists_ready_ = std::make_unique<gpu::Event>();
-      stream_ = std::make_unique<gpu::Stream>();
+    if (!stream_) {  // made together: a throw leaves none of them half made
+      auto start = std::make_unique<gpu::Event>(true), stop = std::make_unique<gpu::Event>(true);
+      auto lists_ready = std::make_unique<gpu::Event>();
+      auto stream = std::make_unique<gpu::Stream>();
+      start_ = std::move(start), stop_ = std::move(stop), lists_ready_ = std::move(lists_ready);
+      stream_ = std::move(stream);
     }
-    // On a stream of its own, of the default priority, once the lists are made: the engine's
-    // traversal and far field (higher priorities) get room first, and run beside this kernel.
-    lists_ready_->record(lists.stream);
-    stream_->waitFor(lists_ready_->get());
+    // On a stream of its own, of the default priority: the engine's traversal and far field
+    // (higher priorities) get room first, and run beside this kernel.
     const cudaStream_t stream = stream_->get();
     upload(epi, epi_, epi_staging_, stream);
     upload(epj, epj_, epj_staging_, stream);  // the copies overlap the next slice's packing
     if (forces_cleared) forces_.resize(forces.size());
     else forces_.assignAsync(forces.data(), forces.size(), stream);
     interactions_.resize(1);
-    gpu::check(cudaMemsetAsync(interactions_.data(), 0, sizeof(unsigned long long), stream), "cudaMemsetAsync");
     kernel_seconds_ = 0.0;
-    if (lists.target_count > 0) launch(lists, forces_cleared, stream);
-    gpu::downloadThroughStaging(forces.data(), forces_.data(), forces.size(), forces_staging_, stream);  // waits
     unsigned long long count = 0;
-    interactions_.copyTo(&count, stream);
+    // The kernels read the engine's lists and cells, made on its traversal's stream.
+    lists_ready_->record(lists.stream);
+    stream_->waitFor(lists_ready_->get());
+    try {
+      gpu::check(cudaMemsetAsync(interactions_.data(), 0, sizeof(unsigned long long), stream), "cudaMemsetAsync");
+      if (lists.target_count > 0) launch(lists, forces_cleared, stream);
+      gpu::downloadThroughStaging(forces.data(), forces_.data(), forces.size(), forces_staging_, stream);  // waits
+      interactions_.copyTo(&count, stream);
+    } catch (...) {
+      // Nothing queued here may read the engine's lists after this returns: the engine's next
+      // calculation rewrites them.
+      cudaStreamSynchronize(stream);
+      throw;
+    }
     if (lists.target_count > 0) kernel_seconds_ = stop_->secondsSince(*start_);
     return static_cast<std::int64_t>(count);
   }
