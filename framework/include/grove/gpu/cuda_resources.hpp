@@ -103,7 +103,7 @@ class Stream {
   /// A priority `below_highest` levels under the current device's highest (and never under its
   /// lowest, the default streams' own).
   struct Priority {
-    int below_highest = 0;
+    int below_highest = 0;  ///< levels under the device's highest priority (0: the highest)
   };
   /// A stream whose blocks the device starts before those of lower-priority streams whenever both
   /// wait for room: for work that would otherwise queue behind a long kernel of another stream.
