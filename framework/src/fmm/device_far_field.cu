@@ -847,14 +847,9 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
   summary.m2l = static_cast<std::int64_t>(total.m2l) + (completes_local ? s.local_counts.m2l : 0);
   summary.m2p = static_cast<std::int64_t>(total.m2p);
   summary.p2p_pairs = s.p2p_pairs;
-  if (p2p_to_host) {
-    try {
-      summary.p2p = s.download(kP2p);
-    } catch (...) {
-      abandon();  // nobody will call finish(): wait for the far field queued above
-      throw;
-    }
-  }
+  // Should the download throw, the guard abandons the far field queued above (nobody will call
+  // finish()).
+  if (p2p_to_host) summary.p2p = s.download(kP2p);
   summary.seconds = wallSeconds() - begin_seconds + (completes_local ? s.local_seconds : 0.0);
   s.local_phase = false;
   unwinding.release();

@@ -512,44 +512,40 @@ class FmmForce {
     comm.throwIfAnyFailed(bad_input, "FmmForce::calcForceAll");
 
     start = wallSeconds();
-    // The build may fail on one rank alone (a device out of memory): said on every rank before
-    // the LET's messages, so that no rank waits for one that threw.
-    std::optional<std::string> build_failed;
+    // Abandons a calculation the engine began before the LET, should anything up to start() throw.
+    std::optional<fmm::FarFieldInFlight> begun_before_let;
+    double local_start_seconds = 0.0;
+    // The tree's build and, with a LET to come, the engine's start on the tree's own cells: an
+    // engine that can (a device's) traverses them and starts their M2L now, so that they run
+    // while the LET is selected and exchanged (start()'s summary counts that time as the
+    // traversal's). Either may fail on one rank alone (a device out of memory): said on every rank
+    // before the LET's messages, so that no rank waits for one that threw.
+    std::optional<std::string> failed;
     try {
       engine_->buildTree(positions, charges, n_leaf_, expansion_, tree_);
+      if (exchangesLet(comm, dinfo)) {
+        const double local_start = wallSeconds();
+        if (engine_->startLocal(tree_, theta_, expansion_)) begun_before_let.emplace(*engine_);
+        local_start_seconds = wallSeconds() - local_start;
+      }
     } catch (const std::exception& e) {
-      build_failed = fmt::format("rank {}: {}", comm.rank(), e.what());
+      failed = fmt::format("rank {}: {}", comm.rank(), e.what());
     }
-    comm.throwIfAnyFailed(build_failed, "FmmForce::calcForceAll (the tree's build)");
+    comm.throwIfAnyFailed(failed, "FmmForce::calcForceAll (the tree's build, or the far field's start on its cells)");
     sources_.cells.assign(tree_.cells().begin(), tree_.cells().end());
     sources_.local_multipoles = tree_.multipoles();
     sources_.stride = tree_.stride();
     sources_.remote_multipoles.clear();
     sources_.remote_multipole_rows.clear();
     sources_.remote_roots.clear();
-    stats_.tree_seconds = wallSeconds() - start;
+    stats_.tree_seconds = wallSeconds() - start - local_start_seconds;
     stats_.cells = static_cast<std::int64_t>(tree_.cells().size());
     stats_.leaves = tree_.leafCount();
 
     start = wallSeconds();
     // Periodic: the near block's images of every rank's tree (this one's too) come as LET trees.
     const std::vector<Vec3d> shifts = periodic ? nearImageShifts(dinfo) : std::vector<Vec3d>();
-    // Abandons a calculation the engine began before the LET, should the LET or anything up to
-    // start() throw.
-    std::optional<fmm::FarFieldInFlight> begun_before_let;
     if (exchangesLet(comm, dinfo)) {
-      // An engine that can (a device's) traverses this rank's own cells and starts their M2L now,
-      // so that they run while the LET is selected and exchanged (start()'s summary counts its
-      // time as the traversal's).
-      // It may fail on one rank alone (a device out of memory): said on every rank before the
-      // LET's messages, as the build's failure is.
-      std::optional<std::string> local_start_failed;
-      try {
-        if (engine_->startLocal(tree_, theta_, expansion_)) begun_before_let.emplace(*engine_);
-      } catch (const std::exception& e) {
-        local_start_failed = fmt::format("rank {}: {}", comm.rank(), e.what());
-      }
-      comm.throwIfAnyFailed(local_start_failed, "FmmForce::calcForceAll (the far field's start on the local cells)");
       // The LET sends from the EPJ in key order: made now, not beside the far field.
       const double copy_start = wallSeconds();
       putEpjInKeyOrder(psys);
