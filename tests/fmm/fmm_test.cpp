@@ -1040,6 +1040,27 @@ TEST(FmmPeriodic, LetWithImageShiftsGivesOneRootPerRankAndShift) {
     EXPECT_EQ(std::memcmp(remote_again.data(), remote.data(), remote.size() * sizeof(ChargedEP)), 0) << "call " << call;
   }
   if (comm.size() > 1) EXPECT_FALSE(buffers.multipoles_in.empty());  // they were used
+  // The one-array form (FmmForce's): the local EPJ first, the received written after them over
+  // what the array held, longer and shorter than needed, with stale values (NaN charges) that
+  // must all be overwritten: the same cells, with the same particle ranges, and the same EPJ.
+  const std::size_t n = epj.size();
+  for (const std::size_t held : {n + remote.size() + 1000, n + remote.size() / 2, n}) {
+    std::vector<ChargedEP> all(held, ChargedEP{Vec3d(-7.0, -7.0, -7.0), std::numeric_limits<double>::quiet_NaN()});
+    std::copy(epj.begin(), epj.end(), all.begin());
+    fmm::SourceCells one = fmm::SourceCells::ofTree(tree);
+    const fmm::LetCounts one_counts = fmm::exchangeLet(comm, tree, all, n, 0.5, one, shifts, &buffers);
+    EXPECT_EQ(one_counts.particles_received, counts.particles_received) << "held " << held;
+    ASSERT_EQ(all.size(), n + remote.size()) << "held " << held;
+    EXPECT_EQ(std::memcmp(all.data(), epj.data(), n * sizeof(ChargedEP)), 0) << "held " << held;
+    EXPECT_EQ(std::memcmp(all.data() + n, remote.data(), remote.size() * sizeof(ChargedEP)), 0) << "held " << held;
+    ASSERT_EQ(one.cells.size(), sources.cells.size()) << "held " << held;
+    EXPECT_EQ(std::memcmp(one.cells.data(), sources.cells.data(), sources.cells.size() * sizeof(fmm::FmmCell)), 0)
+        << "held " << held;
+    EXPECT_EQ(one.remote_multipoles, sources.remote_multipoles) << "held " << held;
+    EXPECT_EQ(one.remote_multipole_rows, sources.remote_multipole_rows) << "held " << held;
+    EXPECT_EQ(one.remote_roots, sources.remote_roots) << "held " << held;
+  }
+  EXPECT_THROW(fmm::exchangeLet(comm, tree, remote, remote.size() + 1, 0.5, sources, shifts), grove::Error);
 }
 
 // Signed charges of total zero through a far-field functor of the user's (Coulomb's sign

@@ -551,13 +551,8 @@ class FmmForce {
       putEpjInKeyOrder(psys);
       stats_.copy_seconds += wallSeconds() - copy_start;
       start = wallSeconds();
-      remote_epj_.clear();  // keeps its memory from call to call, as epj_ does
-      stats_.let =
-          fmm::exchangeLet(comm, tree_, std::span<const EPJ>(epj_.data(), n), theta_, sources_, remote_epj_, shifts,
-                           &let_buffers_);
-      epj_.resize(n + remote_epj_.size());
-#pragma omp parallel for
-      for (std::size_t k = 0; k < remote_epj_.size(); ++k) epj_[n + k] = remote_epj_[k];
+      // The received EPJ are written after epj_'s own, over what it held from the last call.
+      stats_.let = fmm::exchangeLet(comm, tree_, epj_, n, theta_, sources_, shifts, &let_buffers_);
     }
     stats_.let_seconds = wallSeconds() - start;
     if (periodic) {
@@ -584,11 +579,13 @@ class FmmForce {
     return std::move(traversal.p2p);
   }
 
-  // epj_[0, n) = the particles' EPJ in the tree's key order (the received ones follow them).
+  // epj_[0, n) = the particles' EPJ in the tree's key order (the received ones follow them). Not
+  // shrunk to n: the LET writes its EPJ over the elements past n (see exchangeLet), and shrinking
+  // would have them value-initialised again.
   template <class PSys>
   void putEpjInKeyOrder(const PSys& psys) {
     const std::span<const int> order = tree_.order();
-    epj_.resize(order.size());
+    if (epj_.size() < order.size()) epj_.resize(order.size());
 #pragma omp parallel for
     for (std::size_t k = 0; k < order.size(); ++k) epj_[k].copyFromFP(psys[static_cast<std::size_t>(order[k])]);
   }
@@ -732,7 +729,6 @@ class FmmForce {
   std::shared_ptr<fmm::FarFieldEngine> engine_;
   std::vector<EPI> epi_;
   std::vector<EPJ> epj_;  // key order, then the received
-  std::vector<EPJ> remote_epj_;       // what the LET brought this call (then copied after epj_'s own)
   fmm::LetBuffers<EPJ> let_buffers_;  // the LET's messages, kept from call to call
   std::vector<Vec3d> input_positions_;  // the copy step's positions and charges, input order
   std::vector<double> input_charges_;
