@@ -1044,6 +1044,7 @@ TEST(FmmPeriodic, LetWithImageShiftsGivesOneRootPerRankAndShift) {
   // what the array held, longer and shorter than needed, with stale values (NaN charges) that
   // must all be overwritten: the same cells, with the same particle ranges, and the same EPJ.
   const std::size_t n = epj.size();
+  ASSERT_GT(remote.size(), 0u);  // (every rank has its own images): the array grows, and moves
   for (const std::size_t held : {n + remote.size() + 1000, n + remote.size() / 2, n}) {
     std::vector<ChargedEP> all(held, ChargedEP{Vec3d(-7.0, -7.0, -7.0), std::numeric_limits<double>::quiet_NaN()});
     std::copy(epj.begin(), epj.end(), all.begin());
@@ -1061,6 +1062,24 @@ TEST(FmmPeriodic, LetWithImageShiftsGivesOneRootPerRankAndShift) {
     EXPECT_EQ(one.remote_roots, sources.remote_roots) << "held " << held;
   }
   EXPECT_THROW(fmm::exchangeLet(comm, tree, remote, remote.size() + 1, 0.5, sources, shifts), grove::Error);
+  // The two-array form appends: to a remote_epj that holds some already, the same EPJ after them,
+  // and the received cells' particle ranges moved on by as many.
+  const std::size_t before = 100;
+  std::vector<ChargedEP> appended(before, ChargedEP{Vec3d(-7.0, -7.0, -7.0), -1.0});
+  fmm::SourceCells after = fmm::SourceCells::ofTree(tree);
+  fmm::exchangeLet(comm, tree, std::span<const ChargedEP>(epj), 0.5, after, appended, shifts);
+  ASSERT_EQ(appended.size(), before + remote.size());
+  EXPECT_EQ(appended[before - 1].charge, -1.0);
+  EXPECT_EQ(std::memcmp(appended.data() + before, remote.data(), remote.size() * sizeof(ChargedEP)), 0);
+  ASSERT_EQ(after.cells.size(), sources.cells.size());
+  std::size_t with_particles = 0;
+  for (std::size_t c = tree.cells().size(); c < sources.cells.size(); ++c) {
+    if (sources.cells[c].begin == sources.cells[c].end) continue;  // no particles (contents-less)
+    ++with_particles;
+    EXPECT_EQ(after.cells[c].begin, sources.cells[c].begin + static_cast<int>(before)) << "cell " << c;
+    EXPECT_EQ(after.cells[c].end, sources.cells[c].end + static_cast<int>(before)) << "cell " << c;
+  }
+  EXPECT_GT(with_particles, 0u);
 }
 
 // Signed charges of total zero through a far-field functor of the user's (Coulomb's sign

@@ -27,7 +27,7 @@ constexpr int kM2lThreads = 256;
 struct Tables {
   int order, rows;                 // rows: coefficients of degree <= order
   const int* degree_begin;         // first index of each degree 0 ... order + 2
-  const int* lower;                // 6 per index (degree <= order + 1)
+  const int* lower;                // 6 per index (degree <= order + 1); 8-byte aligned (read as int2)
   const int* upper;                // 3 per index (degree <= order): k + e_axis
   const int* power_axis;           // per index: the axis of x^k = x^(k - e_axis) x_axis
   const unsigned char* index;      // 3 per index
@@ -52,6 +52,7 @@ struct Tables {
 };
 
 constexpr int kM2lGroups = kM2lThreads / kM2lLanes;
+static_assert(kM2lThreads % kM2lLanes == 0, "the M2L's groups fill its blocks (a thread's lane is its source's)");
 // Local coefficients a bundle holds (see Tables::bundle_rows): 4 loads of D, one of M and one of
 // the rows for 4 multiply-adds, against 3 loads a multiply-add when each n took its own terms (the
 // M2L at 2^22, order 8: 0.216 -> 0.181 s on an H200, run 191).

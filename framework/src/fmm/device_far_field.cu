@@ -250,10 +250,9 @@ __global__ void __launch_bounds__(kM2lThreads) multipolesToLocals(Tables tb, con
       for (int k = lane; k < rows; k += kM2lLanes)
         m[k * kM2lLanes + (s ^ (k & (kM2lLanes - 1)))] = multipole ? multipole[k] * tb.inverse_factorial[k] : 0.0;
     }
-    // Every row this thread builds is of source threadIdx.x % kM2lLanes (blockDim.x is a multiple).
-    const int s = threadIdx.x % kM2lLanes;
-    const double sx = rx[s], sy = ry[s], sz = rz[s], s_inv_r2 = inv_r2[s];
-    auto at = [&](int j) { return d[(j >= 0 ? j : rows) * kM2lLanes + s]; };
+    // Every row this thread builds is of source `lane` (kM2lThreads is a multiple of kM2lLanes).
+    const double sx = rx[lane], sy = ry[lane], sz = rz[lane], s_inv_r2 = inv_r2[lane];
+    auto at = [&](int j) { return d[(j >= 0 ? j : rows) * kM2lLanes + lane]; };
     for (int degree = 1; degree <= tb.order; ++degree) {
       const int row0 = tb.degree_begin[degree], count = tb.degree_begin[degree + 1] - row0;
       const double c1 = -(2.0 * degree - 1.0) / degree, c2 = -(degree - 1.0) / degree;
@@ -261,7 +260,7 @@ __global__ void __launch_bounds__(kM2lThreads) multipolesToLocals(Tables tb, con
         const int i = row0 + item / kM2lLanes;
         const int2* low = reinterpret_cast<const int2*>(tb.lower + 6 * i);  // 6 i ints: 8-byte aligned
         const int2 x_y = low[0], z_xx = low[1], yy_zz = low[2];
-        d[i * kM2lLanes + s] =
+        d[i * kM2lLanes + lane] =
             (c1 * (sx * at(x_y.x) + sy * at(x_y.y) + sz * at(z_xx.x)) + c2 * (at(z_xx.y) + at(yy_zz.x) + at(yy_zz.y))) *
             s_inv_r2;
       }

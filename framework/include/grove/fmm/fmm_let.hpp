@@ -495,7 +495,12 @@ template <class EPJ>
 LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::vector<EPJ>& epj, std::size_t local_count,
                       double theta, SourceCells& sources, std::span<const Vec3d> shifts = std::span<const Vec3d>(),
                       LetBuffers<EPJ>* buffers = nullptr) {
-  require(local_count <= epj.size(), "fmm::exchangeLet", "{} local EPJ in an array of {}", local_count, epj.size());
+  // Checked on every rank before any message (a rank that threw alone would leave the others waiting).
+  comm.throwIfAnyFailed(local_count <= epj.size() ? std::nullopt
+                                                 : std::optional<std::string>(fmt::format(
+                                                       "rank {}: {} local EPJ in an array of {}", comm.rank(),
+                                                       local_count, epj.size())),
+                        "fmm::exchangeLet");
   return detail::exchangeLetInto(comm, tree, std::span<const EPJ>(epj.data(), local_count), theta, sources, epj,
                                  local_count, local_count, true, shifts, buffers);
 }
