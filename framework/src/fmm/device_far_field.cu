@@ -746,8 +746,12 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
   // queued.
   s.running = true;
   if (!completes_local) s.uploadTree(tree, sources.local_multipoles);
-  s.remote_multipoles.assignAsync(sources.remote_multipoles.data(), sources.remote_multipoles.size(), fs);
-  s.remote_multipole_rows.assignAsync(sources.remote_multipole_rows.data(), sources.remote_multipole_rows.size(), fs);
+  // The received multipoles go on the traversal's stream, which the far stream waits for before
+  // their M2L (`traversed`). From pageable memory a copy returns once staged, and staging tens of
+  // MB waits for the copy's stream to drain it: on the far stream, behind startLocal's M2L, the
+  // host stopped here until that M2L ended, and the traversal and near field started late.
+  s.remote_multipoles.assignAsync(sources.remote_multipoles.data(), sources.remote_multipoles.size(), ts);
+  s.remote_multipole_rows.assignAsync(sources.remote_multipole_rows.data(), sources.remote_multipole_rows.size(), ts);
   const DeviceTables& dt = s.tablesFor(expansion, ts);
   if (completes_local) {
     // The local cells are on the device (startLocal's M2L may still read them): the received
