@@ -1026,16 +1026,20 @@ TEST(FmmPeriodic, LetWithImageShiftsGivesOneRootPerRankAndShift) {
     fmm::exchangeLet(comm, tree, std::span<const ChargedEP>(epj), 0.3, other, remote_other, shifts, &buffers);
     if (comm.size() > 1) EXPECT_GT(buffers.multipoles_in.size(), sources.remote_multipoles.size());
   }
+  // The same cells (with the same particle ranges), multipoles and roots as the first exchange's.
+  auto expectTheFirstSources = [&](const fmm::SourceCells& got, const std::string& what) {
+    ASSERT_EQ(got.cells.size(), sources.cells.size()) << what;
+    EXPECT_EQ(std::memcmp(got.cells.data(), sources.cells.data(), sources.cells.size() * sizeof(fmm::FmmCell)), 0)
+        << what;
+    EXPECT_EQ(got.remote_multipoles, sources.remote_multipoles) << what;
+    EXPECT_EQ(got.remote_multipole_rows, sources.remote_multipole_rows) << what;
+    EXPECT_EQ(got.remote_roots, sources.remote_roots) << what;
+  };
   for (int call = 0; call < 2; ++call) {
     fmm::SourceCells again = fmm::SourceCells::ofTree(tree);
     std::vector<ChargedEP> remote_again;
     fmm::exchangeLet(comm, tree, std::span<const ChargedEP>(epj), 0.5, again, remote_again, shifts, &buffers);
-    ASSERT_EQ(again.cells.size(), sources.cells.size()) << "call " << call;
-    EXPECT_EQ(std::memcmp(again.cells.data(), sources.cells.data(), sources.cells.size() * sizeof(fmm::FmmCell)), 0)
-        << "call " << call;
-    EXPECT_EQ(again.remote_multipoles, sources.remote_multipoles) << "call " << call;
-    EXPECT_EQ(again.remote_multipole_rows, sources.remote_multipole_rows) << "call " << call;
-    EXPECT_EQ(again.remote_roots, sources.remote_roots) << "call " << call;
+    expectTheFirstSources(again, "call " + std::to_string(call));
     ASSERT_EQ(remote_again.size(), remote.size()) << "call " << call;
     EXPECT_EQ(std::memcmp(remote_again.data(), remote.data(), remote.size() * sizeof(ChargedEP)), 0) << "call " << call;
   }
@@ -1054,12 +1058,7 @@ TEST(FmmPeriodic, LetWithImageShiftsGivesOneRootPerRankAndShift) {
     ASSERT_EQ(all.size(), n + remote.size()) << "held " << held;
     EXPECT_EQ(std::memcmp(all.data(), epj.data(), n * sizeof(ChargedEP)), 0) << "held " << held;
     EXPECT_EQ(std::memcmp(all.data() + n, remote.data(), remote.size() * sizeof(ChargedEP)), 0) << "held " << held;
-    ASSERT_EQ(one.cells.size(), sources.cells.size()) << "held " << held;
-    EXPECT_EQ(std::memcmp(one.cells.data(), sources.cells.data(), sources.cells.size() * sizeof(fmm::FmmCell)), 0)
-        << "held " << held;
-    EXPECT_EQ(one.remote_multipoles, sources.remote_multipoles) << "held " << held;
-    EXPECT_EQ(one.remote_multipole_rows, sources.remote_multipole_rows) << "held " << held;
-    EXPECT_EQ(one.remote_roots, sources.remote_roots) << "held " << held;
+    expectTheFirstSources(one, "held " + std::to_string(held));
   }
   EXPECT_THROW(fmm::exchangeLet(comm, tree, remote, remote.size() + 1, 0.5, sources, shifts), grove::Error);
   // The two-array form appends: to a remote_epj that holds some already, the same EPJ after them,
