@@ -458,10 +458,10 @@ class FmmForce {
   }
 
   // Everything the far field needs: the particles' positions and charges (checked), the tree and
-  // its multipoles, the LET (with the EPJ in key order, which it sends) and the traversal; then the
-  // far field started on the engine (into phi_, grad_phi_, key order), running on beside the
-  // caller's near field where it can (a device engine, or the host's with `overlap`). The near
-  // field's own inputs follow (prepareNearField). Returns the P2P lists, the near field's (empty
+  // its multipoles, the LET (with the near field's inputs in key order: it sends EPJ) and the
+  // traversal; then the far field started on the engine (into phi_, grad_phi_, key order), running
+  // on beside the caller's near field where it can (a device engine, or the host's with `overlap`).
+  // Without a LET the near field's inputs follow (prepareNearField). Returns the P2P lists, the near field's (empty
   // with `p2p_on_device`: the engine keeps them on its device). Collective.
   template <class PSys>
   fmm::CsrList startFarField(const PSys& psys, const DomainInfo& dinfo, bool clear, bool overlap, bool p2p_on_device) {
@@ -546,9 +546,10 @@ class FmmForce {
     // Periodic: the near block's images of every rank's tree (this one's too) come as LET trees.
     const std::vector<Vec3d> shifts = periodic ? nearImageShifts(dinfo) : std::vector<Vec3d>();
     if (exchangesLet(comm, dinfo)) {
-      // The LET sends from the EPJ in key order: made now, not beside the far field.
+      // The LET sends from the EPJ in key order: made now (with the rest of the near field's
+      // inputs, in the same pass), beside startLocal's device work rather than after start().
       const double copy_start = wallSeconds();
-      putEpjInKeyOrder(psys);
+      makeNearFieldInputs(psys, clear, /*before_let=*/true);
       stats_.copy_seconds += wallSeconds() - copy_start;
       start = wallSeconds();
       // The received EPJ are written after epj_'s own, over what it held from the last call.
@@ -579,44 +580,39 @@ class FmmForce {
     return std::move(traversal.p2p);
   }
 
-  // epj_[0, n) = the particles' EPJ in the tree's key order (the received ones follow them). Not
-  // shrunk to n: the LET writes its EPJ over the elements past n (see exchangeLet), and shrinking
-  // would have them value-initialised again.
-  template <class PSys>
-  void putEpjInKeyOrder(const PSys& psys) {
-    const std::span<const int> order = tree_.order();
-    if (epj_.size() < order.size()) epj_.resize(order.size());
-#pragma omp parallel for
-    for (std::size_t k = 0; k < order.size(); ++k) epj_[k].copyFromFP(psys[static_cast<std::size_t>(order[k])]);
-  }
-
   // Whether a calculation exchanges a LET (several ranks, or a periodic box's images of this
-  // rank's own tree). The LET sends EPJ, so they are made before it (putEpjInKeyOrder), not beside
-  // the far field (prepareNearField).
+  // rank's own tree). The LET sends EPJ, so the near field's inputs are made before it, not beside
+  // the far field (makeNearFieldInputs).
   static bool exchangesLet(const Comm& comm, const DomainInfo& dinfo) {
     return comm.size() > 1 || isAnyPeriodic(dinfo.getBoundaryCondition());
   }
 
-  // The near field's inputs, made after the far field started, so that a device engine's
-  // traversal and M2L run meanwhile: EPI in key order, the EPJ too unless the LET needed them
-  // first (in the same pass over the particles), and the forces' start (cleared, or the previous
-  // call's, when !clear).
+  // The near field's inputs in the tree's key order, in one pass over the particles: the EPI,
+  // epj_[0, n) (the received EPJ follow them) and the forces' start (cleared, or the previous
+  // call's when !clear). Before a LET, epj_ is not shrunk to n: the LET writes its EPJ over the
+  // elements past n (see exchangeLet), and shrinking would have them value-initialised again.
   template <class PSys>
-  void prepareNearField(const PSys& psys, const DomainInfo& dinfo, bool clear) {
+  void makeNearFieldInputs(const PSys& psys, bool clear, bool before_let) {
     const std::span<const int> order = tree_.order();
     const std::size_t n = order.size();
-    const bool make_epj = !exchangesLet(psys.comm(), dinfo);
-    if (make_epj) epj_.resize(n);
+    if (!before_let || epj_.size() < n) epj_.resize(n);
     epi_.resize(n);
     sorted_forces_.resize(n);
 #pragma omp parallel for
     for (std::size_t k = 0; k < n; ++k) {
       const auto i = static_cast<std::size_t>(order[k]);
       epi_[k].copyFromFP(psys[i]);
-      if (make_epj) epj_[k].copyFromFP(psys[i]);
+      epj_[k].copyFromFP(psys[i]);
       if (clear) sorted_forces_[k].clear();
       else sorted_forces_[k] = forces_[i];
     }
+  }
+
+  // The near field's inputs where no LET made them (makeNearFieldInputs), after the far field
+  // started, so that a device engine's traversal and M2L run meanwhile.
+  template <class PSys>
+  void prepareNearField(const PSys& psys, const DomainInfo& dinfo, bool clear) {
+    if (!exchangesLet(psys.comm(), dinfo)) makeNearFieldInputs(psys, clear, /*before_let=*/false);
   }
 
   // One force calculation around a near field: near_field(p2p) adds the near field to
