@@ -520,10 +520,11 @@ class FmmForce {
     // while the LET is selected and exchanged (start()'s summary counts that time as the
     // traversal's). Either may fail on one rank alone (a device out of memory): said on every rank
     // before the LET's messages, so that no rank waits for one that threw.
+    const bool exchanges_let = exchangesLet(comm, dinfo);
     std::optional<std::string> failed;
     try {
       engine_->buildTree(positions, charges, n_leaf_, expansion_, tree_);
-      if (exchangesLet(comm, dinfo)) {
+      if (exchanges_let) {
         const double local_start = wallSeconds();
         if (engine_->startLocal(tree_, theta_, expansion_)) begun_before_let.emplace(*engine_);
         local_start_seconds = wallSeconds() - local_start;
@@ -545,7 +546,7 @@ class FmmForce {
     start = wallSeconds();
     // Periodic: the near block's images of every rank's tree (this one's too) come as LET trees.
     const std::vector<Vec3d> shifts = periodic ? nearImageShifts(dinfo) : std::vector<Vec3d>();
-    if (exchangesLet(comm, dinfo)) {
+    if (exchanges_let) {
       // The LET sends from the EPJ in key order: made now (with the rest of the near field's
       // inputs, in the same pass), beside startLocal's device work rather than after start().
       const double copy_start = wallSeconds();

@@ -206,12 +206,12 @@ struct LetBuffers {
 namespace detail {
 
 // exchangeLet's body. The received EPJ go to out[out_first, ...) (out resized to end with the
-// last), their particle indices counted from index_first. With epj_in_out, epj is out's first
-// epj.size() elements, looked up again after out's resize.
+// last). With epj_in_out, epj is out's first epj.size() elements (out_first == epj.size()), looked
+// up again after out's resize; else out follows epj in the particle indices.
 template <class EPJ>
 LetCounts exchangeLetInto(const Comm& comm, const FmmTree& tree, std::span<const EPJ> epj, double theta,
-                          SourceCells& sources, std::vector<EPJ>& out, std::size_t out_first, std::size_t index_first,
-                          bool epj_in_out, std::span<const Vec3d> shifts, LetBuffers<EPJ>* buffers) {
+                          SourceCells& sources, std::vector<EPJ>& out, std::size_t out_first, bool epj_in_out,
+                          std::span<const Vec3d> shifts, LetBuffers<EPJ>* buffers) {
   LetBuffers<EPJ> call_buffers;  // when the caller keeps none
   LetBuffers<EPJ>& b = buffers ? *buffers : call_buffers;
   const bool periodic = shifts.size() > 1;
@@ -423,6 +423,8 @@ LetCounts exchangeLetInto(const Comm& comm, const FmmTree& tree, std::span<const
   // Grown, not cleared: elements a kept array already has are overwritten below, not
   // value-initialised first (one thread zeroing 86 MB took 0.011 s at 2^22 in a periodic box).
   const std::size_t local_count = epj.size();
+  // The received particles' first index: out's elements follow the local ones (or are them).
+  const std::size_t index_first = epj_in_out ? out_first : local_count + out_first;
   out.resize(out_first + particle_base[block_count]);
   if (epj_in_out) epj = std::span<const EPJ>(out.data(), local_count);
   std::vector<std::size_t> block_cells(block_count);
@@ -481,8 +483,8 @@ template <class EPJ>
 LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::span<const EPJ> epj, double theta,
                       SourceCells& sources, std::vector<EPJ>& remote_epj,
                       std::span<const Vec3d> shifts = std::span<const Vec3d>(), LetBuffers<EPJ>* buffers = nullptr) {
-  return detail::exchangeLetInto(comm, tree, epj, theta, sources, remote_epj, remote_epj.size(),
-                                 epj.size() + remote_epj.size(), false, shifts, buffers);
+  return detail::exchangeLetInto(comm, tree, epj, theta, sources, remote_epj, remote_epj.size(), false, shifts,
+                                 buffers);
 }
 
 /// exchangeLet() with the EPJ in one array, as a caller that evaluates them together keeps them:
@@ -502,7 +504,7 @@ LetCounts exchangeLet(const Comm& comm, const FmmTree& tree, std::vector<EPJ>& e
                                                        local_count, epj.size())),
                         "fmm::exchangeLet");
   return detail::exchangeLetInto(comm, tree, std::span<const EPJ>(epj.data(), local_count), theta, sources, epj,
-                                 local_count, local_count, true, shifts, buffers);
+                                 local_count, true, shifts, buffers);
 }
 
 }  // namespace grove::fmm
