@@ -449,15 +449,6 @@ unsigned blocksFor(long long n, int threads) { return static_cast<unsigned>((n +
 // The three lists of a traversal, by index into DeviceFarField::State's arrays.
 constexpr int kM2l = 0, kP2p = 1, kM2p = 2;
 
-// The far field's stream's priority, in levels below the highest: the next one, unless the
-// device has fewer than three levels (then the highest, shared with the traversal, so that it
-// stays above the near field's default priority).
-int farStreamLevel() {
-  int least = 0, greatest = 0;
-  check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
-  return least - greatest >= 2 ? 1 : 0;
-}
-
 }  // namespace
 
 struct DeviceFarField::State {
@@ -470,7 +461,8 @@ struct DeviceFarField::State {
   // device_near_field.cuh) would otherwise hold every multiprocessor until it ends, and only then
   // would the L2L, L2P and M2P start, after it instead of beside it.
   gpu::Stream traversal_stream{gpu::Stream::Priority{0}};
-  gpu::Stream far_stream{gpu::Stream::Priority{farStreamLevel()}};
+  // (On a device of two levels both get the highest: a Priority stream stays above the default.)
+  gpu::Stream far_stream{gpu::Stream::Priority{1}};
   gpu::Event traversed, far_start{true}, m2l_done{true}, far_done{true}, downloaded;
   // A calculation begun by startLocal(): the local pairs' M2L ran from far_start to local_m2l_done,
   // the received cells' from m2l_start to m2l_done.

@@ -100,8 +100,9 @@ using PinnedArray = CudaArray<T, false>;
 class Stream {
  public:
   Stream() { check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags"); }
-  /// A priority `below_highest` levels under the current device's highest (and never under its
-  /// lowest, the default streams' own).
+  /// A priority `below_highest` levels under the current device's highest, and never as low as
+  /// its lowest, the default streams' own, where the device has another (so a Priority stream's
+  /// blocks always go before the default streams').
   struct Priority {
     int below_highest = 0;  ///< levels under the device's highest priority (0: the highest)
   };
@@ -110,8 +111,9 @@ class Stream {
   explicit Stream(Priority priority) {
     int least = 0, greatest = 0;  // numerically, greatest <= least
     check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
+    const int lowest_above_default = std::max(greatest, least - 1);
     check(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking,
-                                       std::min(greatest + std::max(priority.below_highest, 0), least)),
+                                       std::min(greatest + std::max(priority.below_highest, 0), lowest_above_default)),
           "cudaStreamCreateWithPriority");
   }
   Stream(const Stream&) = delete;
