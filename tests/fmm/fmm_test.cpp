@@ -165,10 +165,12 @@ TEST(FmmExpansion, ShiftsAreExactAndM2LMatchesTheMultipoleNearTheLocalCentre) {
   }
 }
 
-// The batched M2L (SIMD lanes over sources) gives the one-source M2L's sums, with a partly filled
-// last block.
+// The batched M2L (SIMD lanes over sources, in the harmonic form: multipoles folded onto kz <= 1,
+// the local expansion's other coefficients from the trace identity) gives the one-source M2L's
+// full Cartesian sums, with a partly filled last block; orders 2 and 3 have the first levels of
+// the unfolding.
 TEST(FmmExpansion, BatchedM2LEqualsOneSourceAtATime) {
-  for (int p : {1, 4, 8}) {
+  for (int p : {1, 2, 3, 4, 8}) {
     const fmm::MultiIndexSet e(p);
     const auto size = static_cast<std::size_t>(e.size());
     std::mt19937_64 rng(11);

@@ -33,15 +33,27 @@ struct Tables {
   const unsigned char* index;      // 3 per index
   const double* factorial;         // per index of degree <= order
   const double* inverse_factorial;
-  // The M2L's contraction n! L_n = sum_k D_{n+k} M_k / k!, in bundles of kM2lBundle coefficients
-  // n of one degree, whose k run over the same indices 0 ... K - 1: one load of M_k serves the
-  // bundle's kM2lBundle multiply-adds.
-  const ushort4* bundle_rows;      // per (bundle, k): the rows n + k of D (`rows`, a zero row, in empty slots)
+  // The M2L in the harmonic form (MultiIndexSet::harmonicIndices()): the multipoles folded onto
+  // the harmonic indices (`harmonic` of them, foldMultipoles), the rows of D with kz <= 2, the
+  // contraction for the harmonic n, and the other n! L_n from the trace identity.
+  int harmonic;                    // (order + 1)^2
+  const unsigned short* harmonic_position;  // per harmonic index: its position
+  const int* fold_begin;           // per harmonic index: its fold terms [begin, end)
+  const unsigned short* fold_source;  // per fold term: the position k of M_k; out += fold_weight * M_k
+  const double* fold_weight;
+  const int* taylor_row_begin;     // per degree 0 ... order + 1: its rows in taylor_rows
+  const unsigned short* taylor_rows;  // the rows of D the contraction reads, by degree
+  const int* unfold_begin;         // per kz = 2 ... order + 1: its steps [begin, end) in unfold
+  const ushort4* unfold;           // (n, a, b, -): s_n = -s_a - s_b
+  // The contraction n! L_n = sum_j D_{n+k_j} folded_j over harmonic n and j, in bundles of
+  // kM2lBundle coefficients n of one degree, whose j run over the same harmonic indices 0 ... J - 1:
+  // one load of folded_j serves the bundle's kM2lBundle multiply-adds.
+  const ushort4* bundle_rows;      // per (bundle, j): the rows n + k_j of D (`rows`, a zero row, in empty slots)
   // The M2L's work items: a group of kM2lLanes threads (one per source lane) takes each.
   const int4* items;               // per work item: x its first bundle_rows entry, y their count, z its first k
   const int* group_items;          // per group: its work items [begin, end)
   int item_count;
-  const int* part_begin;           // per local coefficient n: its partial sums [begin, end) in `parts`
+  const int* part_begin;           // per harmonic coefficient n: its partial sums [begin, end) in `parts`
   const int* parts;                // partial sums, item * kM2lBundle + slot, in the order they are added
   const int* l2l_begin;            // per child coefficient: its terms, sorted
   const ushort2* l2l_factors;      // (parent coefficient, power)
@@ -57,12 +69,14 @@ static_assert(kM2lThreads % kM2lLanes == 0, "the M2L's groups fill its blocks (a
 // the rows for 4 multiply-adds, against 3 loads a multiply-add when each n took its own terms (the
 // M2L at 2^22, order 8: 0.216 -> 0.181 s on an H200, run 191).
 constexpr int kM2lBundle = 4;
-// Bundles at the highest order: ceil(count of degree d / kM2lBundle) summed over the degrees.
+// Bundles at the highest order: ceil(harmonic count of degree d / kM2lBundle) summed over the degrees.
 constexpr int maxBundles() {
   int bundles = 0;
-  for (int d = 0; d <= kMaxOrder; ++d) bundles += ((d + 1) * (d + 2) / 2 + kM2lBundle - 1) / kM2lBundle;
+  for (int d = 0; d <= kMaxOrder; ++d) bundles += (2 * d + 1 + kM2lBundle - 1) / kM2lBundle;
   return bundles;
 }
+// Harmonic indices at the highest order: the folded multipoles' stride.
+constexpr int kMaxHarmonic = (kMaxOrder + 1) * (kMaxOrder + 1);
 // Work items: each bundle once, and at most one more where a group's share ends inside one.
 constexpr int kMaxItems = maxBundles() + kM2lGroups;
 
@@ -80,7 +94,11 @@ inline __device__ void powers(const Tables& tb, const Vec3d& x, int degree, doub
 struct DeviceTables {
   int order = 0;
   DeviceVector<int> degree_begin, lower, upper, power_axis, l2l_begin, m2m_begin;
-  DeviceVector<int> group_items, part_begin, parts;
+  DeviceVector<int> group_items, part_begin, parts, fold_begin, taylor_row_begin, unfold_begin;
+  DeviceVector<unsigned short> harmonic_position, taylor_rows, fold_source;
+  DeviceVector<double> fold_weight;
+  DeviceVector<ushort4> unfold;
+  int harmonic = 0;
   DeviceVector<int4> items;
   DeviceVector<ushort4> bundle_rows;
   int item_count = 0;
@@ -105,25 +123,57 @@ struct DeviceTables {
       for (int axis = 0; axis < 3; ++axis)
         upper_h.push_back(i < rows ? e.find(k[0] + (axis == 0), k[1] + (axis == 1), k[2] + (axis == 2)) : -1);
     }
-    // The M2L's bundles: the coefficients n of each degree d, kM2lBundle at a time, each with the
-    // rows n + k of D for k over the indices of degree <= order - d (the host's contraction for n,
-    // in its order: MultiIndexSet::contraction()).
+    // The harmonic form's tables (MultiIndexSet::harmonicIndices() and after).
+    const std::span<const std::uint16_t> harmonic_h = e.harmonicIndices();
+    harmonic = static_cast<int>(harmonic_h.size());
+    require(harmonic <= kMaxHarmonic, "fmm::DeviceTables", "{} harmonic indices (at most {})", harmonic,
+            kMaxHarmonic);
+    // Harmonic indices of degree below d: d^2.
+    auto harmonicBelow = [](int d) { return d * d; };
+    std::vector<int> fold_begin_h(static_cast<std::size_t>(harmonic) + 1, 0);
+    std::vector<unsigned short> fold_source_h;
+    std::vector<double> fold_weight_h;
+    for (const auto& term : e.foldTerms()) {  // grouped by harmonic index, ascending
+      ++fold_begin_h[term.target + 1u];
+      fold_source_h.push_back(term.first);
+      fold_weight_h.push_back(term.weight);
+    }
+    for (int j = 0; j < harmonic; ++j) fold_begin_h[static_cast<std::size_t>(j) + 1] += fold_begin_h[static_cast<std::size_t>(j)];
+    std::vector<int> taylor_row_begin_h(static_cast<std::size_t>(order) + 2, 0);
+    std::vector<unsigned short> taylor_rows_h;
+    for (int d = 0; d <= order; ++d) {
+      taylor_row_begin_h[static_cast<std::size_t>(d)] = static_cast<int>(taylor_rows_h.size());
+      for (const std::uint16_t row : e.harmonicTaylorRows())
+        if (e.degree(row) == d) taylor_rows_h.push_back(row);
+    }
+    taylor_row_begin_h[static_cast<std::size_t>(order) + 1] = static_cast<int>(taylor_rows_h.size());
+    std::vector<int> unfold_begin_h;
+    std::vector<ushort4> unfold_h;
+    for (int z = 2; z <= order + 1; ++z) {
+      unfold_begin_h.push_back(static_cast<int>(unfold_h.size()));
+      for (const auto& [target, a, b] : e.unfoldSteps())
+        if (e.index(target)[2] == z) unfold_h.push_back(make_ushort4(target, a, b, 0));
+    }
+    require(unfold_h.size() == e.unfoldSteps().size(), "fmm::DeviceTables", "unfold steps of kz above the order");
+    // The M2L's bundles: the harmonic coefficients n of each degree d, kM2lBundle at a time, each
+    // with the rows n + k_j of D for the harmonic j of degree <= order - d.
     struct Bundle {
       int first_n, count, k_count, rows_first;
     };
     std::vector<Bundle> bundles;
     std::vector<ushort4> bundle_rows_h;
     for (int d = 0; d <= order; ++d) {
-      const int k_count = e.sizeBelow(order - d + 1);
-      for (int n0 = e.sizeBelow(d); n0 < e.sizeBelow(d + 1); n0 += kM2lBundle) {
-        const Bundle b{n0, std::min(kM2lBundle, e.sizeBelow(d + 1) - n0), k_count,
+      const int k_count = harmonicBelow(order - d + 1);
+      for (int n0 = harmonicBelow(d); n0 < harmonicBelow(d + 1); n0 += kM2lBundle) {
+        const Bundle b{n0, std::min(kM2lBundle, harmonicBelow(d + 1) - n0), k_count,
                        static_cast<int>(bundle_rows_h.size())};
         for (int k = 0; k < k_count; ++k) {
           unsigned short row[kM2lBundle];
           for (int r = 0; r < kM2lBundle; ++r) {
             row[r] = static_cast<unsigned short>(rows);
             if (r < b.count) {
-              const auto &a = e.index(n0 + r), &c = e.index(k);
+              const auto &a = e.index(harmonic_h[static_cast<std::size_t>(n0 + r)]),
+                         &c = e.index(harmonic_h[static_cast<std::size_t>(k)]);
               row[r] = static_cast<unsigned short>(e.find(a[0] + c[0], a[1] + c[1], a[2] + c[2]));
             }
           }
@@ -138,7 +188,7 @@ struct DeviceTables {
     constexpr int kItemCost = 8;
     std::vector<int> group_items_h;
     std::vector<int4> items_h;
-    std::vector<std::vector<int>> parts_of(static_cast<std::size_t>(rows));
+    std::vector<std::vector<int>> parts_of(static_cast<std::size_t>(harmonic));
     {
       long long steps = 0;
       for (const Bundle& b : bundles) steps += b.k_count;
@@ -211,6 +261,14 @@ struct DeviceTables {
     factorial.assignAsync(e.factorials().data(), e.factorials().size(), stream);
     inverse_factorial.assignAsync(e.inverseFactorials().data(), e.inverseFactorials().size(), stream);
     bundle_rows.assignAsync(bundle_rows_h.data(), bundle_rows_h.size(), stream);
+    harmonic_position.assignAsync(harmonic_h.data(), harmonic_h.size(), stream);
+    fold_begin.assignAsync(fold_begin_h.data(), fold_begin_h.size(), stream);
+    fold_source.assignAsync(fold_source_h.data(), fold_source_h.size(), stream);
+    fold_weight.assignAsync(fold_weight_h.data(), fold_weight_h.size(), stream);
+    taylor_row_begin.assignAsync(taylor_row_begin_h.data(), taylor_row_begin_h.size(), stream);
+    taylor_rows.assignAsync(taylor_rows_h.data(), taylor_rows_h.size(), stream);
+    unfold_begin.assignAsync(unfold_begin_h.data(), unfold_begin_h.size(), stream);
+    unfold.assignAsync(unfold_h.data(), unfold_h.size(), stream);
     items.assignAsync(items_h.data(), items_h.size(), stream);
     group_items.assignAsync(group_items_h.data(), group_items_h.size(), stream);
     part_begin.assignAsync(part_begin_h.data(), part_begin_h.size(), stream);
@@ -235,6 +293,15 @@ struct DeviceTables {
                   index.data(),
                   factorial.data(),
                   inverse_factorial.data(),
+                  harmonic,
+                  harmonic_position.data(),
+                  fold_begin.data(),
+                  fold_source.data(),
+                  fold_weight.data(),
+                  taylor_row_begin.data(),
+                  taylor_rows.data(),
+                  unfold_begin.data(),
+                  unfold.data(),
                   bundle_rows.data(),
                   items.data(),
                   group_items.data(),

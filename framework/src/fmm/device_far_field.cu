@@ -29,6 +29,7 @@ using detail::kM2lBundle;
 using detail::kM2lGroups;
 using detail::kM2lLanes;
 using detail::kM2lThreads;
+using detail::kMaxHarmonic;
 using detail::kMaxItems;
 using detail::powers;
 using detail::Tables;
@@ -191,17 +192,34 @@ struct Multipoles {
   }
 };
 
+// The multipoles of `count` cells (rows of `stride`) folded onto the harmonic indices
+// (MultiIndexSet::foldMultipole, the same terms in the same order): a thread per (cell, index).
+__global__ void foldMultipoles(Tables tb, const double* multipoles, long long count, int stride, double* folded) {
+  const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (i >= count * tb.harmonic) return;
+  const long long cell = i / tb.harmonic;
+  const int j = static_cast<int>(i - cell * tb.harmonic);
+  const double* multipole = multipoles + cell * stride;
+  double sum = 0.0;
+  for (int f = tb.fold_begin[j]; f < tb.fold_begin[j + 1]; ++f) sum += tb.fold_weight[f] * multipole[tb.fold_source[f]];
+  folded[i] = sum;
+}
+
 // One block per target cell: its M2L sources kM2lLanes at a time, added to its local expansion
-// (cleared before the first list: a calculation begun by startLocal() has two). The Taylor coefficients are
-// built a degree at a time across the block; then the contraction n! L_n += sum_k D_{n+k} M_k / k!
-// runs across the lanes: kM2lGroups groups of kM2lLanes threads, a thread per source lane, each
-// group an equal share (by cost) of the contraction's work items. An item is a run of k for a
-// bundle of kM2lBundle coefficients n of one degree: per k, one load of M_k and one of the rows'
-// indices serve the bundle's kM2lBundle multiply-adds (a term of its own for every n took two loads
-// a multiply-add and an index load). The lanes of a group read one row of D and one of M side by
-// side (no shared-memory bank conflicts), an item's sums are reduced across the lanes by shuffles,
-// and each n's partial sums are added in a fixed order at the end: no atomics, so the result does
-// not depend on timing.
+// (cleared before the first list: a calculation begun by startLocal() has two), in the harmonic
+// form (MultiIndexSet::harmonicIndices(); `folded`: the sources' multipoles folded, rows of
+// tb.harmonic). The Taylor coefficients with kz <= 2 are built a degree at a time across the block;
+// then the contraction n! L_n += sum_j D_{n+k_j} folded_j for the harmonic n runs across the lanes:
+// kM2lGroups groups of kM2lLanes threads, a thread per source lane, each group an equal share (by
+// cost) of the contraction's work items. An item is a run of j for a bundle of kM2lBundle
+// coefficients n of one degree: per j, one load of folded_j and one of the rows' indices serve the
+// bundle's kM2lBundle multiply-adds (a term of its own for every n took two loads a multiply-add
+// and an index load). The lanes of a group read one row of D and one of M side by side (no
+// shared-memory bank conflicts), an item's sums are reduced across the lanes by shuffles, and each
+// n's partial sums are added in a fixed order at the end: no atomics, so the result does not
+// depend on timing. The other n! L_n then follow from the trace identity (tb.unfold), a kz level
+// at a time. The harmonic form halves the work (order 8: 1 365 multiply-adds an M2L against 3 003,
+// 109 rows of D against 165, 81 coefficients of M against 165).
 //
 // The kernel is bound by the L1 / shared-memory pipe (Nsight Compute, run 230: 86 % busy), so its
 // loads are kept few and conflict-free (run 231: the M2L 0.073 -> 0.059 s at 2^22):
@@ -213,10 +231,11 @@ struct Multipoles {
 //   is the same for every row it builds, so that is read once a chunk.
 static_assert((kM2lLanes & (kM2lLanes - 1)) == 0, "M's columns are swizzled by s ^ (k % kM2lLanes)");
 __global__ void __launch_bounds__(kM2lThreads) multipolesToLocals(Tables tb, const FmmCell* cells,
-                                                                        Multipoles mp, const std::int64_t* offsets,
-                                                                        const int* items, double* locals) {
+                                                                        Multipoles folded, const std::int64_t* offsets,
+                                                                        const int* items, double* locals,
+                                                                        int local_stride) {
   __shared__ double d[(kMaxCoefficients + 1) * kM2lLanes];
-  __shared__ double m[kMaxCoefficients * kM2lLanes];
+  __shared__ double m[kMaxHarmonic * kM2lLanes];
   __shared__ double rx[kM2lLanes], ry[kM2lLanes], rz[kM2lLanes], inv_r2[kM2lLanes];
   __shared__ double partial[kMaxItems * kM2lBundle];
   __shared__ int source[kM2lLanes];
@@ -246,18 +265,18 @@ __global__ void __launch_bounds__(kM2lThreads) multipolesToLocals(Tables tb, con
     }
     __syncthreads();
     for (int s = group; s < kM2lLanes; s += kM2lGroups) {
-      const double* multipole = source[s] >= 0 ? mp.of(source[s]) : nullptr;
-      for (int k = lane; k < rows; k += kM2lLanes)
-        m[k * kM2lLanes + (s ^ (k & (kM2lLanes - 1)))] = multipole ? multipole[k] * tb.inverse_factorial[k] : 0.0;
+      const double* multipole = source[s] >= 0 ? folded.of(source[s]) : nullptr;
+      for (int k = lane; k < tb.harmonic; k += kM2lLanes)
+        m[k * kM2lLanes + (s ^ (k & (kM2lLanes - 1)))] = multipole ? multipole[k] : 0.0;
     }
     // Every row this thread builds is of source `lane` (kM2lThreads is a multiple of kM2lLanes).
     const double sx = rx[lane], sy = ry[lane], sz = rz[lane], s_inv_r2 = inv_r2[lane];
     auto at = [&](int j) { return d[(j >= 0 ? j : rows) * kM2lLanes + lane]; };
     for (int degree = 1; degree <= tb.order; ++degree) {
-      const int row0 = tb.degree_begin[degree], count = tb.degree_begin[degree + 1] - row0;
+      const int row0 = tb.taylor_row_begin[degree], count = tb.taylor_row_begin[degree + 1] - row0;
       const double c1 = -(2.0 * degree - 1.0) / degree, c2 = -(degree - 1.0) / degree;
       for (int item = threadIdx.x; item < kM2lLanes * count; item += blockDim.x) {
-        const int i = row0 + item / kM2lLanes;
+        const int i = tb.taylor_rows[row0 + item / kM2lLanes];
         const int2* low = reinterpret_cast<const int2*>(tb.lower + 6 * i);  // 6 i ints: 8-byte aligned
         const int2 x_y = low[0], z_xx = low[1], yy_zz = low[2];
         d[i * kM2lLanes + lane] =
@@ -266,7 +285,10 @@ __global__ void __launch_bounds__(kM2lThreads) multipolesToLocals(Tables tb, con
       }
       __syncthreads();
     }
-    for (int item = threadIdx.x; item < kM2lLanes * rows; item += blockDim.x) d[item] *= tb.factorial[item / kM2lLanes];
+    for (int item = threadIdx.x; item < kM2lLanes * tb.taylor_row_begin[tb.order + 1]; item += blockDim.x) {
+      const int i = tb.taylor_rows[item / kM2lLanes];
+      d[i * kM2lLanes + lane] *= tb.factorial[i];
+    }
     __syncthreads();
     for (int w = tb.group_items[group]; w < tb.group_items[group + 1]; ++w) {
       const int4 item = tb.items[w];
@@ -291,11 +313,23 @@ __global__ void __launch_bounds__(kM2lThreads) multipolesToLocals(Tables tb, con
     }
     __syncthreads();
   }
-  for (int n = threadIdx.x; n < rows; n += blockDim.x) {
+  // D is not read after the last chunk (its loop ends at a barrier): n! L_n for every n go there.
+  double* scaled_local = d;
+  for (int h = threadIdx.x; h < tb.harmonic; h += blockDim.x) {
     double sum = 0.0;
-    for (int p = tb.part_begin[n]; p < tb.part_begin[n + 1]; ++p) sum += partial[tb.parts[p]];
-    locals[static_cast<long long>(t) * mp.stride + n] += sum * tb.inverse_factorial[n];
+    for (int p = tb.part_begin[h]; p < tb.part_begin[h + 1]; ++p) sum += partial[tb.parts[p]];
+    scaled_local[tb.harmonic_position[h]] = sum;
   }
+  __syncthreads();
+  for (int z = 2; z <= tb.order; ++z) {
+    for (int u = tb.unfold_begin[z - 2] + threadIdx.x; u < tb.unfold_begin[z - 1]; u += blockDim.x) {
+      const ushort4 step = tb.unfold[u];
+      scaled_local[step.x] = -scaled_local[step.y] - scaled_local[step.z];
+    }
+    __syncthreads();
+  }
+  for (int n = threadIdx.x; n < rows; n += blockDim.x)
+    locals[static_cast<long long>(t) * local_stride + n] += scaled_local[n] * tb.inverse_factorial[n];
 }
 
 // L2L for one generation: a block per child cell, a thread per child coefficient.
@@ -471,6 +505,8 @@ struct DeviceFarField::State {
   DeviceTables tables;
   DeviceVector<FmmCell> cells;
   DeviceVector<double> local_multipoles, remote_multipoles, locals, phi, gradient;
+  // The multipoles folded for the M2L (foldMultipoles; rows of the tables' `harmonic`).
+  DeviceVector<double> folded_local, folded_remote;
   DeviceVector<int> remote_multipole_rows;
   DeviceVector<Vec3d> positions;
   // Periodic boxes: the lattice offered for the next start() (offerLattice), and its field's
@@ -615,11 +651,24 @@ struct DeviceFarField::State {
     positions.assignAsync(tree.positions().data(), tree.positions().size(), fs);
   }
 
-  // The M2L of a CSR list (target_count targets) on the far stream, added to the locals.
+  // The rows of `multipoles` (of `stride`) folded into `out` (rows of tb.harmonic), on the far stream.
+  void fold(const Tables& tb, const DeviceVector<double>& multipoles, std::size_t stride, DeviceVector<double>& out) {
+    const std::size_t count = stride > 0 ? multipoles.size() / stride : 0;
+    out.resize(count * static_cast<std::size_t>(tb.harmonic));
+    if (count == 0) return;
+    constexpr int kThreads = 128;
+    foldMultipoles<<<blocksFor(static_cast<long long>(out.size()), kThreads), kThreads, 0, far_stream.get()>>>(
+        tb, multipoles.data(), static_cast<long long>(count), static_cast<int>(stride), out.data());
+    check(cudaGetLastError(), "foldMultipoles");
+  }
+
+  // The M2L of a CSR list (target_count targets) on the far stream, added to the locals (of
+  // `stride`), from the folded multipoles of `mp`'s cells.
   void queueM2l(const Tables& tb, const Multipoles& mp, const DeviceVector<std::int64_t>& csr_offsets,
                 const DeviceVector<int>& csr_items, int target_count) {
+    const Multipoles folded_mp{folded_local.data(), folded_remote.data(), mp.remote_rows, mp.local_count, tb.harmonic};
     multipolesToLocals<<<static_cast<unsigned>(target_count), kM2lThreads, 0, far_stream.get()>>>(
-        tb, cells.data(), mp, csr_offsets.data(), csr_items.data(), locals.data());
+        tb, cells.data(), folded_mp, csr_offsets.data(), csr_items.data(), locals.data(), mp.stride);
     check(cudaGetLastError(), "multipolesToLocals");
   }
 };
@@ -696,6 +745,7 @@ bool DeviceFarField::startLocal(const FmmTree& tree, double theta, const MultiIn
   check(cudaMemsetAsync(s.locals.data(), 0, s.locals.size() * sizeof(double), fs), "cudaMemsetAsync (locals)");
   const Multipoles mp{s.local_multipoles.data(), nullptr, nullptr, static_cast<long long>(target_count),
                       static_cast<int>(tree.stride())};
+  s.fold(dt.view(), s.local_multipoles, tree.stride(), s.folded_local);
   s.queueM2l(dt.view(), mp, s.offsets[kM2l], s.items[kM2l], target_count);
   s.local_m2l_done.record(fs);
   s.local_tree = tree.buildId();
@@ -801,6 +851,9 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
   const Multipoles mp{s.local_multipoles.data(), s.remote_multipoles.data(),
                       sources.remote_multipole_rows.empty() ? nullptr : s.remote_multipole_rows.data(),
                       static_cast<long long>(sources.localCount()), static_cast<int>(stride)};
+  // startLocal folded the local multipoles (its M2L may still read them); the received ones now.
+  if (!completes_local) s.fold(tb, s.local_multipoles, stride, s.folded_local);
+  s.fold(tb, s.remote_multipoles, stride, s.folded_remote);
   s.queueM2l(tb, mp, m2l_offsets, m2l_items, target_count);
   s.m2l_done.record(fs);
   for (int g = 1; g < tree.generationCount(); ++g) {
@@ -918,6 +971,7 @@ InteractionLists DeviceFarField::lists() const {
 std::size_t DeviceFarField::deviceBytes() const {
   const State& s = *state_;
   std::size_t bytes = s.cells.bytes() + s.local_multipoles.bytes() + s.remote_multipoles.bytes() +
+                      s.folded_local.bytes() + s.folded_remote.bytes() +
                       s.remote_multipole_rows.bytes() + s.locals.bytes() +
                       s.phi.bytes() + s.gradient.bytes() + s.positions.bytes() + s.frontier.bytes() + s.next.bytes() +
                       s.counts.bytes() + s.ends.bytes() + s.keys_alt.bytes() + s.cub_scratch.bytes() +

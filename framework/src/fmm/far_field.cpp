@@ -62,6 +62,12 @@ FarFieldSeconds evaluateFarField(const FmmTree& tree, const SourceCells& sources
   auto local = [&](int c) { return std::span<double>(locals.data() + static_cast<std::size_t>(c) * stride, stride); };
 
   auto start = std::chrono::steady_clock::now();
+  // Each source's multipole folded once for every target it serves (harmonicMultipolesToLocal).
+  const std::size_t width = expansion.harmonicIndices().size();
+  std::vector<double> folded(sources.cells.size() * width);
+#pragma omp parallel for schedule(static)
+  for (std::size_t s = 0; s < sources.cells.size(); ++s)
+    expansion.foldMultipole(multipole(static_cast<int>(s)), std::span<double>(folded.data() + s * width, width));
 #pragma omp parallel
   {
     std::vector<const double*> source_multipoles;
@@ -72,10 +78,10 @@ FarFieldSeconds evaluateFarField(const FmmTree& tree, const SourceCells& sources
       source_multipoles.clear();
       separations.clear();
       for (int s : lists.m2l.of(t)) {
-        source_multipoles.push_back(multipole(s).data());
+        source_multipoles.push_back(folded.data() + static_cast<std::size_t>(s) * width);
         separations.push_back(z - sources.cells[static_cast<std::size_t>(s)].center);
       }
-      expansion.multipolesToLocal(source_multipoles, separations, local(t));
+      expansion.harmonicMultipolesToLocal(source_multipoles, separations, local(t));
     }
   }
   seconds.m2l = secondsSince(start);

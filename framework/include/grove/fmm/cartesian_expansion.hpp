@@ -71,10 +71,18 @@ class MultiIndexSet {
   void multipoleToLocal(std::span<const double> multipole, const Vec3d& r, std::span<double> local) const;
   /// M2L from many sources into one local expansion: local += sum_s M2L(*multipoles[s], r[s]), with
   /// r[s] = z_target - z_source (multipoles and r of equal length). The same sums as
-  /// multipoleToLocal, evaluated a block of sources at a time across SIMD lanes:
-  /// n! L_n = sum_k D_{n+k} (M_k / k!), D_m = m! T_m.
+  /// multipoleToLocal (to rounding), evaluated a block of sources at a time across SIMD lanes, in
+  /// the harmonic form (harmonicIndices()): n! L_n = sum_k D_{n+k} (M_k / k!), D_m = m! T_m.
+  /// It folds every multipole on each call: a caller whose sources serve many targets folds each
+  /// once (foldMultipole) and calls harmonicMultipolesToLocal.
   void multipolesToLocal(std::span<const double* const> multipoles, std::span<const Vec3d> r,
                          std::span<double> local) const;
+  /// A multipole folded onto the harmonic indices (foldTerms()), written (not added) into
+  /// folded[0, harmonicIndices().size()).
+  void foldMultipole(std::span<const double> multipole, std::span<double> folded) const;
+  /// multipolesToLocal from folded multipoles (foldMultipole), each harmonicIndices().size() long.
+  void harmonicMultipolesToLocal(std::span<const double* const> folded, std::span<const Vec3d> r,
+                                 std::span<double> local) const;
   /// L2L: a parent's local expansion about z_p added to its child's about z_c; t = z_c - z_p.
   void shiftLocal(std::span<const double> parent, const Vec3d& t, std::span<double> child) const;
   /// x^k for every |k| <= degree (at most p + 1; out.size() >= sizeBelow(degree + 1)), in index
@@ -106,6 +114,28 @@ class MultiIndexSet {
   std::span<const int> contractionBegin() const { return contraction_begin_; }
   /// The (k, n + k) position pairs of the batched M2L, grouped by n (see contractionBegin()).
   std::span<const std::array<std::uint16_t, 2>> contraction() const { return contraction_; }
+  /// The harmonic M2L's indices: the (p + 1)^2 positions of degree <= p with kz <= 1, by degree
+  /// (the rank j of a position here is its harmonic position). D_m = m! T_m is harmonic,
+  /// D_{m + 2e_z} = -D_{m + 2e_x} - D_{m + 2e_y}, and so is the local expansion the truncated M2L
+  /// gives; so the contraction needs only these rows of M (folded) and of L (the rest follow).
+  std::span<const std::uint16_t> harmonicIndices() const { return harmonic_; }
+  /// The multipole folded onto the harmonic indices: folded[target] += weight * M[first] (target a
+  /// harmonic position, first a position of degree <= p; weight holds 1 / k! and the trace
+  /// identity's signs and counts), so that sum_k D_{n+k} M_k / k! = sum_j D_{n+k_j} folded[j] over
+  /// any degree of k.
+  std::span<const Term> foldTerms() const { return fold_; }
+  /// The harmonic M2L's contraction, grouped by harmonic position n (harmonicIndices().size() + 1
+  /// offsets into harmonicContraction()): the pairs (harmonic position j, position of n + k_j) with
+  /// |n| + |k_j| <= p.
+  std::span<const int> harmonicContractionBegin() const { return harmonic_begin_; }
+  /// The pairs of the harmonic contraction (see harmonicContractionBegin()).
+  std::span<const std::array<std::uint16_t, 2>> harmonicContraction() const { return harmonic_contraction_; }
+  /// The rows of D the harmonic contraction reads: positions of degree <= p with kz <= 2, ascending.
+  /// Their recurrence reads only rows of the same kind (k - e_i, k - 2e_i).
+  std::span<const std::uint16_t> harmonicTaylorRows() const { return harmonic_rows_; }
+  /// The rest of n! L_n from the harmonic part: {n, a, b} means s[n] = -s[a] - s[b] (a = n - 2e_z +
+  /// 2e_x, b = n - 2e_z + 2e_y), in an order in which a and b are known before n.
+  std::span<const std::array<std::uint16_t, 3>> unfoldSteps() const { return unfold_; }
   /// k! (kx! ky! kz!) per index of degree <= p.
   std::span<const double> factorials() const { return factorial_; }
   /// 1 / k! per index of degree <= p.
@@ -119,6 +149,7 @@ class MultiIndexSet {
  private:
   static constexpr int kSide = kMaxOrder + 2;  // multi-indices up to degree p + 1
   int countUpTo(int degree) const { return (degree + 1) * (degree + 2) * (degree + 3) / 6; }
+  void buildHarmonicTables();
 
   int order_;
   std::vector<std::array<std::uint8_t, 3>> indices_;  // up to degree p + 1, by degree
@@ -136,6 +167,12 @@ class MultiIndexSet {
   std::vector<int> contraction_begin_;
   std::vector<std::array<std::uint16_t, 2>> contraction_;
   std::vector<double> factorial_, inverse_factorial_;
+  // The harmonic M2L (harmonicIndices() and the tables after it).
+  std::vector<std::uint16_t> harmonic_, harmonic_rows_;
+  std::vector<Term> fold_;
+  std::vector<int> harmonic_begin_;
+  std::vector<std::array<std::uint16_t, 2>> harmonic_contraction_;
+  std::vector<std::array<std::uint16_t, 3>> unfold_;
 };
 
 }  // namespace grove::fmm
