@@ -41,14 +41,18 @@ struct Tables {
   const int* fold_begin;           // per harmonic index: its fold terms [begin, end)
   const unsigned short* fold_source;  // per fold term: the position k of M_k; out += fold_weight * M_k
   const double* fold_weight;
-  const int* taylor_row_begin;     // per degree 0 ... order + 1: its rows in taylor_rows
-  const unsigned short* taylor_rows;  // the rows of D the contraction reads, by degree
+  // The rows of D the contraction reads (MultiIndexSet::harmonicTaylorRows()), numbered densely
+  // by degree: row r of D is the r-th of them, and row taylor_count is all zeros.
+  int taylor_count;
+  const int* taylor_row_begin;     // per degree 0 ... order + 1: its first row
+  const int* taylor_lower;         // 6 per row: its lower neighbours as in `lower` (8-byte aligned, int2 reads)
+  const double* taylor_factorial;  // per row: k! of its index
   const int* unfold_begin;         // per kz = 2 ... order + 1: its steps [begin, end) in unfold
   const ushort4* unfold;           // (n, a, b, -): s_n = -s_a - s_b
   // The contraction n! L_n = sum_j D_{n+k_j} folded_j over harmonic n and j, in bundles of
   // kM2lBundle coefficients n of one degree, whose j run over the same harmonic indices 0 ... J - 1:
   // one load of folded_j serves the bundle's kM2lBundle multiply-adds.
-  const ushort4* bundle_rows;      // per (bundle, j): the rows n + k_j of D (`rows`, a zero row, in empty slots)
+  const ushort4* bundle_rows;      // per (bundle, j): the rows n + k_j of D (taylor_count, the zero row, in empty slots)
   // The M2L's work items: a group of kM2lLanes threads (one per source lane) takes each.
   const int4* items;               // per work item: x its first bundle_rows entry, y their count, z its first k
   const int* group_items;          // per group: its work items [begin, end)
@@ -77,6 +81,9 @@ constexpr int maxBundles() {
 }
 // Harmonic indices at the highest order: the folded multipoles' stride.
 constexpr int kMaxHarmonic = (kMaxOrder + 1) * (kMaxOrder + 1);
+// Rows of D with kz <= 2 at the highest order (MultiIndexSet::harmonicTaylorRows()).
+constexpr int kMaxTaylorRows = (kMaxOrder + 1) * (kMaxOrder + 2) / 2 + kMaxOrder * (kMaxOrder + 1) / 2 +
+                               (kMaxOrder - 1) * kMaxOrder / 2;
 // Work items: each bundle once, and at most one more where a group's share ends inside one.
 constexpr int kMaxItems = maxBundles() + kM2lGroups;
 
@@ -94,9 +101,10 @@ inline __device__ void powers(const Tables& tb, const Vec3d& x, int degree, doub
 struct DeviceTables {
   int order = 0;
   DeviceVector<int> degree_begin, lower, upper, power_axis, l2l_begin, m2m_begin;
-  DeviceVector<int> group_items, part_begin, parts, fold_begin, taylor_row_begin, unfold_begin;
-  DeviceVector<unsigned short> harmonic_position, taylor_rows, fold_source;
-  DeviceVector<double> fold_weight;
+  DeviceVector<int> group_items, part_begin, parts, fold_begin, taylor_row_begin, taylor_lower, unfold_begin;
+  DeviceVector<unsigned short> harmonic_position, fold_source;
+  DeviceVector<double> fold_weight, taylor_factorial;
+  int taylor_count = 0;
   DeviceVector<ushort4> unfold;
   int harmonic = 0;
   DeviceVector<int4> items;
@@ -139,14 +147,27 @@ struct DeviceTables {
       fold_weight_h.push_back(term.weight);
     }
     for (int j = 0; j < harmonic; ++j) fold_begin_h[static_cast<std::size_t>(j) + 1] += fold_begin_h[static_cast<std::size_t>(j)];
-    std::vector<int> taylor_row_begin_h(static_cast<std::size_t>(order) + 2, 0);
-    std::vector<unsigned short> taylor_rows_h;
-    for (int d = 0; d <= order; ++d) {
-      taylor_row_begin_h[static_cast<std::size_t>(d)] = static_cast<int>(taylor_rows_h.size());
-      for (const std::uint16_t row : e.harmonicTaylorRows())
-        if (e.degree(row) == d) taylor_rows_h.push_back(row);
+    // The rows of D numbered densely (harmonicTaylorRows() is ascending, so by degree).
+    const std::span<const std::uint16_t> taylor_rows_h = e.harmonicTaylorRows();
+    taylor_count = static_cast<int>(taylor_rows_h.size());
+    require(taylor_count <= kMaxTaylorRows, "fmm::DeviceTables", "{} rows of D (at most {})", taylor_count,
+            kMaxTaylorRows);
+    std::vector<int> dense_row(static_cast<std::size_t>(gradient_rows), -1);
+    for (int r = 0; r < taylor_count; ++r) dense_row[taylor_rows_h[static_cast<std::size_t>(r)]] = r;
+    std::vector<int> taylor_row_begin_h(static_cast<std::size_t>(order) + 2, taylor_count);
+    std::vector<int> taylor_lower_h;
+    std::vector<double> taylor_factorial_h;
+    for (int r = taylor_count - 1; r >= 0; --r)
+      taylor_row_begin_h[static_cast<std::size_t>(e.degree(taylor_rows_h[static_cast<std::size_t>(r)]))] = r;
+    for (int r = 0; r < taylor_count; ++r) {
+      const int row = taylor_rows_h[static_cast<std::size_t>(r)];
+      for (const int j : e.lowerNeighbours()[static_cast<std::size_t>(row)]) {
+        require(j < 0 || dense_row[static_cast<std::size_t>(j)] >= 0, "fmm::DeviceTables",
+                "row {} of D reads row {}, which is not computed", row, j);
+        taylor_lower_h.push_back(j < 0 ? taylor_count : dense_row[static_cast<std::size_t>(j)]);
+      }
+      taylor_factorial_h.push_back(e.factorials()[static_cast<std::size_t>(row)]);
     }
-    taylor_row_begin_h[static_cast<std::size_t>(order) + 1] = static_cast<int>(taylor_rows_h.size());
     std::vector<int> unfold_begin_h;
     std::vector<ushort4> unfold_h;
     for (int z = 2; z <= order + 1; ++z) {
@@ -170,11 +191,13 @@ struct DeviceTables {
         for (int k = 0; k < k_count; ++k) {
           unsigned short row[kM2lBundle];
           for (int r = 0; r < kM2lBundle; ++r) {
-            row[r] = static_cast<unsigned short>(rows);
+            row[r] = static_cast<unsigned short>(taylor_count);
             if (r < b.count) {
               const auto &a = e.index(harmonic_h[static_cast<std::size_t>(n0 + r)]),
                          &c = e.index(harmonic_h[static_cast<std::size_t>(k)]);
-              row[r] = static_cast<unsigned short>(e.find(a[0] + c[0], a[1] + c[1], a[2] + c[2]));
+              const int dense = dense_row[static_cast<std::size_t>(e.find(a[0] + c[0], a[1] + c[1], a[2] + c[2]))];
+              require(dense >= 0, "fmm::DeviceTables", "the M2L reads a row of D that is not computed");
+              row[r] = static_cast<unsigned short>(dense);
             }
           }
           bundle_rows_h.push_back(make_ushort4(row[0], row[1], row[2], row[3]));
@@ -266,7 +289,8 @@ struct DeviceTables {
     fold_source.assignAsync(fold_source_h.data(), fold_source_h.size(), stream);
     fold_weight.assignAsync(fold_weight_h.data(), fold_weight_h.size(), stream);
     taylor_row_begin.assignAsync(taylor_row_begin_h.data(), taylor_row_begin_h.size(), stream);
-    taylor_rows.assignAsync(taylor_rows_h.data(), taylor_rows_h.size(), stream);
+    taylor_lower.assignAsync(taylor_lower_h.data(), taylor_lower_h.size(), stream);
+    taylor_factorial.assignAsync(taylor_factorial_h.data(), taylor_factorial_h.size(), stream);
     unfold_begin.assignAsync(unfold_begin_h.data(), unfold_begin_h.size(), stream);
     unfold.assignAsync(unfold_h.data(), unfold_h.size(), stream);
     items.assignAsync(items_h.data(), items_h.size(), stream);
@@ -298,8 +322,10 @@ struct DeviceTables {
                   fold_begin.data(),
                   fold_source.data(),
                   fold_weight.data(),
+                  taylor_count,
                   taylor_row_begin.data(),
-                  taylor_rows.data(),
+                  taylor_lower.data(),
+                  taylor_factorial.data(),
                   unfold_begin.data(),
                   unfold.data(),
                   bundle_rows.data(),

@@ -31,6 +31,7 @@ using detail::kM2lLanes;
 using detail::kM2lThreads;
 using detail::kMaxHarmonic;
 using detail::kMaxItems;
+using detail::kMaxTaylorRows;
 using detail::powers;
 using detail::Tables;
 
@@ -234,8 +235,9 @@ __global__ void __launch_bounds__(kM2lThreads) multipolesToLocals(Tables tb, con
                                                                         Multipoles folded, const std::int64_t* offsets,
                                                                         const int* items, double* locals,
                                                                         int local_stride) {
-  __shared__ double d[(kMaxCoefficients + 1) * kM2lLanes];
+  __shared__ double d[(kMaxTaylorRows + 1) * kM2lLanes];
   __shared__ double m[kMaxHarmonic * kM2lLanes];
+  static_assert((kMaxTaylorRows + 1) * kM2lLanes >= kMaxCoefficients, "d holds n! L_n at the end");
   __shared__ double rx[kM2lLanes], ry[kM2lLanes], rz[kM2lLanes], inv_r2[kM2lLanes];
   __shared__ double partial[kMaxItems * kM2lBundle];
   __shared__ int source[kM2lLanes];
@@ -261,7 +263,7 @@ __global__ void __launch_bounds__(kM2lThreads) multipolesToLocals(Tables tb, con
       rx[s] = x, ry[s] = y, rz[s] = w;
       inv_r2[s] = 1.0 / (x * x + y * y + w * w);
       d[s] = sqrt(inv_r2[s]);
-      d[rows * kM2lLanes + s] = 0.0;  // the row of absent lower neighbours
+      d[tb.taylor_count * kM2lLanes + s] = 0.0;  // the row of absent lower neighbours
     }
     __syncthreads();
     for (int s = group; s < kM2lLanes; s += kM2lGroups) {
@@ -271,13 +273,13 @@ __global__ void __launch_bounds__(kM2lThreads) multipolesToLocals(Tables tb, con
     }
     // Every row this thread builds is of source `lane` (kM2lThreads is a multiple of kM2lLanes).
     const double sx = rx[lane], sy = ry[lane], sz = rz[lane], s_inv_r2 = inv_r2[lane];
-    auto at = [&](int j) { return d[(j >= 0 ? j : rows) * kM2lLanes + lane]; };
+    auto at = [&](int j) { return d[j * kM2lLanes + lane]; };
     for (int degree = 1; degree <= tb.order; ++degree) {
       const int row0 = tb.taylor_row_begin[degree], count = tb.taylor_row_begin[degree + 1] - row0;
       const double c1 = -(2.0 * degree - 1.0) / degree, c2 = -(degree - 1.0) / degree;
       for (int item = threadIdx.x; item < kM2lLanes * count; item += blockDim.x) {
-        const int i = tb.taylor_rows[row0 + item / kM2lLanes];
-        const int2* low = reinterpret_cast<const int2*>(tb.lower + 6 * i);  // 6 i ints: 8-byte aligned
+        const int i = row0 + item / kM2lLanes;
+        const int2* low = reinterpret_cast<const int2*>(tb.taylor_lower + 6 * i);  // 6 i ints: 8-byte aligned
         const int2 x_y = low[0], z_xx = low[1], yy_zz = low[2];
         d[i * kM2lLanes + lane] =
             (c1 * (sx * at(x_y.x) + sy * at(x_y.y) + sz * at(z_xx.x)) + c2 * (at(z_xx.y) + at(yy_zz.x) + at(yy_zz.y))) *
@@ -285,10 +287,8 @@ __global__ void __launch_bounds__(kM2lThreads) multipolesToLocals(Tables tb, con
       }
       __syncthreads();
     }
-    for (int item = threadIdx.x; item < kM2lLanes * tb.taylor_row_begin[tb.order + 1]; item += blockDim.x) {
-      const int i = tb.taylor_rows[item / kM2lLanes];
-      d[i * kM2lLanes + lane] *= tb.factorial[i];
-    }
+    for (int item = threadIdx.x; item < kM2lLanes * tb.taylor_count; item += blockDim.x)
+      d[item] *= tb.taylor_factorial[item / kM2lLanes];
     __syncthreads();
     for (int w = tb.group_items[group]; w < tb.group_items[group + 1]; ++w) {
       const int4 item = tb.items[w];
