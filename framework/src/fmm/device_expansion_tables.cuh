@@ -50,8 +50,8 @@ struct Tables {
   const int* unfold_begin;         // per kz = 2 ... order + 1: its steps [begin, end) in unfold
   const ushort4* unfold;           // (n, a, b, -): s_n = -s_a - s_b
   // The contraction n! L_n = sum_j D_{n+k_j} folded_j over harmonic n and j, in bundles of
-  // kM2lBundle coefficients n of one degree, whose j run over the same harmonic indices 0 ... J - 1:
-  // one load of folded_j serves the bundle's kM2lBundle multiply-adds.
+  // kM2lBundle coefficients n, whose j run over the same harmonic indices 0 ... J - 1: one load of
+  // folded_j serves the bundle's kM2lBundle multiply-adds.
   const ushort4* bundle_rows;      // per (bundle, j): the rows n + k_j of D (taylor_count, the zero row, in empty slots)
   // The M2L's work items: a group of kM2lLanes threads (one per source lane) takes each.
   const int4* items;               // per work item: x its first bundle_rows entry, y their count, z its first k
@@ -73,14 +73,10 @@ static_assert(kM2lThreads % kM2lLanes == 0, "the M2L's groups fill its blocks (a
 // the rows for 4 multiply-adds, against 3 loads a multiply-add when each n took its own terms (the
 // M2L at 2^22, order 8: 0.216 -> 0.181 s on an H200, run 191).
 constexpr int kM2lBundle = 4;
-// Bundles at the highest order: ceil(harmonic count of degree d / kM2lBundle) summed over the degrees.
-constexpr int maxBundles() {
-  int bundles = 0;
-  for (int d = 0; d <= kMaxOrder; ++d) bundles += (2 * d + 1 + kM2lBundle - 1) / kM2lBundle;
-  return bundles;
-}
 // Harmonic indices at the highest order: the folded multipoles' stride.
 constexpr int kMaxHarmonic = (kMaxOrder + 1) * (kMaxOrder + 1);
+// Bundles at the highest order: the harmonic indices kM2lBundle at a time.
+constexpr int maxBundles() { return (kMaxHarmonic + kM2lBundle - 1) / kM2lBundle; }
 // Rows of D with kz <= 2 at the highest order (MultiIndexSet::harmonicTaylorRows()).
 constexpr int kMaxTaylorRows = (kMaxOrder + 1) * (kMaxOrder + 2) / 2 + kMaxOrder * (kMaxOrder + 1) / 2 +
                                (kMaxOrder - 1) * kMaxOrder / 2;
@@ -176,34 +172,34 @@ struct DeviceTables {
         if (e.index(target)[2] == z) unfold_h.push_back(make_ushort4(target, a, b, 0));
     }
     require(unfold_h.size() == e.unfoldSteps().size(), "fmm::DeviceTables", "unfold steps of kz above the order");
-    // The M2L's bundles: the harmonic coefficients n of each degree d, kM2lBundle at a time, each
-    // with the rows n + k_j of D for the harmonic j of degree <= order - d.
+    // The M2L's bundles: the harmonic coefficients n kM2lBundle at a time in order (so by degree),
+    // each with the rows n + k_j of D for the harmonic j of degree <= order - |n| of its first
+    // (lowest) degree; a slot whose n has fewer j reads the zero row past them. Bundles of one
+    // degree each took 495 steps an order-8 M2L (the lone n of degree 0 read 81 j with three slots
+    // empty); across degrees, 374.
     struct Bundle {
       int first_n, count, k_count, rows_first;
     };
     std::vector<Bundle> bundles;
     std::vector<ushort4> bundle_rows_h;
-    for (int d = 0; d <= order; ++d) {
-      const int k_count = harmonicBelow(order - d + 1);
-      for (int n0 = harmonicBelow(d); n0 < harmonicBelow(d + 1); n0 += kM2lBundle) {
-        const Bundle b{n0, std::min(kM2lBundle, harmonicBelow(d + 1) - n0), k_count,
-                       static_cast<int>(bundle_rows_h.size())};
-        for (int k = 0; k < k_count; ++k) {
-          unsigned short row[kM2lBundle];
-          for (int r = 0; r < kM2lBundle; ++r) {
-            row[r] = static_cast<unsigned short>(taylor_count);
-            if (r < b.count) {
-              const auto &a = e.index(harmonic_h[static_cast<std::size_t>(n0 + r)]),
-                         &c = e.index(harmonic_h[static_cast<std::size_t>(k)]);
-              const int dense = dense_row[static_cast<std::size_t>(e.find(a[0] + c[0], a[1] + c[1], a[2] + c[2]))];
-              require(dense >= 0, "fmm::DeviceTables", "the M2L reads a row of D that is not computed");
-              row[r] = static_cast<unsigned short>(dense);
-            }
+    auto jCount = [&](int n) { return harmonicBelow(order - e.degree(harmonic_h[static_cast<std::size_t>(n)]) + 1); };
+    for (int n0 = 0; n0 < harmonic; n0 += kM2lBundle) {
+      const Bundle b{n0, std::min(kM2lBundle, harmonic - n0), jCount(n0), static_cast<int>(bundle_rows_h.size())};
+      for (int k = 0; k < b.k_count; ++k) {
+        unsigned short row[kM2lBundle];
+        for (int r = 0; r < kM2lBundle; ++r) {
+          row[r] = static_cast<unsigned short>(taylor_count);
+          if (r < b.count && k < jCount(n0 + r)) {
+            const auto &a = e.index(harmonic_h[static_cast<std::size_t>(n0 + r)]),
+                       &c = e.index(harmonic_h[static_cast<std::size_t>(k)]);
+            const int dense = dense_row[static_cast<std::size_t>(e.find(a[0] + c[0], a[1] + c[1], a[2] + c[2]))];
+            require(dense >= 0, "fmm::DeviceTables", "the M2L reads a row of D that is not computed");
+            row[r] = static_cast<unsigned short>(dense);
           }
-          bundle_rows_h.push_back(make_ushort4(row[0], row[1], row[2], row[3]));
         }
-        bundles.push_back(b);
+        bundle_rows_h.push_back(make_ushort4(row[0], row[1], row[2], row[3]));
       }
+      bundles.push_back(b);
     }
     static_assert(kM2lBundle == 4, "bundle_rows holds four rows (ushort4)");
     // The work items: the bundles' k in order, each group a share of the cost (a k costs 1, a work
