@@ -11,6 +11,7 @@
 #include <string>
 
 #include "grove/fmm/fmm_force.hpp"
+#include "grove/fmm/m2l_plan.hpp"
 #include "pm/ewald.hpp"
 #include "support/gravity.hpp"
 
@@ -167,10 +168,9 @@ TEST(FmmExpansion, ShiftsAreExactAndM2LMatchesTheMultipoleNearTheLocalCentre) {
 
 // The batched M2L (SIMD lanes over sources, in the harmonic form: multipoles folded onto kz <= 1,
 // the local expansion's other coefficients from the trace identity) gives the one-source M2L's
-// full Cartesian sums, with a partly filled last block; orders 2 and 3 have the first levels of
-// the unfolding.
+// full Cartesian sums, with a partly filled last block, at every order.
 TEST(FmmExpansion, BatchedM2LEqualsOneSourceAtATime) {
-  for (int p : {1, 2, 3, 4, 8}) {
+  for (int p = 1; p <= fmm::kMaxOrder; ++p) {
     const fmm::MultiIndexSet e(p);
     const auto size = static_cast<std::size_t>(e.size());
     std::mt19937_64 rng(11);
@@ -188,6 +188,97 @@ TEST(FmmExpansion, BatchedM2LEqualsOneSourceAtATime) {
     e.multipolesToLocal(pointers, r, batched);
     for (std::size_t k = 0; k < size; ++k)
       EXPECT_NEAR(batched[k], one[k], 1e-13 * std::max(1.0, std::abs(one[k]))) << "order " << p << " coefficient " << k;
+  }
+}
+
+// The plan of the device's M2L kernel (grove/fmm/m2l_plan.hpp) run on the host step by step as
+// the kernel runs it: sources 16 at a time (lanes past the last with a zero multipole), their
+// multipoles folded by the plan's fold terms, the dense rows of D by the recurrence over the
+// plan's lower neighbours, every group's work items over the bundles, the partial sums added in
+// the order of `parts`, and the unfolding a kz level at a time. It must give the one-source M2L
+// at every order: CI has no GPU, and this is what checks the device's tables there. The
+// one-source M2L's own result is checked to be harmonic in n, which the unfolding relies on.
+TEST(FmmExpansion, DeviceM2lPlanEqualsOneSourceAtATime) {
+  constexpr int kSources = 37, kLanes = fmm::detail::kM2lLanes, kBundle = fmm::detail::kM2lBundle;
+  for (int p = 1; p <= fmm::kMaxOrder; ++p) {
+    const fmm::MultiIndexSet e(p);
+    const fmm::detail::M2lPlan plan = fmm::detail::buildM2lPlan(e);
+    const auto size = static_cast<std::size_t>(e.size());
+    ASSERT_EQ(plan.harmonic, (p + 1) * (p + 1));
+    ASSERT_LE(plan.taylor_count, fmm::detail::kMaxTaylorRows);
+    ASSERT_LE(static_cast<int>(plan.items.size()), fmm::detail::kMaxItems);
+    ASSERT_EQ(static_cast<int>(plan.group_items.size()), fmm::detail::kM2lGroups + 1);
+    std::mt19937_64 rng(29);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::vector<std::vector<double>> multipoles(kSources, std::vector<double>(size));
+    std::vector<Vec3d> r;
+    std::vector<double> one(size, 0.0);
+    for (auto& m : multipoles) {
+      for (double& c : m) c = u(rng);
+      r.push_back(Vec3d{3.0 + u(rng), 2.0 * u(rng), -4.0 + u(rng)});
+      e.multipoleToLocal(m, r.back(), one);
+    }
+    // s_n = n! L_n is harmonic in n: s_{n+2e_z} = -s_{n+2e_x} - s_{n+2e_y}.
+    for (std::size_t n = 0; n < size; ++n) {
+      const auto& k = e.index(static_cast<int>(n));
+      if (k[2] < 2) continue;
+      const int a = e.find(k[0] + 2, k[1], k[2] - 2), b = e.find(k[0], k[1] + 2, k[2] - 2);
+      const double s = one[n] * e.factorials()[n];
+      const double sa = one[static_cast<std::size_t>(a)] * e.factorials()[static_cast<std::size_t>(a)];
+      const double sb = one[static_cast<std::size_t>(b)] * e.factorials()[static_cast<std::size_t>(b)];
+      EXPECT_NEAR(s, -sa - sb, 1e-12 * std::max({1.0, std::abs(s), std::abs(sa)})) << "order " << p << " n " << n;
+    }
+    std::vector<double> partial(plan.items.size() * kBundle, 0.0);
+    for (int first = 0; first < kSources; first += kLanes) {
+      for (int lane = 0; lane < kLanes; ++lane) {
+        const int source = first + lane;
+        const Vec3d x = source < kSources ? r[static_cast<std::size_t>(source)] : Vec3d{1.0, 0.0, 0.0};
+        std::vector<double> folded(static_cast<std::size_t>(plan.harmonic), 0.0);
+        if (source < kSources)
+          for (int j = 0; j < plan.harmonic; ++j)
+            for (int f = plan.fold_begin[static_cast<std::size_t>(j)]; f < plan.fold_begin[static_cast<std::size_t>(j) + 1]; ++f)
+              folded[static_cast<std::size_t>(j)] +=
+                  plan.fold_weight[static_cast<std::size_t>(f)] * multipoles[static_cast<std::size_t>(source)][plan.fold_source[static_cast<std::size_t>(f)]];
+        std::vector<double> d(static_cast<std::size_t>(plan.taylor_count) + 1, 0.0);  // the last: the zero row
+        const double inv_r2 = 1.0 / norm2(x);
+        d[0] = std::sqrt(inv_r2);
+        for (int degree = 1; degree <= p; ++degree) {
+          const double c1 = -(2.0 * degree - 1.0) / degree, c2 = -(degree - 1.0) / degree;
+          for (int row = plan.taylor_row_begin[static_cast<std::size_t>(degree)];
+               row < plan.taylor_row_begin[static_cast<std::size_t>(degree) + 1]; ++row) {
+            const int* low = plan.taylor_lower.data() + 6 * row;
+            auto at = [&](int j) { return d[static_cast<std::size_t>(j)]; };
+            d[static_cast<std::size_t>(row)] =
+                (c1 * (x.x * at(low[0]) + x.y * at(low[1]) + x.z * at(low[2])) + c2 * (at(low[3]) + at(low[4]) + at(low[5]))) *
+                inv_r2;
+          }
+        }
+        for (int row = 0; row < plan.taylor_count; ++row) d[static_cast<std::size_t>(row)] *= plan.taylor_factorial[static_cast<std::size_t>(row)];
+        for (int group = 0; group < fmm::detail::kM2lGroups; ++group)
+          for (int w = plan.group_items[static_cast<std::size_t>(group)]; w < plan.group_items[static_cast<std::size_t>(group) + 1]; ++w) {
+            const auto& item = plan.items[static_cast<std::size_t>(w)];
+            for (int j = 0; j < item[1]; ++j) {
+              const auto& rows = plan.bundle_rows[static_cast<std::size_t>(item[0] + j)];
+              const double mk = folded[static_cast<std::size_t>(item[2] + j)];
+              for (int slot = 0; slot < kBundle; ++slot)
+                partial[static_cast<std::size_t>(w * kBundle + slot)] += d[rows[static_cast<std::size_t>(slot)]] * mk;
+            }
+          }
+      }
+    }
+    std::vector<double> scaled(size, 0.0);
+    for (int h = 0; h < plan.harmonic; ++h)
+      for (int q = plan.part_begin[static_cast<std::size_t>(h)]; q < plan.part_begin[static_cast<std::size_t>(h) + 1]; ++q)
+        scaled[plan.harmonic_position[static_cast<std::size_t>(h)]] += partial[static_cast<std::size_t>(plan.parts[static_cast<std::size_t>(q)])];
+    for (int z = 2; z <= p; ++z)
+      for (int step = plan.unfold_begin[static_cast<std::size_t>(z) - 2]; step < plan.unfold_begin[static_cast<std::size_t>(z) - 1]; ++step) {
+        const auto& [n, a, b, unused] = plan.unfold[static_cast<std::size_t>(step)];
+        EXPECT_EQ(e.index(n)[2], z) << "order " << p;
+        scaled[n] = -scaled[a] - scaled[b];
+      }
+    for (std::size_t n = 0; n < size; ++n)
+      EXPECT_NEAR(scaled[n] * e.inverseFactorials()[n], one[n], 1e-13 * std::max(1.0, std::abs(one[n])))
+          << "order " << p << " coefficient " << n;
   }
 }
 

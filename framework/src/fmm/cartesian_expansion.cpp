@@ -105,12 +105,8 @@ MultiIndexSet::MultiIndexSet(int order) : order_(order), lookup_(kSide * kSide *
 // 3 003, and 109 rows of D against 165.
 void MultiIndexSet::buildHarmonicTables() {
   const int n = size();
-  std::vector<int> harmonic_rank(static_cast<std::size_t>(n), -1);
   for (int i = 0; i < n; ++i)
-    if (index(i)[2] <= 1) {
-      harmonic_rank[static_cast<std::size_t>(i)] = static_cast<int>(harmonic_.size());
-      harmonic_.push_back(static_cast<std::uint16_t>(i));
-    }
+    if (index(i)[2] <= 1) harmonic_.push_back(static_cast<std::uint16_t>(i));
   for (int i = 0; i < n; ++i)
     if (index(i)[2] <= 2) harmonic_rows_.push_back(static_cast<std::uint16_t>(i));
   // fold[i][k]: the weight of M_k in coefficient i, from diag(1 / k!) with the kz >= 2 rows moved
@@ -218,13 +214,15 @@ void MultiIndexSet::multipolesToLocal(std::span<const double* const> multipoles,
 #endif
 void MultiIndexSet::harmonicMultipolesToLocal(std::span<const double* const> folded, std::span<const Vec3d> r,
                                               std::span<double> local) const {
+  if (folded.empty()) return;
   constexpr int kLanes = 16;
   constexpr int kRows = kMaxCoefficients;
+  constexpr int kHarmonicRows = (kMaxOrder + 1) * (kMaxOrder + 1);
   const int rows = size();
   const auto harmonic_count = harmonic_.size();
   // Row `rows` is all zeros: the recurrence's absent lower neighbours point there.
   alignas(64) double d[kRows + 1][kLanes];
-  alignas(64) double m[kRows][kLanes];
+  alignas(64) double m[kHarmonicRows][kLanes];
   alignas(64) double rx[kLanes], ry[kLanes], rz[kLanes], inv_r2[kLanes];
   std::array<double, kMaxCoefficients> s_n{};  // n! L_n, summed over the sources for harmonic n
   for (int s = 0; s < kLanes; ++s) d[rows][s] = 0.0;

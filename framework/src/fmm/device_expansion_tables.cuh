@@ -11,6 +11,7 @@
 #include "grove/core/error.hpp"
 #include "grove/core/vec3.hpp"
 #include "grove/fmm/cartesian_expansion.hpp"
+#include "grove/fmm/m2l_plan.hpp"
 #include "grove/gpu/cuda_resources.hpp"
 #include "grove/gpu/device_vector.hpp"
 
@@ -19,11 +20,6 @@ namespace grove::fmm::detail {
 using gpu::check;
 using gpu::DeviceVector;
 
-constexpr int kM2lLanes = 16;       // sources per chunk of a target's M2L list
-// 256 threads a block: shared memory (44 KB a block) caps the blocks a multiprocessor holds, so
-// more threads a block are more warps at work; 128 took 27 % longer at 2^22 (run 187).
-constexpr int kM2lThreads = 256;
-
 struct Tables {
   int order, rows;                 // rows: coefficients of degree <= order
   const int* degree_begin;         // first index of each degree 0 ... order + 2
@@ -31,11 +27,8 @@ struct Tables {
   const int* upper;                // 3 per index (degree <= order): k + e_axis
   const int* power_axis;           // per index: the axis of x^k = x^(k - e_axis) x_axis
   const unsigned char* index;      // 3 per index
-  const double* factorial;         // per index of degree <= order
-  const double* inverse_factorial;
-  // The M2L in the harmonic form (MultiIndexSet::harmonicIndices()): the multipoles folded onto
-  // the harmonic indices (`harmonic` of them, foldMultipoles), the rows of D with kz <= 2, the
-  // contraction for the harmonic n, and the other n! L_n from the trace identity.
+  const double* inverse_factorial; // per index of degree <= order
+  // The M2L in the harmonic form: M2lPlan's tables (grove/fmm/m2l_plan.hpp) on the device.
   int harmonic;                    // (order + 1)^2
   const unsigned short* harmonic_position;  // per harmonic index: its position
   const int* fold_begin;           // per harmonic index: its fold terms [begin, end)
@@ -67,22 +60,6 @@ struct Tables {
   const double* m2m_weight;
 };
 
-constexpr int kM2lGroups = kM2lThreads / kM2lLanes;
-static_assert(kM2lThreads % kM2lLanes == 0, "the M2L's groups fill its blocks (a thread's lane is its source's)");
-// Local coefficients a bundle holds (see Tables::bundle_rows): 4 loads of D, one of M and one of
-// the rows for 4 multiply-adds, against 3 loads a multiply-add when each n took its own terms (the
-// M2L at 2^22, order 8: 0.216 -> 0.181 s on an H200, run 191).
-constexpr int kM2lBundle = 4;
-// Harmonic indices at the highest order: the folded multipoles' stride.
-constexpr int kMaxHarmonic = (kMaxOrder + 1) * (kMaxOrder + 1);
-// Bundles at the highest order: the harmonic indices kM2lBundle at a time.
-constexpr int maxBundles() { return (kMaxHarmonic + kM2lBundle - 1) / kM2lBundle; }
-// Rows of D with kz <= 2 at the highest order (MultiIndexSet::harmonicTaylorRows()).
-constexpr int kMaxTaylorRows = (kMaxOrder + 1) * (kMaxOrder + 2) / 2 + kMaxOrder * (kMaxOrder + 1) / 2 +
-                               (kMaxOrder - 1) * kMaxOrder / 2;
-// Work items: each bundle once, and at most one more where a group's share ends inside one.
-constexpr int kMaxItems = maxBundles() + kM2lGroups;
-
 // x^k for every index of degree <= degree, as MultiIndexSet::powers.
 inline __device__ void powers(const Tables& tb, const Vec3d& x, int degree, double* out) {
   out[0] = 1.0;
@@ -107,7 +84,7 @@ struct DeviceTables {
   DeviceVector<ushort4> bundle_rows;
   int item_count = 0;
   DeviceVector<unsigned char> index;
-  DeviceVector<double> factorial, inverse_factorial, l2l_weight, m2m_weight;
+  DeviceVector<double> inverse_factorial, l2l_weight, m2m_weight;
   DeviceVector<ushort2> l2l_factors, m2m_factors;
   int rows = 0;
 
@@ -127,125 +104,16 @@ struct DeviceTables {
       for (int axis = 0; axis < 3; ++axis)
         upper_h.push_back(i < rows ? e.find(k[0] + (axis == 0), k[1] + (axis == 1), k[2] + (axis == 2)) : -1);
     }
-    // The harmonic form's tables (MultiIndexSet::harmonicIndices() and after).
-    const std::span<const std::uint16_t> harmonic_h = e.harmonicIndices();
-    harmonic = static_cast<int>(harmonic_h.size());
-    require(harmonic <= kMaxHarmonic, "fmm::DeviceTables", "{} harmonic indices (at most {})", harmonic,
-            kMaxHarmonic);
-    // Harmonic indices of degree below d: d^2.
-    auto harmonicBelow = [](int d) { return d * d; };
-    std::vector<int> fold_begin_h(static_cast<std::size_t>(harmonic) + 1, 0);
-    std::vector<unsigned short> fold_source_h;
-    std::vector<double> fold_weight_h;
-    for (const auto& term : e.foldTerms()) {  // grouped by harmonic index, ascending
-      ++fold_begin_h[term.target + 1u];
-      fold_source_h.push_back(term.first);
-      fold_weight_h.push_back(term.weight);
-    }
-    for (int j = 0; j < harmonic; ++j) fold_begin_h[static_cast<std::size_t>(j) + 1] += fold_begin_h[static_cast<std::size_t>(j)];
-    // The rows of D numbered densely (harmonicTaylorRows() is ascending, so by degree).
-    const std::span<const std::uint16_t> taylor_rows_h = e.harmonicTaylorRows();
-    taylor_count = static_cast<int>(taylor_rows_h.size());
-    require(taylor_count <= kMaxTaylorRows, "fmm::DeviceTables", "{} rows of D (at most {})", taylor_count,
-            kMaxTaylorRows);
-    std::vector<int> dense_row(static_cast<std::size_t>(gradient_rows), -1);
-    for (int r = 0; r < taylor_count; ++r) dense_row[taylor_rows_h[static_cast<std::size_t>(r)]] = r;
-    std::vector<int> taylor_row_begin_h(static_cast<std::size_t>(order) + 2, taylor_count);
-    std::vector<int> taylor_lower_h;
-    std::vector<double> taylor_factorial_h;
-    for (int r = taylor_count - 1; r >= 0; --r)
-      taylor_row_begin_h[static_cast<std::size_t>(e.degree(taylor_rows_h[static_cast<std::size_t>(r)]))] = r;
-    for (int r = 0; r < taylor_count; ++r) {
-      const int row = taylor_rows_h[static_cast<std::size_t>(r)];
-      for (const int j : e.lowerNeighbours()[static_cast<std::size_t>(row)]) {
-        require(j < 0 || dense_row[static_cast<std::size_t>(j)] >= 0, "fmm::DeviceTables",
-                "row {} of D reads row {}, which is not computed", row, j);
-        taylor_lower_h.push_back(j < 0 ? taylor_count : dense_row[static_cast<std::size_t>(j)]);
-      }
-      taylor_factorial_h.push_back(e.factorials()[static_cast<std::size_t>(row)]);
-    }
-    std::vector<int> unfold_begin_h;
-    std::vector<ushort4> unfold_h;
-    for (int z = 2; z <= order + 1; ++z) {
-      unfold_begin_h.push_back(static_cast<int>(unfold_h.size()));
-      for (const auto& [target, a, b] : e.unfoldSteps())
-        if (e.index(target)[2] == z) unfold_h.push_back(make_ushort4(target, a, b, 0));
-    }
-    require(unfold_h.size() == e.unfoldSteps().size(), "fmm::DeviceTables", "unfold steps of kz above the order");
-    // The M2L's bundles: the harmonic coefficients n kM2lBundle at a time in order (so by degree),
-    // each with the rows n + k_j of D for the harmonic j of degree <= order - |n| of its first
-    // (lowest) degree; a slot whose n has fewer j reads the zero row past them. Bundles of one
-    // degree each took 495 steps an order-8 M2L (the lone n of degree 0 read 81 j with three slots
-    // empty); across degrees, 374.
-    struct Bundle {
-      int first_n, count, k_count, rows_first;
-    };
-    std::vector<Bundle> bundles;
-    std::vector<ushort4> bundle_rows_h;
-    auto jCount = [&](int n) { return harmonicBelow(order - e.degree(harmonic_h[static_cast<std::size_t>(n)]) + 1); };
-    for (int n0 = 0; n0 < harmonic; n0 += kM2lBundle) {
-      const Bundle b{n0, std::min(kM2lBundle, harmonic - n0), jCount(n0), static_cast<int>(bundle_rows_h.size())};
-      for (int k = 0; k < b.k_count; ++k) {
-        unsigned short row[kM2lBundle];
-        for (int r = 0; r < kM2lBundle; ++r) {
-          row[r] = static_cast<unsigned short>(taylor_count);
-          if (r < b.count && k < jCount(n0 + r)) {
-            const auto &a = e.index(harmonic_h[static_cast<std::size_t>(n0 + r)]),
-                       &c = e.index(harmonic_h[static_cast<std::size_t>(k)]);
-            const int dense = dense_row[static_cast<std::size_t>(e.find(a[0] + c[0], a[1] + c[1], a[2] + c[2]))];
-            require(dense >= 0, "fmm::DeviceTables", "the M2L reads a row of D that is not computed");
-            row[r] = static_cast<unsigned short>(dense);
-          }
-        }
-        bundle_rows_h.push_back(make_ushort4(row[0], row[1], row[2], row[3]));
-      }
-      bundles.push_back(b);
-    }
-    static_assert(kM2lBundle == 4, "bundle_rows holds four rows (ushort4)");
-    // The work items: the bundles' k in order, each group a share of the cost (a k costs 1, a work
-    // item's reductions across lanes kItemCost), cut where a share ends.
-    constexpr int kItemCost = 8;
-    std::vector<int> group_items_h;
+    // The M2L's plan (grove/fmm/m2l_plan.hpp), in the device's vector types.
+    const M2lPlan plan = buildM2lPlan(e);
+    harmonic = plan.harmonic;
+    taylor_count = plan.taylor_count;
+    item_count = static_cast<int>(plan.items.size());
+    std::vector<ushort4> unfold_h, bundle_rows_h;
     std::vector<int4> items_h;
-    std::vector<std::vector<int>> parts_of(static_cast<std::size_t>(harmonic));
-    {
-      long long steps = 0;
-      for (const Bundle& b : bundles) steps += b.k_count;
-      const long long cost = steps + static_cast<long long>(kItemCost) * (static_cast<long long>(bundles.size()) + kM2lGroups);
-      const double budget = static_cast<double>(cost) / kM2lGroups;
-      int group = 0;
-      double spent = 0.0;
-      group_items_h.push_back(0);
-      for (const Bundle& b : bundles) {
-        for (int k = 0; k < b.k_count;) {
-          if (group < kM2lGroups - 1 && spent + kItemCost >= budget * (group + 1)) {  // this group is full
-            ++group;
-            group_items_h.push_back(static_cast<int>(items_h.size()));
-          }
-          // The k this group can still take after paying for a new item (at least one).
-          const int room = group == kM2lGroups - 1
-                               ? b.k_count - k
-                               : std::max(1, static_cast<int>(budget * (group + 1) - spent - kItemCost));
-          const int last = std::min(b.k_count, k + room);
-          const int item = static_cast<int>(items_h.size());
-          for (int r = 0; r < b.count; ++r)
-            parts_of[static_cast<std::size_t>(b.first_n + r)].push_back(item * kM2lBundle + r);
-          items_h.push_back(make_int4(b.rows_first + k, last - k, k, 0));
-          spent += kItemCost + (last - k);
-          k = last;
-        }
-      }
-      while (static_cast<int>(group_items_h.size()) <= kM2lGroups)
-        group_items_h.push_back(static_cast<int>(items_h.size()));
-      item_count = static_cast<int>(items_h.size());
-    }
-    require(item_count <= kMaxItems, "fmm::DeviceFarField",
-            "{} M2L work items at order {} (at most {})", item_count, order, kMaxItems);
-    std::vector<int> part_begin_h(1, 0), parts_h;
-    for (const std::vector<int>& p : parts_of) {
-      parts_h.insert(parts_h.end(), p.begin(), p.end());
-      part_begin_h.push_back(static_cast<int>(parts_h.size()));
-    }
+    for (const auto& u : plan.unfold) unfold_h.push_back(make_ushort4(u[0], u[1], u[2], u[3]));
+    for (const auto& b : plan.bundle_rows) bundle_rows_h.push_back(make_ushort4(b[0], b[1], b[2], b[3]));
+    for (const auto& i : plan.items) items_h.push_back(make_int4(i[0], i[1], i[2], i[3]));
     // L2L terms grouped by child coefficient, in the host's order within each.
     std::vector<MultiIndexSet::Term> shifts(e.localShiftTerms().begin(), e.localShiftTerms().end());
     std::stable_sort(shifts.begin(), shifts.end(), [](const auto& x, const auto& y) { return x.target < y.target; });
@@ -277,22 +145,21 @@ struct DeviceTables {
     upper.assignAsync(upper_h.data(), upper_h.size(), stream);
     power_axis.assignAsync(axis_h.data(), axis_h.size(), stream);
     index.assignAsync(index_h.data(), index_h.size(), stream);
-    factorial.assignAsync(e.factorials().data(), e.factorials().size(), stream);
     inverse_factorial.assignAsync(e.inverseFactorials().data(), e.inverseFactorials().size(), stream);
     bundle_rows.assignAsync(bundle_rows_h.data(), bundle_rows_h.size(), stream);
-    harmonic_position.assignAsync(harmonic_h.data(), harmonic_h.size(), stream);
-    fold_begin.assignAsync(fold_begin_h.data(), fold_begin_h.size(), stream);
-    fold_source.assignAsync(fold_source_h.data(), fold_source_h.size(), stream);
-    fold_weight.assignAsync(fold_weight_h.data(), fold_weight_h.size(), stream);
-    taylor_row_begin.assignAsync(taylor_row_begin_h.data(), taylor_row_begin_h.size(), stream);
-    taylor_lower.assignAsync(taylor_lower_h.data(), taylor_lower_h.size(), stream);
-    taylor_factorial.assignAsync(taylor_factorial_h.data(), taylor_factorial_h.size(), stream);
-    unfold_begin.assignAsync(unfold_begin_h.data(), unfold_begin_h.size(), stream);
+    harmonic_position.assignAsync(plan.harmonic_position.data(), plan.harmonic_position.size(), stream);
+    fold_begin.assignAsync(plan.fold_begin.data(), plan.fold_begin.size(), stream);
+    fold_source.assignAsync(plan.fold_source.data(), plan.fold_source.size(), stream);
+    fold_weight.assignAsync(plan.fold_weight.data(), plan.fold_weight.size(), stream);
+    taylor_row_begin.assignAsync(plan.taylor_row_begin.data(), plan.taylor_row_begin.size(), stream);
+    taylor_lower.assignAsync(plan.taylor_lower.data(), plan.taylor_lower.size(), stream);
+    taylor_factorial.assignAsync(plan.taylor_factorial.data(), plan.taylor_factorial.size(), stream);
+    unfold_begin.assignAsync(plan.unfold_begin.data(), plan.unfold_begin.size(), stream);
     unfold.assignAsync(unfold_h.data(), unfold_h.size(), stream);
     items.assignAsync(items_h.data(), items_h.size(), stream);
-    group_items.assignAsync(group_items_h.data(), group_items_h.size(), stream);
-    part_begin.assignAsync(part_begin_h.data(), part_begin_h.size(), stream);
-    parts.assignAsync(parts_h.data(), parts_h.size(), stream);
+    group_items.assignAsync(plan.group_items.data(), plan.group_items.size(), stream);
+    part_begin.assignAsync(plan.part_begin.data(), plan.part_begin.size(), stream);
+    parts.assignAsync(plan.parts.data(), plan.parts.size(), stream);
     l2l_begin.assignAsync(l2l_begin_h.data(), l2l_begin_h.size(), stream);
     l2l_factors.assignAsync(factors_h.data(), factors_h.size(), stream);
     l2l_weight.assignAsync(weight_h.data(), weight_h.size(), stream);
@@ -311,7 +178,6 @@ struct DeviceTables {
                   upper.data(),
                   power_axis.data(),
                   index.data(),
-                  factorial.data(),
                   inverse_factorial.data(),
                   harmonic,
                   harmonic_position.data(),

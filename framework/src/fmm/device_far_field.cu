@@ -243,7 +243,7 @@ __global__ void __launch_bounds__(kM2lThreads) multipolesToLocals(Tables tb, con
   __shared__ int source[kM2lLanes];
   const int t = blockIdx.x;
   const std::int64_t begin = offsets[t], end = offsets[t + 1];
-  if (begin == end) return;  // the locals start at zero
+  if (begin == end) return;  // nothing to add
   const int rows = tb.rows;
   const int lane = threadIdx.x % kM2lLanes, group = threadIdx.x / kM2lLanes;
   const unsigned group_mask = 0xffffu << (kM2lLanes * (group % 2));

@@ -38,8 +38,9 @@ std::vector<double> scaled(const MultiIndexSet& set, std::span<const double> tay
   return out;
 }
 
-// local += the M2L of `multipole` through the summed Taylor coefficients `taylor` (the batched
-// M2L's contraction: n! L_n = sum_k D_{n+k} M_k / k!, D_m = m! T_m, |n| + |k| <= p).
+// local += the M2L of `multipole` through the summed Taylor coefficients `taylor` (the full
+// contraction n! L_n = sum_k D_{n+k} M_k / k!, D_m = m! T_m, |n| + |k| <= p: the lattice's summed
+// coefficients need not be harmonic, so the harmonic form does not apply).
 void contractIntoLocal(const MultiIndexSet& set, std::span<const double> taylor, std::span<const double> multipole,
                        std::span<double> local) {
   const auto begin = set.contractionBegin();

@@ -78,7 +78,7 @@ class MultiIndexSet {
   void multipolesToLocal(std::span<const double* const> multipoles, std::span<const Vec3d> r,
                          std::span<double> local) const;
   /// A multipole folded onto the harmonic indices (foldTerms()), written (not added) into
-  /// folded[0, harmonicIndices().size()).
+  /// folded[0, harmonicIndices().size()), which must not overlap multipole.
   void foldMultipole(std::span<const double> multipole, std::span<double> folded) const;
   /// multipolesToLocal from folded multipoles (foldMultipole), each harmonicIndices().size() long.
   void harmonicMultipolesToLocal(std::span<const double* const> folded, std::span<const Vec3d> r,
@@ -109,10 +109,11 @@ class MultiIndexSet {
   /// Per index up to degree p + 1: k - e_x, k - e_y, k - e_z, k - 2 e_x, k - 2 e_y, k - 2 e_z (-1
   /// where absent).
   std::span<const std::array<int, 6>> lowerNeighbours() const { return lower_; }
-  /// The batched M2L's contraction: for local coefficient n, the (k, n + k) pairs
+  /// The full Cartesian contraction (the periodic lattice's M2L, whose summed coefficients need
+  /// not be harmonic): for local coefficient n, the (k, n + k) pairs
   /// contraction()[contractionBegin()[n] .. contractionBegin()[n + 1]). size() + 1 offsets.
   std::span<const int> contractionBegin() const { return contraction_begin_; }
-  /// The (k, n + k) position pairs of the batched M2L, grouped by n (see contractionBegin()).
+  /// The (k, n + k) position pairs of the full contraction, grouped by n (see contractionBegin()).
   std::span<const std::array<std::uint16_t, 2>> contraction() const { return contraction_; }
   /// The harmonic M2L's indices: the (p + 1)^2 positions of degree <= p with kz <= 1, by degree
   /// (the rank j of a position here is its harmonic position). D_m = m! T_m is harmonic,
@@ -163,7 +164,7 @@ class MultiIndexSet {
   };
   std::vector<PowerStep> power_steps_;
   std::vector<Term> m2m_, m2l_, l2l_;
-  // The batched M2L: per local coefficient n, the (k, n + k) pairs of its sum; k! and 1 / k!.
+  // The full contraction (contractionBegin()): per local coefficient n, the (k, n + k) pairs; k! and 1 / k!.
   std::vector<int> contraction_begin_;
   std::vector<std::array<std::uint16_t, 2>> contraction_;
   std::vector<double> factorial_, inverse_factorial_;
