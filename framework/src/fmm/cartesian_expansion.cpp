@@ -84,17 +84,27 @@ MultiIndexSet::MultiIndexSet(int order) : order_(order), lookup_(kSide * kSide *
     factorial_.push_back(factorial(a[0]) * factorial(a[1]) * factorial(a[2]));
     inverse_factorial_.push_back(1.0 / factorial_.back());
   }
-  for (int target = 0; target < n; ++target) {
-    contraction_begin_.push_back(static_cast<int>(contraction_.size()));
-    const auto& a = indices_[static_cast<std::size_t>(target)];
-    for (int k = 0; k < n; ++k) {
-      const auto& b = indices_[static_cast<std::size_t>(k)];
-      if (degree(target) + degree(k) <= order_)
-        contraction_.push_back({static_cast<std::uint16_t>(k), static_cast<std::uint16_t>(find(a[0] + b[0], a[1] + b[1], a[2] + b[2]))});
+  std::vector<std::uint16_t> every(static_cast<std::size_t>(n));
+  for (int k = 0; k < n; ++k) every[static_cast<std::size_t>(k)] = static_cast<std::uint16_t>(k);
+  buildContraction(every, every, contraction_begin_, contraction_);
+  buildHarmonicTables();
+}
+
+// For each target position n in `targets`, the pairs (j, position of n + k_j) over the positions
+// k_j = sources[j] with |n| + |k_j| <= p; begin gets each target's first pair, and one past the last.
+void MultiIndexSet::buildContraction(std::span<const std::uint16_t> targets, std::span<const std::uint16_t> sources,
+                                     std::vector<int>& begin,
+                                     std::vector<std::array<std::uint16_t, 2>>& pairs) const {
+  for (const std::uint16_t target : targets) {
+    begin.push_back(static_cast<int>(pairs.size()));
+    const auto& a = index(target);
+    for (std::size_t j = 0; j < sources.size(); ++j) {
+      const auto& b = index(sources[j]);
+      if (degree(target) + degree(sources[j]) <= order_)
+        pairs.push_back({static_cast<std::uint16_t>(j), static_cast<std::uint16_t>(find(a[0] + b[0], a[1] + b[1], a[2] + b[2]))});
     }
   }
-  contraction_begin_.push_back(static_cast<int>(contraction_.size()));
-  buildHarmonicTables();
+  begin.push_back(static_cast<int>(pairs.size()));
 }
 
 // The harmonic M2L's tables (harmonicIndices()). For fixed n, k -> D_{n+k} is harmonic in k, so a
@@ -104,44 +114,30 @@ MultiIndexSet::MultiIndexSet(int order) : order_(order), lookup_(kSide * kSide *
 // kz <= 1 rows are contracted and the others follow. At order 8: 1 365 multiply-adds an M2L against
 // 3 003, and 109 rows of D against 165.
 void MultiIndexSet::buildHarmonicTables() {
-  const int n = size();
-  for (int i = 0; i < n; ++i)
-    if (index(i)[2] <= 1) harmonic_.push_back(static_cast<std::uint16_t>(i));
-  for (int i = 0; i < n; ++i)
-    if (index(i)[2] <= 2) harmonic_rows_.push_back(static_cast<std::uint16_t>(i));
+  const auto n = static_cast<std::size_t>(size());
+  for (std::size_t i = 0; i < n; ++i) {
+    if (indices_[i][2] <= 1) harmonic_.push_back(static_cast<std::uint16_t>(i));
+    if (indices_[i][2] <= 2) harmonic_rows_.push_back(static_cast<std::uint16_t>(i));
+  }
   // fold[i][k]: the weight of M_k in coefficient i, from diag(1 / k!) with the kz >= 2 rows moved
   // down two steps of z at a time, highest kz first.
-  std::vector<std::vector<double>> fold(static_cast<std::size_t>(n), std::vector<double>(static_cast<std::size_t>(n)));
-  for (int k = 0; k < n; ++k) fold[static_cast<std::size_t>(k)][static_cast<std::size_t>(k)] = inverse_factorial_[static_cast<std::size_t>(k)];
+  std::vector<std::vector<double>> fold(n, std::vector<double>(n, 0.0));
+  for (std::size_t k = 0; k < n; ++k) fold[k][k] = inverse_factorial_[k];
   for (int z = order_; z >= 2; --z)
-    for (int i = 0; i < n; ++i) {
-      const auto& k = index(i);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& k = indices_[i];
       if (k[2] != z) continue;
-      for (int axis = 0; axis < 2; ++axis) {
-        const int to = find(k[0] + 2 * (axis == 0), k[1] + 2 * (axis == 1), k[2] - 2);
-        for (int c = 0; c < n; ++c) fold[static_cast<std::size_t>(to)][static_cast<std::size_t>(c)] -= fold[static_cast<std::size_t>(i)][static_cast<std::size_t>(c)];
-      }
+      for (const int to : {find(k[0] + 2, k[1], z - 2), find(k[0], k[1] + 2, z - 2)})
+        for (std::size_t c = 0; c < n; ++c) fold[static_cast<std::size_t>(to)][c] -= fold[i][c];
     }
   for (std::size_t j = 0; j < harmonic_.size(); ++j)
-    for (int c = 0; c < n; ++c) {
-      const double w = fold[harmonic_[j]][static_cast<std::size_t>(c)];
-      if (w != 0.0)
+    for (std::size_t c = 0; c < n; ++c)
+      if (const double w = fold[harmonic_[j]][c]; w != 0.0)
         fold_.push_back(Term{static_cast<std::uint16_t>(j), static_cast<std::uint16_t>(c), 0, w});
-    }
-  for (const std::uint16_t target : harmonic_) {
-    harmonic_begin_.push_back(static_cast<int>(harmonic_contraction_.size()));
-    const auto& a = index(target);
-    for (std::size_t j = 0; j < harmonic_.size(); ++j) {
-      const auto& b = index(harmonic_[j]);
-      if (degree(target) + degree(harmonic_[j]) <= order_)
-        harmonic_contraction_.push_back(
-            {static_cast<std::uint16_t>(j), static_cast<std::uint16_t>(find(a[0] + b[0], a[1] + b[1], a[2] + b[2]))});
-    }
-  }
-  harmonic_begin_.push_back(static_cast<int>(harmonic_contraction_.size()));
+  buildContraction(harmonic_, harmonic_, harmonic_begin_, harmonic_contraction_);
   for (int z = 2; z <= order_; ++z)
-    for (int i = 0; i < n; ++i) {
-      const auto& k = index(i);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& k = indices_[i];
       if (k[2] == z)
         unfold_.push_back({static_cast<std::uint16_t>(i), static_cast<std::uint16_t>(find(k[0] + 2, k[1], z - 2)),
                            static_cast<std::uint16_t>(find(k[0], k[1] + 2, z - 2))});
@@ -272,7 +268,7 @@ void MultiIndexSet::harmonicMultipolesToLocal(std::span<const double* const> fol
     }
   }
   for (const auto& [target, a, b] : unfold_) s_n[target] = -s_n[a] - s_n[b];
-  for (int k = 0; k < rows; ++k) local[static_cast<std::size_t>(k)] += inverse_factorial_[static_cast<std::size_t>(k)] * s_n[static_cast<std::size_t>(k)];
+  for (std::size_t k = 0; k < static_cast<std::size_t>(rows); ++k) local[k] += inverse_factorial_[k] * s_n[k];
 }
 
 void MultiIndexSet::shiftLocal(std::span<const double> parent, const Vec3d& t, std::span<double> child) const {

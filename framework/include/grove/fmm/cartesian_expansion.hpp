@@ -150,6 +150,8 @@ class MultiIndexSet {
  private:
   static constexpr int kSide = kMaxOrder + 2;  // multi-indices up to degree p + 1
   int countUpTo(int degree) const { return (degree + 1) * (degree + 2) * (degree + 3) / 6; }
+  void buildContraction(std::span<const std::uint16_t> targets, std::span<const std::uint16_t> sources,
+                        std::vector<int>& begin, std::vector<std::array<std::uint16_t, 2>>& pairs) const;
   void buildHarmonicTables();
 
   int order_;
