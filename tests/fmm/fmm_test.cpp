@@ -199,13 +199,15 @@ TEST(FmmExpansion, BatchedM2LEqualsOneSourceAtATime) {
 // at every order: CI has no GPU, and this is what checks the device's tables there. The
 // one-source M2L's own result is checked to be harmonic in n, which the unfolding relies on.
 TEST(FmmExpansion, DeviceM2lPlanEqualsOneSourceAtATime) {
-  constexpr int kSources = 37, kLanes = fmm::detail::kM2lLanes, kBundle = fmm::detail::kM2lBundle;
+  constexpr std::size_t kSources = 37, kLanes = fmm::detail::kM2lLanes, kBundle = fmm::detail::kM2lBundle;
   for (int p = 1; p <= fmm::kMaxOrder; ++p) {
     const fmm::MultiIndexSet e(p);
     const fmm::detail::M2lPlan plan = fmm::detail::buildM2lPlan(e);
     const auto size = static_cast<std::size_t>(e.size());
-    ASSERT_EQ(plan.harmonic, (p + 1) * (p + 1));
-    ASSERT_LE(plan.taylor_count, fmm::detail::kMaxTaylorRows);
+    const auto harmonic = static_cast<std::size_t>(plan.harmonic());
+    const auto taylor_rows = static_cast<std::size_t>(plan.taylorCount());
+    ASSERT_EQ(plan.harmonic(), (p + 1) * (p + 1));
+    ASSERT_LE(plan.taylorCount(), fmm::detail::kMaxTaylorRows);
     ASSERT_LE(static_cast<int>(plan.items.size()), fmm::detail::kMaxItems);
     ASSERT_EQ(static_cast<int>(plan.group_items.size()), fmm::detail::kM2lGroups + 1);
     std::mt19937_64 rng(29);
@@ -219,63 +221,64 @@ TEST(FmmExpansion, DeviceM2lPlanEqualsOneSourceAtATime) {
       e.multipoleToLocal(m, r.back(), one);
     }
     // s_n = n! L_n is harmonic in n: s_{n+2e_z} = -s_{n+2e_x} - s_{n+2e_y}.
-    for (std::size_t n = 0; n < size; ++n) {
-      const auto& k = e.index(static_cast<int>(n));
+    auto scaledOne = [&](int n) {
+      return one[static_cast<std::size_t>(n)] * e.factorials()[static_cast<std::size_t>(n)];
+    };
+    for (int n = 0; n < e.size(); ++n) {
+      const auto& k = e.index(n);
       if (k[2] < 2) continue;
-      const int a = e.find(k[0] + 2, k[1], k[2] - 2), b = e.find(k[0], k[1] + 2, k[2] - 2);
-      const double s = one[n] * e.factorials()[n];
-      const double sa = one[static_cast<std::size_t>(a)] * e.factorials()[static_cast<std::size_t>(a)];
-      const double sb = one[static_cast<std::size_t>(b)] * e.factorials()[static_cast<std::size_t>(b)];
+      const double s = scaledOne(n), sa = scaledOne(e.find(k[0] + 2, k[1], k[2] - 2)),
+                   sb = scaledOne(e.find(k[0], k[1] + 2, k[2] - 2));
       EXPECT_NEAR(s, -sa - sb, 1e-12 * std::max({1.0, std::abs(s), std::abs(sa)})) << "order " << p << " n " << n;
     }
     std::vector<double> partial(plan.items.size() * kBundle, 0.0);
-    for (int first = 0; first < kSources; first += kLanes) {
-      for (int lane = 0; lane < kLanes; ++lane) {
-        const int source = first + lane;
-        const Vec3d x = source < kSources ? r[static_cast<std::size_t>(source)] : Vec3d{1.0, 0.0, 0.0};
-        std::vector<double> folded(static_cast<std::size_t>(plan.harmonic), 0.0);
-        if (source < kSources)
-          for (int j = 0; j < plan.harmonic; ++j)
-            for (int f = plan.fold_begin[static_cast<std::size_t>(j)]; f < plan.fold_begin[static_cast<std::size_t>(j) + 1]; ++f)
-              folded[static_cast<std::size_t>(j)] +=
-                  plan.fold_weight[static_cast<std::size_t>(f)] * multipoles[static_cast<std::size_t>(source)][plan.fold_source[static_cast<std::size_t>(f)]];
-        std::vector<double> d(static_cast<std::size_t>(plan.taylor_count) + 1, 0.0);  // the last: the zero row
+    for (std::size_t first = 0; first < kSources; first += kLanes) {
+      for (std::size_t source = first; source < first + kLanes; ++source) {
+        const bool present = source < kSources;
+        const Vec3d x = present ? r[source] : Vec3d{1.0, 0.0, 0.0};
+        std::vector<double> folded(harmonic, 0.0);
+        for (std::size_t j = 0; present && j < harmonic; ++j)
+          for (int f = plan.fold_begin[j]; f < plan.fold_begin[j + 1]; ++f)
+            folded[j] += plan.fold_weight[static_cast<std::size_t>(f)] *
+                         multipoles[source][plan.fold_source[static_cast<std::size_t>(f)]];
+        std::vector<double> d(taylor_rows + 1, 0.0);  // the last: the zero row
         const double inv_r2 = 1.0 / norm2(x);
         d[0] = std::sqrt(inv_r2);
         for (int degree = 1; degree <= p; ++degree) {
           const double c1 = -(2.0 * degree - 1.0) / degree, c2 = -(degree - 1.0) / degree;
-          for (int row = plan.taylor_row_begin[static_cast<std::size_t>(degree)];
-               row < plan.taylor_row_begin[static_cast<std::size_t>(degree) + 1]; ++row) {
+          const auto deg = static_cast<std::size_t>(degree);
+          for (int row = plan.taylor_row_begin[deg]; row < plan.taylor_row_begin[deg + 1]; ++row) {
             const int* low = plan.taylor_lower.data() + 6 * row;
-            auto at = [&](int j) { return d[static_cast<std::size_t>(j)]; };
+            auto at = [&](int k) { return d[static_cast<std::size_t>(low[k])]; };
             d[static_cast<std::size_t>(row)] =
-                (c1 * (x.x * at(low[0]) + x.y * at(low[1]) + x.z * at(low[2])) + c2 * (at(low[3]) + at(low[4]) + at(low[5]))) *
-                inv_r2;
+                (c1 * (x.x * at(0) + x.y * at(1) + x.z * at(2)) + c2 * (at(3) + at(4) + at(5))) * inv_r2;
           }
         }
-        for (int row = 0; row < plan.taylor_count; ++row) d[static_cast<std::size_t>(row)] *= plan.taylor_factorial[static_cast<std::size_t>(row)];
-        for (int group = 0; group < fmm::detail::kM2lGroups; ++group)
-          for (int w = plan.group_items[static_cast<std::size_t>(group)]; w < plan.group_items[static_cast<std::size_t>(group) + 1]; ++w) {
+        for (std::size_t row = 0; row < taylor_rows; ++row) d[row] *= plan.taylor_factorial[row];
+        for (std::size_t group = 0; group < static_cast<std::size_t>(fmm::detail::kM2lGroups); ++group)
+          for (int w = plan.group_items[group]; w < plan.group_items[group + 1]; ++w) {
             const auto& item = plan.items[static_cast<std::size_t>(w)];
             for (int j = 0; j < item[1]; ++j) {
               const auto& rows = plan.bundle_rows[static_cast<std::size_t>(item[0] + j)];
               const double mk = folded[static_cast<std::size_t>(item[2] + j)];
-              for (int slot = 0; slot < kBundle; ++slot)
-                partial[static_cast<std::size_t>(w * kBundle + slot)] += d[rows[static_cast<std::size_t>(slot)]] * mk;
+              for (std::size_t slot = 0; slot < kBundle; ++slot)
+                partial[static_cast<std::size_t>(w) * kBundle + slot] += d[rows[slot]] * mk;
             }
           }
       }
     }
     std::vector<double> scaled(size, 0.0);
-    for (int h = 0; h < plan.harmonic; ++h)
-      for (int q = plan.part_begin[static_cast<std::size_t>(h)]; q < plan.part_begin[static_cast<std::size_t>(h) + 1]; ++q)
-        scaled[plan.harmonic_position[static_cast<std::size_t>(h)]] += partial[static_cast<std::size_t>(plan.parts[static_cast<std::size_t>(q)])];
-    for (int z = 2; z <= p; ++z)
-      for (int step = plan.unfold_begin[static_cast<std::size_t>(z) - 2]; step < plan.unfold_begin[static_cast<std::size_t>(z) - 1]; ++step) {
+    for (std::size_t h = 0; h < harmonic; ++h)
+      for (int q = plan.part_begin[h]; q < plan.part_begin[h + 1]; ++q)
+        scaled[plan.harmonic_position[h]] += partial[static_cast<std::size_t>(plan.parts[static_cast<std::size_t>(q)])];
+    for (int z = 2; z <= p; ++z) {
+      const auto level = static_cast<std::size_t>(z - 2);
+      for (int step = plan.unfold_begin[level]; step < plan.unfold_begin[level + 1]; ++step) {
         const auto& [n, a, b, unused] = plan.unfold[static_cast<std::size_t>(step)];
         EXPECT_EQ(e.index(n)[2], z) << "order " << p;
         scaled[n] = -scaled[a] - scaled[b];
       }
+    }
     for (std::size_t n = 0; n < size; ++n)
       EXPECT_NEAR(scaled[n] * e.inverseFactorials()[n], one[n], 1e-13 * std::max(1.0, std::abs(one[n])))
           << "order " << p << " coefficient " << n;

@@ -106,8 +106,8 @@ struct DeviceTables {
     }
     // The M2L's plan (grove/fmm/m2l_plan.hpp), in the device's vector types.
     const M2lPlan plan = buildM2lPlan(e);
-    harmonic = plan.harmonic;
-    taylor_count = plan.taylor_count;
+    harmonic = plan.harmonic();
+    taylor_count = plan.taylorCount();
     item_count = static_cast<int>(plan.items.size());
     std::vector<ushort4> unfold_h, bundle_rows_h;
     std::vector<int4> items_h;

@@ -46,7 +46,10 @@ inline constexpr int kMaxItems = kMaxBundles + kM2lGroups;
 /// One order's plan (buildM2lPlan).
 struct M2lPlan {
   /// Harmonic indices: (order + 1)^2.
-  int harmonic = 0;
+  int harmonic() const { return static_cast<int>(harmonic_position.size()); }
+  /// Rows of D computed: those with kz <= 2, numbered densely by degree; row taylorCount() is the
+  /// zero row.
+  int taylorCount() const { return static_cast<int>(taylor_factorial.size()); }
   /// Per harmonic index: its position among the coefficients of degree <= order.
   std::vector<std::uint16_t> harmonic_position;
   /// Per harmonic index j: its fold terms [fold_begin[j], fold_begin[j + 1]); harmonic + 1 offsets.
@@ -55,13 +58,10 @@ struct M2lPlan {
   std::vector<std::uint16_t> fold_source;
   /// Per fold term: its weight (1 / k! and the trace identity's signs and counts).
   std::vector<double> fold_weight;
-  /// Rows of D computed: those with kz <= 2, numbered densely by degree; row taylor_count is the
-  /// zero row.
-  int taylor_count = 0;
   /// Per degree 0 ... order + 1: its first dense row.
   std::vector<int> taylor_row_begin;
   /// 6 per dense row: its lower neighbours k - e_x, k - e_y, k - e_z, k - 2e_x, k - 2e_y, k - 2e_z
-  /// as dense rows (taylor_count where absent).
+  /// as dense rows (taylorCount() where absent).
   std::vector<int> taylor_lower;
   /// Per dense row: k! of its index (D_k = k! T_k).
   std::vector<double> taylor_factorial;
