@@ -101,7 +101,8 @@ void MultiIndexSet::buildContraction(std::span<const std::uint16_t> targets, std
     for (std::size_t j = 0; j < sources.size(); ++j) {
       const auto& b = index(sources[j]);
       if (degree(target) + degree(sources[j]) <= order_)
-        pairs.push_back({static_cast<std::uint16_t>(j), static_cast<std::uint16_t>(find(a[0] + b[0], a[1] + b[1], a[2] + b[2]))});
+        pairs.push_back({static_cast<std::uint16_t>(j),
+                         static_cast<std::uint16_t>(find(a[0] + b[0], a[1] + b[1], a[2] + b[2]))});
     }
   }
   begin.push_back(static_cast<int>(pairs.size()));

@@ -45,7 +45,7 @@ struct Tables {
   // The contraction n! L_n = sum_j D_{n+k_j} folded_j over harmonic n and j, in bundles of
   // kM2lBundle coefficients n, whose j run over the same harmonic indices 0 ... J - 1: one load of
   // folded_j serves the bundle's kM2lBundle multiply-adds.
-  const ushort4* bundle_rows;      // per (bundle, j): the rows n + k_j of D (taylor_count, the zero row, in empty slots)
+  const ushort4* bundle_rows;      // per (bundle, j): the rows n + k_j of D (the zero row in empty slots)
   // The M2L's work items: a group of kM2lLanes threads (one per source lane) takes each.
   const int4* items;               // per work item: x its first bundle_rows entry, y their count, z its first k
   const int* group_items;          // per group: its work items [begin, end)

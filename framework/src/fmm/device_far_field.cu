@@ -213,8 +213,8 @@ __global__ void foldMultipoles(Tables tb, const double* multipoles, long long co
 // then the contraction n! L_n += sum_j D_{n+k_j} folded_j for the harmonic n runs across the lanes:
 // kM2lGroups groups of kM2lLanes threads, a thread per source lane, each group an equal share (by
 // cost) of the contraction's work items. An item is a run of j for a bundle of kM2lBundle
-// coefficients n (Tables::bundle_rows): per j, one load of folded_j and one of the rows' indices serve the
-// bundle's kM2lBundle multiply-adds (a term of its own for every n took two loads a multiply-add
+// coefficients n (Tables::bundle_rows): per j, one load of folded_j and one of the rows' indices
+// serve the bundle's kM2lBundle multiply-adds (a term of its own for every n took two loads a multiply-add
 // and an index load). The lanes of a group read one row of D and one of M side by side (no
 // shared-memory bank conflicts), an item's sums are reduced across the lanes by shuffles, and each
 // n's partial sums are added in a fixed order at the end: no atomics, so the result does not

@@ -461,8 +461,8 @@ class FmmForce {
   // its multipoles, the LET (with the near field's inputs in key order: it sends EPJ) and the
   // traversal; then the far field started on the engine (into phi_, grad_phi_, key order), running
   // on beside the caller's near field where it can (a device engine, or the host's with `overlap`).
-  // Without a LET the near field's inputs follow (prepareNearField). Returns the P2P lists, the near field's (empty
-  // with `p2p_on_device`: the engine keeps them on its device). Collective.
+  // Without a LET the near field's inputs follow (prepareNearField). Returns the P2P lists, the
+  // near field's (empty with `p2p_on_device`: the engine keeps them on its device). Collective.
   template <class PSys>
   fmm::CsrList startFarField(const PSys& psys, const DomainInfo& dinfo, bool clear, bool overlap, bool p2p_on_device) {
     using FP = typename PSys::value_type;
