@@ -213,6 +213,10 @@ TEST_F(FmmDeviceNear, OneLanePerParticleIsBitwiseTheHostPairForm) {
   // The device engine began on the local cells before the LET wherever there was one.
   EXPECT_EQ(c.device_stats.local_before_let, grove::Comm::world().size() > 1);
   EXPECT_EQ(c.host_stats.local_before_let, grove::Comm::world().size() > 1);
+  // And the device near field began on the local leaf pairs before it too; the received pairs
+  // then continued each lane's sum, so the forces are still bitwise the host's.
+  EXPECT_EQ(c.device_stats.near_field_before_let, grove::Comm::world().size() > 1);
+  EXPECT_FALSE(c.host_stats.near_field_before_let);
 }
 
 // Lane groups summed in group order: the same sums, another order: within double rounding.
@@ -268,6 +272,7 @@ TEST_F(FmmDeviceNear, PeriodicImagesAreSourcesAsReceivedParticlesAre) {
   expectSameWork(lane);
   EXPECT_GT(lane.device_stats.let.particles_received, 0);
   EXPECT_TRUE(lane.device_stats.local_before_let);  // the images' LET, at one rank too
+  EXPECT_TRUE(lane.device_stats.near_field_before_let);
   EXPECT_TRUE(bitwiseEqual(lane.device, lane.host));
   EXPECT_TRUE(bitwiseEqual(lane.device_gravity, lane.host_gravity));
   const auto split = compare<SplitForce>(8000, true, 32);
@@ -340,6 +345,60 @@ TEST_F(FmmDeviceNear, ClearFalseAddsToThePreviousForces) {
   expectClearFalseAdds<LaneForce>(true);
   expectClearFalseAdds<SplitForce>(false);
   expectClearFalseAdds<SplitForce>(false, 64);
+}
+
+// The near field of the local leaf pairs started before the LET (startLocal) in a calculation
+// that fails before evaluate() completes it: evaluate() is refused while the engine's start()
+// has not completed the calculation, and what startLocal() queued is dropped; the objects then
+// compute as before. A startLocal() without the engine's, or with arrays not of its tree, is
+// refused. Each rank on its own (no messages).
+TEST_F(FmmDeviceNear, ALocalStartThatNoEvaluateCompletesIsDropped) {
+  const int n = 3000;
+  std::mt19937_64 rng(7 + grove::Comm::world().rank());
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<Vec3d> x(n);
+  for (Vec3d& p : x) p = Vec3d(u(rng), u(rng), u(rng));
+  const std::vector<double> q(n, 1.0 / n);
+  const grove::fmm::MultiIndexSet expansion(4);
+  const auto engine = std::make_shared<grove::fmm::DeviceFarField>();
+  auto near = grove::fmm::makeDeviceNearField<SplitForce, Ep, Ep>(engine, Newton{});
+  std::vector<Ep> ep(n);
+  std::vector<SplitForce> forces(n);
+  EXPECT_THROW(near->startLocal(ep, ep, forces, true), grove::Error);  // the engine began nothing
+
+  grove::fmm::FmmTree tree;
+  engine->buildTree(x, q, 32, expansion, tree);
+  for (int k = 0; k < n; ++k) ep[k] = Ep{x[tree.order()[k]], q[tree.order()[k]]};
+  const std::span<const Ep> epi(ep);
+  ASSERT_TRUE(engine->startLocal(tree, 0.5, expansion));
+  EXPECT_THROW(near->startLocal(epi.first(n - 1), epi, forces, true), grove::Error);
+  EXPECT_THROW(near->startLocal(epi, epi.first(n - 1), forces, true), grove::Error);
+  ASSERT_TRUE(near->startLocal(epi, epi, forces, true));
+  EXPECT_THROW(near->evaluate(epi, epi, forces, true), grove::Error);  // no start() completed it
+  engine->abandon();
+
+  // Then the whole near field in one launch, and in two (the local pairs, then the received:
+  // none here), as FmmForce runs them without and with a LET: the same tasks, bitwise.
+  const grove::fmm::SourceCells sources = grove::fmm::SourceCells::ofTree(tree);
+  std::vector<double> phi(n);
+  std::vector<Vec3d> gradient(n);
+  std::vector<SplitForce> whole(n), split(n);
+  engine->start(tree, sources, 0.5, expansion, phi, gradient, true, /*p2p_to_host=*/false);
+  const std::int64_t pairs = near->evaluate(epi, epi, whole, true);
+  engine->finish();
+  EXPECT_GE(pairs, static_cast<std::int64_t>(n));  // each particle with itself at least
+  ASSERT_TRUE(engine->startLocal(tree, 0.5, expansion));
+  ASSERT_TRUE(near->startLocal(epi, epi, split, true));
+  engine->start(tree, sources, 0.5, expansion, phi, gradient, true, /*p2p_to_host=*/false);
+  EXPECT_EQ(near->evaluate(epi, epi, split, true), pairs);
+  engine->finish();
+  EXPECT_EQ(engine->deviceReceivedP2p().pairs, 0);
+  EXPECT_EQ(engine->deviceLocalP2p().pairs, engine->deviceP2p().pairs);
+  for (int k = 0; k < n; ++k) {
+    ASSERT_EQ(split[k].pot, whole[k].pot) << "particle " << k;
+    ASSERT_EQ(split[k].acc.x, whole[k].acc.x) << "particle " << k;
+    ASSERT_NE(whole[k].pot, 0.0) << "particle " << k;
+  }
 }
 
 // A near field made for another engine than the FmmForce's is refused before anything runs, and

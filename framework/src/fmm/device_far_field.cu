@@ -532,6 +532,12 @@ struct DeviceFarField::State {
   PairCounts local_counts{0, 0, 0, 0};
   DeviceVector<std::int64_t> remote_m2l_offsets;
   DeviceVector<int> remote_m2l_items;
+  // The P2P lists in the two parts of a split calculation, beside the whole list (offsets/items
+  // [kP2p]): the tree's own leaf pairs (startLocal) and the received leaves' (start), for a near
+  // field that starts on the local pairs before the LET (deviceLocalP2p, deviceReceivedP2p).
+  DeviceVector<std::int64_t> local_p2p_offsets, received_p2p_offsets;
+  DeviceVector<int> local_p2p_items, received_p2p_items;
+  std::int64_t local_particles = 0;
   // The tree's build (buildTree), and the tree whose key-ordered positions and multipoles it left
   // in `positions` and `local_multipoles` (FmmTree::buildId(); 0: none).
   detail::DeviceTreeBuild build;
@@ -616,25 +622,58 @@ struct DeviceFarField::State {
   void toCsr(DeviceVector<std::uint64_t>& list_keys, int target_count, DeviceVector<std::int64_t>& csr_offsets,
              DeviceVector<int>& csr_items) {
     const cudaStream_t ts = traversal_stream.get();
-    const int key_bits = 32 + std::bit_width(static_cast<unsigned>(target_count));
     const auto count = static_cast<long long>(list_keys.size());
     keys_alt.resize(list_keys.size());
     if (count > 0) {
       cub::DoubleBuffer<std::uint64_t> buffer(list_keys.data(), keys_alt.data());
       std::size_t bytes = 0;
+      const int key_bits = keyBits(target_count);
       check(cub::DeviceRadixSort::SortKeys(nullptr, bytes, buffer, count, 0, key_bits, ts),
             "cub::DeviceRadixSort::SortKeys (size)");
       check(cub::DeviceRadixSort::SortKeys(scratch(bytes), bytes, buffer, count, 0, key_bits, ts),
             "cub::DeviceRadixSort::SortKeys (interaction lists)");
       if (buffer.Current() != list_keys.data()) list_keys.swap(keys_alt);
     }
+    sortedKeysToCsr(list_keys.data(), count, target_count, csr_offsets, csr_items);
+  }
+
+  // The keys [first, first + count) as CSR over target_count targets, sorted into keys_alt
+  // (they stay as they are, where a later traversal appends to them), on the traversal stream.
+  void rangeToCsr(const std::uint64_t* first, long long count, int target_count,
+                  DeviceVector<std::int64_t>& csr_offsets, DeviceVector<int>& csr_items) {
+    const cudaStream_t ts = traversal_stream.get();
+    keys_alt.resize(static_cast<std::size_t>(count));
+    if (count > 0) {
+      std::size_t bytes = 0;
+      const int key_bits = keyBits(target_count);
+      check(cub::DeviceRadixSort::SortKeys(nullptr, bytes, first, keys_alt.data(), count, 0, key_bits, ts),
+            "cub::DeviceRadixSort::SortKeys (size)");
+      check(cub::DeviceRadixSort::SortKeys(scratch(bytes), bytes, first, keys_alt.data(), count, 0, key_bits, ts),
+            "cub::DeviceRadixSort::SortKeys (a part of the interaction lists)");
+    }
+    sortedKeysToCsr(keys_alt.data(), count, target_count, csr_offsets, csr_items);
+  }
+
+  // A key holds its target above bit 32 (pairKey).
+  static int keyBits(int target_count) { return 32 + std::bit_width(static_cast<unsigned>(target_count)); }
+
+  void sortedKeysToCsr(const std::uint64_t* sorted, long long count, int target_count,
+                       DeviceVector<std::int64_t>& csr_offsets, DeviceVector<int>& csr_items) {
     csr_offsets.resize(static_cast<std::size_t>(target_count) + 1);
-    csr_items.resize(list_keys.size());
+    csr_items.resize(static_cast<std::size_t>(count));
     constexpr int kThreads = 256;
     const long long threads_needed = std::max<long long>(count, target_count + 1LL);
-    csrFromSortedKeys<<<blocksFor(threads_needed, kThreads), kThreads, 0, ts>>>(
-        list_keys.data(), count, target_count, csr_offsets.data(), csr_items.data());
+    csrFromSortedKeys<<<blocksFor(threads_needed, kThreads), kThreads, 0, traversal_stream.get()>>>(
+        sorted, count, target_count, csr_offsets.data(), csr_items.data());
     check(cudaGetLastError(), "csrFromSortedKeys");
+  }
+
+  // The P2P lists of CSR `csr_offsets`, `csr_items` as a near field on this device reads them.
+  DeviceP2pLists p2pLists(const DeviceVector<std::int64_t>& csr_offsets, const DeviceVector<int>& csr_items,
+                          std::int64_t pairs, std::int64_t targets, std::int64_t sources) const {
+    return DeviceP2pLists{cells.data(), csr_offsets.data(), csr_items.data(),
+                          static_cast<int>(csr_offsets.size()) - 1, pairs, targets, sources, device,
+                          traversal_stream.get()};
   }
 
   // The far field's inputs from the tree, on the far stream: independent of the traversal, so
@@ -737,6 +776,11 @@ bool DeviceFarField::startLocal(const FmmTree& tree, double theta, const MultiIn
   for (auto& k : s.keys) k.resize(0);
   s.local_counts = s.traverse({CellPair{0, 0, kSelf}}, theta, PairCounts{0, 0, 0, 0});
   s.toCsr(s.keys[kM2l], target_count, s.offsets[kM2l], s.items[kM2l]);
+  // The local leaf pairs' P2P list too (deviceLocalP2p); their keys stay in keys[kP2p], where
+  // start() appends the received ones.
+  s.rangeToCsr(s.keys[kP2p].data(), static_cast<long long>(s.local_counts.p2p), target_count, s.local_p2p_offsets,
+               s.local_p2p_items);
+  s.local_particles = static_cast<std::int64_t>(tree.positions().size());
   s.traversed.record(ts);
   // The local pairs' M2L on the far stream, running while the caller exchanges the LET.
   s.far_stream.waitFor(s.traversed.get());
@@ -827,6 +871,10 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
   DeviceVector<std::int64_t>& m2l_offsets = completes_local ? s.remote_m2l_offsets : s.offsets[kM2l];
   DeviceVector<int>& m2l_items = completes_local ? s.remote_m2l_items : s.items[kM2l];
   s.toCsr(s.keys[kM2l], target_count, m2l_offsets, m2l_items);
+  // The received leaves' P2P list on its own (deviceReceivedP2p), then the whole list.
+  if (completes_local)
+    s.rangeToCsr(s.keys[kP2p].data() + s.local_counts.p2p, static_cast<long long>(total.p2p - s.local_counts.p2p),
+                 target_count, s.received_p2p_offsets, s.received_p2p_items);
   s.toCsr(s.keys[kP2p], target_count, s.offsets[kP2p], s.items[kP2p]);
   s.toCsr(s.keys[kM2p], target_count, s.offsets[kM2p], s.items[kM2p]);
   s.traversed.record(ts);
@@ -947,18 +995,28 @@ DeviceP2pLists DeviceFarField::deviceP2p() const {
   require(s.traversed_once, "fmm::DeviceFarField::deviceP2p", "no traversal has run yet: call start() first");
   require(!s.local_phase, "fmm::DeviceFarField::deviceP2p",
           "startLocal() began a calculation that start() has not completed: its lists are not made yet");
-  return DeviceP2pLists{s.cells.data(),
-                        s.offsets[kP2p].data(),
-                        s.items[kP2p].data(),
-                        static_cast<int>(s.offsets[kP2p].size()) - 1,
-                        s.p2p_pairs,
-                        s.target_particles,
-                        s.source_particles,
-                        s.device,
-                        s.traversal_stream.get()};
+  return s.p2pLists(s.offsets[kP2p], s.items[kP2p], s.p2p_pairs, s.target_particles, s.source_particles);
+}
+
+DeviceP2pLists DeviceFarField::deviceLocalP2p() const {
+  const State& s = *state_;
+  require(s.local_phase || s.split, "fmm::DeviceFarField::deviceLocalP2p",
+          "no calculation begun by startLocal() is under way or just completed: call startLocal() first");
+  return s.p2pLists(s.local_p2p_offsets, s.local_p2p_items, static_cast<std::int64_t>(s.local_counts.p2p),
+                    s.local_particles, s.local_particles);
+}
+
+DeviceP2pLists DeviceFarField::deviceReceivedP2p() const {
+  const State& s = *state_;
+  require(s.split && !s.local_phase, "fmm::DeviceFarField::deviceReceivedP2p",
+          "the last start() did not complete a calculation begun by startLocal(): there are no received pairs apart");
+  return s.p2pLists(s.received_p2p_offsets, s.received_p2p_items,
+                    s.p2p_pairs - static_cast<std::int64_t>(s.local_counts.p2p), s.target_particles,
+                    s.source_particles);
 }
 
 bool DeviceFarField::completedLocalStart() const { return state_->split; }
+
 
 InteractionLists DeviceFarField::lists() const {
   const State& s = *state_;
@@ -977,7 +1035,8 @@ std::size_t DeviceFarField::deviceBytes() const {
                       s.counts.bytes() + s.ends.bytes() + s.keys_alt.bytes() + s.cub_scratch.bytes() +
                       s.build.bytes() + s.lattice_polynomials.bytes() + s.lattice_part_centres.bytes();
   for (int list = 0; list < 3; ++list) bytes += s.keys[list].bytes() + s.offsets[list].bytes() + s.items[list].bytes();
-  bytes += s.remote_m2l_offsets.bytes() + s.remote_m2l_items.bytes();
+  bytes += s.remote_m2l_offsets.bytes() + s.remote_m2l_items.bytes() + s.local_p2p_offsets.bytes() +
+           s.local_p2p_items.bytes() + s.received_p2p_offsets.bytes() + s.received_p2p_items.bytes();
   return bytes;
 }
 

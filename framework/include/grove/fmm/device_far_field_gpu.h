@@ -116,6 +116,16 @@ class DeviceFarField final : public FarFieldEngine {
   /// when it copies them to the host). Throws grove::Error before the first start(), and between
   /// a startLocal() and the start() that completes it.
   DeviceP2pLists deviceP2p() const;
+  /// After startLocal(), until the next startLocal() or a start() without one: the P2P lists of
+  /// the tree's own leaf pairs alone (items index the local cells; sources: the local particles),
+  /// complete in the order of their `stream`. A near field can start on them before the LET
+  /// (DeviceNearField::startLocal) and add the received pairs after start(). Throws grove::Error
+  /// when no calculation begun by startLocal() is under way or just completed.
+  DeviceP2pLists deviceLocalP2p() const;
+  /// After a start() that completed a calculation startLocal() began: the P2P lists of the
+  /// received leaves alone (received cells and periodic images; deviceP2p() is both parts, target
+  /// by target the local sources first). Throws grove::Error after any other start().
+  DeviceP2pLists deviceReceivedP2p() const;
   /// Whether the last start() completed a calculation startLocal() began (its M2L then ran in two
   /// parts, the local cells' before the received ones').
   bool completedLocalStart() const;

@@ -43,9 +43,19 @@
 /// themselves, byte for byte; a specialised DeviceForm is made on the host while packing. Both go
 /// through page-locked staging, slice by slice, as the multiwalk engine sends its arrays; the
 /// forces come back through page-locked staging too (a copy at the bus's full speed, then out on
-/// the host's threads). It all runs on a stream of the near field's own, of the default priority,
-/// after the traversal's lists: the engine's traversal and far field have higher priorities and
-/// run beside the kernel.
+/// the host's threads). The tasks' set-up (a few small kernels and one read-back of their count)
+/// runs on the traversal's stream, at the device's highest priority, so that the host's wait for
+/// the count does not sit behind the far field's M2L blocks; the transfers, the near field and
+/// its sums run on a stream of the near field's own, of the default priority: the engine's
+/// traversal and far field have higher priorities and run beside the kernel.
+///
+/// Where FmmForce exchanges a LET (several ranks, or periodic images), the engine traverses the
+/// tree's own cells before it (DeviceFarField::startLocal), and startLocal() here uploads the EPI
+/// and the local EPJ and launches the local leaf pairs' near field at once: it runs while the LET
+/// is selected and exchanged. evaluate() then uploads the received EPJ and launches the received
+/// leaves' pairs, which add to the same forces. A target's sources are still taken in the order
+/// of its whole list (the local cells first), so one lane per particle gives the same forces, bit
+/// for bit; with lane groups only the tasks' cuts differ.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -120,11 +130,12 @@ __device__ int forEachTaskOpening(const FmmCell* cells, const std::int64_t* offs
 // includes it compiles its own copy, and no host stub is defined twice at link time.
 
 /// Warp t of the grid, per target cell t: its tasks (none for a cell with children or without
-/// particles; one for a leaf whose list is empty, so that its forces are still written) and the
-/// partial forces its tasks leave (n_i per task when there are several, else none).
+/// particles; for a leaf whose list is empty one with `every_leaf`, so that its forces are still
+/// written, else none) and the partial forces its tasks leave (n_i per task when there are
+/// several, else none).
 static __global__ void countTasks(const FmmCell* __restrict__ cells, int target_count,
                                   const std::int64_t* __restrict__ offsets, const int* __restrict__ items,
-                                  long long max_particles, int* __restrict__ tasks,
+                                  long long max_particles, bool every_leaf, int* __restrict__ tasks,
                                   std::int64_t* __restrict__ partials) {
   const int t = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);
   const int lane = static_cast<int>(threadIdx.x % 32);
@@ -132,7 +143,8 @@ static __global__ void countTasks(const FmmCell* __restrict__ cells, int target_
   const int n_i = cells[t].end - cells[t].begin;
   int count = 0;
   if (cells[t].child_count == 0 && n_i > 0)
-    count = ::max(1, forEachTaskOpening(cells, offsets, items, t, max_particles, lane, [](std::int64_t, int) {}));
+    count = ::max(every_leaf ? 1 : 0,
+                  forEachTaskOpening(cells, offsets, items, t, max_particles, lane, [](std::int64_t, int) {}));
   if (lane == 0) {
     tasks[t] = count;
     partials[t] = count > 1 ? static_cast<std::int64_t>(count) * n_i : 0;
@@ -314,117 +326,228 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
 
   const FarFieldEngine& engine() const override { return *engine_; }
 
+  /// Starts the P2P of the tree's own leaf pairs (the engine's deviceLocalP2p(), after its
+  /// startLocal()) on the device, and returns true: their kernel runs while the caller exchanges
+  /// the LET, and evaluate() adds the received leaves' pairs (see NearFieldOnDevice::startLocal).
+  /// Throws grove::Error when the engine has no such calculation under way, when the arrays do
+  /// not match its tree, and when CUDA fails (leaving nothing queued).
+  bool startLocal(std::span<const EPI> epi, std::span<const EPJ> local_epj, std::span<const Force> forces,
+                  bool forces_cleared) override {
+    abandon();  // a local part that no evaluate() completed
+    const DeviceP2pLists lists = engine_->deviceLocalP2p();
+    requireArrays(lists, epi, local_epj.size(), forces.size(), forces_cleared, "fmm::DeviceNearField::startLocal");
+    const gpu::ScopedDevice on_device(lists.device);
+    makeStreamAndEvents(lists.device);
+    const cudaStream_t stream = stream_->get();
+    try {
+      upload(epi, 0, epi_, epi_staging_, stream);
+      upload(local_epj, 0, epj_, epj_staging_, stream);
+      if (forces_cleared) forces_.resize(forces.size());
+      else forces_.assignAsync(forces.data(), forces.size(), stream);
+      startCounting(stream);
+      launch(lists, forces_cleared, /*every_leaf=*/true, launches_[0], stream);
+    } catch (...) {
+      cudaStreamSynchronize(stream);
+      throw;
+    }
+    local_targets_ = epi.size();
+    local_sources_ = local_epj.size();
+    local_started_ = true;
+    return true;
+  }
+
   std::int64_t evaluate(std::span<const EPI> epi, std::span<const EPJ> epj, std::span<Force> forces,
                         bool forces_cleared) override {
-    const DeviceP2pLists lists = engine_->deviceP2p();
-    require(epi.size() == static_cast<std::size_t>(lists.target_particles) && forces.size() == epi.size() &&
-                epj.size() >= static_cast<std::size_t>(lists.source_particles),
-            "fmm::DeviceNearField::evaluate",
-            "{} EPI, {} forces and {} EPJ for lists over {} target and {} source particles: the arrays must be those "
-            "of the traversal just started",
-            epi.size(), forces.size(), epj.size(), lists.target_particles, lists.source_particles);
-    // Tasks are counted in int: at most one per source leaf pair, plus one per target.
-    require(lists.pairs + lists.target_count < std::int64_t{1} << 31, "fmm::DeviceNearField::evaluate",
-            "{} leaf pairs: at most 2^31 - 1 - targets are supported", lists.pairs);
+    const bool completes_local = local_started_;
+    const DeviceP2pLists lists = [&] {
+      try {
+        return completes_local ? engine_->deviceReceivedP2p() : engine_->deviceP2p();
+      } catch (...) {
+        abandon();
+        throw;
+      }
+    }();
     const gpu::ScopedDevice on_device(lists.device);
-    if (!stream_) {  // made together: a throw leaves none of them half made
-      auto start = std::make_unique<gpu::Event>(true), stop = std::make_unique<gpu::Event>(true);
-      auto lists_ready = std::make_unique<gpu::Event>();
-      auto stream = std::make_unique<gpu::Stream>();
-      start_ = std::move(start), stop_ = std::move(stop), lists_ready_ = std::move(lists_ready);
-      stream_ = std::move(stream);
-    }
+    makeStreamAndEvents(lists.device);
     // On a stream of its own, of the default priority: the engine's traversal and far field
     // (higher priorities) get room first, and run beside this kernel.
     const cudaStream_t stream = stream_->get();
-    upload(epi, epi_, epi_staging_, stream);
-    upload(epj, epj_, epj_staging_, stream);  // the copies overlap the next slice's packing
-    if (forces_cleared) forces_.resize(forces.size());
-    else forces_.assignAsync(forces.data(), forces.size(), stream);
-    interactions_.resize(1);
-    kernel_seconds_ = 0.0;
     unsigned long long count = 0;
-    // The kernels read the engine's lists and cells, made on its traversal's stream.
-    lists_ready_->record(lists.stream);
-    stream_->waitFor(lists_ready_->get());
     try {
-      gpu::check(cudaMemsetAsync(interactions_.data(), 0, sizeof(unsigned long long), stream), "cudaMemsetAsync");
-      if (lists.target_count > 0) launch(lists, forces_cleared, stream);
+      requireArrays(lists, epi, epj.size(), forces.size(), /*forces_cleared=*/false, "fmm::DeviceNearField::evaluate");
+      if (completes_local) {
+        require(epi.size() == local_targets_ && epj.size() >= local_sources_, "fmm::DeviceNearField::evaluate",
+                "{} EPI and {} EPJ after startLocal() was given {} EPI and {} local EPJ: evaluate() completes that "
+                "calculation",
+                epi.size(), epj.size(), local_targets_, local_sources_);
+        // The local EPJ are on the device: the received after them. The forces there hold the
+        // local pairs' sums, which the received pairs add to.
+        upload(epj, local_sources_, epj_, epj_staging_, stream);
+        launch(lists, /*forces_cleared=*/false, /*every_leaf=*/false, launches_[1], stream);
+      } else {
+        upload(epi, 0, epi_, epi_staging_, stream);
+        upload(epj, 0, epj_, epj_staging_, stream);  // the copies overlap the next slice's packing
+        if (forces_cleared) forces_.resize(forces.size());
+        else forces_.assignAsync(forces.data(), forces.size(), stream);
+        startCounting(stream);
+        launch(lists, forces_cleared, /*every_leaf=*/true, launches_[0], stream);
+        launches_[1].timed = false;
+      }
       gpu::downloadThroughStaging(forces.data(), forces_.data(), forces.size(), forces_staging_, stream);  // waits
       interactions_.copyTo(&count, stream);
     } catch (...) {
       // Nothing queued here may read the engine's lists after this returns: the engine's next
       // calculation rewrites them.
-      cudaStreamSynchronize(stream);
+      abandon();
       throw;
     }
-    if (lists.target_count > 0) kernel_seconds_ = stop_->secondsSince(*start_);
+    local_started_ = false;
+    kernel_seconds_ = 0.0;
+    for (const Launch& l : launches_)
+      if (l.timed) kernel_seconds_ += l.stop->secondsSince(*l.start);
     return static_cast<std::int64_t>(count);
+  }
+
+  void abandon() noexcept override {
+    local_started_ = false;
+    if (!stream_) return;
+    int current = -1;
+    cudaGetDevice(&current);
+    cudaSetDevice(device_);
+    cudaStreamSynchronize(stream_->get());
+    cudaSetDevice(current);
   }
 
   double kernelSeconds() const override { return kernel_seconds_; }
   std::size_t deviceBytes() const override {
-    return epi_.bytes() + epj_.bytes() + forces_.bytes() + interactions_.bytes() + task_begin_.bytes() +
-           partial_begin_.bytes() + tasks_.bytes() + partials_.bytes() + scratch_.bytes();
+    return epi_.bytes() + epj_.bytes() + forces_.bytes() + interactions_.bytes() + launches_[0].bytes() +
+           launches_[1].bytes() + scratch_.bytes();
   }
 
  private:
   static constexpr int kWarps = 4, kThreads = 256;
 
-  // The tasks, the near field, and the sums of cut targets, on `stream`.
-  void launch(const DeviceP2pLists& lists, bool forces_cleared, cudaStream_t stream) {
+  // One launch's tasks and timing: the local leaf pairs' (or, without a local part, every
+  // pair's) and the received leaves', kept apart because the second's set-up runs while the
+  // first's kernels may still read theirs.
+  struct Launch {
+    gpu::DeviceVector<int> task_begin;              // per target cell, and one past
+    gpu::DeviceVector<std::int64_t> partial_begin;  // per target cell, and one past
+    gpu::DeviceVector<kernel::P2pTask> tasks;
+    gpu::DeviceVector<Force> partials;
+    std::unique_ptr<gpu::Event> tasks_ready, start, stop;
+    bool timed = false;  // start and stop hold the last launch's kernels
+    std::size_t bytes() const { return task_begin.bytes() + partial_begin.bytes() + tasks.bytes() + partials.bytes(); }
+  };
+
+  // epi, the forces and the first `epj_count` EPJ against the lists they serve.
+  void requireArrays(const DeviceP2pLists& lists, std::span<const EPI> epi, std::size_t epj_count,
+                     std::size_t force_count, bool forces_cleared, const char* where) const {
+    require(epi.size() == static_cast<std::size_t>(lists.target_particles) &&
+                (forces_cleared || force_count == epi.size()) &&
+                epj_count >= static_cast<std::size_t>(lists.source_particles),
+            where,
+            "{} EPI, {} forces and {} EPJ for lists over {} target and {} source particles: the arrays must be those "
+            "of the traversal just started",
+            epi.size(), force_count, epj_count, lists.target_particles, lists.source_particles);
+    // Tasks are counted in int: at most one per source leaf pair, plus one per target.
+    require(lists.pairs + lists.target_count < std::int64_t{1} << 31, where,
+            "{} leaf pairs: at most 2^31 - 1 - targets are supported", lists.pairs);
+  }
+
+  // The stream and events on `device` (the engine's, current here).
+  void makeStreamAndEvents(int device) {
+    if (stream_) return;
+    // Made together: a throw leaves none of them half made.
+    auto stream = std::make_unique<gpu::Stream>();
+    std::unique_ptr<gpu::Event> events[2][3];
+    for (auto& launch_events : events)
+      for (int e = 0; e < 3; ++e) launch_events[e] = std::make_unique<gpu::Event>(/*timing=*/e > 0);
+    for (int k = 0; k < 2; ++k) {
+      launches_[k].tasks_ready = std::move(events[k][0]);
+      launches_[k].start = std::move(events[k][1]);
+      launches_[k].stop = std::move(events[k][2]);
+    }
+    stream_ = std::move(stream);
+    device_ = device;
+  }
+
+  void startCounting(cudaStream_t stream) {
+    interactions_.resize(1);
+    gpu::check(cudaMemsetAsync(interactions_.data(), 0, sizeof(unsigned long long), stream), "cudaMemsetAsync");
+  }
+
+  // One launch over `lists` into `l`: the tasks' set-up on the lists' own stream (the
+  // traversal's, at the device's highest priority: the host waits there for the tasks' count,
+  // which on this object's stream would sit behind the far field's M2L blocks until they drained,
+  // and hold the caller, and with it the LET, that long), then the near field and the sums of cut
+  // targets on `stream`. With `every_leaf` a leaf whose list is empty still gets a task, so that
+  // its forces are written; without it (the received pairs, added to the forces the local launch
+  // wrote) it gets none.
+  void launch(const DeviceP2pLists& lists, bool forces_cleared, bool every_leaf, Launch& l, cudaStream_t stream) {
+    l.timed = false;
     const int targets = lists.target_count;
+    if (targets == 0) return;
+    const auto setup = static_cast<cudaStream_t>(lists.stream);
     const auto n = static_cast<std::size_t>(targets);
     // Per target its tasks and partial forces, then (scanned in place, one past the last holding
     // the totals) where they begin.
-    task_begin_.resize(n + 1);
-    partial_begin_.resize(n + 1);
-    gpu::check(cudaMemsetAsync(task_begin_.data() + n, 0, sizeof(int), stream), "cudaMemsetAsync");
-    gpu::check(cudaMemsetAsync(partial_begin_.data() + n, 0, sizeof(std::int64_t), stream), "cudaMemsetAsync");
+    l.task_begin.resize(n + 1);
+    l.partial_begin.resize(n + 1);
+    gpu::check(cudaMemsetAsync(l.task_begin.data() + n, 0, sizeof(int), setup), "cudaMemsetAsync");
+    gpu::check(cudaMemsetAsync(l.partial_begin.data() + n, 0, sizeof(std::int64_t), setup), "cudaMemsetAsync");
     const unsigned warp_per_target = gpu::blocksFor(n * 32, kThreads);
-    kernel::countTasks<<<warp_per_target, kThreads, 0, stream>>>(lists.cells, targets, lists.offsets, lists.items,
-                                                                 particles_per_task_, task_begin_.data(),
-                                                                 partial_begin_.data());
+    kernel::countTasks<<<warp_per_target, kThreads, 0, setup>>>(lists.cells, targets, lists.offsets, lists.items,
+                                                                particles_per_task_, every_leaf, l.task_begin.data(),
+                                                                l.partial_begin.data());
     gpu::check(cudaGetLastError(), "fmm::kernel::countTasks");
-    gpu::exclusiveSum(scratch_, task_begin_.data(), task_begin_.data(), targets + 1, stream,
+    gpu::exclusiveSum(scratch_, l.task_begin.data(), l.task_begin.data(), targets + 1, setup,
                       "cub::DeviceScan::ExclusiveSum (near-field tasks)");
-    gpu::exclusiveSum(scratch_, partial_begin_.data(), partial_begin_.data(), targets + 1, stream,
+    gpu::exclusiveSum(scratch_, l.partial_begin.data(), l.partial_begin.data(), targets + 1, setup,
                       "cub::DeviceScan::ExclusiveSum (near-field partial forces)");
-    const int task_count = task_begin_.elementToHost(n, stream);  // waits
-    const std::int64_t partial_count = partial_begin_.elementToHost(n, stream);
-    tasks_.resize(static_cast<std::size_t>(task_count));
-    partials_.resize(static_cast<std::size_t>(partial_count));
-    kernel::writeTasks<<<warp_per_target, kThreads, 0, stream>>>(lists.cells, targets, lists.offsets, lists.items,
-                                                                 particles_per_task_, task_begin_.data(), tasks_.data());
+    const int task_count = l.task_begin.elementToHost(n, setup);  // waits
+    const std::int64_t partial_count = l.partial_begin.elementToHost(n, setup);
+    l.tasks.resize(static_cast<std::size_t>(task_count));
+    l.partials.resize(static_cast<std::size_t>(partial_count));
+    kernel::writeTasks<<<warp_per_target, kThreads, 0, setup>>>(lists.cells, targets, lists.offsets, lists.items,
+                                                                particles_per_task_, l.task_begin.data(),
+                                                                l.tasks.data());
     gpu::check(cudaGetLastError(), "fmm::kernel::writeTasks");
-    start_->record(stream);  // kernelSeconds(): the near field and the sums, not the tasks' set-up
+    l.tasks_ready->record(setup);
+    stream_->waitFor(l.tasks_ready->get());
+    l.start->record(stream);  // kernelSeconds(): the near field and the sums, not the tasks' set-up
     if (task_count > 0) {
       kernel::p2pTasks<kWarps, SplittableForce<Force>>
           <<<gpu::blocksFor(static_cast<std::size_t>(task_count), kWarps), kWarps * 32, 0, stream>>>(
-              tasks_.data(), task_count, lists.cells, lists.items, epi_.data(), epj_.data(), interaction_,
-              forces_cleared, forces_.data(), partial_begin_.data(), partials_.data(), interactions_.data());
+              l.tasks.data(), task_count, lists.cells, lists.items, epi_.data(), epj_.data(), interaction_,
+              forces_cleared, forces_.data(), l.partial_begin.data(), l.partials.data(), interactions_.data());
       gpu::check(cudaGetLastError(), "fmm::kernel::p2pTasks");
     }
     if constexpr (SplittableForce<Force>) {
       if (partial_count > 0) {
         kernel::sumSegments<<<gpu::blocksFor(n, kThreads), kThreads, 0, stream>>>(
-            lists.cells, targets, task_begin_.data(), partial_begin_.data(), partials_.data(), forces_cleared,
+            lists.cells, targets, l.task_begin.data(), l.partial_begin.data(), l.partials.data(), forces_cleared,
             forces_.data());
         gpu::check(cudaGetLastError(), "fmm::kernel::sumSegments");
       }
     }
-    stop_->record(stream);
+    l.stop->record(stream);
+    l.timed = true;
   }
 
-  // Host particles into their device form on the device, through page-locked staging, slice by
-  // slice (grove::gpu::convertAndCopyInSlices: the bus carries a slice while the threads pack the
-  // next).
+  // host[first, size) into their device form at device[first, size), through page-locked
+  // staging, slice by slice (grove::gpu::convertAndCopyInSlices: the bus carries a slice while the
+  // threads pack the next). With first > 0 the device's first elements are kept (copied on
+  // `stream` should the array grow). Growing the staging would free memory that copies queued on
+  // `stream` may still read: they are waited for first.
   template <class T, class D>
-  static void upload(std::span<const T> host, gpu::DeviceVector<D>& device, gpu::PinnedArray<D>& staging,
-                     cudaStream_t stream) {
-    device.resize(host.size());
+  static void upload(std::span<const T> host, std::size_t first, gpu::DeviceVector<D>& device,
+                     gpu::PinnedArray<D>& staging, cudaStream_t stream) {
+    if (first == 0) device.resize(host.size());
+    else device.resizeKeep(host.size(), stream);
+    if (staging.capacity() < host.size()) gpu::check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     staging.reserve(host.size());
-    gpu::convertAndCopyInSlices(device.data(), staging.data(), host.data(), host.size(),
+    gpu::convertAndCopyInSlices(device.data() + first, staging.data() + first, host.data() + first, host.size() - first,
                                 [](const T& t) -> D { return gpu::DeviceForm<T>::make(t); }, stream);
   }
 
@@ -434,20 +557,20 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
   gpu::DeviceVector<DJ> epj_;
   gpu::DeviceVector<Force> forces_;
   gpu::DeviceVector<unsigned long long> interactions_;
-  gpu::DeviceVector<int> task_begin_;              // per target cell, and one past
-  gpu::DeviceVector<std::int64_t> partial_begin_;  // per target cell, and one past
-  gpu::DeviceVector<kernel::P2pTask> tasks_;
-  gpu::DeviceVector<Force> partials_;
+  Launch launches_[2];  // the local (or only) launch and the received leaves'
   gpu::CubScratch scratch_;
   gpu::PinnedArray<DI> epi_staging_;  // page-locked: the uploads run from here
   gpu::PinnedArray<DJ> epj_staging_;
   gpu::PinnedArray<Force> forces_staging_;  // the forces on their way back
   long long particles_per_task_;
-  // Made on the engine's device by the first evaluate() (an event or a stream belongs to the
-  // device current when it is made).
-  std::unique_ptr<gpu::Event> start_, stop_, lists_ready_;
+  // Made on the engine's device by the first call (an event or a stream belongs to the device
+  // current when it is made).
   std::unique_ptr<gpu::Stream> stream_;
+  int device_ = -1;  // stream_'s
   double kernel_seconds_ = 0.0;
+  // A local part started (startLocal) for evaluate() to complete, and its arrays' sizes.
+  bool local_started_ = false;
+  std::size_t local_targets_ = 0, local_sources_ = 0;
 };
 
 /// A DeviceNearField for FmmForce<Force, EPI, EPJ> with `interaction`, on the device of `engine`

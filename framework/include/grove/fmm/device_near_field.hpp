@@ -17,7 +17,8 @@ namespace grove::fmm {
 
 /// A near field on the far-field engine's device (see the top of this file). FmmForce calls
 /// evaluate() once per force calculation, after the engine's start() (with p2p_to_host
-/// false) and before its finish(), while the far field runs beside it.
+/// false) and before its finish(), while the far field runs beside it; where a LET is
+/// exchanged, startLocal() before it.
 template <class Force, class EPI, class EPJ>
 class NearFieldOnDevice {
  public:
@@ -34,6 +35,21 @@ class NearFieldOnDevice {
   /// particle its source cells index) and when CUDA fails.
   virtual std::int64_t evaluate(std::span<const EPI> epi, std::span<const EPJ> epj, std::span<Force> forces,
                                 bool forces_cleared) = 0;
+  /// Optional. FmmForce calls it where the engine began on the local cells before the LET
+  /// (FarFieldEngine::startLocal: several ranks, or periodic images), before the LET is
+  /// exchanged: it may start the P2P of the tree's own leaf pairs there, beside the LET's
+  /// exchange. epi: the targets (key order); local_epj: the local particles in key order (the
+  /// epj that evaluate() gets begins with them); forces: their start unless forces_cleared.
+  /// Returns whether it started them; evaluate() then completes the calculation, adding the
+  /// received leaves' pairs (its epi and forces must be these, and its forces_cleared is not
+  /// read). This default starts nothing: evaluate() does every pair.
+  virtual bool startLocal(std::span<const EPI> /*epi*/, std::span<const EPJ> /*local_epj*/,
+                          std::span<const Force> /*forces*/, bool /*forces_cleared*/) {
+    return false;
+  }
+  /// Waits for anything startLocal() queued and drops it: FmmForce calls it when a calculation
+  /// fails between startLocal() and evaluate(), before the engine's lists are made again.
+  virtual void abandon() noexcept {}
   /// The last evaluate()'s kernels on the device (seconds): the near field and the sums of its
   /// cut lists; the transfers and the tasks' set-up left out. 0 before the first.
   virtual double kernelSeconds() const = 0;

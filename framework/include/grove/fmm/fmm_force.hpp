@@ -133,6 +133,10 @@ struct FmmStatistics {
   /// Whether the far-field engine began on this rank's own cells before the LET
   /// (FarFieldEngine::startLocal: a device engine's traversal and M2L of them ran beside the LET).
   bool local_before_let = false;
+  /// Whether the near field of this rank's own leaf pairs started before the LET
+  /// (NearFieldOnDevice::startLocal: a device near field's kernel ran beside the LET); its
+  /// set-up time is then in p2p_seconds.
+  bool near_field_before_let = false;
   /// @var copy_seconds
   /// Copying the particles into EPI and EPJ, with the input checks.
   /// @var tree_seconds
@@ -171,7 +175,7 @@ struct FmmStatistics {
            write_back_seconds;
   }
   /// The statistics as one JSON object: far_field_engine, overlapped, lattice_on_engine,
-  /// local_before_let, "seconds" (each part and total; let_wait and let_exchange are parts of
+  /// local_before_let, near_field_before_let, "seconds" (each part and total; let_wait and let_exchange are parts of
   /// let) and "counts".
   std::string json() const;
 };
@@ -361,7 +365,8 @@ class FmmForce {
                   "grove: the FMM's near-field kernel must be callable as kernel(const EPI*, int, const EPJ*, int, "
                   "Force*) or, pair by pair, as interaction(const EPI&, const EPJ&, Force&)");
     // A far field on the device runs beside the host's near field; the host's own waits for it.
-    calculate(psys, dinfo, far, clear, /*overlap=*/false, /*p2p_on_device=*/false, [&](const fmm::CsrList& p2p) {
+    calculate(psys, dinfo, far, clear, /*overlap=*/false, /*p2p_on_device=*/false, kNoNearFieldBeforeLet,
+              [&](const fmm::CsrList& p2p) {
       const int target_count = static_cast<int>(tree_.cells().size());
       std::int64_t interactions = 0;
 #pragma omp parallel reduction(+ : interactions)
@@ -400,7 +405,8 @@ class FmmForce {
                                                     const int*, const EPJ*, int, bool>;
     using Spj = std::conditional_t<kShortForm, NoSuperParticle, SPJ>;
     // The far field (host threads or a device) runs beside the accelerator's near field.
-    calculate(psys, dinfo, far, clear, /*overlap=*/true, /*p2p_on_device=*/false, [&](const fmm::CsrList& p2p) {
+    calculate(psys, dinfo, far, clear, /*overlap=*/true, /*p2p_on_device=*/false, kNoNearFieldBeforeLet,
+              [&](const fmm::CsrList& p2p) {
       std::vector<int> leaves;
       for (int c = 0; c < static_cast<int>(tree_.cells().size()); ++c) {
         const fmm::FmmCell& cell = tree_.cells()[static_cast<std::size_t>(c)];
@@ -442,12 +448,29 @@ class FmmForce {
             : std::optional<std::string>("the device near field reads the lists of another far-field engine than this "
                                          "object's: make it with the engine given to setFarFieldEngine"),
         "FmmForce::calcForceAllOnDevice");
-    calculate(psys, dinfo, far, clear, /*overlap=*/true, /*p2p_on_device=*/true, [&](const fmm::CsrList&) {
-      const std::int64_t interactions = near.evaluate(epi_, epj_, sorted_forces_, clear);
-      stats_.p2p_kernel_seconds = near.kernelSeconds();
-      return interactions;
-    });
+    // With a LET the near field of the local leaf pairs may start before it (startLocal, on the
+    // local EPJ: epj_'s first n); evaluate() then adds the received pairs. Should the calculation
+    // fail in between, what startLocal queued is waited for before anything else runs.
+    bool local_started = false;
+    auto start_local = [&] {
+      local_started = near.startLocal(epi_, std::span<const EPJ>(epj_.data(), epi_.size()), sorted_forces_, clear);
+      return local_started;
+    };
+    try {
+      calculate(psys, dinfo, far, clear, /*overlap=*/true, /*p2p_on_device=*/true, start_local,
+                [&](const fmm::CsrList&) {
+                  const std::int64_t interactions = near.evaluate(epi_, epj_, sorted_forces_, clear);
+                  stats_.p2p_kernel_seconds = near.kernelSeconds();
+                  return interactions;
+                });
+    } catch (...) {
+      if (local_started) near.abandon();
+      throw;
+    }
   }
+
+  // calculate()'s near field before the LET where there is none (a host or multiwalk near field).
+  static constexpr auto kNoNearFieldBeforeLet = [] { return false; };
 
   template <class PSys>
   void writeBack(PSys& psys) {
@@ -461,10 +484,13 @@ class FmmForce {
   // its multipoles, the LET (with the near field's inputs in key order: it sends EPJ) and the
   // traversal; then the far field started on the engine (into phi_, grad_phi_, key order), running
   // on beside the caller's near field where it can (a device engine, or the host's with `overlap`).
-  // Without a LET the near field's inputs follow (prepareNearField). Returns the P2P lists, the
-  // near field's (empty with `p2p_on_device`: the engine keeps them on its device). Collective.
-  template <class PSys>
-  fmm::CsrList startFarField(const PSys& psys, const DomainInfo& dinfo, bool clear, bool overlap, bool p2p_on_device) {
+  // Without a LET the near field's inputs follow (prepareNearField). Where the engine began on
+  // the local cells before the LET, near_field_before_let() may start the near field of the local
+  // leaf pairs there (it returns whether it did). Returns the P2P lists, the near field's (empty
+  // with `p2p_on_device`: the engine keeps them on its device). Collective.
+  template <class PSys, class NearFieldBeforeLet>
+  fmm::CsrList startFarField(const PSys& psys, const DomainInfo& dinfo, bool clear, bool overlap, bool p2p_on_device,
+                             NearFieldBeforeLet& near_field_before_let) {
     using FP = typename PSys::value_type;
     static_assert(checkLongRangeContracts<FP, Force, EPI, EPJ>());
     const Comm& comm = psys.comm();
@@ -514,48 +540,53 @@ class FmmForce {
     start = wallSeconds();
     // Abandons a calculation the engine began before the LET, should anything up to start() throw.
     std::optional<fmm::FarFieldInFlight> begun_before_let;
-    double local_start_seconds = 0.0;
+    // Parts of the stretch timed as the tree's that are not the tree's.
+    double not_tree_seconds = 0.0;
     // The tree's build and, with a LET to come, the engine's start on the tree's own cells: an
     // engine that can (a device's) traverses them and starts their M2L now, so that they run
     // while the LET is selected and exchanged (start()'s summary counts that time as the
-    // traversal's). Either may fail on one rank alone (a device out of memory): said on every rank
+    // traversal's). Then the near field's inputs, which the LET sends from (the EPJ in key
+    // order), and a near field that can (a device's) starts on the local leaf pairs, beside the
+    // LET too. Any of it may fail on one rank alone (a device out of memory): said on every rank
     // before the LET's messages, so that no rank waits for one that threw.
     const bool exchanges_let = exchangesLet(comm, dinfo);
     std::optional<std::string> failed;
     try {
       engine_->buildTree(positions, charges, n_leaf_, expansion_, tree_);
       if (exchanges_let) {
-        const double local_start = wallSeconds();
+        double part_start = wallSeconds();
         if (engine_->startLocal(tree_, theta_, expansion_)) begun_before_let.emplace(*engine_);
-        local_start_seconds = wallSeconds() - local_start;
+        const double local_start_seconds = wallSeconds() - part_start;
+        part_start = wallSeconds();
+        makeNearFieldInputs(psys, clear, /*before_let=*/true);
+        const double copy_seconds = wallSeconds() - part_start;
+        stats_.copy_seconds += copy_seconds;
+        part_start = wallSeconds();
+        if (begun_before_let) stats_.near_field_before_let = near_field_before_let();
+        const double near_seconds = wallSeconds() - part_start;
+        stats_.p2p_seconds += near_seconds;
+        not_tree_seconds = local_start_seconds + copy_seconds + near_seconds;
       }
     } catch (const std::exception& e) {
       failed = fmt::format("rank {}: {}", comm.rank(), e.what());
     }
-    comm.throwIfAnyFailed(failed, "FmmForce::calcForceAll (the tree's build, or the far field's start on its cells)");
+    comm.throwIfAnyFailed(failed, "FmmForce::calcForceAll (the tree's build, or the far field's or near field's start "
+                                  "on its cells)");
     sources_.cells.assign(tree_.cells().begin(), tree_.cells().end());
     sources_.local_multipoles = tree_.multipoles();
     sources_.stride = tree_.stride();
     sources_.remote_multipoles.clear();
     sources_.remote_multipole_rows.clear();
     sources_.remote_roots.clear();
-    stats_.tree_seconds = wallSeconds() - start - local_start_seconds;
+    stats_.tree_seconds = wallSeconds() - start - not_tree_seconds;
     stats_.cells = static_cast<std::int64_t>(tree_.cells().size());
     stats_.leaves = tree_.leafCount();
 
     start = wallSeconds();
     // Periodic: the near block's images of every rank's tree (this one's too) come as LET trees.
     const std::vector<Vec3d> shifts = periodic ? nearImageShifts(dinfo) : std::vector<Vec3d>();
-    if (exchanges_let) {
-      // The LET sends from the EPJ in key order: made now (with the rest of the near field's
-      // inputs, in the same pass), beside startLocal's device work rather than after start().
-      const double copy_start = wallSeconds();
-      makeNearFieldInputs(psys, clear, /*before_let=*/true);
-      stats_.copy_seconds += wallSeconds() - copy_start;
-      start = wallSeconds();
-      // The received EPJ are written after epj_'s own, over what it held from the last call.
-      stats_.let = fmm::exchangeLet(comm, tree_, epj_, n, theta_, sources_, shifts, &let_buffers_);
-    }
+    // The received EPJ are written after epj_'s own, over what it held from the last call.
+    if (exchanges_let) stats_.let = fmm::exchangeLet(comm, tree_, epj_, n, theta_, sources_, shifts, &let_buffers_);
     stats_.let_seconds = wallSeconds() - start;
     if (periodic) {
       start = wallSeconds();
@@ -619,18 +650,18 @@ class FmmForce {
   // One force calculation around a near field: near_field(p2p) adds the near field to
   // sorted_forces_ (key order) and returns its particle pairs, while the far field started before it
   // may run on beside it; the far field is then added and the forces put in particle order. A near
-  // field that throws leaves no far field running.
-  template <class PSys, class FarField, class NearField>
+  // field that throws leaves no far field running. near_field_before_let: see startFarField.
+  template <class PSys, class FarField, class NearFieldBeforeLet, class NearField>
   void calculate(const PSys& psys, const DomainInfo& dinfo, FarField& far, bool clear, bool overlap, bool p2p_on_device,
-                 NearField&& near_field) {
-    const fmm::CsrList p2p = startFarField(psys, dinfo, clear, overlap, p2p_on_device);
+                 NearFieldBeforeLet near_field_before_let, NearField&& near_field) {
+    const fmm::CsrList p2p = startFarField(psys, dinfo, clear, overlap, p2p_on_device, near_field_before_let);
     fmm::FarFieldInFlight in_flight(*engine_);
     double start = wallSeconds();
     prepareNearField(psys, dinfo, clear);
     stats_.copy_seconds += wallSeconds() - start;
     start = wallSeconds();
     stats_.p2p_interactions = near_field(p2p);
-    stats_.p2p_seconds = wallSeconds() - start;
+    stats_.p2p_seconds += wallSeconds() - start;  // after a start before the LET's
 
     start = wallSeconds();
     const fmm::FarFieldSeconds seconds = engine_->finish();
