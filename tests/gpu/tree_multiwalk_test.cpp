@@ -530,6 +530,9 @@ void expectDeviceFarFieldAsTheHosts(int n_local, int n_remote, int contents_less
     const grove::fmm::InteractionLists lists = grove::fmm::traverse(sources, static_cast<int>(local.cells().size()), 0.5);
     ASSERT_GT(lists.m2l.size(), 0);
     ASSERT_GT(lists.m2p.size(), 0);
+    std::size_t longest_m2p = 0;  // tasks of one source cut this target's list
+    for (int t = 0; t < static_cast<int>(local.cells().size()); ++t) longest_m2p = std::max(longest_m2p, lists.m2p.of(t).size());
+    ASSERT_GE(longest_m2p, 2u);
     std::vector<double> phi_host(a.size()), phi_device(a.size());
     std::vector<grove::Vec3d> gradient_host(a.size()), gradient_device(a.size());
     grove::fmm::evaluateFarField(local, sources, lists, expansion, phi_host, gradient_host);
@@ -537,8 +540,11 @@ void expectDeviceFarFieldAsTheHosts(int n_local, int n_remote, int contents_less
     for (const auto& g : gradient_host) rms += grove::norm2(g);
     rms = std::sqrt(rms / static_cast<double>(a.size()));
     // In one start(), then begun on the local cells (startLocal: the local and received cells'
-    // M2L in two sums).
-    for (const bool local_first : {false, true}) {
+    // M2L in two sums); with the M2P lists in tasks of 32 sources (the default), of 2 (a target of
+    // 3 sources gets a task of 2 and a shorter one) and of 1 (every target with several sources
+    // then sums its tasks' partial sums).
+    for (const auto& [local_first, m2p_task] : {std::pair{false, 32}, {true, 32}, {false, 2}, {true, 1}}) {
+      device.setM2pSourcesPerTask(m2p_task);
       std::ranges::fill(phi_device, std::numeric_limits<double>::quiet_NaN());
       std::ranges::fill(gradient_device, grove::Vec3d(std::numeric_limits<double>::quiet_NaN()));
       if (local_first) {
@@ -557,12 +563,15 @@ void expectDeviceFarFieldAsTheHosts(int n_local, int n_remote, int contents_less
         gradient_max = worse(gradient_max, grove::norm(gradient_device[i] - gradient_host[i]) /
                                                (grove::norm(gradient_host[i]) + 1e-3 * rms));
       }
-      EXPECT_LE(phi_max, 1e-12) << "order " << order << (local_first ? ", startLocal first" : "");
-      EXPECT_LE(gradient_max, 1e-9) << "order " << order << (local_first ? ", startLocal first" : "");
-      std::printf("  [%d bodies, order %d%s] %lld M2L, %lld M2P: phi max rel diff %.2e, gradient %.2e; device M2L "
-                  "%.3f ms, downward %.3f ms\n",
-                  n_local, order, local_first ? ", startLocal first" : "", static_cast<long long>(lists.m2l.size()),
-                  static_cast<long long>(lists.m2p.size()), phi_max, gradient_max, 1e3 * seconds.m2l,
+      EXPECT_LE(phi_max, 1e-12) << "order " << order << (local_first ? ", startLocal first" : "") << ", M2P tasks of "
+                                << m2p_task;
+      EXPECT_LE(gradient_max, 1e-9) << "order " << order << (local_first ? ", startLocal first" : "")
+                                    << ", M2P tasks of " << m2p_task;
+      std::printf("  [%d bodies, order %d%s, M2P tasks of %d] %lld M2L, %lld M2P (at most %zu a leaf): phi max rel "
+                  "diff %.2e, gradient %.2e; device M2L %.3f ms, downward %.3f ms\n",
+                  n_local, order, local_first ? ", startLocal first" : "", m2p_task,
+                  static_cast<long long>(lists.m2l.size()),
+                  static_cast<long long>(lists.m2p.size()), longest_m2p, phi_max, gradient_max, 1e3 * seconds.m2l,
                   1e3 * seconds.downward);
     }
   }
@@ -572,6 +581,9 @@ void expectDeviceFarFieldAsTheHosts(int n_local, int n_remote, int contents_less
 TEST(FmmDevice, FarFieldMatchesTheHosts) {
   if (grove::gpu::deviceCount() == 0) GTEST_SKIP() << "no CUDA device";
   expectDeviceFarFieldAsTheHosts(20000, 5000, 2, {1, 2, 4, 6, 8});
+  grove::fmm::DeviceFarField device;
+  EXPECT_EQ(device.m2pSourcesPerTask(), 32);
+  EXPECT_THROW(device.setM2pSourcesPerTask(0), grove::Error);
 }
 
 // The same on a tree small enough for compute-sanitizer's memcheck and racecheck (gpu_check.sh's

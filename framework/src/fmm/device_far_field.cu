@@ -385,10 +385,14 @@ __global__ void evaluateAtParticles(Tables tb, const FmmCell* cells, const doubl
 }
 
 // M2P: the contents-less received cells of a leaf's list evaluated at its particles, added to the
-// L2P's phi and gradient. Block (c, y) takes leaf c's tiles of kM2pParticles particles y, y +
-// gridDim.y, ... (a leaf's tiles side by side: the leaves on a domain's border hold all of the
-// M2P, and a block per leaf ran their tiles one after the other); per source,
-// the Taylor coefficients of 1/r up to order + 1 at the tile's particles (MultiIndexSet::
+// L2P's phi and gradient. A leaf's list is cut into tasks of at most `sources_per_task` sources
+// (M2pTask; countM2pTasks, writeM2pTasks): a leaf on a domain's border meets thousands of
+// received cells, and alone in one block it ran long after the rest of the far field (0.07 s at
+// 2^20 bodies on two ranks, where a few leaves held 3 500 sources each). A target's only task adds
+// to phi and the gradient; a task among several writes its sums to `partials` (4 a particle: phi,
+// then the gradient's axes), which sumM2pSegments adds in task order. A work item is a task and a
+// tile of kM2pParticles of its leaf's particles (a leaf's tiles side by side); per source, the
+// Taylor coefficients of 1/r up to order + 1 at the tile's particles (MultiIndexSet::
 // taylorCoefficients' recurrence, term for term) are built a degree at a time across the block in
 // shared memory, a row per coefficient and a column per particle (the lanes read side by side);
 // then a thread per (particle, component: phi or a gradient axis) contracts them with the source's
@@ -396,24 +400,106 @@ __global__ void evaluateAtParticles(Tables tb, const FmmCell* cells, const doubl
 // its 220 coefficients in local memory; at two ranks, 2^22 bodies and order 8, the downward pass
 // with those M2P ended 0.05 s after the near field (run 215).
 constexpr int kM2pParticles = 16, kM2pThreads = 4 * kM2pParticles;
+
+// A block's share of the M2P: the sources items[first .. last) of leaf `target`; `segment` >= 0
+// when the leaf's list is cut into several tasks (its sums then go to the partials), else -1.
+struct M2pTask {
+  std::int64_t first, last;
+  int target, segment;
+};
+
+// One block of kM2pCountThreads: per target cell t its M2P tasks (none for a cell with children or
+// without particles, or with an empty list) and the partial sums they leave (4 n_i per task when
+// there are several), scanned: target t's begin at task_begin[t] and partial_begin[t], the totals
+// at [target_count]. One small block, because the host waits for the totals while the near
+// field's blocks may hold every multiprocessor: it takes the first room that frees.
+constexpr int kM2pCountThreads = 128;
+__global__ void __launch_bounds__(kM2pCountThreads)
+    countM2pTasks(const FmmCell* cells, int target_count, const std::int64_t* offsets, int sources_per_task,
+                  int* task_begin, std::int64_t* partial_begin) {
+  __shared__ long long task_sums[kM2pCountThreads], partial_sums[kM2pCountThreads];
+  const int chunk = (target_count + kM2pCountThreads - 1) / kM2pCountThreads;
+  const int first = static_cast<int>(threadIdx.x) * chunk, last = ::min(first + chunk, target_count);
+  auto tasksOf = [&](int t) -> long long {
+    const FmmCell cell = cells[t];
+    const std::int64_t sources = offsets[t + 1] - offsets[t];
+    return cell.child_count == 0 && cell.end > cell.begin ? (sources + sources_per_task - 1) / sources_per_task : 0;
+  };
+  auto partialsOf = [&](int t, long long tasks) -> long long {
+    return tasks > 1 ? 4LL * tasks * (cells[t].end - cells[t].begin) : 0;
+  };
+  long long tasks = 0, partials = 0;
+  for (int t = first; t < last; ++t) {
+    const long long k = tasksOf(t);
+    tasks += k;
+    partials += partialsOf(t, k);
+  }
+  task_sums[threadIdx.x] = tasks;
+  partial_sums[threadIdx.x] = partials;
+  __syncthreads();
+  if (threadIdx.x == 0) {  // 128 sums: an exclusive scan on one thread
+    long long task_total = 0, partial_total = 0;
+    for (int i = 0; i < kM2pCountThreads; ++i) {
+      const long long k = task_sums[i], p = partial_sums[i];
+      task_sums[i] = task_total, partial_sums[i] = partial_total;
+      task_total += k, partial_total += p;
+    }
+    task_begin[target_count] = static_cast<int>(task_total);
+    partial_begin[target_count] = partial_total;
+  }
+  __syncthreads();
+  tasks = task_sums[threadIdx.x];
+  partials = partial_sums[threadIdx.x];
+  for (int t = first; t < last; ++t) {
+    task_begin[t] = static_cast<int>(tasks);
+    partial_begin[t] = partials;
+    const long long k = tasksOf(t);
+    tasks += k;
+    partials += partialsOf(t, k);
+  }
+}
+
+// Thread t writes target t's tasks from task_begin[t] on (countM2pTasks' counts, scanned).
+__global__ void writeM2pTasks(int target_count, const std::int64_t* offsets, int sources_per_task,
+                              const int* task_begin, M2pTask* out) {
+  const int t = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (t >= target_count) return;
+  const int count = task_begin[t + 1] - task_begin[t];
+  for (int k = 0; k < count; ++k) {
+    const std::int64_t first = offsets[t] + static_cast<std::int64_t>(k) * sources_per_task;
+    out[task_begin[t] + k] = M2pTask{first, ::min(first + sources_per_task, offsets[t + 1]), t, count > 1 ? k : -1};
+  }
+}
+
 __global__ void __launch_bounds__(kM2pThreads)
-    multipolesToParticles(Tables tb, const FmmCell* cells, Multipoles mp, const std::int64_t* m2p_offsets,
-                          const int* m2p_items, const Vec3d* positions, double* phi, double* gradient) {
+    multipolesToParticles(Tables tb, const FmmCell* cells, Multipoles mp, const M2pTask* tasks,
+                          long long task_count, long long tiles, unsigned long long* next_item, const int* m2p_items,
+                          const Vec3d* positions, double* phi, double* gradient, const std::int64_t* partial_begin,
+                          double* partials) {
   __shared__ double t[kMaxGradientCoefficients * kM2pParticles];
   __shared__ double m[kMaxCoefficients];
   __shared__ double rx[kM2pParticles], ry[kM2pParticles], rz[kM2pParticles], inv_r2[kM2pParticles];
-  const int c = blockIdx.x;
-  const FmmCell cell = cells[c];
-  const std::int64_t first = m2p_offsets[c], last = m2p_offsets[c + 1];
-  if (cell.child_count != 0 || cell.end == cell.begin || first == last) return;
+  __shared__ long long taken;
   const int q = static_cast<int>(threadIdx.x) % kM2pParticles, component = static_cast<int>(threadIdx.x) / kM2pParticles;
-  for (int base = cell.begin + static_cast<int>(blockIdx.y) * kM2pParticles; base < cell.end;
-       base += static_cast<int>(gridDim.y) * kM2pParticles) {
+  // The blocks take the work items (task, tile) from a counter (tasks differ in length: a fixed
+  // share per block left some running long after the rest), tile y being particles [16 y,
+  // 16 y + 16) of the task's leaf (a leaf's tiles side by side).
+  const long long items = task_count * tiles;
+  for (;;) {
+    if (threadIdx.x == 0) taken = static_cast<long long>(atomicAdd(next_item, 1ULL));
+    __syncthreads();
+    const long long item = taken;
+    __syncthreads();  // every thread has read it before thread 0 takes the next
+    if (item >= items) break;
+    const M2pTask task = tasks[item / tiles];
+    const FmmCell cell = cells[task.target];
+    const int base = cell.begin + static_cast<int>(item % tiles) * kM2pParticles;
+    if (base >= cell.end) continue;  // the whole block: a tile past the leaf's end
     const int count = ::min(kM2pParticles, cell.end - base);
     double sum = 0.0;
-    for (std::int64_t e = first; e < last; ++e) {
+    for (std::int64_t e = task.first; e < task.last; ++e) {
       const int s = m2p_items[e];
-      __syncthreads();  // the last source's coefficients and multipole are read
+      __syncthreads();  // the last source's (or item's) coefficients and multipole are read
       const double* multipole = mp.of(s);
       for (int i = threadIdx.x; i < tb.rows; i += blockDim.x) m[i] = multipole[i];
       if (threadIdx.x < kM2pParticles) {
@@ -427,8 +513,8 @@ __global__ void __launch_bounds__(kM2pThreads)
       __syncthreads();
       for (int d = 1; d <= tb.order + 1; ++d) {
         const int row0 = tb.degree_begin[d], n_rows = tb.degree_begin[d + 1] - row0;
-        for (int item = threadIdx.x; item < n_rows * kM2pParticles; item += blockDim.x) {
-          const int i = row0 + item / kM2pParticles, col = item % kM2pParticles;
+        for (int entry = threadIdx.x; entry < n_rows * kM2pParticles; entry += blockDim.x) {
+          const int i = row0 + entry / kM2pParticles, col = entry % kM2pParticles;
           const int* low = tb.lower + 6 * i;
           const double axis_value[3] = {rx[col], ry[col], rz[col]};
           double first_sum = 0.0, second_sum = 0.0;
@@ -450,9 +536,34 @@ __global__ void __launch_bounds__(kM2pThreads)
     }
     if (q < count) {
       const long long k = base + q;
-      if (component == 0) phi[k] += sum;
-      else gradient[3 * k + component - 1] += sum;
+      if (task.segment >= 0)
+        partials[partial_begin[task.target] +
+                 4LL * (static_cast<long long>(task.segment) * (cell.end - cell.begin) + (k - cell.begin)) +
+                 component] = sum;
+      else if (component == 0)
+        phi[k] += sum;
+      else
+        gradient[3 * k + component - 1] += sum;
     }
+  }
+}
+
+// Block c, for a target cell whose M2P list was cut into several tasks: its particles' phi and
+// gradient gain the tasks' partial sums, added in task order.
+__global__ void sumM2pSegments(const FmmCell* cells, const int* task_begin, const std::int64_t* partial_begin,
+                               const double* partials, double* phi, double* gradient) {
+  const int c = blockIdx.x;
+  const int segments = task_begin[c + 1] - task_begin[c];
+  if (segments < 2) return;
+  const int begin = cells[c].begin, n_i = cells[c].end - begin;
+  const double* p = partials + partial_begin[c];
+  for (int item = threadIdx.x; item < 4 * n_i; item += blockDim.x) {
+    double sum = p[item];
+    for (int segment = 1; segment < segments; ++segment) sum += p[4LL * segment * n_i + item];
+    const long long k = begin + item / 4;
+    const int component = item % 4;
+    if (component == 0) phi[k] += sum;
+    else gradient[3 * k + component - 1] += sum;
   }
 }
 
@@ -538,6 +649,14 @@ struct DeviceFarField::State {
   DeviceVector<std::int64_t> local_p2p_offsets, received_p2p_offsets;
   DeviceVector<int> local_p2p_items, received_p2p_items;
   std::int64_t local_particles = 0;
+  // The M2P list cut into tasks (queueM2p), and the partial sums of targets with several.
+  int m2p_sources_per_task = 32;
+  DeviceVector<int> m2p_task_begin;
+  DeviceVector<std::int64_t> m2p_partial_begin;
+  DeviceVector<M2pTask> m2p_tasks;
+  DeviceVector<double> m2p_partials;
+  DeviceVector<unsigned long long> m2p_next_item;  // the M2P kernel's work counter
+  int multiprocessors = 1;
   // The tree's build (buildTree), and the tree whose key-ordered positions and multipoles it left
   // in `positions` and `local_multipoles` (FmmTree::buildId(); 0: none).
   detail::DeviceTreeBuild build;
@@ -654,6 +773,62 @@ struct DeviceFarField::State {
     sortedKeysToCsr(keys_alt.data(), count, target_count, csr_offsets, csr_items);
   }
 
+  // The M2P list (offsets/items[kM2p], made on the traversal stream) cut into tasks of at most
+  // m2p_sources_per_task sources, on that stream: their count and that of the partial sums are
+  // read back (one small block; the host waits for it) to size m2p_tasks and m2p_partials.
+  // total_m2p: the list's items.
+  void makeM2pTasks(int target_count, long long total_m2p) {
+    const cudaStream_t ts = traversal_stream.get();
+    const int per_task = m2p_sources_per_task;
+    const auto n = static_cast<std::size_t>(target_count);
+    m2p_task_begin.resize(n + 1);
+    m2p_partial_begin.resize(n + 1);
+    if (total_m2p == 0) {
+      m2p_tasks.resize(0);
+      m2p_partials.resize(0);
+      return;
+    }
+    // Tasks are counted in int: a target with c sources has ceil(c / per_task) of them.
+    require(total_m2p / per_task + target_count < (1LL << 31), "fmm::DeviceFarField::start",
+            "{} M2P in tasks of {} sources: at most 2^31 - 1 tasks are supported", total_m2p, per_task);
+    countM2pTasks<<<1, kM2pCountThreads, 0, ts>>>(cells.data(), target_count, offsets[kM2p].data(), per_task,
+                                                  m2p_task_begin.data(), m2p_partial_begin.data());
+    check(cudaGetLastError(), "countM2pTasks");
+    const int task_count = m2p_task_begin.elementToHost(n, ts);  // waits
+    m2p_tasks.resize(static_cast<std::size_t>(task_count));
+    m2p_partials.resize(static_cast<std::size_t>(m2p_partial_begin.elementToHost(n, ts)));
+    constexpr int kThreads = 256;
+    writeM2pTasks<<<blocksFor(target_count, kThreads), kThreads, 0, ts>>>(
+        target_count, offsets[kM2p].data(), per_task, m2p_task_begin.data(), m2p_tasks.data());
+    check(cudaGetLastError(), "writeM2pTasks");
+  }
+
+  // makeM2pTasks' tasks on the far stream, added to phi and the gradient: their kernel, then the
+  // sums of targets cut into several. largest_leaf: the tree's largest leaf (its tiles of
+  // kM2pParticles particles make a task's work items).
+  void queueM2p(const Tables& tb, const Multipoles& mp, int target_count, int largest_leaf) {
+    if (m2p_tasks.empty()) return;
+    const cudaStream_t fs = far_stream.get();
+    // Blocks enough to fill the device beside the near field; each takes work items from the
+    // counter.
+    const long long tiles = std::max(1, (largest_leaf + kM2pParticles - 1) / kM2pParticles);
+    const long long work_items = static_cast<long long>(m2p_tasks.size()) * tiles;
+    const auto blocks = static_cast<unsigned>(std::min<long long>(work_items, 8LL * multiprocessors));
+    m2p_next_item.resize(1);
+    check(cudaMemsetAsync(m2p_next_item.data(), 0, sizeof(unsigned long long), fs), "cudaMemsetAsync");
+    multipolesToParticles<<<blocks, kM2pThreads, 0, fs>>>(
+        tb, cells.data(), mp, m2p_tasks.data(), static_cast<long long>(m2p_tasks.size()), tiles,
+        m2p_next_item.data(), items[kM2p].data(), positions.data(), phi.data(), gradient.data(),
+        m2p_partial_begin.data(), m2p_partials.data());
+    check(cudaGetLastError(), "multipolesToParticles");
+    if (!m2p_partials.empty()) {
+      sumM2pSegments<<<static_cast<unsigned>(target_count), 128, 0, fs>>>(
+          cells.data(), m2p_task_begin.data(), m2p_partial_begin.data(), m2p_partials.data(), phi.data(),
+          gradient.data());
+      check(cudaGetLastError(), "sumM2pSegments");
+    }
+  }
+
   // A key holds its target above bit 32 (pairKey).
   static int keyBits(int target_count) { return 32 + std::bit_width(static_cast<unsigned>(target_count)); }
 
@@ -717,6 +892,8 @@ DeviceFarField::DeviceFarField() {
   const int device = gpu::currentDevice();
   state_ = std::make_unique<State>();
   state_->device = device;
+  check(cudaDeviceGetAttribute(&state_->multiprocessors, cudaDevAttrMultiProcessorCount, device),
+        "cudaDeviceGetAttribute (multiprocessors)");
 }
 
 DeviceFarField::~DeviceFarField() { abandon(); }
@@ -731,6 +908,7 @@ void DeviceFarField::abandon() noexcept {
   state_->running = false;
   state_->local_phase = false;
   state_->split = false;
+  state_->traversed_once = false;  // its lists may be half made: deviceP2p() refuses them
   state_->lattice = nullptr;
 }
 
@@ -776,12 +954,12 @@ bool DeviceFarField::startLocal(const FmmTree& tree, double theta, const MultiIn
   for (auto& k : s.keys) k.resize(0);
   s.local_counts = s.traverse({CellPair{0, 0, kSelf}}, theta, PairCounts{0, 0, 0, 0});
   s.toCsr(s.keys[kM2l], target_count, s.offsets[kM2l], s.items[kM2l]);
-  // The local leaf pairs' P2P list too (deviceLocalP2p); their keys stay in keys[kP2p], where
-  // start() appends the received ones.
+  s.traversed.record(ts);
+  // The local leaf pairs' P2P list too (deviceLocalP2p), after the event the M2L waits for; their
+  // keys stay in keys[kP2p], where start() appends the received ones.
   s.rangeToCsr(s.keys[kP2p].data(), static_cast<long long>(s.local_counts.p2p), target_count, s.local_p2p_offsets,
                s.local_p2p_items);
   s.local_particles = static_cast<std::int64_t>(tree.positions().size());
-  s.traversed.record(ts);
   // The local pairs' M2L on the far stream, running while the caller exchanges the LET.
   s.far_stream.waitFor(s.traversed.get());
   s.far_start.record(fs);
@@ -877,6 +1055,7 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
                  target_count, s.received_p2p_offsets, s.received_p2p_items);
   s.toCsr(s.keys[kP2p], target_count, s.offsets[kP2p], s.items[kP2p]);
   s.toCsr(s.keys[kM2p], target_count, s.offsets[kM2p], s.items[kM2p]);
+  s.makeM2pTasks(target_count, static_cast<long long>(total.m2p));
   s.traversed.record(ts);
   s.traversed_once = true;
   s.split = completes_local;
@@ -921,12 +1100,7 @@ TraversalSummary DeviceFarField::start(const FmmTree& tree, const SourceCells& s
     int largest_leaf = 0;
     for (const FmmCell& cell : tree.cells())
       if (cell.leaf()) largest_leaf = std::max(largest_leaf, cell.end - cell.begin);
-    const dim3 grid(static_cast<unsigned>(target_count),
-                    static_cast<unsigned>(std::clamp((largest_leaf + kM2pParticles - 1) / kM2pParticles, 1, 65535)));
-    multipolesToParticles<<<grid, kM2pThreads, 0, fs>>>(
-        tb, s.cells.data(), mp, s.offsets[kM2p].data(), s.items[kM2p].data(), s.positions.data(), s.phi.data(),
-        s.gradient.data());
-    check(cudaGetLastError(), "multipolesToParticles");
+    s.queueM2p(tb, mp, target_count, largest_leaf);
   }
   if (s.lattice && n > 0) {
     LatticeField field = s.lattice->field();
@@ -1000,8 +1174,8 @@ DeviceP2pLists DeviceFarField::deviceP2p() const {
 
 DeviceP2pLists DeviceFarField::deviceLocalP2p() const {
   const State& s = *state_;
-  require(s.local_phase || s.split, "fmm::DeviceFarField::deviceLocalP2p",
-          "no calculation begun by startLocal() is under way or just completed: call startLocal() first");
+  require(s.local_phase, "fmm::DeviceFarField::deviceLocalP2p",
+          "no calculation begun by startLocal() is under way: call startLocal() first");
   return s.p2pLists(s.local_p2p_offsets, s.local_p2p_items, static_cast<std::int64_t>(s.local_counts.p2p),
                     s.local_particles, s.local_particles);
 }
@@ -1017,6 +1191,15 @@ DeviceP2pLists DeviceFarField::deviceReceivedP2p() const {
 
 bool DeviceFarField::completedLocalStart() const { return state_->split; }
 
+void DeviceFarField::setM2pSourcesPerTask(int sources) {
+  require(sources >= 1, "fmm::DeviceFarField::setM2pSourcesPerTask", "sources per task must be at least 1, got {}",
+          sources);
+  require(!state_->running && !state_->local_phase, "fmm::DeviceFarField::setM2pSourcesPerTask",
+          "a far field is still running");
+  state_->m2p_sources_per_task = sources;
+}
+
+int DeviceFarField::m2pSourcesPerTask() const { return state_->m2p_sources_per_task; }
 
 InteractionLists DeviceFarField::lists() const {
   const State& s = *state_;
@@ -1036,7 +1219,9 @@ std::size_t DeviceFarField::deviceBytes() const {
                       s.build.bytes() + s.lattice_polynomials.bytes() + s.lattice_part_centres.bytes();
   for (int list = 0; list < 3; ++list) bytes += s.keys[list].bytes() + s.offsets[list].bytes() + s.items[list].bytes();
   bytes += s.remote_m2l_offsets.bytes() + s.remote_m2l_items.bytes() + s.local_p2p_offsets.bytes() +
-           s.local_p2p_items.bytes() + s.received_p2p_offsets.bytes() + s.received_p2p_items.bytes();
+           s.local_p2p_items.bytes() + s.received_p2p_offsets.bytes() + s.received_p2p_items.bytes() +
+           s.m2p_task_begin.bytes() + s.m2p_partial_begin.bytes() + s.m2p_tasks.bytes() + s.m2p_partials.bytes() +
+           s.m2p_next_item.bytes();
   return bytes;
 }
 

@@ -11,9 +11,9 @@
 ///   rounds the acceptance test as the host does (no fused multiply-add; the host built without
 ///   -ffast-math, as grove is), so its lists are the host's, item for item.
 /// - Far field: M2L batched per target cell (a block per target, sources across its threads),
-///   L2L a generation at a time, then L2P per particle, M2P per leaf's tile of 16 particles (each
-///   source's Taylor coefficients in shared memory), and for periodic boxes the lattice's field per
-///   particle (offerLattice).
+///   L2L a generation at a time, then L2P per particle, M2P per leaf's tile of 16 particles and run
+///   of at most 32 sources (each source's Taylor coefficients in shared memory; the runs' sums
+///   added in order), and for periodic boxes the lattice's field per particle (offerLattice).
 /// - Overlap: start() returns once the P2P lists are on the host, with the far field queued on a
 ///   stream of its own; the caller runs the near field (host threads, the GPU through the
 ///   multiwalk hooks, or grove/fmm/device_near_field.cuh straight from the lists left on the
@@ -116,16 +116,24 @@ class DeviceFarField final : public FarFieldEngine {
   /// when it copies them to the host). Throws grove::Error before the first start(), and between
   /// a startLocal() and the start() that completes it.
   DeviceP2pLists deviceP2p() const;
-  /// After startLocal(), until the next startLocal() or a start() without one: the P2P lists of
-  /// the tree's own leaf pairs alone (items index the local cells; sources: the local particles),
-  /// complete in the order of their `stream`. A near field can start on them before the LET
-  /// (DeviceNearField::startLocal) and add the received pairs after start(). Throws grove::Error
-  /// when no calculation begun by startLocal() is under way or just completed.
+  /// Between startLocal() and the start() that completes its calculation: the P2P lists of the
+  /// tree's own leaf pairs alone (items index the local cells; sources: the local particles),
+  /// complete in the order of their `stream`, valid until the next startLocal(). A near field can
+  /// start on them before the LET (DeviceNearField::startLocal) and add the received pairs after
+  /// start(). Throws grove::Error when no calculation begun by startLocal() is under way.
   DeviceP2pLists deviceLocalP2p() const;
   /// After a start() that completed a calculation startLocal() began: the P2P lists of the
   /// received leaves alone (received cells and periodic images; deviceP2p() is both parts, target
   /// by target the local sources first). Throws grove::Error after any other start().
   DeviceP2pLists deviceReceivedP2p() const;
+  /// The M2P's work unit: a leaf's list of received contents-less cells is cut into tasks of at
+  /// most `sources` cells, which the M2P kernel's blocks take a tile of 16 particles at a time,
+  /// and whose sums are added in task order (the default, 32, keeps a leaf on a domain's border,
+  /// which meets thousands of them, from running alone long after the rest). Throws grove::Error
+  /// for sources < 1 and while a far field is running.
+  void setM2pSourcesPerTask(int sources);
+  /// The M2P's task size (setM2pSourcesPerTask).
+  int m2pSourcesPerTask() const;
   /// Whether the last start() completed a calculation startLocal() began (its M2L then ran in two
   /// parts, the local cells' before the received ones').
   bool completedLocalStart() const;

@@ -36,8 +36,7 @@ class NearFieldOnDevice {
   virtual std::int64_t evaluate(std::span<const EPI> epi, std::span<const EPJ> epj, std::span<Force> forces,
                                 bool forces_cleared) = 0;
   /// Optional. FmmForce calls it where the engine began on the local cells before the LET
-  /// (FarFieldEngine::startLocal: several ranks, or periodic images), before the LET is
-  /// exchanged: it may start the P2P of the tree's own leaf pairs there, beside the LET's
+  /// (FarFieldEngine::startLocal) and there are several ranks, before the LET is exchanged: it may start the P2P of the tree's own leaf pairs there, beside the LET's
   /// exchange. epi: the targets (key order); local_epj: the local particles in key order (the
   /// epj that evaluate() gets begins with them); forces: their start unless forces_cleared.
   /// Returns whether it started them; evaluate() then completes the calculation, adding the
@@ -50,8 +49,9 @@ class NearFieldOnDevice {
   /// Waits for anything startLocal() queued and drops it: FmmForce calls it when a calculation
   /// fails between startLocal() and evaluate(), before the engine's lists are made again.
   virtual void abandon() noexcept {}
-  /// The last evaluate()'s kernels on the device (seconds): the near field and the sums of its
-  /// cut lists; the transfers and the tasks' set-up left out. 0 before the first.
+  /// The last calculation's kernels on the device (seconds): the near field and the sums of its
+  /// cut lists, startLocal()'s launch included; the transfers and the tasks' set-up left out. 0
+  /// before the first.
   virtual double kernelSeconds() const = 0;
   /// Device memory it holds between calls (bytes).
   virtual std::size_t deviceBytes() const = 0;

@@ -134,8 +134,8 @@ struct FmmStatistics {
   /// (FarFieldEngine::startLocal: a device engine's traversal and M2L of them ran beside the LET).
   bool local_before_let = false;
   /// Whether the near field of this rank's own leaf pairs started before the LET
-  /// (NearFieldOnDevice::startLocal: a device near field's kernel ran beside the LET); its
-  /// set-up time is then in p2p_seconds.
+  /// (NearFieldOnDevice::startLocal, with several ranks: a device near field's kernel ran beside
+  /// the LET); its set-up time is then in p2p_seconds.
   bool near_field_before_let = false;
   /// @var copy_seconds
   /// Copying the particles into EPI and EPJ, with the input checks.
@@ -153,8 +153,9 @@ struct FmmStatistics {
   /// The near field (the user's kernel, the multiwalk hooks or the device near field, its
   /// transfers included).
   /// @var p2p_kernel_seconds
-  /// The device near field's kernel alone (calcForceAll...OnDevice; 0 otherwise): part of
-  /// p2p_seconds.
+  /// The device near field's kernels alone (calcForceAll...OnDevice; 0 otherwise): device time,
+  /// which overlaps p2p_seconds and, where the near field started before the LET
+  /// (near_field_before_let), the LET's and the traversal's.
   /// @var far_field_wait_seconds
   /// Waiting for the far field after the near field.
   /// @var lattice_seconds
@@ -485,8 +486,8 @@ class FmmForce {
   // traversal; then the far field started on the engine (into phi_, grad_phi_, key order), running
   // on beside the caller's near field where it can (a device engine, or the host's with `overlap`).
   // Without a LET the near field's inputs follow (prepareNearField). Where the engine began on
-  // the local cells before the LET, near_field_before_let() may start the near field of the local
-  // leaf pairs there (it returns whether it did). Returns the P2P lists, the near field's (empty
+  // the local cells before the LET and there are several ranks, near_field_before_let() may start
+  // the near field of the local leaf pairs there (it returns whether it did). Returns the P2P lists, the near field's (empty
   // with `p2p_on_device`: the engine keeps them on its device). Collective.
   template <class PSys, class NearFieldBeforeLet>
   fmm::CsrList startFarField(const PSys& psys, const DomainInfo& dinfo, bool clear, bool overlap, bool p2p_on_device,
@@ -562,7 +563,10 @@ class FmmForce {
         const double copy_seconds = wallSeconds() - part_start;
         stats_.copy_seconds += copy_seconds;
         part_start = wallSeconds();
-        if (begun_before_let) stats_.near_field_before_let = near_field_before_let();
+        // On one rank the LET is only the periodic images, made in a few milliseconds: too short to
+        // hide the near field's second launch (one GPU at 2^20 in a periodic cube was 2.5 % slower
+        // with it, doc/fmm.md "Session 32").
+        if (begun_before_let && comm.size() > 1) stats_.near_field_before_let = near_field_before_let();
         const double near_seconds = wallSeconds() - part_start;
         stats_.p2p_seconds += near_seconds;
         not_tree_seconds = local_start_seconds + copy_seconds + near_seconds;
