@@ -531,7 +531,8 @@ void expectDeviceFarFieldAsTheHosts(int n_local, int n_remote, int contents_less
     ASSERT_GT(lists.m2l.size(), 0);
     ASSERT_GT(lists.m2p.size(), 0);
     std::size_t longest_m2p = 0;  // tasks of one source cut this target's list
-    for (int t = 0; t < static_cast<int>(local.cells().size()); ++t) longest_m2p = std::max(longest_m2p, lists.m2p.of(t).size());
+    for (int t = 0; t < static_cast<int>(local.cells().size()); ++t)
+      longest_m2p = std::max(longest_m2p, lists.m2p.of(t).size());
     ASSERT_GE(longest_m2p, 2u);
     std::vector<double> phi_host(a.size()), phi_device(a.size());
     std::vector<grove::Vec3d> gradient_host(a.size()), gradient_device(a.size());

@@ -36,9 +36,10 @@ class NearFieldOnDevice {
   virtual std::int64_t evaluate(std::span<const EPI> epi, std::span<const EPJ> epj, std::span<Force> forces,
                                 bool forces_cleared) = 0;
   /// Optional. FmmForce calls it where the engine began on the local cells before the LET
-  /// (FarFieldEngine::startLocal) and there are several ranks, before the LET is exchanged: it may start the P2P of the tree's own leaf pairs there, beside the LET's
-  /// exchange. epi: the targets (key order); local_epj: the local particles in key order (the
-  /// epj that evaluate() gets begins with them); forces: their start unless forces_cleared.
+  /// (FarFieldEngine::startLocal) and there are several ranks, before the LET is exchanged: it
+  /// may start the P2P of the tree's own leaf pairs there, beside the LET's exchange. epi: the
+  /// targets (key order); local_epj: the local particles in key order (the epj that evaluate()
+  /// gets begins with them); forces: their start unless forces_cleared.
   /// Returns whether it started them; evaluate() then completes the calculation, adding the
   /// received leaves' pairs (its epi and forces must be these, and its forces_cleared is not
   /// read). This default starts nothing: evaluate() does every pair.

@@ -176,8 +176,8 @@ struct FmmStatistics {
            write_back_seconds;
   }
   /// The statistics as one JSON object: far_field_engine, overlapped, lattice_on_engine,
-  /// local_before_let, near_field_before_let, "seconds" (each part and total; let_wait and let_exchange are parts of
-  /// let) and "counts".
+  /// local_before_let, near_field_before_let, "seconds" (each part and total; let_wait and
+  /// let_exchange are parts of let) and "counts".
   std::string json() const;
 };
 
@@ -487,8 +487,9 @@ class FmmForce {
   // on beside the caller's near field where it can (a device engine, or the host's with `overlap`).
   // Without a LET the near field's inputs follow (prepareNearField). Where the engine began on
   // the local cells before the LET and there are several ranks, near_field_before_let() may start
-  // the near field of the local leaf pairs there (it returns whether it did). Returns the P2P lists, the near field's (empty
-  // with `p2p_on_device`: the engine keeps them on its device). Collective.
+  // the near field of the local leaf pairs there (it returns whether it did). Returns the P2P
+  // lists, the near field's (empty with `p2p_on_device`: the engine keeps them on its device).
+  // Collective.
   template <class PSys, class NearFieldBeforeLet>
   fmm::CsrList startFarField(const PSys& psys, const DomainInfo& dinfo, bool clear, bool overlap, bool p2p_on_device,
                              NearFieldBeforeLet& near_field_before_let) {
