@@ -429,6 +429,10 @@ std::string Checkpoint::write(std::int64_t step) {
       std::error_code ignored;  // the partial file is not a checkpoint; failing to remove it changes nothing
       std::filesystem::remove(temporary, ignored);
     }
+    // Every failure above was agreed, so every rank is here. None goes on before the file is
+    // gone: a rank that reached its exit first could end the job (MPI_Abort) with rank 0 not yet
+    // past the removal, and the partial file would stay.
+    comm_.barrier();
     throw Error("Checkpoint::write", fmt::format("checkpoint {} not written (the checkpoints before it are kept): {}",
                                                  path, e.message()));
   }

@@ -95,6 +95,20 @@ enum class SnapshotWriters {
 
 namespace detail {
 
+// Opens `path` into `file` on this rank; returns the problem, if any, for the caller to agree on
+// (a rank that threw alone would leave the others waiting in the next collective call).
+inline std::optional<std::string> openOrProblem(std::optional<Hdf5File>& file, const std::string& path,
+                                                Hdf5File::Mode mode, const void* native_comm) {
+  try {
+    file.emplace(path, mode, native_comm);
+  } catch (const Error& e) {
+    return e.message();
+  } catch (const std::exception& e) {
+    return fmt::format("{}: {}", path, e.what());
+  }
+  return std::nullopt;
+}
+
 // How a member is stored: its scalar type and the scalars per particle (3 for vectors).
 template <class T>
 constexpr Scalar scalarOf() {
@@ -292,33 +306,35 @@ void writeSnapshot(const std::string& path, std::span<const FP> particles, const
       problem = detail::writeRowsThroughRankZero(comm, temporary, tables, rows.counts, rows.firsts);
       agreeOnFailure(comm, problem, stage);
     } else {
-      Hdf5File file(temporary, Hdf5File::Mode::kWrite, native_comm);
+      std::optional<Hdf5File> file;
+      agreeOnFailure(comm, detail::openOrProblem(file, temporary, Hdf5File::Mode::kWrite, native_comm), stage);
       each_field([&](const auto& f, std::size_t k) {
         using L = decltype(detail::layoutOf(f));
         // Called for every field even after a failure, so that every rank makes the same calls.
-        auto p = file.writeRows(group + "/" + f.name, L::type, L::components, first, count, columns[k].data());
+        auto p = file->writeRows(group + "/" + f.name, L::type, L::components, first, count, columns[k].data());
         if (!problem) problem = std::move(p);
       });
       agreeOnFailure(comm, problem, stage);
-      agreeOnFailure(comm, file.flush(), stage);
-      agreeOnFailure(comm, file.close(), stage);
+      agreeOnFailure(comm, file->flush(), stage);
+      agreeOnFailure(comm, file->close(), stage);
     }
     // Read back, each rank its own rows against its part of the checksums (with the serial
     // library every rank opens the file alone, for reading only).
     {
-      Hdf5File file(temporary, Hdf5File::Mode::kRead, native_comm);
+      std::optional<Hdf5File> file;
+      agreeOnFailure(comm, detail::openOrProblem(file, temporary, Hdf5File::Mode::kRead, native_comm), stage);
       std::vector<std::byte> back;
       each_field([&](const auto& f, std::size_t k) {
         using L = decltype(detail::layoutOf(f));
         back.resize(columns[k].size());
-        auto p = file.readRows(group + "/" + f.name, L::type, L::components, first, count, back.data());
+        auto p = file->readRows(group + "/" + f.name, L::type, L::components, first, count, back.data());
         if (!p && back != columns[k])
           p = fmt::format("{}: rows [{}, {}) of {} read back unlike those written", temporary, first, first + count,
                           group + "/" + f.name);
         if (!problem) problem = std::move(p);
       });
       agreeOnFailure(comm, problem, stage);
-      agreeOnFailure(comm, file.close(), stage);
+      agreeOnFailure(comm, file->close(), stage);
     }
     if (comm.isRoot())
       if (auto p = detail::renameDurably(temporary, path)) root_problem = *p;
@@ -328,6 +344,10 @@ void writeSnapshot(const std::string& path, std::span<const FP> particles, const
       std::error_code ignored;  // the partial file is no snapshot; failing to remove it changes nothing
       std::filesystem::remove(temporary, ignored);
     }
+    // Every failure above was agreed, so every rank is here. None goes on before the file is
+    // gone: a rank that reached its exit first could end the job (MPI_Abort) with rank 0 not yet
+    // past the removal, and the partial file would stay.
+    comm.barrier();
     throw Error(stage, fmt::format("snapshot {} not written (a file of that name is left as it was): {}", path,
                                    e.message()));
   }
