@@ -405,6 +405,50 @@ TEST_F(FmmDeviceNear, ALocalStartThatNoEvaluateCompletesIsDropped) {
   }
 }
 
+// A near field that fails after its local part started (across ranks, before the LET): FmmForce
+// has it drop what it queued (abandon) before the error leaves, and the next calculation gives
+// the forces of one that never failed.
+struct NearFieldFailingInEvaluate final : grove::fmm::NearFieldOnDevice<SplitForce, Ep, Ep> {
+  explicit NearFieldFailingInEvaluate(grove::fmm::NearFieldOnDevice<SplitForce, Ep, Ep>& near) : real(near) {}
+  const grove::fmm::FarFieldEngine& engine() const override { return real.engine(); }
+  bool startLocal(std::span<const Ep> epi, std::span<const Ep> local_epj, std::span<const SplitForce> forces,
+                  bool forces_cleared) override {
+    ++started;
+    return real.startLocal(epi, local_epj, forces, forces_cleared);
+  }
+  std::int64_t evaluate(std::span<const Ep>, std::span<const Ep>, std::span<SplitForce>, bool) override {
+    throw grove::Error("test", "a near field failing on purpose");
+  }
+  void abandon() noexcept override {
+    ++abandoned;
+    real.abandon();
+  }
+  double kernelSeconds() const override { return 0.0; }
+  std::size_t deviceBytes() const override { return 0; }
+  grove::fmm::NearFieldOnDevice<SplitForce, Ep, Ep>& real;
+  int started = 0, abandoned = 0;
+};
+
+TEST_F(FmmDeviceNear, ANearFieldFailingAfterItsLocalStartIsAbandoned) {
+  grove::ParticleSystem<Body> psys;
+  grove::DomainInfo dinfo;
+  makeBodies(psys, dinfo, 5000, false);
+  const auto engine = std::make_shared<grove::fmm::DeviceFarField>();
+  auto near = grove::fmm::makeDeviceNearField<SplitForce, Ep, Ep>(engine, Newton{});
+  grove::FmmForce<SplitForce, Ep, Ep> fmm(psys.size(), 0.5, 32, 4);
+  fmm.setFarFieldEngine(engine);
+  fmm.calcForceAllAndWriteBackOnDevice(*near, psys, dinfo);
+  const Forces before = forcesOf(psys);
+  NearFieldFailingInEvaluate failing(*near);
+  EXPECT_THROW(fmm.calcForceAllAndWriteBackOnDevice(failing, psys, dinfo), grove::Error);
+  const int expected = grove::Comm::world().size() > 1 ? 1 : 0;  // one rank: no start before a LET
+  EXPECT_EQ(failing.started, expected);
+  EXPECT_EQ(failing.abandoned, expected);
+  EXPECT_TRUE(bitwiseEqual(forcesOf(psys), before)) << "the failed call wrote forces back";
+  fmm.calcForceAllAndWriteBackOnDevice(*near, psys, dinfo);
+  EXPECT_TRUE(bitwiseEqual(forcesOf(psys), before)) << "the next calculation differs from the first";
+}
+
 // A near field made for another engine than the FmmForce's is refused before anything runs, and
 // an engine without a device cannot keep lists on one.
 TEST_F(FmmDeviceNear, AnotherEnginesNearFieldIsRefused) {
