@@ -281,8 +281,9 @@ TEST_F(FmmDeviceNear, PeriodicImagesAreSourcesAsReceivedParticlesAre) {
   EXPECT_LE(pot, 1e-13);
 }
 
-// 100 bodies at one point make a leaf of 100 (coincident keys cannot be split), over three warp
-// widths; n_leaf 64 gives leaves of up to 64 elsewhere.
+// 100 bodies at one point make a leaf of 100 (coincident keys cannot be split): four tasks, one
+// per chunk of 32 of its particles, the last of 4 in lane groups; n_leaf 64 gives leaves of up
+// to 64 (two chunks) elsewhere.
 TEST_F(FmmDeviceNear, LeavesLargerThanAWarp) {
   const auto lane = compare<LaneForce>(6000, false, 64, 100);
   expectSameWork(lane);

@@ -19,22 +19,25 @@
 ///     fmm.setFarFieldEngine(engine);
 ///     fmm.calcForceAllAndWriteBackOnDevice(*near, psys, dinfo);
 ///
-/// How it runs. A warp per task: a target leaf with a run of its source leaves, each a contiguous
-/// range of the step's EPJ array (key order: no index list). The warp takes 32 sources at a time
-/// (one per lane: their ranges and a prefix sum over them), fills a shared tile with the next 32
-/// of their particles laid end to end, and each lane adds the tile's interactions to its
-/// i-particle.
+/// How it runs. A warp per task: a chunk of 32 particles of a target leaf with a run of its source
+/// leaves, each a contiguous range of the step's EPJ array (key order: no index list). The warp
+/// takes 32 sources at a time (one per lane: their ranges and a prefix sum over them), fills a
+/// shared tile with the next 32 of their particles laid end to end, and each lane adds the tile's
+/// interactions to its i-particle. A leaf of more than 32 particles is several tasks, one per
+/// chunk, so that a block's warps end soon: blocks that hold the multiprocessors for long keep
+/// the far field's and the traversal's kernels (of higher priorities) waiting for room, and
+/// with them the host's waits on them.
 /// - With `+=` on Force (callable on the device: GROVE_HOST_DEVICE): leaves hold few particles
 ///   (about 10 at n_leaf 32), so the warp is cut into 32 / w lane groups (w: n_i rounded up to a
 ///   power of two), each taking every (32 / w)-th source of the tile, and the groups' partial
 ///   forces are summed in group order. A larger leaf's last chunk of particles (n_i mod 32 of
-///   them) is split the same way. A target's list is cut into tasks of about 8192 source
+///   them) is split the same way. A target's list is cut into windows of about 8192 source
 ///   particles (the sources that start within each window of 8192), whose partial forces are
-///   summed in task order: a sparse leaf in a cluster's outskirts meets thousands of leaves, and
-///   alone in one warp it ran 10 times longer than the rest of the kernel. The cuts are found by
-///   a warp per target, 32 sources at a time.
-/// - Without `+=`: one lane serves one i-particle and a leaf is one task, in the host's order of
-///   additions.
+///   summed in window order: a sparse leaf in a cluster's outskirts meets thousands of leaves,
+///   and alone in one warp it ran 10 times longer than the rest of the kernel. The cuts are found
+///   by a warp per target, 32 sources at a time.
+/// - Without `+=`: one lane serves one i-particle and a leaf's list is one window, in the host's
+///   order of additions.
 /// Every sum has a fixed order: the result does not depend on timing. The interaction sees i = j
 /// (a particle in its own leaf's list, as FDPS's kernels do) and must give it no force
 /// (softening, or skipping r = 0).
@@ -76,31 +79,38 @@ namespace grove::fmm {
 
 namespace kernel {
 
-/// One warp's share of the near field: the sources items[first .. last) of target cell `target`;
-/// `segment` >= 0 when the target's list is cut into several tasks (its partial forces are then
-/// summed by sumSegments), -1 when this task is the target's only one.
+/// One warp's share of the near field: the sources items[first .. last) of target cell `target`,
+/// for its particles chunk .. chunk + 31 (a chunk of 32: the leaf's particles are cut into them);
+/// `segment` >= 0 when the target's list is cut into several windows (its partial forces are then
+/// summed by sumSegments), -1 when this window is the target's only one.
 struct P2pTask {
   std::int64_t first, last;
-  int target, segment;
+  int target, segment, chunk;
 };
+
+/// The particles of a near-field task: a chunk of a leaf, one per lane.
+inline constexpr int kChunk = 32;
+
+/// The chunks of kChunk particles that a leaf of n particles is cut into.
+__host__ __device__ inline int chunksOf(int n) { return (n + kChunk - 1) / kChunk; }
 
 /// The smallest power of two >= n (n >= 1).
 __device__ __forceinline__ int powerOfTwoAtLeast(int n) { return n <= 1 ? 1 : 1 << (32 - __clz(n - 1)); }
 
 /// A warp's walk over target t's sources, 32 at a time (a lane each, with a prefix sum of their
-/// particles): source e opens a task when it is the target's first, or when the particles of the
-/// sources before it pass a multiple of max_particles, so a task holds the sources that start
-/// within one window of max_particles particles (the last of them may run past it). Calls
-/// open(e, k) on the lane of each source e that opens task k (k counts within the target) and
-/// returns the target's tasks: at least one for a list of one source or more, none for an empty
-/// list. Every lane of the warp must call it alike.
+/// particles): source e opens a window when it is the target's first, or when the particles of
+/// the sources before it pass a multiple of max_particles, so a window holds the sources that
+/// start within one window of max_particles particles (the last of them may run past it). Calls
+/// open(e, k) on the lane of each source e that opens window k (k counts within the target) and
+/// returns the target's windows: at least one for a list of one source or more, none for an
+/// empty list. Every lane of the warp must call it alike.
 template <class Open>
-__device__ int forEachTaskOpening(const FmmCell* cells, const std::int64_t* offsets, const int* items, int t,
+__device__ int forEachWindowOpening(const FmmCell* cells, const std::int64_t* offsets, const int* items, int t,
                                  long long max_particles, int lane, Open&& open) {
   const std::int64_t first = offsets[t], last = offsets[t + 1];
   long long before = 0;     // particles of the sources before this batch
   long long last_size = 0;  // the particles of the source before this batch's first
-  int tasks = 0;
+  int windows = 0;
   for (std::int64_t batch = first; batch < last; batch += 32) {
     const std::int64_t e = batch + lane;
     long long size = 0;
@@ -118,70 +128,79 @@ __device__ int forEachTaskOpening(const FmmCell* cells, const std::int64_t* offs
     const long long ahead = before + through - size;  // the target's particles before source e
     const bool opens = e < last && (e == first || ahead / max_particles != (ahead - previous_size) / max_particles);
     const unsigned openers = __ballot_sync(0xffffffffu, opens);
-    if (opens) open(e, tasks + __popc(openers & ((1u << lane) - 1u)));
-    tasks += __popc(openers);
+    if (opens) open(e, windows + __popc(openers & ((1u << lane) - 1u)));
+    windows += __popc(openers);
     before += __shfl_sync(0xffffffffu, through, 31);
     last_size = __shfl_sync(0xffffffffu, size, 31);
   }
-  return tasks;
+  return windows;
 }
 
 // Non-template kernels in a header are static (as in grove/walk/walk_gpu.cuh): each .cu that
 // includes it compiles its own copy, and no host stub is defined twice at link time.
 
-/// Warp t of the grid, per target cell t: its tasks (none for a cell with children or without
-/// particles; for a leaf whose list is empty one with `every_leaf`, so that its forces are still
-/// written, else none) and the partial forces its tasks leave (n_i per task when there are
-/// several, else none).
+/// Warp t of the grid, per target cell t: its tasks, a window's chunk each (none for a cell with
+/// children or without particles; for a leaf whose list is empty one window with `every_leaf`,
+/// so that its forces are still written, else none), and the partial forces its windows leave
+/// (n_i per window when there are several, else none).
 static __global__ void countTasks(const FmmCell* __restrict__ cells, int target_count,
                                   const std::int64_t* __restrict__ offsets, const int* __restrict__ items,
-                                  long long max_particles, bool every_leaf, int* __restrict__ tasks,
+                                  long long max_particles, bool every_leaf, std::int64_t* __restrict__ tasks,
                                   std::int64_t* __restrict__ partials) {
   const int t = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);
   const int lane = static_cast<int>(threadIdx.x % 32);
   if (t >= target_count) return;  // the whole warp
   const int n_i = cells[t].end - cells[t].begin;
-  int count = 0;
+  int windows = 0;
   if (cells[t].child_count == 0 && n_i > 0)
-    count = ::max(every_leaf ? 1 : 0,
-                  forEachTaskOpening(cells, offsets, items, t, max_particles, lane, [](std::int64_t, int) {}));
+    windows = ::max(every_leaf ? 1 : 0,
+                    forEachWindowOpening(cells, offsets, items, t, max_particles, lane, [](std::int64_t, int) {}));
   if (lane == 0) {
-    tasks[t] = count;
-    partials[t] = count > 1 ? static_cast<std::int64_t>(count) * n_i : 0;
+    tasks[t] = static_cast<std::int64_t>(windows) * chunksOf(n_i);
+    partials[t] = windows > 1 ? static_cast<std::int64_t>(windows) * n_i : 0;
   }
 }
 
 /// Warp t of the grid writes target t's tasks from task_begin[t] on (countTasks' counts,
-/// scanned). Each field is written by one lane: a task's `last` by the lane that opens the next.
+/// scanned), window by window, each window's chunks in a row. Each window's fields are written
+/// by one lane: its `last` by the lane that opens the next.
 static __global__ void writeTasks(const FmmCell* __restrict__ cells, int target_count,
                                   const std::int64_t* __restrict__ offsets, const int* __restrict__ items,
-                                  long long max_particles, const int* __restrict__ task_begin,
+                                  long long max_particles, const std::int64_t* __restrict__ task_begin,
                                   P2pTask* __restrict__ out) {
   const int t = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);
   const int lane = static_cast<int>(threadIdx.x % 32);
   if (t >= target_count) return;  // the whole warp
-  const int count = task_begin[t + 1] - task_begin[t];
+  const auto count = static_cast<int>(task_begin[t + 1] - task_begin[t]);
   if (count == 0) return;
+  const int chunks = chunksOf(cells[t].end - cells[t].begin), windows = count / chunks;
   P2pTask* mine = out + task_begin[t];
-  forEachTaskOpening(cells, offsets, items, t, max_particles, lane, [&](std::int64_t e, int k) {
-    mine[k].first = e;
-    mine[k].target = t;
-    mine[k].segment = count > 1 ? k : -1;
-    if (k > 0) mine[k - 1].last = e;
+  forEachWindowOpening(cells, offsets, items, t, max_particles, lane, [&](std::int64_t e, int k) {
+    for (int c = 0; c < chunks; ++c) {
+      // Field by field: `last` is the next window's opener's to write.
+      P2pTask& task = mine[k * chunks + c];
+      task.first = e;
+      task.target = t;
+      task.segment = windows > 1 ? k : -1;
+      task.chunk = c * kChunk;
+      if (k > 0) mine[(k - 1) * chunks + c].last = e;
+    }
   });
   if (lane == 0) {
-    if (offsets[t] == offsets[t + 1]) mine[0] = P2pTask{offsets[t], offsets[t], t, -1};  // an empty list
-    mine[count - 1].last = offsets[t + 1];
+    for (int c = 0; c < chunks; ++c) {
+      if (offsets[t] == offsets[t + 1]) mine[c] = P2pTask{offsets[t], offsets[t], t, -1, c * kChunk};  // empty list
+      mine[(windows - 1) * chunks + c].last = offsets[t + 1];
+    }
   }
 }
 
 /// The near field, warp w of the grid on tasks[w]: adds interact(epi[i], epj[j], .) over every j
-/// of the task's source cells (ranges cells[s].begin .. end) for every i of its target leaf. A
-/// target's only task starts from the cleared force (forces_cleared) or from forces[i] and stores
-/// into forces[i]; a task among several starts cleared and stores into partials[partial_begin[t]
-/// + segment * n_i + (i - begin)]. kSplit: lane groups summed with Force's += (see the top of the
-/// file). Adds n_i times the task's source particles to *interactions. Launch with kWarps * 32
-/// threads a block.
+/// of the task's source cells (ranges cells[s].begin .. end) for every i of its chunk of its
+/// target leaf. A target's only window starts from the cleared force (forces_cleared) or from
+/// forces[i] and stores into forces[i]; a window among several starts cleared and stores into
+/// partials[partial_begin[t] + segment * n_i + (i - begin)]. kSplit: lane groups summed with
+/// Force's += (see the top of the file). A window's first chunk adds n_i times the window's
+/// source particles to *interactions. Launch with kWarps * 32 threads a block.
 template <int kWarps, bool kSplit, class DI, class DJ, class Force, class Interaction>
 __global__ void __launch_bounds__(kWarps * 32)
     p2pTasks(const P2pTask* __restrict__ tasks, int task_count, const FmmCell* __restrict__ cells,
@@ -201,10 +220,11 @@ __global__ void __launch_bounds__(kWarps * 32)
   const bool from_cleared = forces_cleared || task.segment >= 0;
   DJ* tile = reinterpret_cast<DJ*>(tile_bytes) + warp * 32;
   long long source_particles = 0;
-  int width = 32;
-  for (int chunk = 0; chunk < n_i; chunk += width) {
-    // The leaf's particles 32 at a time; the last few (and a leaf of fewer than 32) in lane
-    // groups of the next power of two, so that fewer lanes idle.
+  {
+    // The task's chunk of the leaf's particles; a last chunk of fewer than 32 (and a leaf of
+    // fewer than 32) in lane groups of the next power of two, so that fewer lanes idle.
+    const int chunk = task.chunk;
+    int width = 32;
     if constexpr (kSplit) width = powerOfTwoAtLeast(n_i - chunk < 32 ? n_i - chunk : 32);
     const int groups = 32 / width, group = lane / width, slot = lane % width;
     // Lanes past the leaf's end compute on its first particle and store nothing: every lane
@@ -231,7 +251,7 @@ __global__ void __launch_bounds__(kWarps * 32)
         if (lane >= d) j_end += below;
       }
       const int total = __shfl_sync(0xffffffffu, j_end, 31);
-      if (chunk == 0) source_particles += total;
+      source_particles += total;
       for (int base = 0; base < total; base += 32) {
         // Position p of the batch is in the first source whose prefix end exceeds it.
         const int p = base + lane;
@@ -262,20 +282,22 @@ __global__ void __launch_bounds__(kWarps * 32)
       if (active) out[k] = f;
     }
   }
-  if (lane == 0) atomicAdd(interactions, static_cast<unsigned long long>(n_i) * source_particles);
+  if (lane == 0 && task.chunk == 0)
+    atomicAdd(interactions, static_cast<unsigned long long>(n_i) * source_particles);
 }
 
-/// For each target whose list was cut into several tasks: forces[i] = (cleared, or forces[i]) +
-/// its tasks' partial forces, added in task order.
+/// For each target whose list was cut into several windows: forces[i] = (cleared, or forces[i]) +
+/// its windows' partial forces, added in window order.
 template <class Force>
-__global__ void sumSegments(const FmmCell* __restrict__ cells, int target_count, const int* __restrict__ task_begin,
+__global__ void sumSegments(const FmmCell* __restrict__ cells, int target_count,
                             const std::int64_t* __restrict__ partial_begin, const Force* __restrict__ partials,
                             bool forces_cleared, Force* __restrict__ forces) {
   const int t = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (t >= target_count) return;
-  const int segments = task_begin[t + 1] - task_begin[t];
-  if (segments < 2) return;
   const int i_begin = cells[t].begin, n_i = cells[t].end - i_begin;
+  // A target's partials are n_i per window when it has several windows, else none.
+  const auto segments = n_i > 0 ? static_cast<int>((partial_begin[t + 1] - partial_begin[t]) / n_i) : 0;
+  if (segments < 2) return;
   const Force* p = partials + partial_begin[t];
   for (int k = 0; k < n_i; ++k) {
     Force sum;
@@ -304,14 +326,14 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
 
  public:
   /// Reads the lists of `engine` (which FmmForce must use: setFarFieldEngine), on its device.
-  /// Whether Force has += chooses the form: with it, lane groups and tasks (below), the forces
-  /// within rounding of the host's order; without it, one lane per particle and a leaf per task,
-  /// the host's order of additions (and particles_per_task is not used). A warp's task holds the
-  /// sources that start within one window of particles_per_task source particles (so about that
-  /// many, and one source leaf at least), so that a leaf with a long list (a sparse leaf in a
-  /// cluster's outskirts meets thousands of leaves) is shared among warps instead of running
-  /// alone long after the rest; the tasks' partial forces are then summed in task order. Throws
-  /// grove::Error when engine is null or particles_per_task < 1.
+  /// Whether Force has += chooses the form: with it, lane groups and windows (below), the forces
+  /// within rounding of the host's order; without it, one lane per particle and a leaf's list as
+  /// one window, the host's order of additions (and particles_per_task is not used). A warp's
+  /// task holds the sources that start within one window of particles_per_task source particles
+  /// (so about that many, and one source leaf at least), so that a leaf with a long list (a
+  /// sparse leaf in a cluster's outskirts meets thousands of leaves) is shared among warps
+  /// instead of running alone long after the rest; the windows' partial forces are then summed
+  /// in window order. Throws grove::Error when engine is null or particles_per_task < 1.
   DeviceNearField(std::shared_ptr<DeviceFarField> engine, Interaction interaction,
                   long long particles_per_task = kDefaultParticlesPerTask)
       : engine_(std::move(engine)),
@@ -433,7 +455,7 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
   // pair's) and the received leaves', kept apart because the second's set-up runs while the
   // first's kernels may still read theirs.
   struct Launch {
-    gpu::DeviceVector<int> task_begin;              // per target cell, and one past
+    gpu::DeviceVector<std::int64_t> task_begin;     // per target cell, and one past
     gpu::DeviceVector<std::int64_t> partial_begin;  // per target cell, and one past
     gpu::DeviceVector<kernel::P2pTask> tasks;
     gpu::DeviceVector<Force> partials;
@@ -452,7 +474,7 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
             "{} EPI, {} forces and {} EPJ for lists over {} target and {} source particles: the arrays must be those "
             "of the traversal just started",
             epi.size(), force_count, epj_count, lists.target_particles, lists.source_particles);
-    // Tasks are counted in int: at most one per source leaf pair, plus one per target.
+    // A target's windows are counted in int: at most one per source leaf pair, plus one per target.
     require(lists.pairs + lists.target_count < std::int64_t{1} << 31, where,
             "{} leaf pairs: at most 2^31 - 1 - targets are supported", lists.pairs);
   }
@@ -496,7 +518,7 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
     // the totals) where they begin.
     l.task_begin.resize(n + 1);
     l.partial_begin.resize(n + 1);
-    gpu::check(cudaMemsetAsync(l.task_begin.data() + n, 0, sizeof(int), setup), "cudaMemsetAsync");
+    gpu::check(cudaMemsetAsync(l.task_begin.data() + n, 0, sizeof(std::int64_t), setup), "cudaMemsetAsync");
     gpu::check(cudaMemsetAsync(l.partial_begin.data() + n, 0, sizeof(std::int64_t), setup), "cudaMemsetAsync");
     const unsigned warp_per_target = gpu::blocksFor(n * 32, kThreads);
     kernel::countTasks<<<warp_per_target, kThreads, 0, setup>>>(lists.cells, targets, lists.offsets, lists.items,
@@ -507,8 +529,13 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
                       "cub::DeviceScan::ExclusiveSum (near-field tasks)");
     gpu::exclusiveSum(scratch_, l.partial_begin.data(), l.partial_begin.data(), targets + 1, setup,
                       "cub::DeviceScan::ExclusiveSum (near-field partial forces)");
-    const int task_count = l.task_begin.elementToHost(n, setup);  // waits
+    const std::int64_t task_count = l.task_begin.elementToHost(n, setup);  // waits
     const std::int64_t partial_count = l.partial_begin.elementToHost(n, setup);
+    // The kernel numbers its tasks in int.
+    require(task_count < std::int64_t{1} << 31, "fmm::DeviceNearField",
+            "{} near-field tasks (windows of {} source particles, chunks of {} target particles): at most 2^31 - 1 "
+            "are supported; a larger particles_per_task makes fewer",
+            task_count, particles_per_task_, kernel::kChunk);
     l.tasks.resize(static_cast<std::size_t>(task_count));
     l.partials.resize(static_cast<std::size_t>(partial_count));
     kernel::writeTasks<<<warp_per_target, kThreads, 0, setup>>>(lists.cells, targets, lists.offsets, lists.items,
@@ -521,15 +548,14 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
     if (task_count > 0) {
       kernel::p2pTasks<kWarps, SplittableForce<Force>>
           <<<gpu::blocksFor(static_cast<std::size_t>(task_count), kWarps), kWarps * 32, 0, stream>>>(
-              l.tasks.data(), task_count, lists.cells, lists.items, epi_.data(), epj_.data(), interaction_,
+              l.tasks.data(), static_cast<int>(task_count), lists.cells, lists.items, epi_.data(), epj_.data(), interaction_,
               forces_cleared, forces_.data(), l.partial_begin.data(), l.partials.data(), interactions_.data());
       gpu::check(cudaGetLastError(), "fmm::kernel::p2pTasks");
     }
     if constexpr (SplittableForce<Force>) {
       if (partial_count > 0) {
         kernel::sumSegments<<<gpu::blocksFor(n, kThreads), kThreads, 0, stream>>>(
-            lists.cells, targets, l.task_begin.data(), l.partial_begin.data(), l.partials.data(), forces_cleared,
-            forces_.data());
+            lists.cells, targets, l.partial_begin.data(), l.partials.data(), forces_cleared, forces_.data());
         gpu::check(cudaGetLastError(), "fmm::kernel::sumSegments");
       }
     }
