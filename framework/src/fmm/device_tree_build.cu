@@ -5,6 +5,7 @@
 // __dadd_rn), so the tree is the host's bit for bit and the traversal's lists are the host's.
 #include "device_tree_build.cuh"
 
+#include <algorithm>
 #include <vector>
 
 #include "grove/core/error.hpp"
@@ -19,6 +20,12 @@ namespace {
 constexpr int kThreads = 256;   // a block per cell in the moments' kernel
 constexpr int kTile = 16;       // particles whose powers the block holds at once (P2M)
 constexpr int kMaxChildren = 8;
+// A generation of at most this many cells is one of the tree's top ones, whose cells hold many
+// particles each: their radii are found by blocks of kRadiusChunk particles (wideCellRadii), as a
+// block per cell would scan a whole cell alone (the root's block read every particle on one
+// multiprocessor).
+constexpr int kWideGenerationCells = 64;
+constexpr int kRadiusChunk = 4096;
 static_assert(kMaxCoefficients <= kThreads, "one thread per multipole coefficient");
 
 __device__ double mul(double a, double b) { return __dmul_rn(a, b); }
@@ -100,13 +107,51 @@ __device__ void tilePowers(const Tables& tb, const double (*x)[3], int m, double
   }
 }
 
-// One generation's cells, a block each (their children done before): sums and centre, radius, and
-// the multipole (P2M over a leaf's particles in order, M2M over the children in order), as
+// The squared distance from z to x, as FmmTree::computeMoments forms it (norm2 of the difference).
+__device__ double distance2(const Vec3d& x, const Vec3d& z) {
+  const double dx = x.x - z.x, dy = x.y - z.y, dz = x.z - z.z;
+  return add(add(mul(dx, dx), mul(dy, dy)), mul(dz, dz));
+}
+
+// The radii of a wide generation's cells (cellMoments with radius_here false left them), after
+// their centres: block (x, y) takes the x-th chunk of kRadiusChunk particles of the generation's
+// y-th cell, and folds its largest squared distance into r2_bits[y] (a maximum, so any order
+// gives the host's; a non-negative double's bits order as the double does).
+__global__ void __launch_bounds__(kThreads)
+    wideCellRadii(const FmmCell* __restrict__ cells, int first, const Vec3d* __restrict__ pos,
+                  unsigned long long* __restrict__ r2_bits) {
+  __shared__ double warp_r2[kThreads / 32];
+  const FmmCell& cell = cells[first + static_cast<int>(blockIdx.y)];
+  const long long begin = cell.begin + static_cast<long long>(blockIdx.x) * kRadiusChunk;
+  if (begin >= cell.end) return;  // the whole block
+  const long long end = ::min(static_cast<long long>(cell.end), begin + kRadiusChunk);
+  const Vec3d z = cell.center;
+  double r2 = 0.0;
+  for (long long k = begin + threadIdx.x; k < end; k += blockDim.x) r2 = fmax(r2, distance2(pos[k], z));
+  for (int offset = 16; offset > 0; offset /= 2) r2 = fmax(r2, __shfl_xor_sync(0xffffffffu, r2, offset));
+  if (threadIdx.x % 32 == 0) warp_r2[threadIdx.x / 32] = r2;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < kThreads / 32; ++w) r2 = fmax(r2, warp_r2[w]);
+    atomicMax(r2_bits + blockIdx.y, static_cast<unsigned long long>(__double_as_longlong(r2)));
+  }
+}
+
+// A wide generation's radii from wideCellRadii's maxima.
+__global__ void setWideCellRadii(FmmCell* __restrict__ cells, int first, int count,
+                                 const unsigned long long* __restrict__ r2_bits) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i < count) cells[first + i].radius = sqrt(__longlong_as_double(static_cast<long long>(r2_bits[i])));
+}
+
+// One generation's cells, a block each (their children done before): sums and centre, radius
+// (unless radius_here is false: a wide generation's, wideCellRadii's), and the multipole (P2M
+// over a leaf's particles in order, M2M over the children in order), as
 // FmmTree::computeMoments.
 __global__ void __launch_bounds__(kThreads)
     cellMoments(Tables tb, FmmCell* __restrict__ cells, int first, CellSums* __restrict__ sums,
                 const Vec3d* __restrict__ pos, const double* __restrict__ charge, double* __restrict__ multipoles,
-                int stride) {
+                int stride, bool radius_here) {
   __shared__ double pw[kTile][kMaxCoefficients];
   __shared__ double x[kTile][3];
   __shared__ double centre[3];
@@ -151,17 +196,17 @@ __global__ void __launch_bounds__(kThreads)
   const Vec3d z(centre[0], centre[1], centre[2]);
 
   // The radius: the largest distance to a particle (a maximum: any order gives the host's).
-  double r2 = 0.0;
-  for (int k = cell.begin + static_cast<int>(threadIdx.x); k < cell.end; k += blockDim.x) {
-    const double dx = pos[k].x - z.x, dy = pos[k].y - z.y, dz = pos[k].z - z.z;
-    r2 = fmax(r2, add(add(mul(dx, dx), mul(dy, dy)), mul(dz, dz)));
-  }
-  for (int offset = 16; offset > 0; offset /= 2) r2 = fmax(r2, __shfl_xor_sync(0xffffffffu, r2, offset));
-  if (threadIdx.x % 32 == 0) warp_r2[threadIdx.x / 32] = r2;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    for (int w = 1; w < kThreads / 32; ++w) r2 = fmax(r2, warp_r2[w]);
-    cells[c].radius = sqrt(r2);
+  if (radius_here) {
+    double r2 = 0.0;
+    for (int k = cell.begin + static_cast<int>(threadIdx.x); k < cell.end; k += blockDim.x)
+      r2 = fmax(r2, distance2(pos[k], z));
+    for (int offset = 16; offset > 0; offset /= 2) r2 = fmax(r2, __shfl_xor_sync(0xffffffffu, r2, offset));
+    if (threadIdx.x % 32 == 0) warp_r2[threadIdx.x / 32] = r2;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      for (int w = 1; w < kThreads / 32; ++w) r2 = fmax(r2, warp_r2[w]);
+      cells[c].radius = sqrt(r2);
+    }
   }
 
   // The multipole: a thread per coefficient, adding in the host's order.
@@ -276,13 +321,28 @@ void buildTreeOnDevice(DeviceTreeBuild& build, const DeviceTables& tables, cudaS
   build.sums.resize(cell_count);
   multipoles.resize(cell_count * stride);
   const Tables tb = tables.view();
+  // The wide generations' radii: a maximum per cell, in one array for all of them.
+  build.wide_r2.resize(static_cast<std::size_t>(kWideGenerationCells));
   for (std::size_t g = built.generation_begin.size() - 1; g-- > 0;) {
     const int first = built.generation_begin[g], cells = built.generation_begin[g + 1] - first;
+    const bool wide = cells <= kWideGenerationCells;
     cellMoments<<<static_cast<unsigned>(cells), kThreads, 0, stream>>>(tb, build.cells.data(), first,
                                                                        build.sums.data(), key_positions.data(),
                                                                        build.charges.data(), multipoles.data(),
-                                                                       static_cast<int>(stride));
+                                                                       static_cast<int>(stride), !wide);
     check(cudaGetLastError(), "cellMoments (FMM tree)");
+    if (wide && cells > 0) {
+      check(cudaMemsetAsync(build.wide_r2.data(), 0, static_cast<std::size_t>(cells) * sizeof(unsigned long long),
+                            stream),
+            "cudaMemsetAsync (FMM tree radii)");
+      // Chunks enough for the largest cell (every cell of the generation is within the particles).
+      const dim3 grid(std::max(gpu::blocksFor(n, kRadiusChunk), 1u), static_cast<unsigned>(cells));
+      wideCellRadii<<<grid, kThreads, 0, stream>>>(build.cells.data(), first, key_positions.data(),
+                                                   build.wide_r2.data());
+      setWideCellRadii<<<gpu::blocksFor(static_cast<std::size_t>(cells), 128), 128, 0, stream>>>(
+          build.cells.data(), first, cells, build.wide_r2.data());
+      check(cudaGetLastError(), "wideCellRadii (FMM tree)");
+    }
   }
 
   // Meanwhile on the host: the positions and charges in key order (adopt() checks the order and

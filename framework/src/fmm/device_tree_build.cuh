@@ -31,13 +31,14 @@ struct DeviceTreeBuild {
   DeviceVector<int> child_counts;  // per cell of a generation, then its exclusive sum
   DeviceVector<int> bounds;        // per cell of a generation: its children's particle bounds
   DeviceVector<CellSums> sums;
+  DeviceVector<unsigned long long> wide_r2;  // the top generations' radii, squared (as bits)
   // Page-locked staging of the uploads and of the multipoles' download (the bus at full speed).
   gpu::PinnedArray<Vec3d> positions_staging;
   gpu::PinnedArray<double> charges_staging, multipoles_staging;
 
   std::size_t bytes() const {
     return positions.bytes() + charges_in.bytes() + charges.bytes() + order.bytes() + cub.bytes() + cells.bytes() +
-           child_counts.bytes() + bounds.bytes() + sums.bytes();
+           child_counts.bytes() + bounds.bytes() + sums.bytes() + wide_r2.bytes();
   }
 };
 
