@@ -233,9 +233,9 @@ TEST_F(FmmDeviceNear, LaneGroupsMatchTheHostPairFormToRounding) {
     std::printf("  [split form, %d ranks] max |device - host| / rms: acc %.2e, pot %.2e\n", comm.size(), acc, pot);
 }
 
-// Every list cut into tasks of at most 64 source particles (most targets then have several):
-// their partial forces are summed in task order, to rounding of the host's, and the same bitwise
-// from call to call; with clear = false the sums start from the previous forces.
+// Every list cut into windows of about 64 source particles (most targets then have several):
+// their partial forces are summed in window order, to rounding of the host's, and the same
+// bitwise from call to call; with clear = false the sums start from the previous forces.
 TEST_F(FmmDeviceNear, ListsCutIntoTasksAddTheirPartialForcesInOrder) {
   const grove::Comm& comm = grove::Comm::world();
   const auto c = compare<SplitForce>(20000, false, 32, 0, 64);
@@ -282,20 +282,20 @@ TEST_F(FmmDeviceNear, PeriodicImagesAreSourcesAsReceivedParticlesAre) {
 }
 
 // 100 bodies at one point make a leaf of 100 (coincident keys cannot be split): four tasks, one
-// per chunk of 32 of its particles, the last of 4 in lane groups; n_leaf 64 gives leaves of up
-// to 64 (two chunks) elsewhere.
+// per chunk of 32 of its particles (with lane groups the last chunk, of 4, in groups of 4 lanes);
+// n_leaf 64 gives leaves of up to 64 (two chunks) elsewhere.
 TEST_F(FmmDeviceNear, LeavesLargerThanAWarp) {
   const auto lane = compare<LaneForce>(6000, false, 64, 100);
   expectSameWork(lane);
   EXPECT_TRUE(bitwiseEqual(lane.device, lane.host));
-  // Lane groups, then also lists cut into tasks of 64 source particles (a leaf of 100 is then a
-  // source larger than a task).
+  // Lane groups, then also lists cut into windows of about 64 source particles (a leaf of 100 is
+  // then a source larger than a window).
   for (const long long particles_per_task : {8192LL, 64LL}) {
     const auto split = compare<SplitForce>(6000, false, 64, 100, particles_per_task);
     expectSameWork(split);
     const auto [acc, pot] = largestDifferences(grove::Comm::world(), split.device, split.host);
-    EXPECT_LE(acc, 1e-13) << "tasks of " << particles_per_task;
-    EXPECT_LE(pot, 1e-13) << "tasks of " << particles_per_task;
+    EXPECT_LE(acc, 1e-13) << "windows of " << particles_per_task;
+    EXPECT_LE(pot, 1e-13) << "windows of " << particles_per_task;
   }
 }
 

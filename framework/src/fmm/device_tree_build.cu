@@ -17,13 +17,14 @@ namespace {
 
 
 
-constexpr int kThreads = 256;   // a block per cell in the moments' kernel
+constexpr int kThreads = 256;   // a block per cell in the moments' kernel; wideCellRadii's blocks too
 constexpr int kTile = 16;       // particles whose powers the block holds at once (P2M)
 constexpr int kMaxChildren = 8;
-// A generation of at most this many cells is one of the tree's top ones, whose cells hold many
-// particles each: their radii are found by blocks of kRadiusChunk particles (wideCellRadii), as a
-// block per cell would scan a whole cell alone (the root's block read every particle on one
-// multiprocessor).
+// A generation of at most this many cells has its radii found by blocks of kRadiusChunk particles
+// (wideCellRadii): the tree's top generations hold many particles a cell, and a block per cell
+// scanned a whole cell alone (the root's block read every particle on one multiprocessor). A deep
+// generation of few small cells (a chain of splits around a cluster) also qualifies; it then
+// launches ceil(n / kRadiusChunk) blocks a cell that mostly end at once (not measured apart).
 constexpr int kWideGenerationCells = 64;
 constexpr int kRadiusChunk = 4096;
 static_assert(kMaxCoefficients <= kThreads, "one thread per multipole coefficient");
@@ -341,7 +342,7 @@ void buildTreeOnDevice(DeviceTreeBuild& build, const DeviceTables& tables, cudaS
                                                    build.wide_r2.data());
       setWideCellRadii<<<gpu::blocksFor(static_cast<std::size_t>(cells), 128), 128, 0, stream>>>(
           build.cells.data(), first, cells, build.wide_r2.data());
-      check(cudaGetLastError(), "wideCellRadii (FMM tree)");
+      check(cudaGetLastError(), "wideCellRadii, setWideCellRadii (FMM tree)");
     }
   }
 

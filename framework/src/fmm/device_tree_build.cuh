@@ -31,7 +31,7 @@ struct DeviceTreeBuild {
   DeviceVector<int> child_counts;  // per cell of a generation, then its exclusive sum
   DeviceVector<int> bounds;        // per cell of a generation: its children's particle bounds
   DeviceVector<CellSums> sums;
-  DeviceVector<unsigned long long> wide_r2;  // the top generations' radii, squared (as bits)
+  DeviceVector<unsigned long long> wide_r2;  // a wide generation's radii, squared (as bits)
   // Page-locked staging of the uploads and of the multipoles' download (the bus at full speed).
   gpu::PinnedArray<Vec3d> positions_staging;
   gpu::PinnedArray<double> charges_staging, multipoles_staging;

@@ -58,7 +58,7 @@
 /// exchanged. evaluate() then uploads the received EPJ and launches the received leaves' pairs
 /// (periodic images' too), which add to the same forces. A target's sources are still taken in the order
 /// of its whole list (the local cells first), so one lane per particle gives the same forces, bit
-/// for bit; with lane groups the tasks' cuts differ (the end of the local sources is one more).
+/// for bit; with lane groups the windows' cuts differ (the end of the local sources is one more).
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -92,7 +92,7 @@ struct P2pTask {
 inline constexpr int kChunk = 32;
 
 /// The chunks of kChunk particles that a leaf of n particles is cut into.
-__host__ __device__ inline int chunksOf(int n) { return (n + kChunk - 1) / kChunk; }
+__host__ __device__ inline int chunksOf(int n) { return n <= 0 ? 0 : (n - 1) / kChunk + 1; }
 
 /// The smallest power of two >= n (n >= 1).
 __device__ __forceinline__ int powerOfTwoAtLeast(int n) { return n <= 1 ? 1 : 1 << (32 - __clz(n - 1)); }
@@ -220,67 +220,64 @@ __global__ void __launch_bounds__(kWarps * 32)
   const bool from_cleared = forces_cleared || task.segment >= 0;
   DJ* tile = reinterpret_cast<DJ*>(tile_bytes) + warp * 32;
   long long source_particles = 0;
-  {
-    // The task's chunk of the leaf's particles; a last chunk of fewer than 32 (and a leaf of
-    // fewer than 32) in lane groups of the next power of two, so that fewer lanes idle.
-    const int chunk = task.chunk;
-    int width = 32;
-    if constexpr (kSplit) width = powerOfTwoAtLeast(n_i - chunk < 32 ? n_i - chunk : 32);
-    const int groups = 32 / width, group = lane / width, slot = lane % width;
-    // Lanes past the leaf's end compute on its first particle and store nothing: every lane
-    // reaches the warp's barriers.
-    const bool active = chunk + slot < n_i;
-    const int k = active ? chunk + slot : 0;
-    const DI xi = epi[i_begin + k];
-    Force f;
-    f.clear();
-    if (!from_cleared && group == 0) f = out[k];
-    // The task's sources 32 at a time: lane l holds source l's particle range and its place in
-    // the batch's particles laid end to end; the warp then fills each tile with the next 32 of
-    // them, whatever source they belong to.
-    for (std::int64_t batch = task.first; batch < task.last; batch += 32) {
-      int j_begin = 0, n_j = 0;
-      if (batch + lane < task.last) {
-        const int s = items[batch + lane];
-        j_begin = cells[s].begin;
-        n_j = cells[s].end - j_begin;
-      }
-      int j_end = n_j;  // inclusive prefix sum over the lanes
-      for (int d = 1; d < 32; d <<= 1) {
-        const int below = __shfl_up_sync(0xffffffffu, j_end, d);
-        if (lane >= d) j_end += below;
-      }
-      const int total = __shfl_sync(0xffffffffu, j_end, 31);
-      source_particles += total;
-      for (int base = 0; base < total; base += 32) {
-        // Position p of the batch is in the first source whose prefix end exceeds it.
-        const int p = base + lane;
-        int src = 0;
-        for (int step = 16; step > 0; step >>= 1)
-          if (__shfl_sync(0xffffffffu, j_end, src + step - 1) <= p) src += step;
-        const int src_first = __shfl_sync(0xffffffffu, j_begin, src);
-        const int src_start = __shfl_sync(0xffffffffu, j_end - n_j, src);
-        const int m = total - base < 32 ? total - base : 32;
-        __syncwarp();  // the last tile was read by every lane
-        if (lane < m) tile[lane] = epj[src_first + (p - src_start)];
-        __syncwarp();
-#pragma unroll 4
-        for (int q = group; q < m; q += groups) interact(xi, tile[q], f);
-      }
+  // The task's chunk of the leaf's particles; a last chunk of fewer than 32 (and a leaf of fewer
+  // than 32) in lane groups of the next power of two, so that fewer lanes idle.
+  const int chunk = task.chunk;
+  int width = 32;
+  if constexpr (kSplit) width = powerOfTwoAtLeast(n_i - chunk < 32 ? n_i - chunk : 32);
+  const int groups = 32 / width, group = lane / width, slot = lane % width;
+  // Lanes past the leaf's end compute on its first particle and store nothing: every lane
+  // reaches the warp's barriers.
+  const bool active = chunk + slot < n_i;
+  const int k = active ? chunk + slot : 0;
+  const DI xi = epi[i_begin + k];
+  Force f;
+  f.clear();
+  if (!from_cleared && group == 0) f = out[k];
+  // The task's sources 32 at a time: lane l holds source l's particle range and its place in
+  // the batch's particles laid end to end; the warp then fills each tile with the next 32 of
+  // them, whatever source they belong to.
+  for (std::int64_t batch = task.first; batch < task.last; batch += 32) {
+    int j_begin = 0, n_j = 0;
+    if (batch + lane < task.last) {
+      const int s = items[batch + lane];
+      j_begin = cells[s].begin;
+      n_j = cells[s].end - j_begin;
     }
-    if constexpr (kSplit) {
-      Force* partial = reinterpret_cast<Force*>(partial_bytes) + warp * 32;
-      partial[lane] = f;
+    int j_end = n_j;  // inclusive prefix sum over the lanes
+    for (int d = 1; d < 32; d <<= 1) {
+      const int below = __shfl_up_sync(0xffffffffu, j_end, d);
+      if (lane >= d) j_end += below;
+    }
+    const int total = __shfl_sync(0xffffffffu, j_end, 31);
+    source_particles += total;
+    for (int base = 0; base < total; base += 32) {
+      // Position p of the batch is in the first source whose prefix end exceeds it.
+      const int p = base + lane;
+      int src = 0;
+      for (int step = 16; step > 0; step >>= 1)
+        if (__shfl_sync(0xffffffffu, j_end, src + step - 1) <= p) src += step;
+      const int src_first = __shfl_sync(0xffffffffu, j_begin, src);
+      const int src_start = __shfl_sync(0xffffffffu, j_end - n_j, src);
+      const int m = total - base < 32 ? total - base : 32;
+      __syncwarp();  // the last tile was read by every lane
+      if (lane < m) tile[lane] = epj[src_first + (p - src_start)];
       __syncwarp();
-      if (group == 0 && active) {
-        Force sum = partial[slot];
-        for (int g = 1; g < groups; ++g) sum += partial[g * width + slot];
-        out[k] = sum;
-      }
-      __syncwarp();  // partial is written again by the next chunk
-    } else {
-      if (active) out[k] = f;
+#pragma unroll 4
+      for (int q = group; q < m; q += groups) interact(xi, tile[q], f);
     }
+  }
+  if constexpr (kSplit) {
+    Force* partial = reinterpret_cast<Force*>(partial_bytes) + warp * 32;
+    partial[lane] = f;
+    __syncwarp();
+    if (group == 0 && active) {
+      Force sum = partial[slot];
+      for (int g = 1; g < groups; ++g) sum += partial[g * width + slot];
+      out[k] = sum;
+    }
+  } else {
+    if (active) out[k] = f;
   }
   if (lane == 0 && task.chunk == 0)
     atomicAdd(interactions, static_cast<unsigned long long>(n_i) * source_particles);
@@ -343,9 +340,9 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
     require(particles_per_task >= 1, "fmm::DeviceNearField", "particles_per_task must be at least 1, got {}",
             particles_per_task);
   }
-  /// The default window of source particles of a warp's task. With large leaves a smaller window
-  /// can pay (shorter blocks let the far field's and the traversal's kernels in sooner beside the
-  /// near field): doc/fmm.md, "Session 32", measures 4096 against 8192.
+  /// The default window of source particles of a warp's task. doc/fmm.md measures 4096 against
+  /// 8192: with large leaves the shorter window paid a little before tasks were cut by chunk
+  /// ("Session 32"); after it, the two differ by less than the runs' spread ("Session 33").
   static constexpr long long kDefaultParticlesPerTask = 8192;
 
   const FarFieldEngine& engine() const override { return *engine_; }
@@ -505,9 +502,9 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
   // traversal's, at the device's highest priority: the host waits there for the tasks' count,
   // which on this object's stream would sit behind the far field's M2L blocks until they drained,
   // and hold the caller, and with it the LET, that long), then the near field and the sums of cut
-  // targets on `stream`. With `every_leaf` a leaf whose list is empty still gets a task, so that
-  // its forces are written; without it (the received pairs, added to the forces the local launch
-  // wrote) it gets none.
+  // targets on `stream`. With `every_leaf` a leaf whose list is empty still gets one window (a
+  // task per chunk of its particles), so that its forces are written; without it (the received
+  // pairs, added to the forces the local launch wrote) it gets none.
   void launch(const DeviceP2pLists& lists, bool forces_cleared, bool every_leaf, Launch& l, cudaStream_t stream) {
     l.timed = false;
     const int targets = lists.target_count;
@@ -533,9 +530,10 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
     const std::int64_t partial_count = l.partial_begin.elementToHost(n, setup);
     // The kernel numbers its tasks in int.
     require(task_count < std::int64_t{1} << 31, "fmm::DeviceNearField",
-            "{} near-field tasks (windows of {} source particles, chunks of {} target particles): at most 2^31 - 1 "
-            "are supported; a larger particles_per_task makes fewer",
-            task_count, particles_per_task_, kernel::kChunk);
+            "{} near-field tasks (a chunk of {} target particles each, over a window of its leaf's sources): at most "
+            "2^31 - 1 are supported{}",
+            task_count, kernel::kChunk,
+            SplittableForce<Force> ? "; a larger particles_per_task makes fewer windows" : "");
     l.tasks.resize(static_cast<std::size_t>(task_count));
     l.partials.resize(static_cast<std::size_t>(partial_count));
     kernel::writeTasks<<<warp_per_target, kThreads, 0, setup>>>(lists.cells, targets, lists.offsets, lists.items,
