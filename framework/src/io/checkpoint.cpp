@@ -218,6 +218,14 @@ std::optional<std::string> renameDurably(const std::string& from, const std::str
   return std::nullopt;
 }
 
+void removeUnpublished(const Comm& comm, const std::string& temporary) {
+  if (comm.isRoot()) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+  }
+  comm.barrier();
+}
+
 std::vector<std::byte> encodeDomainState(const DomainState& s) {
   ByteWriter w;
   w.put<std::int32_t>(s.rank_count);
@@ -425,14 +433,7 @@ std::string Checkpoint::write(std::int64_t step) {
     agreeOnFailure(comm_, problem, "Checkpoint::write");
     file.close();
   } catch (const Error& e) {
-    if (comm_.isRoot()) {
-      std::error_code ignored;  // the partial file is not a checkpoint; failing to remove it changes nothing
-      std::filesystem::remove(temporary, ignored);
-    }
-    // Every failure above was agreed, so every rank is here. None goes on before the file is
-    // gone: a rank that reached its exit first could end the job (MPI_Abort) with rank 0 not yet
-    // past the removal, and the partial file would stay.
-    comm_.barrier();
+    detail::removeUnpublished(comm_, temporary);  // every failure above was agreed: every rank is here
     throw Error("Checkpoint::write", fmt::format("checkpoint {} not written (the checkpoints before it are kept): {}",
                                                  path, e.message()));
   }

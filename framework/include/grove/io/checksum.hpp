@@ -3,12 +3,17 @@
 /// What grove's files share (compiled in grove, checkpoint.cpp): the 64-bit checksum (word-wise
 /// multiply-xor; it detects truncation and flipped bits, not an adversary) of every block of a
 /// checkpoint (grove/io/checkpoint.hpp) and, row by row, of every table of a snapshot
-/// (grove/io/snapshot.hpp); and the rename that publishes a file written under a temporary name.
+/// (grove/io/snapshot.hpp); the rename that publishes a file written under a temporary name, and
+/// the removal of one that a failed write leaves.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
+
+namespace grove {
+class Comm;
+}
 
 namespace grove::io::detail {
 
@@ -33,5 +38,11 @@ class Checksum64 {
 // Renames `from` over `to` (atomically, on one file system) and syncs their directory; the
 // problem, naming both, if the rename failed.
 std::optional<std::string> renameDurably(const std::string& from, const std::string& to);
+
+// Collective over comm, after a write's failure that every rank agreed on: rank 0 removes the
+// unpublished temporary file (failing to remove it changes nothing), and no rank returns before it
+// is gone. A rank that reached its exit first could end the job (MPI_Abort on the error) with rank
+// 0 not yet past the removal, and the partial file would stay.
+void removeUnpublished(const Comm& comm, const std::string& temporary);
 
 }  // namespace grove::io::detail

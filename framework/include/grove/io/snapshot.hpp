@@ -46,7 +46,6 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
-#include <filesystem>
 #include <optional>
 #include <span>
 #include <string>
@@ -340,14 +339,7 @@ void writeSnapshot(const std::string& path, std::span<const FP> particles, const
       if (auto p = detail::renameDurably(temporary, path)) root_problem = *p;
     agreeOnRootFailure(comm, root_problem, stage);
   } catch (const Error& e) {
-    if (comm.isRoot()) {
-      std::error_code ignored;  // the partial file is no snapshot; failing to remove it changes nothing
-      std::filesystem::remove(temporary, ignored);
-    }
-    // Every failure above was agreed, so every rank is here. None goes on before the file is
-    // gone: a rank that reached its exit first could end the job (MPI_Abort) with rank 0 not yet
-    // past the removal, and the partial file would stay.
-    comm.barrier();
+    detail::removeUnpublished(comm, temporary);  // every failure above was agreed: every rank is here
     throw Error(stage, fmt::format("snapshot {} not written (a file of that name is left as it was): {}", path,
                                    e.message()));
   }
