@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
   app.add_option("--tree-builds", tree_builds,
                  "where the FMM's tree is built: device (DeviceFarField's default), host (uploaded)")
       ->check(CLI::IsMember({"device", "host"}));
-  long long task_particles = 8192;  // DeviceNearField's default
+  long long task_particles = grove::fmm::kDefaultNearFieldWindow;
   app.add_option("--task-particles", task_particles,
                  "device near field: the window of source particles of a warp's task")
       ->check(CLI::PositiveNumber);

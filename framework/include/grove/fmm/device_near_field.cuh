@@ -343,7 +343,7 @@ class DeviceNearField final : public NearFieldOnDevice<Force, EPI, EPJ> {
   /// The default window of source particles of a warp's task. doc/fmm.md measures 4096 against
   /// 8192: with large leaves the shorter window paid a little before tasks were cut by chunk
   /// ("Session 32"); after it, the two differ by less than the runs' spread ("Session 33").
-  static constexpr long long kDefaultParticlesPerTask = 8192;
+  static constexpr long long kDefaultParticlesPerTask = kDefaultNearFieldWindow;
 
   const FarFieldEngine& engine() const override { return *engine_; }
 

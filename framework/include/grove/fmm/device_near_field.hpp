@@ -15,6 +15,10 @@
 
 namespace grove::fmm {
 
+/// The window of source particles of a device near field's task unless its maker says otherwise
+/// (DeviceNearField, grove/fmm/device_near_field.cuh; doc/fmm.md measures 4096 against it).
+inline constexpr long long kDefaultNearFieldWindow = 8192;
+
 /// A near field on the far-field engine's device (see the top of this file). FmmForce calls
 /// evaluate() once per force calculation, after the engine's start() (with p2p_to_host
 /// false) and before its finish(), while the far field runs beside it; where a LET is
