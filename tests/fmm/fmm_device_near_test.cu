@@ -216,6 +216,7 @@ TEST_F(FmmDeviceNear, OneLanePerParticleIsBitwiseTheHostPairForm) {
   // And the device near field began on the local leaf pairs before it too; the received pairs
   // then continued each lane's sum, so the forces are still bitwise the host's.
   EXPECT_EQ(c.device_stats.near_field_before_let, grove::Comm::world().size() > 1);
+  EXPECT_FALSE(c.host_stats.near_field_before_let);  // a host near field has nothing to start early
 }
 
 // Lane groups summed in group order: the same sums, another order: within double rounding.
